@@ -1,0 +1,34 @@
+"""`ace` commands. Thin: each parses options, calls the layer that owns the work, prints."""
+
+import os
+
+import click
+
+from .. import __version__
+from . import capture_cmds, demo_cmd, setup_cmds
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="ace-engine")
+def cli():
+    """ace-engine: a self-improving context engine for Claude Code.
+
+    Hooks capture every session (redacted) into a local store; later releases learn lessons
+    from it and inject the relevant ones. Data lives in $ACE_HOME, never in your repository.
+    """
+
+
+@cli.command("hook", context_settings={"ignore_unknown_options": True})
+@click.argument("event")
+def hook_cmd(event):
+    """Run the hook for EVENT (reads Claude Code's JSON on stdin). Used by the installed hooks."""
+    from ..hooks.engine import main as run_hook
+
+    run_hook([event])
+
+
+for module in (setup_cmds, capture_cmds, demo_cmd):
+    for command in module.COMMANDS:
+        cli.add_command(command)
+
+

@@ -1,0 +1,53 @@
+"""`ace demo`: a recorded session through the real hooks, and what was captured."""
+
+import shutil
+
+import click
+
+from .. import demo
+from .capture_cmds import render_session
+from .common import json_option
+from .output import console, emit_json, table
+
+
+@click.command("demo")
+@click.option("--keep", is_flag=True, help="Keep the temporary project and store for a look around.")
+@json_option
+def demo_cmd(keep, as_json):
+    """Replay a recorded Claude Code session through the real hook entry points (in a temporary
+    project with a temporary store) and show what was captured."""
+    result = demo.run()
+    if not keep:
+        shutil.rmtree(result["workdir"], ignore_errors=True)
+    if as_json:
+        return emit_json(result)
+    calls = result["calls"]
+    console.print(f"[bold]Replayed {len(calls)} hook events[/] of a recorded session in {result['project']}")
+    table("Hook calls (each a separate process, as Claude Code runs them)",
+          ["#", "event", "detail", "exit", "ms", "answer"],
+          [[i, c["event"], c["detail"], c["exit_code"], c["ms"],
+            _answer_summary(c["answer"])] for i, c in enumerate(calls, 1)])
+    render_session(result["session"], result["captured"])
+    tools = result["captured"]["tool_events"]
+    failed = sum(1 for t in tools if not t["success"])
+    console.print(
+        f"Captured {len(tools)} tool events ({failed} failed), {len(result['captured']['messages'])} "
+        f"messages; TodoWrite skipped; private span dropped; secrets left in the store: "
+        f"{', '.join(result['secrets_found_in_store']) or 'none'}."
+    )
+    if keep:
+        console.print(f"Kept: ACE_HOME={result['ace_home']} ace sessions")
+
+
+def _answer_summary(answer) -> str:
+    if not answer:
+        return "(none)"
+    specific = answer.get("hookSpecificOutput") or {}
+    if "decision" in specific:
+        return f"permission: {specific['decision'].get('behavior')}"
+    if answer.get("systemMessage"):
+        return "systemMessage"
+    return "context" if specific.get("additionalContext") else "(empty)"
+
+
+COMMANDS = [demo_cmd]

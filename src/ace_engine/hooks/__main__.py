@@ -1,0 +1,5 @@
+import sys
+
+from .engine import main
+
+main(sys.argv[1:])

@@ -1,0 +1,214 @@
+"""Run one hook: read stdin, validate, dispatch to the event's handler, answer, exit 0.
+
+Whatever happens inside — malformed or huge input, a broken store, a full disk, a bug — the
+process exits 0 and stdout holds nothing or one JSON object valid for the event. A watchdog
+answers on its own when the event's budget runs out.
+"""
+
+import json
+import os
+import signal
+import sys
+import time
+
+from .. import log
+from .events import EVENTS
+
+MAX_STDIN_BYTES = 64 * 1024 * 1024
+
+
+class Hook:
+    """One hook invocation: its event, payload, and lazily opened config, project and store."""
+
+    def __init__(self, event: str, payload: dict, started: float):
+        self.event = event
+        self.payload = payload
+        self.started = started
+        self.now = time.time()
+        self.store_error: str | None = None
+        self._cfg = None
+        self._project = None
+        self._store = None
+
+    @property
+    def session_id(self) -> str | None:
+        sid = self.payload.get("session_id")
+        return sid if isinstance(sid, str) and sid else None
+
+    @property
+    def cwd(self) -> str:
+        return resolve_cwd(self.payload)
+
+    @property
+    def project(self):
+        if self._project is None:
+            from ..project import identify
+
+            self._project = identify(self.cwd)
+        return self._project
+
+    @property
+    def cfg(self):
+        if self._cfg is None:
+            from ..config import load
+
+            self._cfg = load(self.project.root)
+        return self._cfg
+
+    def store(self):
+        """The store, or None (and `store_error` set) when it cannot be opened."""
+        if self._store is None and self.store_error is None:
+            from ..store.sqlite import SQLiteStore, StoreError
+
+            busy = min(int(self.cfg["store.busy_timeout_ms"]), int(EVENTS[self.event]["budget"] * 300))
+            try:
+                self._store = SQLiteStore(busy_timeout_ms=busy)
+            except StoreError as exc:
+                self.store_error = str(exc)
+                log.error(self.event, f"store unavailable: {exc}")
+        return self._store
+
+    def save(self, record: dict) -> None:
+        """Write the record to the store; if that fails, spool it so it is written later."""
+        record["duration_ms"] = round((time.perf_counter() - self.started) * 1000, 2)
+        store = self.store()
+        if store is not None:
+            from ..store.sqlite import StoreError
+
+            try:
+                store.apply(record)
+                return
+            except StoreError as exc:
+                self.store_error = str(exc)
+                log.error(self.event, f"store write failed, spooling: {exc}")
+        from ..store import spool
+        from . import health
+
+        spool.append(record)
+        health.mark_degraded(self.store_error or "store unavailable")
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+
+
+def resolve_cwd(payload: dict) -> str:
+    """Payload `cwd`, else the `cwd` recorded in the transcript, else `$CLAUDE_PROJECT_DIR`,
+    else the process's working directory."""
+    cwd = payload.get("cwd")
+    if isinstance(cwd, str) and cwd and os.path.isdir(cwd):
+        return cwd
+    transcript = payload.get("transcript_path")
+    if isinstance(transcript, str) and transcript:
+        found = _cwd_from_transcript(transcript)
+        if found:
+            return found
+    env_dir = os.environ.get("CLAUDE_PROJECT_DIR")
+    if env_dir and os.path.isdir(env_dir):
+        return env_dir
+    try:
+        return os.getcwd()
+    except OSError:
+        return os.path.expanduser("~")
+
+
+def _cwd_from_transcript(path: str) -> str | None:
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(256 * 1024)
+    except OSError:
+        return None
+    for line in head.splitlines():
+        if b'"cwd"' not in line:
+            continue
+        try:
+            cwd = json.loads(line).get("cwd")
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(cwd, str) and os.path.isdir(cwd):
+            return cwd
+    return None
+
+
+def read_payload(stream) -> tuple[dict, str | None]:
+    """Parse stdin into a dict; on any problem return `({}, reason)`."""
+    try:
+        raw = stream.read(MAX_STDIN_BYTES + 1)
+    except (OSError, ValueError) as exc:
+        return {}, f"cannot read stdin: {exc}"
+    if not raw or not raw.strip():
+        return {}, "empty stdin"
+    if len(raw) > MAX_STDIN_BYTES:
+        return {}, f"stdin larger than {MAX_STDIN_BYTES} bytes ignored"
+    try:
+        payload = json.loads(raw.decode("utf-8", "replace"))
+    except ValueError as exc:
+        return {}, f"malformed JSON on stdin: {exc}"
+    if not isinstance(payload, dict):
+        return {}, f"stdin JSON is a {type(payload).__name__}, not an object"
+    return payload, None
+
+
+class _Answer:
+    """Makes sure exactly one answer is written, by the handler or by the watchdog."""
+
+    def __init__(self, out):
+        self.out = out
+        self.sent = False
+
+    def send(self, obj: dict | None) -> None:
+        if self.sent:
+            return
+        self.sent = True
+        if not obj:
+            return
+        try:
+            self.out.write(json.dumps(obj, ensure_ascii=True, separators=(",", ":")))
+            self.out.flush()
+        except (OSError, ValueError):
+            pass  # Claude Code went away; nothing to tell
+
+
+def main(argv: list[str], stdin=None, stdout=None) -> None:
+    started = time.perf_counter()
+    os.umask(0o077)
+    out = stdout or sys.stdout
+    answer = _Answer(out)
+    event = argv[0] if argv else ""
+
+    if event in EVENTS and hasattr(signal, "setitimer"):
+
+        def on_deadline(signum, frame):
+            log.error(event, f"budget of {EVENTS[event]['budget']}s exceeded; answered empty")
+            answer.send(None)
+            os._exit(0)
+
+        signal.signal(signal.SIGALRM, on_deadline)
+        signal.setitimer(signal.ITIMER_REAL, EVENTS[event]["budget"])
+
+    hook = None
+    try:
+        payload, problem = read_payload(stdin or sys.stdin.buffer)
+        named = payload.get("hook_event_name")
+        if event not in EVENTS:
+            log.warning("hook", f"unknown hook event {event!r} (payload says {named!r}); ignored")
+            return
+        if problem:
+            log.warning(event, problem)
+        elif named != event:
+            log.warning(event, f"payload hook_event_name is {named!r}; handled as {event}")
+        from .handlers import HANDLERS
+
+        hook = Hook(event, payload, started)
+        answer.send(HANDLERS[event](hook))
+    except BaseException as exc:  # noqa: BLE001 — the host agent must never see our failure
+        if isinstance(exc, KeyboardInterrupt):
+            pass
+        log.error(event or "hook", f"{type(exc).__name__}: {exc}")
+    finally:
+        answer.send(None)
+        if hook is not None:
+            hook.close()
+        if hasattr(signal, "setitimer"):
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    sys.exit(0)

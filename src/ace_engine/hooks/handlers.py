@@ -1,0 +1,112 @@
+"""One handler per hook event: record what happened, answer what the event allows.
+
+Each handler returns the JSON object to print, or None for no output. Injection (issue: playbook
+and retrieval) plugs into SessionStart / UserPromptSubmit / PreToolUse / PreCompact through
+`context_answer`; learning plugs into Stop / SubagentStop / SessionEnd after the record is saved.
+"""
+
+from ..capture import records
+from . import health
+
+
+def context_answer(event: str, context: str | None = None, system_message: str | None = None):
+    """The answer for events that take `additionalContext`; None when there is nothing to say."""
+    if not context and not system_message:
+        return None
+    answer: dict = {}
+    if system_message:
+        answer["systemMessage"] = system_message
+    if context:
+        answer["hookSpecificOutput"] = {"hookEventName": event, "additionalContext": context}
+    return answer
+
+
+def _record(hook, detail=None) -> dict:
+    record = records.base_record(hook.event, hook.payload, hook.now, hook.project)
+    if isinstance(detail, str):
+        record["detail"] = detail[:200]
+    return record
+
+
+def session_start(hook):
+    record = _record(hook, hook.payload.get("source"))
+    hook.save(record)
+    if hook.store_error is None:
+        from ..store import spool
+
+        if spool.pending_files():
+            try:
+                spool.replay(hook.store())
+            except Exception as exc:  # kept in the spool for the next try
+                hook.store_error = f"spool replay failed: {exc}"
+    notice = health.notice_for(hook.session_id, hook.store_error)
+    return context_answer("SessionStart", None, notice)
+
+
+def user_prompt_submit(hook):
+    record = _record(hook)
+    record["message"] = records.message("user", hook.payload.get("prompt"), hook.cfg)
+    hook.save(record)
+    return None
+
+
+def pre_tool_use(hook):
+    hook.save(_record(hook, hook.payload.get("tool_name")))
+    return None
+
+
+def permission_request(hook):
+    from .permission import decide
+
+    verdict = decide(hook.payload.get("tool_name"), hook.payload.get("tool_input"))
+    hook.save(_record(hook, f"{verdict[0] if verdict else 'none'}:{hook.payload.get('tool_name')}"))
+    if verdict is None:
+        return None
+    behavior, message = verdict
+    decision = {"behavior": behavior}
+    if behavior == "deny":
+        decision["message"] = message
+    return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}}
+
+
+def post_tool_use(hook):
+    record = _record(hook, hook.payload.get("tool_name"))
+    record["tool_event"] = records.tool_event(hook.event, hook.payload, hook.cfg)
+    hook.save(record)
+    return None
+
+
+def pre_compact(hook):
+    hook.save(_record(hook, hook.payload.get("trigger")))
+    return None
+
+
+def stop(hook):
+    if hook.payload.get("stop_hook_active") is True:
+        return None  # Claude is already continuing because of a stop hook: do nothing at all
+    record = _record(hook)
+    record["message"] = records.message(
+        "assistant", hook.payload.get("last_assistant_message"), hook.cfg
+    )
+    hook.save(record)
+    return None
+
+
+def session_end(hook):
+    # Claude Code gives all SessionEnd hooks 1.5 s together: record and leave.
+    hook.save(_record(hook, hook.payload.get("reason")))
+    return None
+
+
+HANDLERS = {
+    "SessionStart": session_start,
+    "UserPromptSubmit": user_prompt_submit,
+    "PreToolUse": pre_tool_use,
+    "PermissionRequest": permission_request,
+    "PostToolUse": post_tool_use,
+    "PostToolUseFailure": post_tool_use,
+    "PreCompact": pre_compact,
+    "Stop": stop,
+    "SubagentStop": stop,
+    "SessionEnd": session_end,
+}

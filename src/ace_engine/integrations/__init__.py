@@ -1,0 +1,1 @@
+"""Boundaries with other tools: Claude Code settings and plugin files."""

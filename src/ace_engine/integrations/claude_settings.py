@@ -1,0 +1,200 @@
+"""Switch ace-engine on and off in Claude Code settings files by merging hook entries.
+
+Only entries whose command runs `ace_engine.hooks` are ours: everything else in the file — other
+keys, other tools' hooks, the user's formatting of values — is preserved. A file that is not
+valid JSON is refused and left untouched; a backup is written before any change.
+"""
+
+import json
+import os
+import shlex
+import shutil
+import sys
+
+from ..hooks.events import EVENTS, MATCHERS
+
+MARKER = "ace_engine.hooks"
+PLUGIN_MARKER = "ace_hook.py"
+
+
+class SettingsError(Exception):
+    """The settings file can't be merged; the message says what is wrong and how to fix it."""
+
+
+def settings_path(scope: str, project_root: str) -> str:
+    if scope == "user":
+        return os.path.join(os.path.expanduser("~"), ".claude", "settings.json")
+    name = "settings.local.json" if scope == "local" else "settings.json"
+    return os.path.join(project_root, ".claude", name)
+
+
+def hook_command(event: str, python: str | None = None) -> str:
+    return f"{shlex.quote(python or sys.executable)} -m {MARKER} {event}"
+
+
+def is_ours(handler) -> bool:
+    return isinstance(handler, dict) and MARKER in str(handler.get("command", ""))
+
+
+def load(path: str) -> dict | None:
+    """The settings object, None if the file doesn't exist; SettingsError if it can't be used."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise SettingsError(f"{path}: cannot be read ({exc.strerror}); check its permissions") from exc
+    if not raw.strip():
+        return {}
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise SettingsError(f"{path}: not UTF-8 text ({exc}); fix or move it aside, then re-run") from exc
+    except json.JSONDecodeError as exc:
+        raise SettingsError(
+            f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}). "
+            "Nothing was changed; fix the file or move it aside, then re-run."
+        ) from exc
+    if not isinstance(data, dict):
+        raise SettingsError(f"{path}: the top level must be a JSON object; nothing was changed")
+    hooks = data.get("hooks")
+    if hooks is not None and not isinstance(hooks, dict):
+        raise SettingsError(f'{path}: "hooks" must be an object; nothing was changed')
+    for event, groups in (hooks or {}).items():
+        if not isinstance(groups, list):
+            raise SettingsError(f'{path}: "hooks.{event}" must be a list; nothing was changed')
+    return data
+
+
+def _write(path: str, data: dict, existed: bool) -> str | None:
+    """Back up the current file (if any), then replace it atomically. Returns the backup path."""
+    backup = None
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    mode = 0o644
+    if existed:
+        backup = f"{path}.ace-backup"
+        shutil.copy2(path, backup)
+        mode = os.stat(path).st_mode & 0o777
+    tmp = f"{path}.ace-tmp-{os.getpid()}"
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=2, ensure_ascii=False)
+            fh.write("\n")
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return backup
+
+
+def desired_entries(python: str | None = None) -> dict[str, dict]:
+    entries = {}
+    for event, spec in EVENTS.items():
+        group: dict = {"hooks": [{"type": "command", "command": hook_command(event, python), "timeout": spec["timeout"]}]}
+        if MATCHERS.get(event):
+            group = {"matcher": MATCHERS[event], **group}
+        entries[event] = group
+    return entries
+
+
+def _strip_ours(groups: list) -> tuple[list, bool]:
+    """Remove our handlers from a list of matcher groups; drop groups left empty by that."""
+    kept, changed = [], False
+    for group in groups:
+        handlers = group.get("hooks") if isinstance(group, dict) else None
+        if not isinstance(handlers, list) or not any(is_ours(h) for h in handlers):
+            kept.append(group)
+            continue
+        changed = True
+        rest = [h for h in handlers if not is_ours(h)]
+        if rest:
+            kept.append({**group, "hooks": rest})
+    return kept, changed
+
+
+def install(path: str, python: str | None = None) -> dict:
+    """Merge our hook entries into `path`. Idempotent: a second run changes nothing."""
+    current = load(path)
+    existed = current is not None
+    data = dict(current or {})
+    hooks = dict(data.get("hooks") or {})
+    changed_events = []
+    for event, group in desired_entries(python).items():
+        groups = list(hooks.get(event) or [])
+        if group in groups and sum(1 for g in groups for h in (g.get("hooks") or []) if is_ours(h)) == 1:
+            continue  # already exactly as wanted
+        kept, _ = _strip_ours(groups)
+        hooks[event] = kept + [group]
+        changed_events.append(event)
+    if not changed_events:
+        return {"path": path, "changed": False, "events": [], "backup": None}
+    data["hooks"] = hooks
+    backup = _write(path, data, existed)
+    return {"path": path, "changed": True, "events": changed_events, "backup": backup}
+
+
+def uninstall(path: str) -> dict:
+    """Remove exactly our hook entries (and the containers they alone filled)."""
+    current = load(path)
+    if current is None:
+        return {"path": path, "changed": False, "events": [], "backup": None}
+    data = dict(current)
+    hooks = dict(data.get("hooks") or {})
+    removed = []
+    for event in list(hooks):
+        kept, changed = _strip_ours(hooks[event])
+        if not changed:
+            continue
+        removed.append(event)
+        if kept:
+            hooks[event] = kept
+        else:
+            del hooks[event]
+    if not removed:
+        return {"path": path, "changed": False, "events": [], "backup": None}
+    if hooks:
+        data["hooks"] = hooks
+    else:
+        data.pop("hooks", None)
+    backup = _write(path, data, True)
+    if not data:
+        os.unlink(path)  # nothing but our hooks was in it: an empty settings file means nothing
+    return {"path": path, "changed": True, "events": removed, "backup": backup}
+
+
+def installed_events(path: str) -> dict[str, str]:
+    """{event: command} for our handlers in `path` (empty when none or unreadable)."""
+    try:
+        data = load(path) or {}
+    except SettingsError:
+        return {}
+    found = {}
+    for event, groups in (data.get("hooks") or {}).items():
+        for group in groups:
+            for handler in (group.get("hooks") or []) if isinstance(group, dict) else []:
+                if is_ours(handler):
+                    found[event] = handler.get("command", "")
+    return found
+
+
+def command_interpreter(command: str) -> str | None:
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    return words[0] if words else None
+
+
+def plugin_hooks_json() -> dict:
+    """The plugin's `hooks/hooks.json`: same events, matchers and timeouts as `ace install`, run
+    through the plugin's launcher with `$ACE_PYTHON` (default `python3`)."""
+    hooks = {}
+    for event, group in desired_entries("PYTHON").items():
+        handler = dict(group["hooks"][0])
+        handler["command"] = (
+            f'"${{ACE_PYTHON:-python3}}" "${{CLAUDE_PLUGIN_ROOT}}/hooks/{PLUGIN_MARKER}" {event}'
+        )
+        hooks[event] = [{**group, "hooks": [handler]}]
+    return {"description": "ace-engine: capture, learn and inject coding lessons", "hooks": hooks}

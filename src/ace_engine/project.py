@@ -1,0 +1,97 @@
+"""Which project a hook is about: the git top level (and normalized remote) of its directory.
+
+Reads `.git` by hand instead of running `git`: a subprocess would cost more than the whole
+hook's budget. Handles worktrees and submodules (`.git` as a file pointing elsewhere).
+"""
+
+import os
+import re
+
+
+class Project:
+    __slots__ = ("root", "remote", "name", "key")
+
+    def __init__(self, root: str, remote: str | None):
+        self.root = root
+        self.remote = remote
+        self.name = (remote.rsplit("/", 1)[-1] if remote else os.path.basename(root)) or root
+        # One store serves all projects: clones of the same remote share a project.
+        self.key = f"git:{remote}" if remote else f"path:{root}"
+
+
+def find_git_root(start: str) -> tuple[str, str] | None:
+    """(work tree root, git dir) for the repository containing `start`, or None."""
+    path = os.path.abspath(start)
+    while True:
+        dot_git = os.path.join(path, ".git")
+        if os.path.isdir(dot_git):
+            return path, dot_git
+        if os.path.isfile(dot_git):
+            try:
+                with open(dot_git, encoding="utf-8", errors="replace") as fh:
+                    first = fh.readline().strip()
+            except OSError:
+                first = ""
+            if first.startswith("gitdir:"):
+                gitdir = first[len("gitdir:") :].strip()
+                return path, os.path.normpath(os.path.join(path, gitdir))
+        parent = os.path.dirname(path)
+        if parent == path:
+            return None
+        path = parent
+
+
+def _config_path(git_dir: str) -> str:
+    # A linked worktree keeps its config in the common dir.
+    try:
+        with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as fh:
+            common = fh.read().strip()
+        git_dir = os.path.normpath(os.path.join(git_dir, common))
+    except OSError:
+        pass
+    return os.path.join(git_dir, "config")
+
+
+def read_remote(git_dir: str) -> str | None:
+    """URL of `origin`, else of the first remote, from the repository's config file."""
+    try:
+        with open(_config_path(git_dir), encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+    except OSError:
+        return None
+    remotes: dict[str, str] = {}
+    current = None
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("["):
+            m = re.match(r'\[remote\s+"([^"]+)"\]', line)
+            current = m.group(1) if m else None
+        elif current and "=" in line:
+            name, _, value = line.partition("=")
+            if name.strip() == "url" and current not in remotes:
+                remotes[current] = value.strip()
+    url = remotes.get("origin") or next(iter(remotes.values()), None)
+    return normalize_remote(url) if url else None
+
+
+def normalize_remote(url: str) -> str:
+    """`git@github.com:Org/Repo.git`, `https://user:pw@github.com/Org/Repo` → `github.com/Org/Repo`."""
+    url = url.strip()
+    m = re.match(r"^[\w.+-]+://(?:[^@/]*@)?([^/:]+)(?::\d+)?/(.*)$", url)
+    if m:
+        host, path = m.group(1), m.group(2)
+    else:
+        m = re.match(r"^(?:[^@]+@)?([^:/]+):(.*)$", url)  # scp-like syntax
+        if not m:
+            return url.rstrip("/").removesuffix(".git")
+        host, path = m.group(1), m.group(2)
+    path = path.strip("/").removesuffix(".git")
+    return f"{host.lower()}/{path}"
+
+
+def identify(cwd: str) -> Project:
+    found = find_git_root(cwd)
+    if not found:
+        return Project(os.path.abspath(cwd), None)
+    root, git_dir = found
+    return Project(root, read_remote(git_dir))
