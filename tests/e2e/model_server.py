@@ -5,9 +5,12 @@ SSE streams built from a *script*: a list of steps, each either a list of tool c
 (``[{"name": "Bash", "input": {"command": "echo hi"}}]``) or a final text (``"Done."``).
 
 Which step answers a request is derived from the request itself, not from a global counter:
-the step index is the number of assistant turns that follow the last real user prompt in
-``messages``.  Retries therefore get the same answer again, and side requests never consume
-steps.
+every step the server sends is remembered by its signature (the ``toolu_…`` ids it generated,
+or the final text), and a main-loop request is answered with the step after the latest one
+whose signature appears among the assistant turns of its ``messages``.  Retries therefore get
+the same step again, side requests never consume steps, and a resumed session (whose history
+holds the previous run's steps) starts the new script at step 0.  Call :meth:`set_script`
+before each ``claude`` run.
 
 Side requests (everything that is not the main agent loop) are recognised by their shape —
 see :func:`classify_request`, which documents what Claude Code 2.1.197 actually sends.
@@ -15,7 +18,6 @@ see :func:`classify_request`, which documents what Claude Code 2.1.197 actually 
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
 import threading
@@ -24,8 +26,6 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
-
-Step = "str | list[dict[str, Any]]"
 
 MAIN = "main"
 COMPACT = "compact"
@@ -50,7 +50,16 @@ class RecordedRequest:
     body: Any  # parsed JSON (dict) or raw text / None
     kind: str = OTHER
     step: int | None = None  # script step answered (main requests only)
-    reply: Any = None  # the step / text that was sent back
+    reply: Any = None  # the content blocks / text that were sent back
+    error: str | None = None  # set when the server failed to answer
+
+    @property
+    def session_id(self) -> str | None:
+        """Claude Code's ``X-Claude-Code-Session-Id`` header."""
+        for key, value in self.headers.items():
+            if key.lower() == "x-claude-code-session-id":
+                return value
+        return None
 
     @property
     def query(self) -> str:
@@ -59,6 +68,19 @@ class RecordedRequest:
 
 # ---------------------------------------------------------------------------------------------
 # request inspection helpers
+
+
+def describe_request(r: RecordedRequest) -> str:
+    line = f"{r.method} {r.path} kind={r.kind}"
+    if isinstance(r.body, dict):
+        line += (f" model={r.body.get('model')} max_tokens={r.body.get('max_tokens')}"
+                 f" tools={len(r.body.get('tools') or [])}"
+                 f" messages={len(r.body.get('messages') or [])}")
+    if r.step is not None:
+        line += f" step={r.step}"
+    if r.error:
+        line += f" ERROR={r.error}"
+    return line
 
 
 def _content_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
@@ -83,34 +105,6 @@ def system_text(body: dict[str, Any]) -> str:
     return ""
 
 
-def is_tool_result_turn(message: dict[str, Any]) -> bool:
-    return message.get("role") == "user" and any(
-        b.get("type") == "tool_result" for b in _content_blocks(message)
-    )
-
-
-def assistant_turns_since_prompt(messages: list[dict[str, Any]]) -> int:
-    """Number of assistant turns after the last user message that is a real prompt.
-
-    A "real prompt" is a user message without ``tool_result`` blocks.  Consecutive assistant
-    messages count as one turn (Claude Code may split one model answer into several messages).
-    ``role: "system"`` entries are ignored.
-    """
-    start = 0
-    for i, m in enumerate(messages):
-        if m.get("role") == "user" and not is_tool_result_turn(m):
-            start = i + 1
-    turns = 0
-    prev_role = None
-    for m in messages[start:]:
-        role = m.get("role")
-        if role == "assistant" and prev_role != "assistant":
-            turns += 1
-        if role in ("user", "assistant"):
-            prev_role = role
-    return turns
-
-
 _COMPACT_RE = re.compile(
     r"(create a detailed summary of the conversation|summary of the conversation so far|"
     r"your task is to create a detailed summary)",
@@ -121,15 +115,21 @@ _COMPACT_RE = re.compile(
 def classify_request(method: str, path: str, body: Any) -> str:
     """Tell the main agent loop from everything else Claude Code sends.
 
-    Observed with Claude Code 2.1.197 in ``-p`` mode (see tests/e2e/test_harness.py):
+    What Claude Code 2.1.197 sends in ``-p`` mode against ``ANTHROPIC_BASE_URL`` (observed with
+    this server; ``CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC`` set or not makes no difference):
 
-    * main loop: ``POST /v1/messages?beta=true``, ``stream: true``, a non-empty ``tools`` list
-      and the big "You are Claude Code …" system prompt;
-    * compaction (``/compact``): the whole conversation followed by a user message asking to
-      "create a detailed summary of the conversation", sent without tools;
-    * side requests (title/topic generation, quota probe, …): no ``tools`` and/or a tiny
-      ``max_tokens``; they are answered with a short text and never consume script steps;
-    * ``/v1/messages/count_tokens`` — answered with a token count.
+    * ``HEAD /`` once at start-up (a connectivity probe) — answered ``200 {}``;
+    * main loop: ``POST /v1/messages?beta=true``, ``stream: true``, ``max_tokens`` 64000, the full
+      ``tools`` list (~24 tools) and ``messages`` that may contain ``role: "system"`` entries
+      (e.g. "Available agent types …");
+    * ``/compact`` (``-p "/compact" --resume ID``): the same shape, tools included, but the last
+      user message carries "CRITICAL: Respond with TEXT ONLY … Your task is to create a
+      detailed summary of the conversation so far …" — answered with an
+      ``<analysis>…</analysis><summary>…</summary>`` text;
+    * no title/topic, quota-probe (``max_tokens: 1``) or ``count_tokens`` requests were seen in
+      ``-p`` mode.  Should a later version send them, they are recognised by shape (no
+      ``tools``, or ``max_tokens`` ≤ 1, or the ``/count_tokens`` path), answered harmlessly and
+      never consume script steps.
     """
     if method != "POST":
         return OTHER
@@ -150,9 +150,6 @@ def classify_request(method: str, path: str, body: Any) -> str:
 
 # ---------------------------------------------------------------------------------------------
 # response builders
-
-_ids = itertools.count(1)
-
 
 def _new_id(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex[:24]}"
@@ -256,9 +253,12 @@ class ScriptedModelServer:
     side_text: str = SIDE_TEXT
     host: str = "127.0.0.1"
     requests: list[RecordedRequest] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
+        self._emitted_ids: dict[str, int] = {}
+        self._emitted_texts: dict[str, int] = {}
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -298,9 +298,21 @@ class ScriptedModelServer:
 
     # -- script & records -----------------------------------------------------------------
     def set_script(self, steps: list[Any]) -> None:
-        """Replace the script (typically once per ``claude`` run) and forget nothing else."""
+        """Replace the script (once per ``claude`` run).  Recorded requests are kept.
+
+        Each step is either a final text (``str``, answered with ``stop_reason: end_turn``) or a
+        list of tool calls ``{"name": ..., "input": {...}}`` (answered with ``tool_use``; ids
+        are generated unless a call gives its own ``"id"``).
+        """
+        for step in steps:
+            if not isinstance(step, str):
+                for call in step:
+                    if not isinstance(call, dict) or "name" not in call:
+                        raise ValueError(f"bad tool call in script: {call!r}")
         with self._lock:
             self.script = list(steps)
+            self._emitted_ids = {}
+            self._emitted_texts = {}
 
     def reset(self) -> None:
         with self._lock:
@@ -314,19 +326,46 @@ class ScriptedModelServer:
     def main_requests(self) -> list[RecordedRequest]:
         return self.of_kind(MAIN)
 
+    def summary(self, requests: list[RecordedRequest] | None = None) -> str:
+        """One line per recorded request, for assertion messages."""
+        with self._lock:
+            reqs = list(self.requests if requests is None else requests)
+        return "\n".join(describe_request(r) for r in reqs)
+
     def _record(self, req: RecordedRequest) -> None:
         with self._lock:
             self.requests.append(req)
 
     def step_for(self, body: dict[str, Any]) -> tuple[int, Any]:
-        index = assistant_turns_since_prompt(body.get("messages") or [])
+        """Return ``(index, step)`` for a main-loop request (see the module docstring)."""
+        done = -1
         with self._lock:
             script = list(self.script)
+            ids, texts = dict(self._emitted_ids), dict(self._emitted_texts)
+        for message in body.get("messages") or []:
+            if message.get("role") != "assistant":
+                continue
+            for block in _content_blocks(message):
+                if block.get("type") == "tool_use" and block.get("id") in ids:
+                    done = max(done, ids[block["id"]])
+                elif block.get("type") == "text" and block.get("text") in texts:
+                    done = max(done, texts[block["text"]])
+        index = done + 1
         if index < len(script):
             return index, script[index]
         # Past the end of the script: repeat the final text if there is one.
         final = script[-1] if script and isinstance(script[-1], str) else DEFAULT_FINAL_TEXT
         return index, final
+
+    def _remember(self, index: int, blocks: list[dict[str, Any]]) -> None:
+        with self._lock:
+            for block in blocks:
+                if block["type"] == "tool_use":
+                    self._emitted_ids[block["id"]] = index
+                elif block["type"] == "text":
+                    self._emitted_texts[block["text"]] = max(
+                        index, self._emitted_texts.get(block["text"], -1)
+                    )
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -338,8 +377,18 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- plumbing ----------------------------------------------------------------------------
     def _read_body(self) -> Any:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            raw = b""
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    self.rfile.readline()
+                    break
+                raw += self.rfile.read(size)
+                self.rfile.readline()
+        else:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
         if not raw:
             return None
         try:
@@ -381,6 +430,16 @@ class _Handler(BaseHTTPRequestHandler):
         body = self._read_body()
         kind = classify_request("POST", self.path, body)
         rec = self._record(body, kind)
+        try:
+            self._answer(rec, body, kind)
+        except Exception as exc:  # a bug here must show up in the test, not as a hang
+            rec.error = f"{type(exc).__name__}: {exc}"
+            self.owner.errors.append(rec.error)
+            # 400 is not retried by the client, so a broken script fails fast.
+            self._json(400, {"type": "error",
+                             "error": {"type": "invalid_request_error", "message": rec.error}})
+
+    def _answer(self, rec: RecordedRequest, body: Any, kind: str) -> None:
         if kind == COUNT_TOKENS:
             self._json(200, {"input_tokens": 100})
             return
@@ -390,11 +449,12 @@ class _Handler(BaseHTTPRequestHandler):
         model = body.get("model", "claude-scripted")
         if kind == MAIN:
             rec.step, step = self.owner.step_for(body)
-            rec.reply = step
             if isinstance(step, str):
                 message = build_message(model, [{"type": "text", "text": step}], "end_turn")
             else:
                 message = build_message(model, tool_blocks(step), "tool_use")
+            rec.reply = message["content"]
+            self.owner._remember(rec.step, message["content"])
         elif kind == COMPACT:
             rec.reply = self.owner.compact_summary
             message = build_message(

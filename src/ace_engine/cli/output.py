@@ -9,7 +9,6 @@ from rich.console import Console
 from rich.table import Table
 
 console = Console()
-err_console = Console(stderr=True)
 
 
 def emit_json(data) -> None:
@@ -18,7 +17,7 @@ def emit_json(data) -> None:
 
 def fail(message: str, code: int = 1) -> None:
     """Print an error that names the problem and the fix, then exit non-zero."""
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False)
+    click.echo(f"error: {message}", err=True)  # plain: never wrapped, never parsed as markup
     sys.exit(code)
 
 

@@ -1,0 +1,136 @@
+"""Hook benchmark: whole hook processes, timed against the bare start of the same interpreter.
+
+    python bench/hooks_bench.py [--runs 15] [--python PATH] [--out bench/results/hooks.json]
+
+For each case, baseline (`python -c pass`) and hook runs are interleaved so that machine noise hits
+both alike; we report medians, the ratio hook/baseline, and each hook's peak RSS (from wait4).
+Then 8 processes x 500 PostToolUse events hit one store concurrently; all 4,000 rows must be there.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TARGETS = {"PostToolUse": 3.0, "SessionStart": 3.5, "UserPromptSubmit": 3.5, "Stop": 3.5}
+MAX_RSS_MIB = 25.0
+
+
+def run_once(argv: list[str], stdin: bytes, env: dict) -> tuple[float, float, int]:
+    """(seconds, peak RSS MiB, exit code) of one process."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=env)
+    proc.stdin.write(stdin)
+    proc.stdin.close()
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - started
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return elapsed, usage.ru_maxrss / 1024, proc.returncode
+
+
+def payloads(event: str, cwd: str, n: int) -> bytes:
+    base = {"session_id": "bench-session", "transcript_path": os.path.join(cwd, "t.jsonl"), "cwd": cwd,
+            "hook_event_name": event, "permission_mode": "default"}
+    if event == "PostToolUse":
+        response = ("collected 42 items\n" + "tests/test_api.py ......... [ 21%]\n" * 60)[:2048]
+        base.update(tool_name="Bash", tool_use_id=f"toolu_bench_{n}", duration_ms=812,
+                    tool_input={"command": "python -m pytest -q tests", "description": "Run tests"},
+                    tool_response={"stdout": response, "stderr": "", "interrupted": False, "isImage": False})
+    elif event == "SessionStart":
+        base.update(source="startup")
+    elif event == "UserPromptSubmit":
+        base.update(prompt="The login test fails with a 401 after the token refresh; find the cause and fix it.")
+    elif event == "Stop":
+        base.update(stop_hook_active=False, last_assistant_message="Fixed the refresh: tests pass (42 passed).")
+    return json.dumps(base).encode()
+
+
+def bench_event(python: str, event: str, runs: int, env: dict, cwd: str) -> dict:
+    base_times, hook_times, rss = [], [], []
+    for n in range(runs + 2):
+        b, _, _ = run_once([python, "-c", "pass"], b"", env)
+        h, peak, code = run_once([python, "-m", "ace_engine.hooks", event], payloads(event, cwd, n), env)
+        if code != 0:
+            raise SystemExit(f"{event} hook exited {code}")
+        if n >= 2:  # the first runs warm the page cache and create the store
+            base_times.append(b)
+            hook_times.append(h)
+            rss.append(peak)
+    base, hook = statistics.median(base_times), statistics.median(hook_times)
+    return {"event": event, "runs": runs, "baseline_ms": round(base * 1000, 2), "hook_ms": round(hook * 1000, 2),
+            "ratio": round(hook / base, 2), "target_ratio": TARGETS[event],
+            "peak_rss_mib": round(max(rss), 1), "ok": hook / base <= TARGETS[event] and max(rss) <= MAX_RSS_MIB}
+
+
+def bench_concurrency(python: str, env: dict, processes: int = 8, events: int = 500) -> dict:
+    """`processes` workers each push `events` PostToolUse payloads through the real engine."""
+    worker = (
+        "import io, json, sys\n"
+        "from ace_engine.hooks import engine\n"
+        "w, n = int(sys.argv[1]), int(sys.argv[2])\n"
+        "for i in range(n):\n"
+        "    d = {'session_id': f'c{w}', 'cwd': '/', 'hook_event_name': 'PostToolUse', 'tool_name': 'Bash',\n"
+        "         'tool_use_id': f'c{w}-{i}', 'tool_input': {'command': f'echo {i}'},\n"
+        "         'tool_response': {'stdout': 'x' * 2000, 'stderr': ''}}\n"
+        "    try:\n"
+        "        engine.main(['PostToolUse'], stdin=io.BytesIO(json.dumps(d).encode()), stdout=io.StringIO())\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+    )
+    started = time.perf_counter()
+    procs = [subprocess.Popen([python, "-c", worker, str(w), str(events)], env=env) for w in range(processes)]
+    codes = [p.wait() for p in procs]
+    elapsed = time.perf_counter() - started
+    import sqlite3
+
+    con = sqlite3.connect(os.path.join(env["ACE_HOME"], "ace.db"))
+    stored = con.execute("SELECT COUNT(*) FROM tool_events WHERE tool_use_id LIKE 'c%'").fetchone()[0]
+    con.close()
+    total = processes * events
+    return {"processes": processes, "events_each": events, "stored": stored, "expected": total,
+            "seconds": round(elapsed, 2), "events_per_second": round(total / elapsed),
+            "ok": stored == total and not any(codes)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--python", default=sys.executable, help="the interpreter the hooks use")
+    parser.add_argument("--out", default=os.path.join(HERE, "results", "hooks.json"))
+    parser.add_argument("--skip-concurrency", action="store_true")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="ace-bench-") as tmp:
+        cwd = os.path.join(tmp, "project")
+        os.makedirs(os.path.join(cwd, ".git"))
+        env = {**os.environ, "ACE_HOME": os.path.join(tmp, "home"), "XDG_CONFIG_HOME": os.path.join(tmp, "cfg")}
+        results = [bench_event(args.python, event, args.runs, env, cwd) for event in TARGETS]
+        concurrency = None if args.skip_concurrency else bench_concurrency(args.python, env)
+
+    report = {"python": args.python, "version": sys.version.split()[0], "machine": os.uname().machine,
+              "cpus": os.cpu_count(), "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+              "hooks": results, "max_rss_mib": MAX_RSS_MIB, "concurrency": concurrency}
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    with open(args.out, "w") as fh:
+        json.dump(report, fh, indent=2)
+
+    print(f"{'event':<18}{'bare ms':>9}{'hook ms':>9}{'ratio':>7}{'target':>8}{'RSS MiB':>9}  ok")
+    for r in results:
+        print(f"{r['event']:<18}{r['baseline_ms']:>9}{r['hook_ms']:>9}{r['ratio']:>7}{r['target_ratio']:>8}"
+              f"{r['peak_rss_mib']:>9}  {'yes' if r['ok'] else 'NO'}")
+    if concurrency:
+        print(f"concurrency: {concurrency['processes']}x{concurrency['events_each']} PostToolUse -> "
+              f"{concurrency['stored']}/{concurrency['expected']} rows, {concurrency['events_per_second']} events/s")
+    print(f"written to {args.out}")
+    if not all(r["ok"] for r in results) or (concurrency and not concurrency["ok"]):
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,167 @@
+"""Make captured text safe to store: valid UTF-8, no private spans, no
+secrets, bounded size.
+
+Imported by the hook process, so like ``redact`` it imports only ``re``
+(plus the sibling module) and compiles its one pattern lazily.
+"""
+
+import re
+
+from ace_engine.capture.redact import MARK, redact
+
+__all__ = ["cap", "decode_bytes", "is_blank", "repair_utf8", "sanitize",
+           "strip_private"]
+
+
+def decode_bytes(data):
+    """Decode UTF-8; invalid bytes become U+FFFD.  Never raises."""
+    return str(data, "utf-8", "replace")
+
+
+def repair_utf8(s):
+    """Return `s` in a form that encodes to UTF-8: lone surrogates (from JSON
+    ``"\\ud800"`` escapes or surrogateescape) become U+FFFD, NULs are dropped.
+    """
+    if not s.isascii():  # isascii() is O(1) for ASCII strs, the common case
+        try:
+            s.encode("utf-8")
+        except UnicodeEncodeError:
+            # Round-trip through UTF-16: a split surrogate *pair* is joined
+            # back into its character, a lone surrogate becomes one U+FFFD.
+            s = s.encode("utf-16-le", "surrogatepass").decode(
+                "utf-16-le", "replace")
+    if "\x00" in s:
+        s = s.replace("\x00", "")
+    return s
+
+
+_tag_rx = None
+
+
+def strip_private(s):
+    """Remove every ``<private>...</private>`` span (any case, any lines).
+
+    Nested spans count depth, so the outer tag decides where the span ends.
+    A stray ``</private>`` is dropped alone; an unclosed ``<private>`` drops
+    everything after it (losing text beats storing what the user hid).
+    """
+    if "<" not in s:
+        return s
+    low = s.lower()  # ~1 us per 2 KB; 20 MB costs ~10 ms, fine
+    if "<private" not in low and "</private" not in low:
+        return s
+    global _tag_rx
+    if _tag_rx is None:
+        _tag_rx = re.compile(r"<(/?)private(?:\s[^>]*)?>", re.I)
+    out = []
+    depth = 0
+    last = 0  # start of the text still to copy
+    for m in _tag_rx.finditer(s):
+        if not m.group(1):  # <private>
+            if depth == 0:
+                out.append(s[last:m.start()])
+            depth += 1
+        elif depth == 0:  # stray </private>
+            out.append(s[last:m.start()])
+            last = m.end()
+        else:
+            depth -= 1
+            if depth == 0:
+                last = m.end()
+    if depth == 0:
+        out.append(s[last:])
+    return "".join(out)
+
+
+def is_blank(s):
+    """True when `s` holds nothing but whitespace."""
+    return not s or s.isspace()
+
+
+def _cut_marker(n):
+    return "\n…[ace: %d chars cut]…\n" % n
+
+
+def _splice(head, tail, total, limit):
+    """`head`'s start + cut marker + `tail`'s end, at most `limit` chars.
+
+    `total` is the length of the original text (for the count in the marker).
+    """
+    room = limit - len(_cut_marker(total))  # marker(cut) is never longer
+    if room < 2:  # no space for the marker: keep what fits, flag the cut
+        return head[:limit - 1] + "…" if limit > 1 else "…"
+    h = min(len(head), room * 2 // 3)
+    t = min(len(tail), room - h)
+    return (head[:h] + _cut_marker(max(total - h - t, 0))
+            + (tail[len(tail) - t:] if t else ""))
+
+
+def cap(s, limit):
+    """Shorten `s` to at most `limit` chars, keeping ~2/3 head and ~1/3 tail
+    around a ``…[ace: N chars cut]…`` marker.  ``limit <= 0`` means no cap."""
+    if limit <= 0 or len(s) <= limit:
+        return s
+    return _splice(s, s, len(s), limit)
+
+
+# Pre-cut windows extend this far past what cap() keeps, so a line boundary
+# can be found to cut at.
+_MARGIN = 4096
+
+
+def _cut_back(s, end, lo):
+    """Best cut point in s[lo:end], searching backwards: after a newline,
+    else after a space, else `end`."""
+    i = s.rfind("\n", lo, end)
+    if i < 0:
+        i = s.rfind(" ", lo, end)
+    return i + 1 if i >= 0 else end
+
+
+def _cut_forward(s, start, hi):
+    """Best cut point in s[start:hi], searching forwards."""
+    i = s.find("\n", start, hi)
+    if i < 0:
+        i = s.find(" ", start, hi)
+    return i + 1 if i >= 0 else start
+
+
+def _skip_open_pem(s, ts):
+    """If position `ts` lies inside a PEM private key block whose BEGIN line
+    is before it, return the index just past the block's END line (or
+    ``len(s)``); else return -1."""
+    b = s.rfind("-----BEGIN", 0, ts)
+    if b < 0 or "PRIVATE KEY" not in s[b:b + 64]:
+        return -1
+    if s.find("-----END", b, ts) >= 0:
+        return -1
+    e = s.find("-----END", ts)
+    if e < 0:
+        return len(s)
+    close = s.find("-----", e + 8)
+    return len(s) if close < 0 else close + 5
+
+
+def sanitize(s, limit):
+    """The full pipeline for one captured text:
+    repair_utf8 -> strip_private -> redact -> cap(limit)."""
+    s = strip_private(repair_utf8(s))
+    n = len(s)
+    if limit <= 0 or n <= 4 * limit:
+        return cap(redact(s), limit)
+    # Huge text: redact only what cap() can keep.  Redacting before capping
+    # is what stops a secret cut in half from leaking a fragment, and
+    # redacting 20 MB to keep 20 KB wastes seconds, so: pre-cut a head and a
+    # tail window wider than cap() keeps (by _MARGIN), with each window edge
+    # on a line/space boundary so no token straddles it; redact each window;
+    # then splice exactly.  strip_private ran on the whole text above, since
+    # a <private> opener in the discarded middle must still hide the tail.
+    he = _cut_back(s, limit + _MARGIN, limit)
+    ts = _cut_forward(s, n - limit - _MARGIN, n - limit)
+    if ts <= he:
+        return cap(redact(s), limit)
+    tail = s[ts:]
+    pem_end = _skip_open_pem(s, ts)  # window starts inside a private key?
+    if pem_end >= 0:
+        tail = MARK + "private-key]" + s[pem_end:]
+    return _splice(redact(s[:he]), redact(tail), n, limit)

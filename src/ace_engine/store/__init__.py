@@ -1,0 +1,1 @@
+"""Persistence behind one interface: the embedded SQLite store (PostgreSQL comes with the team server)."""

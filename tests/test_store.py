@@ -1,0 +1,139 @@
+"""The embedded store: WAL, owner-only files, migrations, concurrency, spool, gc, log rotation."""
+
+import io
+import json
+import multiprocessing
+import os
+import sqlite3
+import time
+
+import pytest
+
+from ace_engine import log, paths
+from ace_engine.store import schema, spool
+from ace_engine.store.sqlite import SQLiteStore, StoreError
+
+
+def record(n: int, session="s-1", at=None, **extra) -> dict:
+    r = {"v": 1, "at": at or time.time(), "event": "PostToolUse", "session_id": session, "detail": "Bash",
+         "project": {"key": "path:/p", "root": "/p", "remote": None, "name": "p"},
+         "session": {"cwd": "/p"},
+         "tool_event": {"tool_use_id": f"{session}-{n}", "tool_name": "Bash", "input": "{}",
+                        "response": "ok " * 50, "success": True}}
+    r.update(extra)
+    return r
+
+
+def test_new_store_is_wal_versioned_and_private(ace_home):
+    with SQLiteStore() as store:
+        assert store.schema_version() == schema.LATEST
+        assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert os.stat(paths.db_path()).st_mode & 0o777 == 0o600
+    assert os.stat(ace_home).st_mode & 0o777 == 0o700
+    with SQLiteStore() as again:  # re-opening never re-migrates
+        assert again.schema_version() == schema.LATEST
+
+
+def test_newer_schema_is_refused(ace_home):
+    SQLiteStore().close()
+    con = sqlite3.connect(paths.db_path())
+    con.execute(f"PRAGMA user_version={schema.LATEST + 1}")
+    con.close()
+    with pytest.raises(StoreError, match="upgrade ace-engine"):
+        SQLiteStore()
+
+
+def test_migrations_apply_in_order_from_any_version(ace_home, monkeypatch):
+    extra = "CREATE TABLE later_feature (id INTEGER PRIMARY KEY)"
+    SQLiteStore().close()
+    monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS + [extra])
+    import ace_engine.store.sqlite as sqlite_mod
+
+    monkeypatch.setattr(sqlite_mod, "MIGRATIONS", schema.MIGRATIONS)
+    monkeypatch.setattr(sqlite_mod, "LATEST", len(schema.MIGRATIONS))
+    with SQLiteStore() as store:
+        assert store.schema_version() == len(schema.MIGRATIONS)
+        store.conn.execute("SELECT * FROM later_feature")
+
+
+def _hammer(home: str, worker: int, count: int, queue) -> None:
+    """One process firing `count` PostToolUse hooks through the real engine, one connection each."""
+    os.environ["ACE_HOME"] = home
+    from ace_engine.hooks import engine
+
+    for n in range(count):
+        data = {"session_id": f"w{worker}", "cwd": "/", "hook_event_name": "PostToolUse", "tool_name": "Bash",
+                "tool_use_id": f"w{worker}-{n}", "tool_input": {"command": f"echo {n}"},
+                "tool_response": {"stdout": "x" * 2000, "stderr": ""}}
+        try:
+            engine.main(["PostToolUse"], stdin=io.BytesIO(json.dumps(data).encode()), stdout=io.StringIO())
+        except SystemExit:
+            pass
+    queue.put(worker)
+
+
+def test_concurrent_hooks_lose_nothing(ace_home):
+    SQLiteStore().close()
+    ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+    workers = [ctx.Process(target=_hammer, args=(str(ace_home), w, 500, queue)) for w in range(8)]
+    started = time.perf_counter()
+    for p in workers:
+        p.start()
+    for p in workers:
+        p.join(timeout=600)
+        assert p.exitcode == 0
+    elapsed = time.perf_counter() - started
+    con = sqlite3.connect(paths.db_path())
+    stored = con.execute("SELECT COUNT(*) FROM tool_events").fetchone()[0]
+    spooled = spool.count_pending()
+    assert stored + spooled == 4000 and spooled == 0, (stored, spooled)
+    assert con.execute("SELECT COUNT(DISTINCT session_id) FROM tool_events").fetchone()[0] == 8
+    print(f"\n8 processes x 500 PostToolUse: {4000 / elapsed:.0f} events/s")
+
+
+def test_spool_replays_once(ace_home):
+    for n in range(3):
+        assert spool.append(record(n))
+    assert spool.count_pending() == 3
+    with SQLiteStore() as store:
+        assert spool.replay(store) == 3
+        assert spool.replay(store) == 0
+        assert store.counts()["tool_events"] == 3
+
+
+def test_spool_skips_unreadable_lines(ace_home):
+    spool.append(record(1))
+    (path,) = spool.pending_files()
+    with open(path, "a") as fh:
+        fh.write("{not json\n")
+    with SQLiteStore() as store:
+        assert spool.replay(store) == 1
+
+
+def test_gc_by_age_and_size(ace_home):
+    old = time.time() - 400 * 86400
+    with SQLiteStore() as store:
+        store.apply_many([record(n, session="old", at=old) for n in range(50)])
+        store.apply_many([record(n, session=f"new{n // 100}") for n in range(3000)])
+        removed = store.gc(max_bytes=10**9, max_age_days=180)
+        assert removed["tool_events"] == 50 and removed["sessions"] == 1
+        before = store.live_bytes()
+        dry = store.gc(max_bytes=before // 2, max_age_days=180, dry_run=True)
+        assert dry["sessions"] > 0 and store.counts()["tool_events"] == 3000
+        result = store.gc(max_bytes=before // 2, max_age_days=180)
+        assert result["bytes_after"] <= before // 2
+        assert 0 < store.counts()["tool_events"] < 3000
+        # Newest sessions survive.
+        kept = {r[0] for r in store.conn.execute("SELECT DISTINCT session_id FROM tool_events")}
+        assert "new29" in kept and "new0" not in kept
+
+
+def test_log_rotates_with_two_backups(ace_home, monkeypatch):
+    monkeypatch.setattr(log, "MAX_BYTES", 2000)
+    for n in range(200):
+        log.error("test", f"problem number {n} " + "x" * 50)
+    names = sorted(os.listdir(os.path.dirname(paths.log_path())))
+    assert names == ["ace.log", "ace.log.1", "ace.log.2"]
+    assert all(os.path.getsize(os.path.join(os.path.dirname(paths.log_path()), n)) < 2200 for n in names)
+    assert "problem number 199" in log.tail(1)[0]
