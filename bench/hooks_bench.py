@@ -10,6 +10,7 @@ Then 8 processes x 500 PostToolUse events hit one store concurrently; all 4,000 
 import argparse
 import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -51,11 +52,18 @@ def payloads(event: str, cwd: str, n: int) -> bytes:
     return json.dumps(base).encode()
 
 
+def hook_argv(python: str, event: str) -> list[str]:
+    """Exactly the command `ace install` writes into Claude Code's settings."""
+    from ace_engine.integrations.claude_settings import hook_command
+
+    return shlex.split(hook_command(event, python))
+
+
 def bench_event(python: str, event: str, runs: int, env: dict, cwd: str) -> dict:
     base_times, hook_times, rss = [], [], []
     for n in range(runs + 2):
         b, _, _ = run_once([python, "-c", "pass"], b"", env)
-        h, peak, code = run_once([python, "-m", "ace_engine.hooks", event], payloads(event, cwd, n), env)
+        h, peak, code = run_once(hook_argv(python, event), payloads(event, cwd, n), env)
         if code != 0:
             raise SystemExit(f"{event} hook exited {code}")
         if n >= 2:  # the first runs warm the page cache and create the store

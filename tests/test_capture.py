@@ -69,12 +69,16 @@ def test_prompts_and_final_messages(ace_home, git_project):
     run_hook("Stop", payload("Stop", cwd, stop_hook_active=True, last_assistant_message="again"))
     run_hook("SubagentStop", payload("SubagentStop", cwd, agent_id="ag-9", agent_type="Plan",
                                      stop_hook_active=False, last_assistant_message="Plan ready."))
+    run_hook("SubagentStop", payload("SubagentStop", cwd, agent_id="compactor", agent_type="",
+                                     stop_hook_active=False, last_assistant_message="<summary>all of it</summary>"))
     messages = rows(ace_home, "SELECT role, text, agent_id FROM messages ORDER BY id")
     assert [m["role"] for m in messages] == ["user", "assistant", "assistant"]
     assert "4411" not in messages[0]["text"] and "fix the build" in messages[0]["text"]
     assert messages[1]["text"] == "Build fixed." and messages[2]["agent_id"] == "ag-9"
     events = [r["event"] for r in rows(ace_home, "SELECT event FROM hook_events ORDER BY id")]
     assert events.count("Stop") == 1, "stop_hook_active returns at once without recording"
+    details = rows(ace_home, "SELECT detail FROM hook_events WHERE agent_id='compactor'")
+    assert details == [{"detail": "compaction"}], "the compaction summarizer is recorded, its summary is not"
 
 
 def test_secrets_never_reach_the_database_file(ace_home, git_project):

@@ -80,19 +80,35 @@ class Check:
         return {"check": self.name, "status": level, "detail": self.detail, "fix": self.fix}
 
 
-def _interpreter_imports_engine(python: str) -> str | None:
-    """None when `python` can import the hook engine; else the reason."""
-    if not os.path.isfile(python) or not os.access(python, os.X_OK):
-        return f"{python} does not exist or is not executable"
+def probe_hook_command(command: str) -> str | None:
+    """Run an installed hook command for real (a PermissionRequest for `ace status`, against a
+    throw-away store) and check its answer. None when it works; else the reason."""
+    import json
+    import shlex
+    import tempfile
+
     try:
-        proc = subprocess.run(
-            [python, "-c", "import ace_engine.hooks.engine"],
-            capture_output=True, text=True, timeout=20,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"{python} failed to start: {exc}"
-    if proc.returncode != 0:
-        return f"{python} cannot import ace_engine ({proc.stderr.strip().splitlines()[-1:]})"
+        argv = shlex.split(command)
+    except ValueError as exc:
+        return f"unparsable command {command!r}: {exc}"
+    if not argv or not os.path.isfile(argv[0]) or not os.access(argv[0], os.X_OK):
+        return f"interpreter {argv[0] if argv else '?'} does not exist or is not executable"
+    if len(argv) > 2 and argv[1].endswith(".py") and not os.path.isfile(argv[1]):
+        return f"hook launcher {argv[1]} does not exist (was ace-engine moved or uninstalled?)"
+    payload = {"hook_event_name": "PermissionRequest", "session_id": "ace-doctor", "cwd": os.getcwd(),
+               "tool_name": "Bash", "tool_input": {"command": "ace status"}}
+    with tempfile.TemporaryDirectory(prefix="ace-doctor-") as home:
+        try:
+            proc = subprocess.run(argv[:-1] + ["PermissionRequest"], input=json.dumps(payload),
+                                  capture_output=True, text=True, timeout=20, env={**os.environ, "ACE_HOME": home})
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"hook command failed to run: {exc}"
+    try:
+        behavior = json.loads(proc.stdout)["hookSpecificOutput"]["decision"]["behavior"]
+    except (ValueError, KeyError, TypeError):
+        behavior = None
+    if proc.returncode != 0 or behavior != "allow":
+        return f"hook command answered wrongly (exit {proc.returncode}): {(proc.stdout + proc.stderr).strip()[:200]}"
     return None
 
 
@@ -184,8 +200,9 @@ def _hook_checks(project_root: str) -> list[Check]:
     checks = []
     for install in installs:
         missing = sorted(set(EVENTS) - set(install["events"]))
-        pythons = {claude_settings.command_interpreter(c) for c in install["commands"].values()}
-        problems = [p for p in (_interpreter_imports_engine(py) for py in pythons if py) if p]
+        # One probe per distinct interpreter + launcher; the event word at the end varies.
+        distinct = {c.rsplit(" ", 1)[0]: c for c in install["commands"].values()}
+        problems = [p for p in map(probe_hook_command, distinct.values()) if p]
         ok = not missing and not problems
         detail = f"{install['path']}: {len(install['events'])}/{len(EVENTS)} events"
         if missing:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -239,13 +240,34 @@ def test_ace_install_route_captures_a_session(claude_bin, model_server, claude_h
     assert json.loads(settings.read_text()) == before
 
 
+@pytest.fixture(scope="session")
+def plugin_checkout(tmp_path_factory) -> Path:
+    """The repository as a user's clone would have it (tracked and untracked-but-not-ignored
+    files), so that `claude plugin install` — which copies the whole marketplace directory into
+    ~/.claude/plugins/cache — does not copy the developer's .venv, caches, etc."""
+    listing = subprocess.run(
+        ["git", "-C", str(REPO_ROOT), "ls-files", "-z", "--cached", "--others",
+         "--exclude-standard"], capture_output=True, timeout=60,
+    )
+    if listing.returncode != 0:
+        return REPO_ROOT  # not a git checkout: use the directory as it is
+    target = tmp_path_factory.mktemp("plugin-checkout") / "ace-engine"
+    for rel in filter(None, listing.stdout.decode().split("\0")):
+        src = REPO_ROOT / rel
+        if src.is_file():
+            (target / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, target / rel)
+    assert (target / ".claude-plugin" / "marketplace.json").is_file(), "no marketplace.json"
+    return target
+
+
 def test_plugin_route_captures_a_session(claude_bin, model_server, claude_home, project_dir,
-                                         tmp_path):
+                                         tmp_path, plugin_checkout):
     env = ace_env(tmp_path)
     env["ACE_PYTHON"] = sys.executable
     ace_home = Path(env["ACE_HOME"])
 
-    for args in (["plugin", "marketplace", "add", str(REPO_ROOT)],
+    for args in (["plugin", "marketplace", "add", str(plugin_checkout)],
                  ["plugin", "install", "ace-engine@ace-engine"]):
         proc = run_claude_command(claude_bin, args, home=claude_home, server_url=model_server.url,
                                   cwd=project_dir, env=env)

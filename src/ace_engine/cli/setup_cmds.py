@@ -42,6 +42,7 @@ def install(scope, project_dir, python, as_json):
     scope, path = _target(scope, project_dir)
     try:
         result = claude_settings.install(path, python)
+        claude_settings.precompile()
     except (claude_settings.SettingsError, OSError) as exc:
         fail(str(exc))
     if as_json:

@@ -85,6 +85,12 @@ def stop(hook):
     if hook.payload.get("stop_hook_active") is True:
         return None  # Claude is already continuing because of a stop hook: do nothing at all
     record = _record(hook)
+    if hook.event == "SubagentStop" and not hook.payload.get("agent_type"):
+        # `/compact` runs its summarizer as an untyped subagent: its "final message" is the
+        # conversation summary, not work done. Record that it happened, keep no message.
+        record["detail"] = "compaction"
+        hook.save(record)
+        return None
     record["message"] = records.message(
         "assistant", hook.payload.get("last_assistant_message"), hook.cfg
     )

@@ -7,14 +7,18 @@ valid JSON is refused and left untouched; a backup is written before any change.
 
 import json
 import os
+import re
 import shlex
 import shutil
 import sys
 
 from ..hooks.events import EVENTS, MATCHERS
 
-MARKER = "ace_engine.hooks"
 PLUGIN_MARKER = "ace_hook.py"
+# Our handlers, whichever way they were written: `…/ace_engine/hooks/launch.py EVENT` (what we
+# install), `-m ace_engine.hooks EVENT`, `ace hook EVENT`, or the plugin's launcher.
+OURS = re.compile(r"ace_engine[./\\]hooks|\bace hook |" + re.escape(PLUGIN_MARKER))
+LAUNCHER = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hooks", "launch.py")
 
 
 class SettingsError(Exception):
@@ -29,11 +33,11 @@ def settings_path(scope: str, project_root: str) -> str:
 
 
 def hook_command(event: str, python: str | None = None) -> str:
-    return f"{shlex.quote(python or sys.executable)} -m {MARKER} {event}"
+    return f"{shlex.quote(python or sys.executable)} {shlex.quote(LAUNCHER)} {event}"
 
 
 def is_ours(handler) -> bool:
-    return isinstance(handler, dict) and MARKER in str(handler.get("command", ""))
+    return isinstance(handler, dict) and bool(OURS.search(str(handler.get("command", ""))))
 
 
 def load(path: str) -> dict | None:
@@ -87,6 +91,17 @@ def _write(path: str, data: dict, existed: bool) -> str | None:
         if os.path.exists(tmp):
             os.unlink(tmp)
     return backup
+
+
+def precompile() -> None:
+    """Write the package's bytecode now, so hooks never compile source at run time (matters where
+    PYTHONDONTWRITEBYTECODE is set or site-packages is read-only)."""
+    import compileall
+
+    try:
+        compileall.compile_dir(os.path.dirname(os.path.dirname(LAUNCHER)), quiet=2)
+    except OSError:
+        pass
 
 
 def desired_entries(python: str | None = None) -> dict[str, dict]:
@@ -160,7 +175,15 @@ def uninstall(path: str) -> dict:
         data.pop("hooks", None)
     backup = _write(path, data, True)
     if not data:
-        os.unlink(path)  # nothing but our hooks was in it: an empty settings file means nothing
+        # Nothing but our hooks was in it: we created it, so leave nothing behind — not the file,
+        # not its backup (which holds only our hooks too), not a `.claude` folder left empty.
+        os.unlink(path)
+        os.unlink(backup)
+        backup = None
+        try:
+            os.rmdir(os.path.dirname(path))
+        except OSError:
+            pass  # not empty: other files live there
     return {"path": path, "changed": True, "events": removed, "backup": backup}
 
 
@@ -177,14 +200,6 @@ def installed_events(path: str) -> dict[str, str]:
                 if is_ours(handler):
                     found[event] = handler.get("command", "")
     return found
-
-
-def command_interpreter(command: str) -> str | None:
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return None
-    return words[0] if words else None
 
 
 def plugin_hooks_json() -> dict:
