@@ -137,3 +137,23 @@ def test_log_rotates_with_two_backups(ace_home, monkeypatch):
     assert names == ["ace.log", "ace.log.1", "ace.log.2"]
     assert all(os.path.getsize(os.path.join(os.path.dirname(paths.log_path()), n)) < 2200 for n in names)
     assert "problem number 199" in log.tail(1)[0]
+
+
+def test_session_start_starts_gc_past_the_size_cap(ace_home, tmp_path, monkeypatch):
+    from hookutil import payload, run_hook
+
+    with SQLiteStore() as store:
+        store.apply_many([record(n, session=f"s{n // 200}", at=time.time() - 1000 + n / 10) for n in range(4000)])
+        before = store.counts()["tool_events"]
+    monkeypatch.setenv("ACE_RETENTION_MAX_DB_MB", "0.3")
+    code, _, _, _ = run_hook("SessionStart", payload("SessionStart", str(tmp_path), session_id="fresh", source="startup"))
+    assert code == 0
+    lock = ace_home / "state" / "gc.lock"
+    deadline = time.time() + 30
+    while lock.exists() and time.time() < deadline:
+        time.sleep(0.1)
+    assert not lock.exists(), "the background gc finished and released its lock"
+    with SQLiteStore() as store:
+        after = store.counts()["tool_events"]
+        assert after < before and store.live_bytes() <= 0.3 * 1024 * 1024
+        assert store.session("fresh"), "the newest session survives"

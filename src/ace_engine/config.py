@@ -17,8 +17,9 @@ DEFAULTS: dict[str, object] = {
     "capture.skip_tools": ["TodoWrite", "TodoRead", "ExitPlanMode", "TaskList", "TaskGet"],
     # Store: how long a hook waits for a lock before spooling its record instead.
     "store.busy_timeout_ms": 2_000,
-    # Retention: `ace gc` and the automatic cap after SessionEnd keep the store within these.
-    "retention.max_db_mb": 256,
+    # Retention: `ace gc`, and the automatic gc SessionStart starts past the cap, keep the store
+    # within these.
+    "retention.max_db_mb": 256.0,
     "retention.max_age_days": 180,
 }
 
@@ -62,6 +63,13 @@ def _coerce(key: str, value: object, source: str) -> object:
                 return False
         elif isinstance(value, bool):
             return value
+    elif isinstance(default, float):
+        try:
+            if isinstance(value, bool):
+                raise ValueError
+            return float(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            pass
     elif isinstance(default, int):
         try:
             if isinstance(value, bool):

@@ -39,6 +39,10 @@ def session_start(hook):
                 spool.replay(hook.store())
             except Exception as exc:  # kept in the spool for the next try
                 hook.store_error = f"spool replay failed: {exc}"
+    if hook.store_error is None:
+        from .maintenance import maybe_start_gc
+
+        maybe_start_gc(hook.cfg["retention.max_db_mb"])
     notice = health.notice_for(hook.session_id, hook.store_error)
     return context_answer("SessionStart", None, notice)
 
