@@ -5,7 +5,7 @@ import os
 import click
 
 from .. import __version__
-from . import capture_cmds, demo_cmd, setup_cmds
+from . import capture_cmds, demo_cmd, learning_cmds, playbook_cmds, setup_cmds
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -27,7 +27,7 @@ def hook_cmd(event):
     run_hook([event])
 
 
-for module in (setup_cmds, capture_cmds, demo_cmd):
+for module in (setup_cmds, capture_cmds, playbook_cmds, learning_cmds, demo_cmd):
     for command in module.COMMANDS:
         cli.add_command(command)
 

@@ -73,6 +73,92 @@ MIGRATIONS: list[str] = [
     CREATE INDEX messages_session ON messages(session_id, id);
     CREATE INDEX messages_time ON messages(created_at);
     """,
+    # 2: the playbook — bullets (+ FTS5 index), their domains, change log, injections, pins.
+    """
+    CREATE TABLE bullets (
+        id TEXT PRIMARY KEY,               -- ctx-…, stable forever
+        project_id INTEGER REFERENCES projects(id),   -- NULL: global
+        section TEXT NOT NULL,
+        content TEXT NOT NULL,
+        domains TEXT NOT NULL DEFAULT '',  -- space-separated domain names
+        helpful INTEGER NOT NULL DEFAULT 0,
+        harmful INTEGER NOT NULL DEFAULT 0,
+        helpful_explicit INTEGER NOT NULL DEFAULT 0,
+        harmful_explicit INTEGER NOT NULL DEFAULT 0,
+        confidence REAL NOT NULL DEFAULT 0.5,
+        status TEXT NOT NULL DEFAULT 'active',   -- active / quarantined / archived
+        provenance TEXT NOT NULL DEFAULT '{}',   -- JSON: source, sessions, tool events, files, evidence
+        content_key TEXT NOT NULL,         -- normalized content, for exact dedup
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        last_used_at REAL,
+        retrieval_count INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX bullets_rank ON bullets(project_id, status, confidence DESC, helpful DESC);
+    CREATE INDEX bullets_key ON bullets(content_key);
+    CREATE VIRTUAL TABLE bullets_fts USING fts5(
+        content, domains, content='bullets', content_rowid='rowid', tokenize='porter unicode61'
+    );
+    CREATE TRIGGER bullets_fts_insert AFTER INSERT ON bullets BEGIN
+        INSERT INTO bullets_fts(rowid, content, domains) VALUES (new.rowid, new.content, new.domains);
+    END;
+    CREATE TRIGGER bullets_fts_delete AFTER DELETE ON bullets BEGIN
+        INSERT INTO bullets_fts(bullets_fts, rowid, content, domains) VALUES ('delete', old.rowid, old.content, old.domains);
+    END;
+    CREATE TRIGGER bullets_fts_update AFTER UPDATE OF content, domains ON bullets BEGIN
+        INSERT INTO bullets_fts(bullets_fts, rowid, content, domains) VALUES ('delete', old.rowid, old.content, old.domains);
+        INSERT INTO bullets_fts(rowid, content, domains) VALUES (new.rowid, new.content, new.domains);
+    END;
+    CREATE TABLE domain_counts (
+        project_id INTEGER NOT NULL,       -- 0: global bullets
+        domain TEXT NOT NULL,
+        bullets INTEGER NOT NULL,
+        PRIMARY KEY (project_id, domain)
+    );
+    CREATE TABLE bullet_changes (
+        id INTEGER PRIMARY KEY,
+        bullet_id TEXT NOT NULL,
+        op TEXT NOT NULL,                  -- ADD / UPDATE / TAG / REMOVE / MERGE / RESTORE
+        detail TEXT,                       -- JSON: what changed (before / after), merged ids, tag
+        reason TEXT,
+        source TEXT,                       -- user / learning / import / bootstrap / feedback
+        session_id TEXT,
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX bullet_changes_bullet ON bullet_changes(bullet_id, id);
+    CREATE INDEX bullet_changes_time ON bullet_changes(created_at);
+    CREATE TABLE injections (
+        id INTEGER PRIMARY KEY,
+        session_id TEXT,
+        project_id INTEGER,
+        hook TEXT NOT NULL,                -- SessionStart / UserPromptSubmit / PreToolUse / recall
+        bullet_id TEXT NOT NULL,
+        score REAL,
+        rank INTEGER,
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX injections_session ON injections(session_id, id);
+    CREATE INDEX injections_bullet ON injections(bullet_id);
+    CREATE TABLE pins (
+        session_id TEXT NOT NULL,
+        bullet_id TEXT NOT NULL,
+        pinned_at REAL NOT NULL,
+        expires_at REAL NOT NULL,
+        PRIMARY KEY (session_id, bullet_id)
+    );
+    CREATE TABLE session_state (
+        session_id TEXT NOT NULL,
+        key TEXT NOT NULL,                 -- e.g. current_domain, compacted_at
+        value TEXT,
+        PRIMARY KEY (session_id, key)
+    );
+    CREATE TABLE bullet_vectors (
+        bullet_id TEXT PRIMARY KEY,
+        model TEXT NOT NULL,
+        content_key TEXT NOT NULL,         -- the content the vector was computed from
+        vector BLOB NOT NULL               -- float32, L2-normalized
+    );
+    """,
 ]
 
 LATEST = len(MIGRATIONS)

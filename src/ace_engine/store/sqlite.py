@@ -13,14 +13,27 @@ except ImportError:  # pragma: no cover - interpreters that only ship the packag
     import sqlite3
 
 from .. import paths
+from .playbook_sql import PlaybookSQL
 from .schema import LATEST, MIGRATIONS
+
+
+def _statements(script: str):
+    """Split a migration into statements (triggers hold `;` inside BEGIN … END). Not
+    `executescript`, which would commit the migrating transaction half-way."""
+    buffer = ""
+    for piece in script.split(";"):
+        buffer += piece + ";"
+        if sqlite3.complete_statement(buffer):
+            if buffer.strip(" \n;"):
+                yield buffer
+            buffer = ""
 
 
 class StoreError(Exception):
     """The store cannot be used (missing directory, corrupt, read-only, locked, disk full…)."""
 
 
-class SQLiteStore:
+class SQLiteStore(PlaybookSQL):
     def __init__(self, path: str | None = None, *, busy_timeout_ms: int = 2000):
         self.path = path or paths.db_path()
         try:
@@ -54,9 +67,8 @@ class SQLiteStore:
         try:
             version = conn.execute("PRAGMA user_version").fetchone()[0]  # another process may have won
             for number in range(version + 1, LATEST + 1):
-                for statement in MIGRATIONS[number - 1].split(";"):
-                    if statement.strip():
-                        conn.execute(statement)
+                for statement in _statements(MIGRATIONS[number - 1]):
+                    conn.execute(statement)
                 conn.execute(f"PRAGMA user_version={number}")
             conn.execute("COMMIT")
         except BaseException:

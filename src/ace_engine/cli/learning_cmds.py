@@ -1,0 +1,3 @@
+"""Learning from captured sessions: learn, jobs, stats, log, review, bootstrap."""
+
+COMMANDS: list = []

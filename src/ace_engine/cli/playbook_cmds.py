@@ -1,0 +1,3 @@
+"""The playbook from the command line: search, browse, edit, share."""
+
+COMMANDS: list = []

@@ -1,0 +1,261 @@
+"""The playbook of one project (plus the global bullets), changed only through delta operations.
+
+ADD, UPDATE (content / section / domains), TAG (helpful / harmful / neutral, implicit or explicit),
+REMOVE (archive; history kept), MERGE (two into one, counters summed, provenance kept), and
+QUARANTINE / RESTORE for the review of suspicious lessons. Each operation is atomic and leaves a
+row in the change log.
+"""
+
+import re
+import time
+
+from . import domains as domain_mod
+from . import sections
+from .confidence import confidence
+from .ids import looks_like_id, new_id
+
+MAX_CONTENT_CHARS = 2000
+STATUSES = ("active", "quarantined", "archived")
+_SPACE = re.compile(r"\s+")
+_KEY_JUNK = re.compile(r"[^\w\s]")
+
+
+class PlaybookError(ValueError):
+    """A delta that can't be applied; the message says why and what to do."""
+
+
+def clean_content(content: str) -> str:
+    text = _SPACE.sub(" ", str(content)).strip()
+    if not text:
+        raise PlaybookError("a bullet needs some content")
+    if len(text) > MAX_CONTENT_CHARS:
+        raise PlaybookError(f"a bullet is at most {MAX_CONTENT_CHARS} characters (this one has {len(text)}); "
+                            "split it into several short lessons")
+    return text
+
+
+def content_key(content: str) -> str:
+    """Normalized content for exact-duplicate detection: case, punctuation and spacing ignored."""
+    return _SPACE.sub(" ", _KEY_JUNK.sub(" ", content.lower())).strip()
+
+
+def with_confidence(bullet: dict) -> dict:
+    bullet["confidence"] = confidence(bullet["helpful"], bullet["harmful"],
+                                      bullet["helpful_explicit"], bullet["harmful_explicit"])
+    return bullet
+
+
+class Playbook:
+    """Operations on the bullets of `project` (a `project.Project`, or None for global only)."""
+
+    def __init__(self, store, project=None, *, extra_sections: tuple[str, ...] = ()):
+        self.store = store
+        self.project = project
+        self.extra_sections = extra_sections
+        self.project_id = None
+        if project is not None:
+            self.project_id = store.ensure_project(project.key, project.root, project.remote, project.name, time.time())
+        self._batch_depth = 0
+        self._dirty_scopes: set = set()
+
+    # -- reading -------------------------------------------------------------------------------------
+
+    def get(self, bullet_id: str) -> dict:
+        bullet = self.store.get_bullet(bullet_id)
+        if bullet is None:
+            matches = self.store.find_by_prefix(bullet_id) if looks_like_id(bullet_id) else []
+            if len(matches) == 1:
+                bullet = self.store.get_bullet(matches[0])
+            elif matches:
+                raise PlaybookError(f"`{bullet_id}` matches several bullets ({', '.join(matches)}); give more of the id")
+        if bullet is None:
+            raise PlaybookError(f"no bullet `{bullet_id}`; `ace patterns` lists them")
+        return bullet
+
+    def bullets(self, **filters) -> list[dict]:
+        return self.store.list_bullets(self.project_id, **filters)
+
+    # -- batching: domain counts are refreshed once at the end ----------------------------------------
+
+    def __enter__(self):
+        self._batch_depth += 1
+        return self
+
+    def __exit__(self, *exc):
+        self._batch_depth -= 1
+        if self._batch_depth == 0:
+            self._flush()
+        return False
+
+    def _touch(self, project_id) -> None:
+        self._dirty_scopes.add(project_id)
+        if self._batch_depth == 0:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self._dirty_scopes:
+            return
+        with self.store.transaction():
+            for scope in self._dirty_scopes:
+                self.store.refresh_domain_counts(scope)
+        self._dirty_scopes.clear()
+
+    # -- delta operations ------------------------------------------------------------------------------
+
+    def apply(self, delta: dict) -> dict:
+        """Apply one delta `{op: ADD|UPDATE|TAG|REMOVE|MERGE|QUARANTINE|RESTORE, …}`; returns the bullet."""
+        op = str(delta.get("op", "")).upper()
+        args = {k: v for k, v in delta.items() if k != "op"}
+        handler = {
+            "ADD": self.add, "UPDATE": self.update, "TAG": self.tag, "REMOVE": self.remove,
+            "MERGE": self.merge, "QUARANTINE": self.quarantine, "RESTORE": self.restore,
+        }.get(op)
+        if handler is None:
+            raise PlaybookError(f"unknown delta operation {delta.get('op')!r}")
+        result = handler(**args)
+        return result[0] if isinstance(result, tuple) else result
+
+    def add(self, content: str, section: str, *, domains=None, scope: str = "project", provenance=None,
+            helpful: int = 0, harmful: int = 0, status: str = "active", source: str = "user",
+            reason: str | None = None, session_id: str | None = None, now: float | None = None) -> tuple[dict, bool]:
+        """ADD. Returns (bullet, created); an exact duplicate (same normalized content in the same
+        scope) is not added again — the existing bullet comes back with created False."""
+        now = now or time.time()
+        text = clean_content(content)
+        section = sections.normalize(section, self.extra_sections)
+        if status not in STATUSES:
+            raise PlaybookError(f"unknown status {status!r}")
+        project_id = None if scope == "global" else self.project_id
+        if scope not in ("project", "global"):
+            raise PlaybookError(f"scope is `project` or `global`, not {scope!r}")
+        key = content_key(text)
+        existing = self.store.find_by_content_key(key, project_id)
+        if existing is not None:
+            return existing, False
+        provenance = dict(provenance or {})
+        provenance.setdefault("source", source)
+        if domains:
+            names = [domain_mod.normalize(d) for d in domains if domain_mod.normalize(d)]
+        else:
+            names = domain_mod.derive(text, provenance.get("files") or (), provenance.get("tools") or ())
+        bullet = with_confidence({
+            "id": new_id(now), "project_id": project_id, "section": section, "content": text,
+            "domains": list(dict.fromkeys(names)), "helpful": max(0, int(helpful)), "harmful": max(0, int(harmful)),
+            "helpful_explicit": 0, "harmful_explicit": 0, "status": status, "provenance": provenance,
+            "content_key": key, "created_at": now, "updated_at": now, "last_used_at": None, "retrieval_count": 0,
+        })
+        with self.store.transaction():
+            self.store.insert_bullet(bullet)
+            self.store.log_change(bullet["id"], "ADD", {"content": text, "section": section, "domains": bullet["domains"]},
+                                  reason, source, session_id, now)
+        self._touch(project_id)
+        return bullet, True
+
+    def update(self, id: str, *, content: str | None = None, section: str | None = None, domains=None,
+               source: str = "user", reason: str | None = None, session_id: str | None = None,
+               now: float | None = None) -> dict:
+        now = now or time.time()
+        bullet = self.get(id)
+        fields: dict = {}
+        if content is not None:
+            text = clean_content(content)
+            if text != bullet["content"]:
+                fields["content"] = text
+                fields["content_key"] = content_key(text)
+        if section is not None:
+            normalized = sections.normalize(section, self.extra_sections)
+            if normalized != bullet["section"]:
+                fields["section"] = normalized
+        if domains is not None:
+            names = list(dict.fromkeys(d for d in (domain_mod.normalize(x) for x in domains) if d)) or ["general"]
+            if names != bullet["domains"]:
+                fields["domains"] = names
+        if not fields:
+            return bullet
+        fields["updated_at"] = now
+        before = {k: bullet[k] for k in fields if k not in ("updated_at", "content_key")}
+        after = {k: v for k, v in fields.items() if k not in ("updated_at", "content_key")}
+        with self.store.transaction():
+            self.store.update_bullet(bullet["id"], fields)
+            self.store.log_change(bullet["id"], "UPDATE", {"before": before, "after": after}, reason, source, session_id, now)
+        self._touch(bullet["project_id"])
+        return {**bullet, **fields}
+
+    def tag(self, id: str, tag: str, *, explicit: bool = False, count: int = 1, source: str = "user",
+            reason: str | None = None, session_id: str | None = None, now: float | None = None) -> dict:
+        """TAG helpful / harmful (explicit marks weigh 3×) or neutral (recorded, counters unchanged)."""
+        now = now or time.time()
+        tag = tag.lower()
+        if tag not in ("helpful", "harmful", "neutral"):
+            raise PlaybookError(f"tag is helpful, harmful or neutral, not {tag!r}")
+        bullet = self.get(id)
+        if tag != "neutral":
+            column = f"{tag}_explicit" if explicit else tag
+            bullet[column] += max(1, int(count))
+            with_confidence(bullet)
+        fields = {k: bullet[k] for k in ("helpful", "harmful", "helpful_explicit", "harmful_explicit", "confidence")}
+        fields["updated_at"] = now
+        with self.store.transaction():
+            self.store.update_bullet(bullet["id"], fields)
+            self.store.log_change(bullet["id"], "TAG", {"tag": tag, "explicit": explicit, "count": count,
+                                                        "confidence": bullet["confidence"]}, reason, source, session_id, now)
+        return {**bullet, **fields}
+
+    def _set_status(self, id: str, status: str, op: str, source: str, reason: str | None,
+                    session_id: str | None, now: float | None, extra: dict | None = None) -> dict:
+        now = now or time.time()
+        bullet = self.get(id)
+        if bullet["status"] == status:
+            return bullet
+        fields = {"status": status, "updated_at": now}
+        with self.store.transaction():
+            self.store.update_bullet(bullet["id"], fields)
+            self.store.log_change(bullet["id"], op, {"from": bullet["status"], "to": status, **(extra or {})},
+                                  reason, source, session_id, now)
+        self._touch(bullet["project_id"])
+        return {**bullet, **fields}
+
+    def remove(self, id: str, *, source: str = "user", reason: str | None = None,
+               session_id: str | None = None, now: float | None = None) -> dict:
+        """REMOVE: archive the bullet. It stops being injected; its history stays."""
+        return self._set_status(id, "archived", "REMOVE", source, reason, session_id, now)
+
+    def quarantine(self, id: str, *, source: str = "learning", reason: str | None = None,
+                   session_id: str | None = None, now: float | None = None) -> dict:
+        return self._set_status(id, "quarantined", "QUARANTINE", source, reason, session_id, now)
+
+    def restore(self, id: str, *, source: str = "user", reason: str | None = None,
+                session_id: str | None = None, now: float | None = None) -> dict:
+        return self._set_status(id, "active", "RESTORE", source, reason, session_id, now)
+
+    def merge(self, keep: str, other: str, *, content: str | None = None, source: str = "learning",
+              reason: str | None = None, session_id: str | None = None, now: float | None = None) -> dict:
+        """MERGE `other` into `keep`: counters summed, domains and provenance united, `other` archived."""
+        now = now or time.time()
+        a, b = self.get(keep), self.get(other)
+        if a["id"] == b["id"]:
+            raise PlaybookError("cannot merge a bullet with itself")
+        merged = dict(a)
+        for column in ("helpful", "harmful", "helpful_explicit", "harmful_explicit", "retrieval_count"):
+            merged[column] = a[column] + b[column]
+        with_confidence(merged)
+        merged["domains"] = list(dict.fromkeys(a["domains"] + b["domains"]))
+        provenance = dict(a["provenance"])
+        provenance["merged"] = list(provenance.get("merged") or []) + [
+            {"id": b["id"], "content": b["content"], "provenance": b["provenance"]}]
+        merged["provenance"] = provenance
+        if content is not None:
+            merged["content"] = clean_content(content)
+            merged["content_key"] = content_key(merged["content"])
+        fields = {k: merged[k] for k in ("helpful", "harmful", "helpful_explicit", "harmful_explicit", "retrieval_count",
+                                         "confidence", "domains", "provenance", "content", "content_key")}
+        fields["updated_at"] = now
+        with self.store.transaction():
+            self.store.update_bullet(a["id"], fields)
+            self.store.update_bullet(b["id"], {"status": "archived", "updated_at": now})
+            self.store.log_change(a["id"], "MERGE", {"absorbed": b["id"], "content": merged["content"]}, reason, source, session_id, now)
+            self.store.log_change(b["id"], "REMOVE", {"merged_into": a["id"], "from": b["status"], "to": "archived"},
+                                  reason, source, session_id, now)
+        self._touch(a["project_id"])
+        self._touch(b["project_id"])
+        return {**a, **fields}

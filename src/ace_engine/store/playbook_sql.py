@@ -1,0 +1,294 @@
+"""The playbook's tables behind the store interface (mixed into SQLiteStore).
+
+Methods take and return plain dicts; SQL stays here. Writes that belong together (a bullet and
+its change-log row) run in one transaction through `transaction()`.
+"""
+
+import json
+
+BULLET_COLUMNS = (
+    "id", "project_id", "section", "content", "domains", "helpful", "harmful", "helpful_explicit",
+    "harmful_explicit", "confidence", "status", "provenance", "content_key", "created_at",
+    "updated_at", "last_used_at", "retrieval_count",
+)
+_SELECT = "SELECT b.rowid AS rowid, " + ", ".join(f"b.{c}" for c in BULLET_COLUMNS) + " FROM bullets b"
+
+
+def _bullet(row: dict | None) -> dict | None:
+    if row is None:
+        return None
+    row = dict(row)
+    row["domains"] = row["domains"].split() if row["domains"] else []
+    try:
+        row["provenance"] = json.loads(row["provenance"] or "{}")
+    except ValueError:
+        row["provenance"] = {}
+    return row
+
+
+class _Transaction:
+    # A class rather than contextlib.contextmanager: hooks would pay for importing contextlib.
+    def __init__(self, conn):
+        self.conn = conn
+        self.outer = False
+
+    def __enter__(self):
+        self.outer = not self.conn.in_transaction
+        if self.outer:
+            self.conn.execute("BEGIN IMMEDIATE")
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if self.outer:
+            self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
+        return False
+
+
+class PlaybookSQL:
+    conn = None  # set by SQLiteStore
+
+    def transaction(self) -> "_Transaction":
+        """`with store.transaction():` one write transaction; nesting joins the outer one."""
+        return _Transaction(self.conn)
+
+    # -- projects ----------------------------------------------------------------------------------
+
+    def ensure_project(self, key: str, root: str, remote: str | None, name: str, now: float) -> int:
+        row = self.conn.execute("SELECT id FROM projects WHERE key=?", (key,)).fetchone()
+        if row:
+            return row[0]
+        with self.transaction():
+            return self.conn.execute(
+                "INSERT INTO projects(key, root, remote, name, created_at, last_seen_at) VALUES (?,?,?,?,?,?)",
+                (key, root, remote, name, now, now),
+            ).lastrowid
+
+    # -- bullets -----------------------------------------------------------------------------------
+
+    def insert_bullet(self, b: dict) -> None:
+        self.conn.execute(
+            f"INSERT INTO bullets({', '.join(BULLET_COLUMNS)}) VALUES ({', '.join('?' * len(BULLET_COLUMNS))})",
+            tuple(
+                " ".join(b["domains"]) if c == "domains"
+                else json.dumps(b["provenance"], ensure_ascii=False) if c == "provenance"
+                else b.get(c)
+                for c in BULLET_COLUMNS
+            ),
+        )
+
+    def update_bullet(self, bullet_id: str, fields: dict) -> None:
+        values = {}
+        for key, value in fields.items():
+            if key == "domains":
+                value = " ".join(value)
+            elif key == "provenance":
+                value = json.dumps(value, ensure_ascii=False)
+            values[key] = value
+        sets = ", ".join(f"{k}=?" for k in values)
+        self.conn.execute(f"UPDATE bullets SET {sets} WHERE id=?", (*values.values(), bullet_id))
+
+    def get_bullet(self, bullet_id: str) -> dict | None:
+        return _bullet(self._one(f"{_SELECT} WHERE b.id=?", (bullet_id,)))
+
+    def get_bullets(self, ids: list[str]) -> list[dict]:
+        if not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        found = {r["id"]: _bullet(r) for r in self._rows(f"{_SELECT} WHERE b.id IN ({marks})", tuple(ids))}
+        return [found[i] for i in ids if i in found]
+
+    def find_by_prefix(self, prefix: str) -> list[str]:
+        return [r[0] for r in self.conn.execute("SELECT id FROM bullets WHERE id LIKE ? LIMIT 5", (prefix + "%",))]
+
+    def find_by_content_key(self, content_key: str, project_id: int | None) -> dict | None:
+        return _bullet(self._one(
+            f"{_SELECT} WHERE b.content_key=? AND b.project_id IS ? ORDER BY b.status='active' DESC LIMIT 1",
+            (content_key, project_id),
+        ))
+
+    def _scope(self, project_id: int | None, include_global: bool) -> tuple[str, tuple]:
+        if project_id is None:
+            return "b.project_id IS NULL", ()
+        if include_global:
+            return "(b.project_id = ? OR b.project_id IS NULL)", (project_id,)
+        return "b.project_id = ?", (project_id,)
+
+    def list_bullets(self, project_id: int | None, *, include_global: bool = True, statuses=("active",),
+                     section: str | None = None, domain: str | None = None, min_helpful: int = 0,
+                     order: str = "value", limit: int | None = None) -> list[dict]:
+        where, params = self._scope(project_id, include_global)
+        clauses = [where]
+        if statuses:
+            clauses.append(f"b.status IN ({','.join('?' * len(statuses))})")
+            params += tuple(statuses)
+        if section:
+            clauses.append("b.section = ?")
+            params += (section,)
+        if domain:
+            clauses.append("(' ' || b.domains || ' ') LIKE ?")
+            params += (f"% {domain} %",)
+        if min_helpful:
+            clauses.append("(b.helpful + b.helpful_explicit) >= ?")
+            params += (min_helpful,)
+        orders = {
+            "value": "b.confidence DESC, (b.helpful + 3 * b.helpful_explicit) DESC, b.updated_at DESC",
+            "recent": "b.updated_at DESC",
+            "created": "b.created_at, b.id",
+            "helpful": "(b.helpful + b.helpful_explicit) DESC, b.confidence DESC",
+        }
+        sql = f"{_SELECT} WHERE {' AND '.join(clauses)} ORDER BY {orders[order]}"
+        if limit:
+            sql += f" LIMIT {int(limit)}"
+        return [_bullet(r) for r in self._rows(sql, params)]
+
+    def count_bullets(self, project_id: int | None, include_global: bool = True, statuses=("active",)) -> int:
+        where, params = self._scope(project_id, include_global)
+        marks = ",".join("?" * len(statuses))
+        return self.conn.execute(
+            f"SELECT COUNT(*) FROM bullets b WHERE {where} AND b.status IN ({marks})", params + tuple(statuses)
+        ).fetchone()[0]
+
+    def fts_candidates(self, match: str, project_id: int | None, *, include_global: bool = True,
+                       limit: int = 60) -> list[dict]:
+        """Active bullets matching an FTS5 expression, best BM25 first (`bm25` lower is better)."""
+        where, params = self._scope(project_id, include_global)
+        sql = (
+            f"SELECT bm25(bullets_fts, 1.0, 0.6) AS bm25, sub.* FROM bullets_fts "
+            f"JOIN ({_SELECT} WHERE {where} AND b.status = 'active') sub ON sub.rowid = bullets_fts.rowid "
+            f"WHERE bullets_fts MATCH ? ORDER BY bm25 LIMIT ?"
+        )
+        return [_bullet(r) for r in self._rows(sql, params + (match, limit))]
+
+    def delete_bullets(self, project_id: int | None, include_global: bool = False) -> int:
+        where, params = self._scope(project_id, include_global)
+        ids = [r[0] for r in self.conn.execute(f"SELECT b.id FROM bullets b WHERE {where}", params)]
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            for table in ("injections", "pins", "bullet_vectors"):
+                self.conn.execute(f"DELETE FROM {table} WHERE bullet_id IN ({marks})", chunk)
+            self.conn.execute(f"DELETE FROM bullets WHERE id IN ({marks})", chunk)
+        return len(ids)
+
+    # -- domains -----------------------------------------------------------------------------------
+
+    def refresh_domain_counts(self, project_id: int | None) -> None:
+        key = project_id or 0
+        where, params = self._scope(project_id, False)
+        counts: dict[str, int] = {}
+        for (domains,) in self.conn.execute(
+            f"SELECT b.domains FROM bullets b WHERE {where} AND b.status = 'active'", params
+        ):
+            for domain in domains.split():
+                counts[domain] = counts.get(domain, 0) + 1
+        self.conn.execute("DELETE FROM domain_counts WHERE project_id = ?", (key,))
+        self.conn.executemany(
+            "INSERT INTO domain_counts(project_id, domain, bullets) VALUES (?,?,?)",
+            [(key, d, n) for d, n in counts.items()],
+        )
+
+    def domain_counts(self, project_id: int | None, include_global: bool = True) -> dict[str, int]:
+        keys = [project_id or 0] + ([0] if include_global and project_id else [])
+        counts: dict[str, int] = {}
+        for domain, n in self.conn.execute(
+            f"SELECT domain, bullets FROM domain_counts WHERE project_id IN ({','.join('?' * len(keys))})", keys
+        ):
+            counts[domain] = counts.get(domain, 0) + n
+        return counts
+
+    # -- change log --------------------------------------------------------------------------------
+
+    def log_change(self, bullet_id: str, op: str, detail: dict | None, reason: str | None,
+                   source: str | None, session_id: str | None, now: float) -> None:
+        self.conn.execute(
+            "INSERT INTO bullet_changes(bullet_id, op, detail, reason, source, session_id, created_at)"
+            " VALUES (?,?,?,?,?,?,?)",
+            (bullet_id, op, json.dumps(detail, ensure_ascii=False) if detail else None, reason, source,
+             session_id, now),
+        )
+
+    def changes(self, bullet_id: str | None = None, project_id: int | None = None, limit: int = 100) -> list[dict]:
+        if bullet_id:
+            rows = self._rows("SELECT * FROM bullet_changes WHERE bullet_id=? ORDER BY id DESC LIMIT ?", (bullet_id, limit))
+        elif project_id is not None:
+            rows = self._rows(
+                "SELECT c.* FROM bullet_changes c JOIN bullets b ON b.id = c.bullet_id"
+                " WHERE b.project_id = ? OR b.project_id IS NULL ORDER BY c.id DESC LIMIT ?", (project_id, limit))
+        else:
+            rows = self._rows("SELECT * FROM bullet_changes ORDER BY id DESC LIMIT ?", (limit,))
+        for row in rows:
+            row["detail"] = json.loads(row["detail"]) if row["detail"] else None
+        return rows
+
+    # -- injections, pins, session state -----------------------------------------------------------
+
+    def record_injections(self, session_id: str | None, project_id: int | None, hook: str,
+                          shown: list[tuple[str, float, int]], now: float) -> None:
+        """Record what a hook showed (bullet id, score, rank) and bump the bullets' usage."""
+        with self.transaction():
+            self.conn.executemany(
+                "INSERT INTO injections(session_id, project_id, hook, bullet_id, score, rank, created_at)"
+                " VALUES (?,?,?,?,?,?,?)",
+                [(session_id, project_id, hook, bid, score, rank, now) for bid, score, rank in shown],
+            )
+            self.conn.executemany(
+                "UPDATE bullets SET retrieval_count = retrieval_count + 1, last_used_at = ? WHERE id = ?",
+                [(now, bid) for bid, _, _ in shown],
+            )
+
+    def injected(self, session_id: str, since: float | None = None) -> list[dict]:
+        sql = "SELECT hook, bullet_id, score, rank, created_at FROM injections WHERE session_id = ?"
+        params: tuple = (session_id,)
+        if since is not None:
+            sql += " AND created_at >= ?"
+            params += (since,)
+        return self._rows(sql + " ORDER BY id", params)
+
+    def set_pins(self, session_id: str, bullet_ids: list[str], now: float, ttl_seconds: float) -> None:
+        with self.transaction():
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO pins(session_id, bullet_id, pinned_at, expires_at) VALUES (?,?,?,?)",
+                [(session_id, bid, now, now + ttl_seconds) for bid in bullet_ids],
+            )
+
+    def pins(self, session_id: str, now: float) -> list[dict]:
+        return self._rows(
+            "SELECT bullet_id, pinned_at, expires_at FROM pins WHERE session_id = ? AND expires_at > ?"
+            " ORDER BY pinned_at, rowid", (session_id, now))
+
+    def get_state(self, session_id: str, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM session_state WHERE session_id=? AND key=?", (session_id, key)).fetchone()
+        return row[0] if row else None
+
+    def set_state(self, session_id: str, key: str, value: str | None) -> None:
+        with self.transaction():
+            self.conn.execute(
+                "INSERT OR REPLACE INTO session_state(session_id, key, value) VALUES (?,?,?)", (session_id, key, value))
+
+    # -- vectors (semantic search) -----------------------------------------------------------------
+
+    def vectors(self, model: str, project_id: int | None, include_global: bool = True) -> list[tuple[str, bytes]]:
+        where, params = self._scope(project_id, include_global)
+        return self.conn.execute(
+            f"SELECT v.bullet_id, v.vector FROM bullet_vectors v JOIN bullets b ON b.id = v.bullet_id"
+            f" WHERE {where} AND b.status='active' AND v.model = ? AND v.content_key = b.content_key",
+            params + (model,),
+        ).fetchall()
+
+    def bullets_missing_vectors(self, model: str, limit: int = 1000) -> list[dict]:
+        return [_bullet(r) for r in self._rows(
+            f"{_SELECT} LEFT JOIN bullet_vectors v ON v.bullet_id = b.id AND v.model = ? AND v.content_key = b.content_key"
+            f" WHERE b.status = 'active' AND v.bullet_id IS NULL LIMIT ?", (model, limit))]
+
+    def put_vectors(self, model: str, items: list[tuple[str, str, bytes]]) -> None:
+        with self.transaction():
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO bullet_vectors(bullet_id, model, content_key, vector) VALUES (?,?,?,?)",
+                [(bid, model, key, blob) for bid, key, blob in items],
+            )
+
+    # -- helpers -----------------------------------------------------------------------------------
+
+    def _one(self, sql: str, params=()) -> dict | None:
+        rows = self._rows(sql, params)
+        return rows[0] if rows else None
