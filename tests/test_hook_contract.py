@@ -238,3 +238,10 @@ def test_read_only_store(small_mount, tmp_path, monkeypatch):
         answer = check_answer(event, out)
         if event == "SessionStart":
             assert answer and "degraded" in answer["systemMessage"]
+
+
+def test_ace_disabled_env_turns_hooks_into_no_ops(ace_home, tmp_path):
+    data = payload("UserPromptSubmit", str(tmp_path), prompt="hello there, fix the build")
+    code, out, _, _ = run_hook("UserPromptSubmit", data, env={"ACE_DISABLED": "1"})
+    assert (code, out) == (0, "")
+    assert not (ace_home / "ace.db").exists(), "nothing recorded"

@@ -17,6 +17,15 @@ DEFAULTS: dict[str, object] = {
     "capture.skip_tools": ["TodoWrite", "TodoRead", "ExitPlanMode", "TaskList", "TaskGet"],
     # Store: how long a hook waits for a lock before spooling its record instead.
     "store.busy_timeout_ms": 2_000,
+    # Injection: what the hooks put back into Claude Code's context, in tokens (estimated).
+    "inject.enabled": True,
+    "inject.session_start_tokens": 500,
+    "inject.prompt_tokens": 400,
+    "inject.prompt_k": 5,
+    "inject.domain_shift_tokens": 250,
+    "inject.domain_shift_k": 3,
+    "inject.recall_tokens": 600,
+    "inject.pin_hours": 24.0,
     # Retention: `ace gc`, and the automatic gc SessionStart starts past the cap, keep the store
     # within these.
     "retention.max_db_mb": 256.0,
@@ -28,6 +37,14 @@ DESCRIPTIONS: dict[str, str] = {
     "capture.max_response_chars": "cap on a stored tool response (chars)",
     "capture.max_message_chars": "cap on a stored prompt or final assistant message (chars)",
     "capture.skip_tools": "tools whose calls are not captured",
+    "inject.enabled": "inject playbook bullets into Claude Code's context at all",
+    "inject.session_start_tokens": "budget of the <ace-playbook> digest at session start",
+    "inject.prompt_tokens": "budget of the <ace-patterns> block on each prompt",
+    "inject.prompt_k": "at most this many bullets per prompt",
+    "inject.domain_shift_tokens": "budget of an <ace-patterns-domain-shift> block",
+    "inject.domain_shift_k": "at most this many bullets on a shift of domain",
+    "inject.recall_tokens": "budget of the <ace-patterns-recalled> block after compaction",
+    "inject.pin_hours": "how long bullets pinned at compaction stay recallable",
     "store.busy_timeout_ms": "how long a hook waits for a locked store before spooling",
     "retention.max_db_mb": "store size above which gc drops the oldest captured sessions",
     "retention.max_age_days": "captured events older than this are dropped by gc",

@@ -193,6 +193,8 @@ def main(argv: list[str], stdin=None, stdout=None) -> None:
         if event not in EVENTS:
             log.warning("hook", f"unknown hook event {event!r} (payload says {named!r}); ignored")
             return
+        if os.environ.get("ACE_DISABLED", "") not in ("", "0"):
+            return  # e.g. the headless `claude` that the learning worker runs: never capture ourselves
         if problem:
             log.warning(event, problem)
         elif named != event:

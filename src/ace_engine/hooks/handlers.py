@@ -1,12 +1,11 @@
 """One handler per hook event: record what happened, answer what the event allows.
 
-Each handler returns the JSON object to print, or None for no output. Injection (issue: playbook
-and retrieval) plugs into SessionStart / UserPromptSubmit / PreToolUse / PreCompact through
-`context_answer`; learning plugs into Stop / SubagentStop / SessionEnd after the record is saved.
+Each handler returns the JSON object to print, or None for no output. The record is saved first,
+so capture never depends on injection (`inject`) or learning succeeding.
 """
 
 from ..capture import records
-from . import health
+from . import health, inject
 
 
 def context_answer(event: str, context: str | None = None, system_message: str | None = None):
@@ -44,19 +43,22 @@ def session_start(hook):
 
         maybe_start_gc(hook.cfg["retention.max_db_mb"])
     notice = health.notice_for(hook.session_id, hook.store_error)
-    return context_answer("SessionStart", None, notice)
+    context = inject.safely(hook, "session-start injection", inject.session_start, record["detail"])
+    return context_answer("SessionStart", context, notice)
 
 
 def user_prompt_submit(hook):
     record = _record(hook)
     record["message"] = records.message("user", hook.payload.get("prompt"), hook.cfg)
     hook.save(record)
-    return None
+    context = inject.safely(hook, "prompt injection", inject.prompt, hook.payload.get("prompt"))
+    return context_answer("UserPromptSubmit", context)
 
 
 def pre_tool_use(hook):
     hook.save(_record(hook, hook.payload.get("tool_name")))
-    return None
+    context = inject.safely(hook, "domain-shift injection", inject.domain_shift)
+    return context_answer("PreToolUse", context)
 
 
 def permission_request(hook):
@@ -82,7 +84,8 @@ def post_tool_use(hook):
 
 def pre_compact(hook):
     hook.save(_record(hook, hook.payload.get("trigger")))
-    return None
+    inject.safely(hook, "pinning", inject.pin_for_compaction)
+    return None  # PreCompact takes no additionalContext
 
 
 def stop(hook):
