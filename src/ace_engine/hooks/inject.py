@@ -92,6 +92,10 @@ def domain_shift(hook) -> str | None:
     path = tool_input.get(field) if field and isinstance(tool_input, dict) else None
     if not isinstance(path, str) or not path or not hook.session_id:
         return None
+    # Only the part inside the project says something about the domain (not /home/me/work/…).
+    root = hook.project.root.rstrip("/") + "/"
+    if path.startswith(root):
+        path = path[len(root):]
     store = hook.store()
     project_id = _project_id(hook)
     known = store.domain_counts(project_id)
@@ -112,7 +116,7 @@ def domain_shift(hook) -> str | None:
     cfg = hook.cfg
     query = " ".join(path_words(path) + domain.split("-"))
     hits = search(store, project_id, query, k=cfg["inject.domain_shift_k"], files=(path,),
-                  domains_allowed=[domain], exclude_ids=_shown_ids(hook))
+                  domains_allowed=[domain], exclude_ids=_shown_ids(hook), threshold=0.0)
     text, shown = render_patterns("ace-patterns-domain-shift", hits, cfg["inject.domain_shift_tokens"],
                                   attrs={"domain": domain})
     _record(hook, "PreToolUse", shown)

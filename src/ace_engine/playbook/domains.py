@@ -100,14 +100,26 @@ def words_match(a: str, b: str) -> bool:
     return a == b or (len(a) >= 4 and len(b) >= 4 and a[:4] == b[:4])
 
 
+# Short path segments that stand for a longer word (`src/db/…` is about databases).
+SHORT_WORDS = {"db": "database", "k8s": "kubernetes", "js": "javascript", "ts": "typescript",
+               "ui": "frontend", "ci": "ci", "api": "api", "sql": "sql"}
+
+
 def match_path(path: str, domains: list[str]) -> tuple[str, int] | None:
-    """The domain whose words best match `path`'s words, with how many matched; None if none."""
+    """The domain whose words best match `path`'s words, with how many matched; None if none.
+
+    A path word matches a domain word exactly or by a shared 4-letter prefix; a path word that
+    the keyword table assigns to a domain (`migrations` → database) counts for that domain too.
+    """
     words = path_words(path)
+    words += [SHORT_WORDS[w] for w in _WORD.findall(path.lower()) if w in SHORT_WORDS and SHORT_WORDS[w] not in words]
     if not words:
         return None
+    implied = {KEYWORDS[w] for w in words if w in KEYWORDS}
     best = None
     for domain in domains:
         hits = sum(1 for dw in domain.split("-") if any(words_match(dw, pw) for pw in words))
+        hits += domain in implied
         if hits and (best is None or hits > best[1]):
             best = (domain, hits)
     return best
