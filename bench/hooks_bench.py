@@ -18,7 +18,9 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TARGETS = {"PostToolUse": 3.0, "SessionStart": 3.5, "UserPromptSubmit": 3.5, "Stop": 3.5}
+# Ratio targets (hook / bare interpreter start). UserPromptSubmit, SessionStart and PreToolUse run
+# against a playbook of `--bullets` active bullets (10,000 by default).
+TARGETS = {"PostToolUse": 3.0, "SessionStart": 3.5, "UserPromptSubmit": 4.0, "Stop": 3.5, "PreToolUse": 3.0}
 MAX_RSS_MIB = 25.0
 
 
@@ -36,7 +38,9 @@ def run_once(argv: list[str], stdin: bytes, env: dict) -> tuple[float, float, in
 
 
 def payloads(event: str, cwd: str, n: int) -> bytes:
-    base = {"session_id": "bench-session", "transcript_path": os.path.join(cwd, "t.jsonl"), "cwd": cwd,
+    # A fresh session per SessionStart / prompt run, so every run really searches and injects.
+    session = f"bench-{event}-{n}" if event in ("SessionStart", "UserPromptSubmit") else "bench-session"
+    base = {"session_id": session, "transcript_path": os.path.join(cwd, "t.jsonl"), "cwd": cwd,
             "hook_event_name": event, "permission_mode": "default"}
     if event == "PostToolUse":
         response = ("collected 42 items\n" + "tests/test_api.py ......... [ 21%]\n" * 60)[:2048]
@@ -47,6 +51,10 @@ def payloads(event: str, cwd: str, n: int) -> bytes:
         base.update(source="startup")
     elif event == "UserPromptSubmit":
         base.update(prompt="The login test fails with a 401 after the token refresh; find the cause and fix it.")
+    elif event == "PreToolUse":
+        # Same file every run: the first run shifts the session's domain, the measured ones don't.
+        base.update(tool_name="Read", tool_use_id=f"toolu_pre_{n}",
+                    tool_input={"file_path": os.path.join(cwd, "src", "api", "auth", "tokens.py")})
     elif event == "Stop":
         base.update(stop_hook_active=False, last_assistant_message="Fixed the refresh: tests pass (42 passed).")
     return json.dumps(base).encode()
@@ -74,6 +82,44 @@ def bench_event(python: str, event: str, runs: int, env: dict, cwd: str) -> dict
     return {"event": event, "runs": runs, "baseline_ms": round(base * 1000, 2), "hook_ms": round(hook * 1000, 2),
             "ratio": round(hook / base, 2), "target_ratio": TARGETS[event],
             "peak_rss_mib": round(max(rss), 1), "ok": hook / base <= TARGETS[event] and max(rss) <= MAX_RSS_MIB}
+
+
+AREAS = [
+    ("auth-jwt", "JWT refresh", "src/api/auth/tokens.py", "a 401 after the access token expires"),
+    ("python-testing", "pytest fixtures", "tests/conftest.py", "ModuleNotFoundError when run outside the repo root"),
+    ("database", "Alembic migrations", "src/db/migrations/env.py", "autogenerate misses models not imported"),
+    ("docker", "Docker builds", "Dockerfile", "layer cache busted by copying the whole tree first"),
+    ("frontend-react", "React effects", "web/src/components/Cart.tsx", "an effect that refetches on every render"),
+    ("ci", "CI workflows", ".github/workflows/test.yml", "a cache key without the lock file hash"),
+    ("http-api", "FastAPI endpoints", "src/api/routes/orders.py", "a 422 from a missing Pydantic field"),
+    ("linting", "ruff", "pyproject.toml", "an unused import flagged as F401 in __init__ re-exports"),
+]
+VERBS = ["Run", "Check", "Prefer", "Avoid", "Use", "Remember", "Pin", "Reset", "Regenerate", "Log"]
+
+
+def seed_playbook(env: dict, cwd: str, bullets: int) -> None:
+    """`bullets` varied, distinct active bullets over several domains, through the real Playbook."""
+    code = (
+        "import sys, random\n"
+        "from ace_engine.store.sqlite import SQLiteStore\n"
+        "from ace_engine.playbook.playbook import Playbook\n"
+        "from ace_engine.project import identify\n"
+        f"areas, verbs, n, cwd = {AREAS!r}, {VERBS!r}, {bullets}, {cwd!r}\n"
+        "rng = random.Random(7)\n"
+        "sections = ['strategies_and_hard_rules', 'useful_code_snippets', 'troubleshooting_and_pitfalls', 'apis_to_use']\n"
+        "with SQLiteStore() as store:\n"
+        "    pb = Playbook(store, identify(cwd))\n"
+        "    with pb:\n"
+        "        for i in range(n):\n"
+        "            domain, topic, path, symptom = areas[i % len(areas)]\n"
+        "            verb = verbs[rng.randrange(len(verbs))]\n"
+        "            text = (f'{topic} #{i}: {verb.lower()} the step in {path} that handles case {i * 7919 % 10007}; '\n"
+        "                    f'otherwise expect {symptom} (seen in session {i // 3}).')\n"
+        "            b, _ = pb.add(text, sections[i % 4], domains=[domain])\n"
+        "            if i % 5 == 0:\n"
+        "                pb.tag(b['id'], 'helpful', count=1 + i % 4)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], env=env, check=True)
 
 
 def bench_concurrency(python: str, env: dict, processes: int = 8, events: int = 500) -> dict:
@@ -112,16 +158,25 @@ def main() -> None:
     parser.add_argument("--python", default=sys.executable, help="the interpreter the hooks use")
     parser.add_argument("--out", default=os.path.join(HERE, "results", "hooks.json"))
     parser.add_argument("--skip-concurrency", action="store_true")
+    parser.add_argument("--bullets", type=int, default=10_000, help="active bullets in the playbook")
     args = parser.parse_args()
 
+    # Like `pip install` and `ace install` do: hooks then load bytecode even where
+    # PYTHONDONTWRITEBYTECODE is set (it is on some machines, and would make every hook compile).
+    from ace_engine.integrations.claude_settings import precompile
+
+    precompile()
     with tempfile.TemporaryDirectory(prefix="ace-bench-") as tmp:
         cwd = os.path.join(tmp, "project")
         os.makedirs(os.path.join(cwd, ".git"))
         env = {**os.environ, "ACE_HOME": os.path.join(tmp, "home"), "XDG_CONFIG_HOME": os.path.join(tmp, "cfg")}
+        started = time.perf_counter()
+        seed_playbook(env, cwd, args.bullets)
+        print(f"seeded {args.bullets} bullets in {time.perf_counter() - started:.1f} s")
         results = [bench_event(args.python, event, args.runs, env, cwd) for event in TARGETS]
         concurrency = None if args.skip_concurrency else bench_concurrency(args.python, env)
 
-    report = {"python": args.python, "version": sys.version.split()[0], "machine": os.uname().machine,
+    report = {"python": args.python, "bullets": args.bullets, "version": sys.version.split()[0], "machine": os.uname().machine,
               "cpus": os.cpu_count(), "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "hooks": results, "max_rss_mib": MAX_RSS_MIB, "concurrency": concurrency}
     os.makedirs(os.path.dirname(args.out), exist_ok=True)

@@ -26,6 +26,50 @@ DEFAULTS: dict[str, object] = {
     "inject.domain_shift_k": 3,
     "inject.recall_tokens": 600,
     "inject.pin_hours": 24.0,
+    # Retrieval: how the playbook is searched (see `retrieval/search.py` for what each weight does).
+    "retrieval.threshold": 0.25,
+    "retrieval.candidates": 40,
+    "retrieval.max_terms": 32,
+    "retrieval.weights.bm25": 0.30,
+    "retrieval.weights.coverage": 0.60,
+    "retrieval.weights.fuzzy": 0.05,
+    "retrieval.weights.domain": 0.05,
+    "retrieval.weights.confidence": 0.05,
+    "retrieval.weights.helpful": 0.05,
+    "retrieval.weights.recency": 0.05,
+    "retrieval.weights.semantic": 0.30,
+    "retrieval.recency_half_life_days": 30.0,
+    "retrieval.abbreviations": {},
+    "retrieval.semantic": False,
+    # Learning: the job queue, the reflector, and the curator's dedup and pruning rules.
+    "learning.enabled": True,
+    "learning.reflector": "auto",
+    "learning.max_attempts": 3,
+    "learning.backoff_seconds": 30.0,
+    "learning.lease_seconds": 600.0,
+    "learning.linger_seconds": 60.0,
+    "learning.merge_similarity": 0.8,
+    "learning.prune_confidence": 0.3,
+    "learning.prune_min_observations": 10,
+    "learning.stale_days": 90.0,
+    "learning.max_bullets": 500,
+    "learning.max_tokens": 40_000,
+    "learning.slow_step_seconds": 120.0,
+    "learning.co_edit_sessions": 3,
+    "learning.trusted_hosts": [],
+    # LLM: an optional model for reflection. Nothing leaves the machine unless a provider is set.
+    "llm.provider": "none",
+    "llm.model": "",
+    "llm.base_url": "",
+    "llm.api_key_env": "",
+    "llm.claude_path": "",
+    "llm.timeout_s": 120.0,
+    "llm.max_tokens": 4_000,
+    "llm.max_calls_per_job": 3,
+    "llm.max_calls_per_day": 200,
+    "llm.max_tokens_per_day": 2_000_000,
+    # Code patterns: observations on Edit / Write content (see `learning/code_patterns.py`).
+    "learning.code_patterns_file": "",
     # Retention: `ace gc`, and the automatic gc SessionStart starts past the cap, keep the store
     # within these.
     "retention.max_db_mb": 256.0,
@@ -45,7 +89,47 @@ DESCRIPTIONS: dict[str, str] = {
     "inject.domain_shift_k": "at most this many bullets on a shift of domain",
     "inject.recall_tokens": "budget of the <ace-patterns-recalled> block after compaction",
     "inject.pin_hours": "how long bullets pinned at compaction stay recallable",
+    "learning.enabled": "Stop / SubagentStop / SessionEnd queue learning jobs and start the worker",
+    "learning.reflector": "auto (an LLM when a provider is configured, else heuristics), heuristic or llm",
+    "learning.max_attempts": "attempts of a learning job before it is marked failed",
+    "learning.backoff_seconds": "wait before retrying a failed job; doubles with each attempt",
+    "learning.lease_seconds": "a running job not finished within this is retried (its worker died)",
+    "learning.linger_seconds": "the worker waits at most this long for a job in backoff before exiting",
+    "learning.merge_similarity": "lexical similarity (0-1) at which a new lesson updates an existing one",
+    "learning.prune_confidence": "archive bullets below this confidence…",
+    "learning.prune_min_observations": "…once they have at least this many helpful/harmful marks",
+    "learning.stale_days": "archive bullets unused for this many days that were never helpful",
+    "learning.max_bullets": "active bullets per project before the least valuable are archived (0: no cap)",
+    "learning.max_tokens": "estimated tokens of a project's active bullets before pruning (0: no cap)",
+    "learning.slow_step_seconds": "a command slower than this becomes a 'slow step' lesson",
+    "learning.co_edit_sessions": "sessions two files must be edited together in to become a lesson",
+    "learning.trusted_hosts": "hosts a lesson may name without being quarantined (besides registries, code hosts, docs)",
     "store.busy_timeout_ms": "how long a hook waits for a locked store before spooling",
+    "retrieval.threshold": "minimum score (0..1) of a bullet to be injected; empty results are fine",
+    "retrieval.candidates": "how many full-text matches are re-ranked per search",
+    "retrieval.max_terms": "cap on the search terms taken from one prompt",
+    "retrieval.weights.bm25": "weight of full-text (BM25) relevance, relative to the best candidate",
+    "retrieval.weights.coverage": "weight of the share of the query's terms a bullet contains",
+    "retrieval.weights.fuzzy": "weight of fuzzy identifier / file path matches",
+    "retrieval.weights.domain": "weight of a bullet's domains matching the query and files in play",
+    "retrieval.weights.confidence": "weight of a bullet's confidence (scaled by its relevance)",
+    "retrieval.weights.helpful": "weight of a bullet's helpful record (scaled by its relevance)",
+    "retrieval.weights.recency": "weight of a bullet's recent use or update (scaled by its relevance)",
+    "retrieval.weights.semantic": "share of embedding similarity in hybrid mode (0..1)",
+    "retrieval.recency_half_life_days": "age at which the recency part has halved",
+    "retrieval.abbreviations": "extra abbreviations, a table or `k8s=kubernetes,tf=terraform` (| between alternatives)",
+    "retrieval.semantic": "blend embedding similarity into searches (needs `pip install ace-engine[semantic]` and `ace embed`)",
+    "llm.provider": "none (offline heuristics only), claude-cli (your Claude Code login), anthropic or openai (any OpenAI-compatible endpoint)",
+    "llm.model": "model name; needed for anthropic / openai, optional for claude-cli (its default otherwise)",
+    "llm.base_url": "endpoint of an anthropic / openai provider, e.g. http://localhost:11434/v1 for Ollama",
+    "llm.api_key_env": "NAME of the environment variable holding the API key (default ANTHROPIC_API_KEY / OPENAI_API_KEY); keys are never stored in config",
+    "llm.claude_path": "the `claude` binary for claude-cli (default: `claude` on PATH)",
+    "llm.timeout_s": "seconds one model call may take",
+    "llm.max_tokens": "cap on the tokens of one model reply",
+    "llm.max_calls_per_job": "model calls one learning job may make (a reply that isn't valid JSON is retried once)",
+    "llm.max_calls_per_day": "model calls per day on this machine, all projects (0: no cap); past it learning goes offline",
+    "llm.max_tokens_per_day": "model tokens (in + out) per day on this machine (0: no cap)",
+    "learning.code_patterns_file": "JSON file of extra code patterns, or `{\"disable\": [ids]}` (see learning/code_patterns.py)",
     "retention.max_db_mb": "store size above which gc drops the oldest captured sessions",
     "retention.max_age_days": "captured events older than this are dropped by gc",
 }
@@ -63,7 +147,7 @@ def _flatten(table: dict, prefix: str = "") -> dict[str, object]:
     flat: dict[str, object] = {}
     for name, value in table.items():
         key = f"{prefix}{name}"
-        if isinstance(value, dict):
+        if isinstance(value, dict) and not isinstance(DEFAULTS.get(key), dict):
             flat.update(_flatten(value, key + "."))
         else:
             flat[key] = value
@@ -98,6 +182,14 @@ def _coerce(key: str, value: object, source: str) -> object:
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
         if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return value
+    elif isinstance(default, dict):
+        # A table of strings: from TOML as a table, from the environment as `a=b,c=d`.
+        if isinstance(value, str):
+            pairs = [part.split("=", 1) for part in value.split(",") if part.strip()]
+            if all(len(pair) == 2 and pair[0].strip() for pair in pairs):
+                return {k.strip(): v.strip() for k, v in pairs}
+        elif isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
             return value
     else:
         return value

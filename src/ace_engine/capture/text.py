@@ -157,9 +157,10 @@ def sanitize(s, limit):
     # then splice exactly.  strip_private ran on the whole text above, since
     # a <private> opener in the discarded middle must still hide the tail.
     he = _cut_back(s, limit + _MARGIN, limit)
-    ts = _cut_forward(s, n - limit - _MARGIN, n - limit)
-    if ts <= he:
+    lo = n - limit - _MARGIN
+    if lo <= he:  # windows would overlap: the text is not that big after all
         return cap(redact(s), limit)
+    ts = _cut_forward(s, lo, n - limit)
     tail = s[ts:]
     pem_end = _skip_open_pem(s, ts)  # window starts inside a private key?
     if pem_end >= 0:

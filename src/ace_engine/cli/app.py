@@ -5,7 +5,8 @@ import os
 import click
 
 from .. import __version__
-from . import capture_cmds, demo_cmd, learning_cmds, playbook_cmds, setup_cmds
+from . import (bootstrap_cmd, capture_cmds, demo_cmd, history_cmds, learning_cmds, playbook_cmds, playbook_edit_cmds,
+               setup_cmds, share_cmds)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -27,7 +28,8 @@ def hook_cmd(event):
     run_hook([event])
 
 
-for module in (setup_cmds, capture_cmds, playbook_cmds, learning_cmds, demo_cmd):
+for module in (setup_cmds, capture_cmds, playbook_cmds, playbook_edit_cmds, share_cmds, learning_cmds, history_cmds,
+               bootstrap_cmd, demo_cmd):
     for command in module.COMMANDS:
         cli.add_command(command)
 

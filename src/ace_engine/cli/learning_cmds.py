@@ -1,3 +1,231 @@
-"""Learning from captured sessions: learn, jobs, stats, log, review, bootstrap."""
+"""Learning from captured sessions: `ace learn` (queued jobs, a transcript, or the ACE plugin's
+payload on stdin) and `ace jobs` (the queue). Statistics, history and review: `history_cmds`."""
 
-COMMANDS: list = []
+import json
+import os
+import sys
+import time
+from contextlib import nullcontext
+
+import click
+
+from .. import config as config_mod
+from ..project import identify
+from .common import json_option, open_store, project_option, resolve_dir
+from .output import console, emit_json, fail, iso, table, when
+
+
+def _project(project_dir):
+    return identify(resolve_dir(project_dir))
+
+
+def _load_config(root: str | None):
+    try:
+        return config_mod.load(root, strict=True)
+    except config_mod.ConfigError as exc:
+        fail(f"{exc}")
+
+
+@click.command()
+@project_option
+@click.option("--transcript", "transcript_file", type=click.Path(dir_okay=False, exists=True),
+              help="Learn from a Claude Code transcript (JSONL) instead of the queue.")
+@click.option("--stdin", "from_stdin", is_flag=True,
+              help="Read the ACE plugin's learn payload (JSON) from stdin and answer its learning_statistics.")
+@click.option("--session", "session_id", default=None,
+              help="First queue whatever this session captured that no job covers yet.")
+@click.option("--retry-failed", is_flag=True, help="Queue the project's failed jobs again first.")
+@click.option("--force", is_flag=True, help="With --transcript: learn a session the hooks already learned from.")
+@click.option("--wait", "wait_seconds", default=120.0, show_default=True,
+              help="How long to wait for a background worker of this project to finish.")
+@click.option("--heuristic", is_flag=True, help="Use the offline heuristic reflector even if an LLM is configured.")
+@json_option
+def learn(project_dir, transcript_file, from_stdin, session_id, retry_failed, force, wait_seconds, heuristic, as_json):
+    """Learn now, in the foreground: run this project's pending jobs (what the hooks queued and
+    the background worker hasn't done yet), or learn from a transcript or a payload."""
+    from ..learning.reflector import heuristic as heuristic_reflector
+
+    if sum(bool(x) for x in (transcript_file, from_stdin)) > 1:
+        fail("--transcript and --stdin are alternatives; give one")
+    project = _project(project_dir) if (project_dir or not transcript_file) else None
+    reflector = None
+    if heuristic:
+        reflector = heuristic_reflector(_load_config(project.root if project else None))
+    if from_stdin:
+        return _learn_stdin(project, reflector, as_json)
+    if transcript_file:
+        return _learn_transcript(transcript_file, project, force, reflector, as_json)
+    return _learn_queue(project, session_id, retry_failed, wait_seconds, reflector, as_json)
+
+
+def _learn_stdin(project, reflector, as_json):
+    from ..learning import pipeline
+
+    raw = sys.stdin.read()
+    try:
+        payload = json.loads(raw)
+    except ValueError as exc:
+        fail(f"stdin is not valid JSON ({exc}); pipe the ACE plugin's learn payload: "
+             "{\"task\", \"trajectory\": [...], \"result\": {...}, \"playbook_used\": [...]}")
+    if not isinstance(payload, dict):
+        fail("the learn payload must be a JSON object with `task` and `trajectory`")
+    cfg = _load_config(project.root)
+    with open_store() as store:
+        answer = pipeline.learn_payload(store, project, payload, cfg=cfg, reflector=reflector)
+    if as_json:
+        return emit_json(answer)
+    stats = answer["learning_statistics"]
+    if answer["already_learned"]:
+        console.print("This payload was learned before; nothing changed.")
+    elif answer["skipped"]:
+        console.print(f"Not learned: {answer['skipped'][0]} (bullets shown still got their feedback).")
+    console.print("Created {patterns_created}, updated {patterns_updated}, merged {patterns_merged}, "
+                  "pruned {patterns_pruned}; average confidence {average_confidence}.".format(**stats))
+
+
+def _learn_transcript(path, project, force, reflector, as_json):
+    from rich.progress import Progress
+
+    from ..learning import pipeline
+
+    cfg = _load_config(project.root if project else None) if project else None
+    with open_store() as store:
+        try:
+            if as_json:
+                result = pipeline.learn_transcript(store, os.path.abspath(path), project, cfg=cfg, force=force,
+                                                   reflector=reflector)
+            else:
+                with Progress(console=console, transient=True) as progress:
+                    task = progress.add_task("learning from the transcript", total=None)
+                    result = pipeline.learn_transcript(store, os.path.abspath(path), project, cfg=cfg, force=force,
+                                                       reflector=reflector, on_turn=lambda _: progress.advance(task))
+        except (OSError, UnicodeError) as exc:
+            fail(f"cannot read {path}: {exc}; give a Claude Code transcript (~/.claude/projects/…/<session>.jsonl)")
+    if as_json:
+        return emit_json(result)
+    if result.get("skipped_reason"):
+        console.print(f"Nothing learned: {result['skipped_reason']}.")
+        return
+    turns = result["turns"]
+    if not turns:
+        console.print("No turns found in that transcript (is it a Claude Code session file?).")
+        return
+    table(f"Session {result['session_id']}", ["task", "status", "created", "updated", "merged", "quarantined", "rejected"], [
+        [(t.get("task") or "")[:60], "learned before" if t["already_learned"] else t.get("status"),
+         t["summary"].get("created", 0), t["summary"].get("updated", 0), t["summary"].get("merged", 0),
+         t["summary"].get("quarantined", 0), t["summary"].get("rejected", 0)] for t in turns])
+
+
+def _learn_queue(project, session_id, retry_failed, wait_seconds, reflector, as_json):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from ..background import ProcessLock
+    from ..learning import worker
+    from ..learning.queue import lock_path
+
+    cfg = _load_config(project.root)
+    with open_store() as store:
+        project_id = store.project_id(project.key)
+        if project_id is None:
+            fail(f"nothing captured for {project.root} yet; run Claude Code there with ace-engine installed "
+                 "(`ace install`), or learn from a transcript with `ace learn --transcript FILE`")
+        queued = []
+        if session_id:
+            if store.session(session_id) is None:
+                fail(f"no session `{session_id}` in the store; `ace sessions` lists them")
+            queued = store.enqueue_leftovers(session_id, "cli", time.time(), int(cfg["learning.max_attempts"]))
+        if retry_failed:
+            for job in store.list_jobs(project_id, statuses=("failed",), limit=1000):
+                store.retry_job(job["id"], time.time())
+        lock = ProcessLock(lock_path(project.key))
+        deadline = time.monotonic() + max(0.0, wait_seconds)
+        with console.status("a background worker is learning this project; waiting for it…") if not as_json else nullcontext():
+            while not lock.acquire():
+                if time.monotonic() >= deadline:
+                    fail(f"a background learning worker still holds {lock.path} after {wait_seconds:g}s; "
+                         "try again later or pass a longer --wait")
+                time.sleep(0.2)
+        try:
+            total = store.runnable_jobs(project_id, time.time(), ignore_backoff=True) + \
+                store.job_counts(project_id).get("running", 0)
+            if as_json:
+                results = worker.drain(store, project_id, lock, cfg, linger=0, ignore_backoff=True, reflector=reflector)
+            else:
+                columns = (TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                           TimeElapsedColumn())
+                with Progress(*columns, console=console, transient=True) as progress:
+                    bar = progress.add_task("learning", total=max(total, 1))
+                    results = worker.drain(store, project_id, lock, cfg, linger=0, ignore_backoff=True,
+                                           reflector=reflector, on_job=lambda r: progress.advance(bar))
+        finally:
+            lock.release()
+        jobs = {j["id"]: j for j in store.list_jobs(project_id, limit=max(50, len(results) + 10))}
+    if as_json:
+        return emit_json({"project": project.key, "queued": queued, "results": results,
+                          "jobs": [jobs.get(r["job"]) for r in results]})
+    if not results:
+        console.print("No pending learning jobs for this project. `ace jobs` shows the queue.")
+        return
+    rows = []
+    for r in results:
+        summary = r.get("summary") or {}
+        job = jobs.get(r["job"]) or {}
+        note = job.get("reason") or (r.get("error") or "").split("\n")[0]
+        rows.append([r["job"], (job.get("session_id") or "")[:12], job.get("agent_id") or "main", r["status"],
+                     summary.get("created", 0), summary.get("updated", 0), summary.get("merged", 0),
+                     summary.get("pruned", 0), summary.get("quarantined", 0), note[:60]])
+    table("Learned", ["job", "session", "agent", "status", "created", "updated", "merged", "pruned", "quarantined", "note"],
+          rows)
+
+
+@click.command()
+@project_option
+@click.option("--all", "all_projects", is_flag=True, help="Jobs of every project.")
+@click.option("--status", "statuses", multiple=True,
+              type=click.Choice(["queued", "running", "done", "failed", "skipped"]), help="Only these (repeatable).")
+@click.option("--retry", "retry_id", type=int, default=None, help="Queue this failed or skipped job again.")
+@click.option("--limit", default=30, show_default=True)
+@json_option
+def jobs(project_dir, all_projects, statuses, retry_id, limit, as_json):
+    """The learning queue: one job per finished task (Stop / SubagentStop) or session end."""
+    project = _project(project_dir)
+    with open_store() as store:
+        project_id = store.project_id(project.key)
+        if retry_id is not None:
+            if not store.retry_job(retry_id, time.time()):
+                fail(f"job {retry_id} is not a failed or skipped job of the queue; `ace jobs --status failed` lists them")
+            from ..learning.queue import start_worker
+
+            start_worker(project.key)
+        rows = store.list_jobs(project_id, all_projects=all_projects, statuses=tuple(statuses), limit=limit)
+        counts = store.job_counts(project_id, all_projects=all_projects)
+    if as_json:
+        for row in rows:
+            row["created_at_iso"], row["finished_at_iso"] = iso(row["created_at"]), iso(row["finished_at"])
+        return emit_json({"jobs": rows, "counts": counts})
+    if not rows:
+        console.print("No learning jobs yet: they are queued when a Claude Code turn ends (Stop).")
+        return
+    table(None, ["job", "project", "session", "agent", "trigger", "status", "attempts", "events", "created", "note"], [
+        [j["id"], j["project"], (j["session_id"] or "")[:12], j["agent_id"] or ("main" if j["kind"] == "session" else j["kind"]),
+         j["trigger"], j["status"], f"{j['attempts']}/{j['max_attempts']}",
+         f"{j['tool_events']} tools, {j['messages']} msgs" if j["kind"] == "session" else "-",
+         when(j["created_at"]), _note(j)] for j in rows])
+    console.print("  ".join(f"{k}: {v}" for k, v in sorted(counts.items())))
+
+
+def _note(job: dict) -> str:
+    if job["status"] in ("failed", "queued") and job.get("last_error"):
+        text = job["last_error"].split("\n")[0]
+        if job["status"] == "queued" and job["not_before"] > time.time():
+            text = f"retry after {when(job['not_before'])}: {text}"
+        return text[:70]
+    if job.get("reason"):
+        return job["reason"][:70]
+    result = job.get("result") if isinstance(job.get("result"), dict) else {}
+    if result:
+        return f"+{result.get('created', 0)} ~{result.get('updated', 0)} merged {result.get('merged', 0)}"
+    return ""
+
+
+COMMANDS = [learn, jobs]

@@ -102,6 +102,9 @@ def stop(hook):
         "assistant", hook.payload.get("last_assistant_message"), hook.cfg
     )
     hook.save(record)
+    from ..learning.queue import enqueue_from_hook  # a learning job for this turn; detached worker
+
+    enqueue_from_hook(hook)
     return None
 
 

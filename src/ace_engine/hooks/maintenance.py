@@ -1,15 +1,15 @@
 """Work a hook may start but must not wait for: the automatic size cap of the store.
 
 SessionStart checks the store's size on disk (two `stat` calls); past the configured cap it
-starts a detached `ace gc` and returns at once. A lock file keeps it to one gc at a time.
+starts a detached `ace gc` (`background.spawn_python`) and returns at once. A lock file keeps it
+to one gc at a time.
 """
 
 import os
-import subprocess
-import sys
 import time
 
 from .. import log, paths
+from ..background import spawn_python
 
 LOCK_STALE_SECONDS = 900
 
@@ -39,7 +39,6 @@ def maybe_start_gc(max_db_mb: float) -> bool:
         os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
     except OSError:
         return False  # another hook won the race
-    package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     code = (
         "import os, sys\n"
         "from ace_engine.cli import main\n"
@@ -48,12 +47,8 @@ def maybe_start_gc(max_db_mb: float) -> bool:
         "finally:\n"
         f"    os.unlink({lock!r})\n"
     )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_parent, os.environ.get("PYTHONPATH")]))}
     try:
-        subprocess.Popen(
-            [sys.executable, "-c", code], env=env, start_new_session=True,
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )
+        spawn_python(code)
     except OSError as exc:
         log.error("gc", f"could not start the automatic gc: {exc}")
         os.unlink(lock)

@@ -38,6 +38,9 @@ _TABLE = {
 for _domain, _words in _TABLE.items():
     for _word in _words.split():
         KEYWORDS[_word] = _domain
+# Keywords with `-`, `.` or `_` (`node_modules`, `utf-8`): the word pattern splits them, so `derive`
+# looks for them whole.
+COMPOUND_KEYWORDS = {word: domain for word, domain in KEYWORDS.items() if not word.isalnum()}
 
 EXTENSIONS = {
     ".py": "python", ".pyi": "python", ".ts": "typescript", ".tsx": "frontend-react", ".jsx": "frontend-react",
@@ -72,12 +75,27 @@ def path_words(path: str) -> list[str]:
     return words
 
 
+def _has_term(text: str, term: str) -> bool:
+    """`term` occurs in `text` not glued to other letters or digits."""
+    start = text.find(term)
+    while start != -1:
+        end = start + len(term)
+        if (start == 0 or not text[start - 1].isalnum()) and (end == len(text) or not text[end].isalnum()):
+            return True
+        start = text.find(term, start + 1)
+    return False
+
+
 def derive(content: str, files: list[str] | tuple = (), tools: list[str] | tuple = (), limit: int = 3) -> list[str]:
     """Up to `limit` domains for a bullet, most strongly indicated first."""
     scores: dict[str, float] = {}
-    for word in _WORD.findall(content.lower()):
+    lowered = content.lower()
+    for word in _WORD.findall(lowered):
         domain = KEYWORDS.get(word)
         if domain:
+            scores[domain] = scores.get(domain, 0) + 1.0
+    for term, domain in COMPOUND_KEYWORDS.items():
+        if _has_term(lowered, term):
             scores[domain] = scores.get(domain, 0) + 1.0
     for path in files:
         for word in path_words(path):

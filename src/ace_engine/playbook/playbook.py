@@ -112,7 +112,16 @@ class Playbook:
         }.get(op)
         if handler is None:
             raise PlaybookError(f"unknown delta operation {delta.get('op')!r}")
-        result = handler(**args)
+        try:
+            result = handler(**args)
+        except TypeError as exc:
+            import inspect  # only on this error path
+
+            try:
+                inspect.signature(handler).bind(**args)
+            except TypeError:  # the delta's fields don't fit the operation
+                raise PlaybookError(f"malformed {op} delta: {exc}") from exc
+            raise
         return result[0] if isinstance(result, tuple) else result
 
     def add(self, content: str, section: str, *, domains=None, scope: str = "project", provenance=None,
@@ -134,9 +143,10 @@ class Playbook:
             return existing, False
         provenance = dict(provenance or {})
         provenance.setdefault("source", source)
-        if domains:
-            names = [domain_mod.normalize(d) for d in domains if domain_mod.normalize(d)]
-        else:
+        if isinstance(domains, str):
+            domains = [domains]
+        names = [domain_mod.normalize(d) for d in domains or () if domain_mod.normalize(d)]
+        if not names:  # none given, or none usable
             names = domain_mod.derive(text, provenance.get("files") or (), provenance.get("tools") or ())
         bullet = with_confidence({
             "id": new_id(now), "project_id": project_id, "section": section, "content": text,
@@ -152,8 +162,10 @@ class Playbook:
         return bullet, True
 
     def update(self, id: str, *, content: str | None = None, section: str | None = None, domains=None,
-               source: str = "user", reason: str | None = None, session_id: str | None = None,
-               now: float | None = None) -> dict:
+               provenance: dict | None = None, source: str = "user", reason: str | None = None,
+               session_id: str | None = None, now: float | None = None) -> dict:
+        """UPDATE content / section / domains, or the provenance (the curator adds the evidence of
+        each new observation of a lesson; the log notes that it changed, not the whole of it)."""
         now = now or time.time()
         bullet = self.get(id)
         fields: dict = {}
@@ -167,17 +179,23 @@ class Playbook:
             if normalized != bullet["section"]:
                 fields["section"] = normalized
         if domains is not None:
+            if isinstance(domains, str):
+                domains = [domains]
             names = list(dict.fromkeys(d for d in (domain_mod.normalize(x) for x in domains) if d)) or ["general"]
             if names != bullet["domains"]:
                 fields["domains"] = names
+        if provenance is not None and provenance != bullet["provenance"]:
+            fields["provenance"] = dict(provenance)
         if not fields:
             return bullet
         fields["updated_at"] = now
-        before = {k: bullet[k] for k in fields if k not in ("updated_at", "content_key")}
-        after = {k: v for k, v in fields.items() if k not in ("updated_at", "content_key")}
+        quiet = ("updated_at", "content_key", "provenance")
+        before = {k: bullet[k] for k in fields if k not in quiet}
+        after = {k: v for k, v in fields.items() if k not in quiet}
+        detail = {"before": before, "after": after, **({"provenance": "updated"} if "provenance" in fields else {})}
         with self.store.transaction():
             self.store.update_bullet(bullet["id"], fields)
-            self.store.log_change(bullet["id"], "UPDATE", {"before": before, "after": after}, reason, source, session_id, now)
+            self.store.log_change(bullet["id"], "UPDATE", detail, reason, source, session_id, now)
         self._touch(bullet["project_id"])
         return {**bullet, **fields}
 
@@ -188,10 +206,11 @@ class Playbook:
         tag = tag.lower()
         if tag not in ("helpful", "harmful", "neutral"):
             raise PlaybookError(f"tag is helpful, harmful or neutral, not {tag!r}")
+        count = max(1, int(count))
         bullet = self.get(id)
         if tag != "neutral":
             column = f"{tag}_explicit" if explicit else tag
-            bullet[column] += max(1, int(count))
+            bullet[column] += count
             with_confidence(bullet)
         fields = {k: bullet[k] for k in ("helpful", "harmful", "helpful_explicit", "harmful_explicit", "confidence")}
         fields["updated_at"] = now

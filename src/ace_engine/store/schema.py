@@ -94,7 +94,10 @@ MIGRATIONS: list[str] = [
         last_used_at REAL,
         retrieval_count INTEGER NOT NULL DEFAULT 0
     );
-    CREATE INDEX bullets_rank ON bullets(project_id, status, confidence DESC, helpful DESC);
+    -- Matches list_bullets(order="value") exactly, so the digest's top-N is an index walk.
+    CREATE INDEX bullets_value ON bullets(
+        project_id, status, confidence DESC, (helpful + 3 * helpful_explicit) DESC, updated_at DESC
+    );
     CREATE INDEX bullets_key ON bullets(content_key);
     CREATE VIRTUAL TABLE bullets_fts USING fts5(
         content, domains, content='bullets', content_rowid='rowid', tokenize='porter unicode61'
@@ -157,6 +160,92 @@ MIGRATIONS: list[str] = [
         model TEXT NOT NULL,
         content_key TEXT NOT NULL,         -- the content the vector was computed from
         vector BLOB NOT NULL               -- float32, L2-normalized
+    );
+    """,
+    # 3: learning — the job queue, per-task learning statistics, and the history the heuristics
+    # mine (files edited per session, command outcomes).
+    """
+    CREATE TABLE jobs (
+        id INTEGER PRIMARY KEY,
+        kind TEXT NOT NULL DEFAULT 'session',    -- session (captured events) / transcript / payload
+        dedup_key TEXT NOT NULL UNIQUE,    -- a task is learned once: session+agent+range, turn, payload hash
+        project_id INTEGER,
+        session_id TEXT,
+        agent_id TEXT NOT NULL DEFAULT '', -- '' = the main agent; else the subagent's id
+        agent_type TEXT,
+        trigger TEXT,                      -- Stop / SubagentStop / SessionEnd / cli
+        tool_from INTEGER NOT NULL DEFAULT 0,  -- tool_events.id range (from, to] of this session+agent
+        tool_to INTEGER NOT NULL DEFAULT 0,
+        msg_from INTEGER NOT NULL DEFAULT 0,   -- messages.id range (from, to]
+        msg_to INTEGER NOT NULL DEFAULT 0,
+        tool_events INTEGER NOT NULL DEFAULT 0,    -- how many of each the range holds
+        messages INTEGER NOT NULL DEFAULT 0,
+        window_from REAL NOT NULL DEFAULT 0,   -- time range: which injections belong to this task
+        window_to REAL NOT NULL DEFAULT 0,
+        payload TEXT,                      -- JSON trajectory for transcript / payload jobs
+        status TEXT NOT NULL DEFAULT 'queued',  -- queued / running / done / failed / skipped
+        attempts INTEGER NOT NULL DEFAULT 0,
+        max_attempts INTEGER NOT NULL DEFAULT 3,
+        not_before REAL NOT NULL DEFAULT 0,    -- backoff: not run before this time
+        lease_until REAL,                  -- a running job whose lease passed is retried
+        worker_pid INTEGER,
+        last_error TEXT,
+        reason TEXT,                       -- why skipped
+        result TEXT,                       -- JSON learning statistics
+        created_at REAL NOT NULL,
+        started_at REAL,
+        finished_at REAL
+    );
+    CREATE INDEX jobs_claim ON jobs(project_id, status, not_before);
+    CREATE INDEX jobs_session ON jobs(session_id, agent_id, id);
+    CREATE TABLE learning_runs (
+        id INTEGER PRIMARY KEY,
+        job_id INTEGER,
+        project_id INTEGER,
+        session_id TEXT,
+        agent_id TEXT,
+        source TEXT NOT NULL,              -- session / transcript / payload
+        reflector TEXT,
+        task TEXT,
+        outcome TEXT,                      -- success / failure / unknown
+        learned INTEGER NOT NULL,          -- 0: gated (not learned, feedback only)
+        gate_reason TEXT,
+        steps INTEGER NOT NULL DEFAULT 0,
+        candidates INTEGER NOT NULL DEFAULT 0,
+        created INTEGER NOT NULL DEFAULT 0,
+        updated INTEGER NOT NULL DEFAULT 0,
+        merged INTEGER NOT NULL DEFAULT 0,
+        pruned INTEGER NOT NULL DEFAULT 0,
+        quarantined INTEGER NOT NULL DEFAULT 0,
+        rejected INTEGER NOT NULL DEFAULT 0,
+        helpful INTEGER NOT NULL DEFAULT 0,
+        harmful INTEGER NOT NULL DEFAULT 0,
+        average_confidence REAL,
+        duration_ms REAL,
+        detail TEXT,                       -- JSON: rejected candidates and why, errors
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX learning_runs_project ON learning_runs(project_id, id);
+    CREATE TABLE file_edits (
+        project_id INTEGER NOT NULL,
+        session_id TEXT NOT NULL,
+        path TEXT NOT NULL,                -- project-relative
+        created_at REAL NOT NULL,
+        PRIMARY KEY (project_id, session_id, path)
+    );
+    CREATE INDEX file_edits_path ON file_edits(project_id, path);
+    CREATE TABLE command_stats (
+        project_id INTEGER NOT NULL,
+        command TEXT NOT NULL,             -- normalized command line
+        kind TEXT,                         -- test / build / lint / typecheck / format / install / other
+        runs INTEGER NOT NULL DEFAULT 0,
+        failures INTEGER NOT NULL DEFAULT 0,
+        sessions_failed INTEGER NOT NULL DEFAULT 0,
+        last_error TEXT,
+        last_session TEXT,
+        last_ok_at REAL,
+        last_fail_at REAL,
+        PRIMARY KEY (project_id, command)
     );
     """,
 ]

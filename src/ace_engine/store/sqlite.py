@@ -13,6 +13,7 @@ except ImportError:  # pragma: no cover - interpreters that only ship the packag
     import sqlite3
 
 from .. import paths
+from .learning_sql import LearningSQL
 from .playbook_sql import PlaybookSQL
 from .schema import LATEST, MIGRATIONS
 
@@ -33,7 +34,7 @@ class StoreError(Exception):
     """The store cannot be used (missing directory, corrupt, read-only, locked, disk full…)."""
 
 
-class SQLiteStore(PlaybookSQL):
+class SQLiteStore(PlaybookSQL, LearningSQL):
     def __init__(self, path: str | None = None, *, busy_timeout_ms: int = 2000):
         self.path = path or paths.db_path()
         try:

@@ -1,0 +1,371 @@
+"""Retrieval benchmark: quality on a labelled dataset, and search latency at 1k / 10k / 100k bullets.
+
+    python bench/retrieval_bench.py [--modes lexical,semantic,hybrid] [--sizes 1000,10000,100000]
+                                    [--tune] [--hook-runs 15] [--out bench/results/retrieval.json]
+
+Quality: the 510 hand-written bullets of `bench/data/` (six projects + global lessons) are added
+to a real store through `Playbook`, with their counters and ages; each of the 344 prompts is
+searched in its project's scope (project + global bullets) exactly as the UserPromptSubmit hook
+does (k=5, the configured threshold). Reported per split (`tune`, held-out `test`):
+    recall@5   mean share of a prompt's relevant bullets among the results
+    mrr        mean of 1/rank of the first relevant result (0 when none is returned)
+    raw        the same without the threshold (ranking quality alone)
+    noise      for the 30 off-topic prompts: share that injected nothing, and bullets injected
+               per prompt; for the others, irrelevant bullets injected per prompt
+`--tune` runs a random local search over the weights and the threshold, from the current defaults,
+on the tune split only, and prints the best settings (the defaults in config.py came from it).
+
+Latency: the dataset is varied (words swapped for others of the corpus, numbers changed) into
+one project of N bullets; every prompt is searched once after a warm-up; median and p95 of
+`search()` in-process. Then, at 10k bullets, whole UserPromptSubmit hook processes (exactly the
+command `ace install` writes) against bare `python -c pass`, interleaved.
+"""
+
+import argparse
+import json
+import os
+import random
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "src"))
+
+from ace_engine.config import DEFAULTS  # noqa: E402
+from ace_engine.playbook.playbook import Playbook, content_key  # noqa: E402
+from ace_engine.project import Project, identify  # noqa: E402
+from ace_engine.retrieval.search import search  # noqa: E402
+from ace_engine.store.sqlite import SQLiteStore  # noqa: E402
+
+NOW = 1_750_000_000.0  # a fixed "now" so ages and recency are reproducible
+DAY = 86400.0
+K = 5
+
+
+def load_dataset() -> tuple[dict, list[dict]]:
+    with open(os.path.join(HERE, "data", "bullets.json"), encoding="utf-8") as fh:
+        bullets = json.load(fh)
+    with open(os.path.join(HERE, "data", "queries.json"), encoding="utf-8") as fh:
+        queries = json.load(fh)
+    return bullets, queries
+
+
+def project_for(spec: dict) -> Project | None:
+    if not spec["key"]:
+        return None
+    if spec["key"].startswith("git:"):
+        return Project(spec["root"], spec["key"][4:])
+    return Project(spec["root"], None)
+
+
+def build_store(path: str, dataset: dict) -> tuple[SQLiteStore, dict, dict]:
+    """A store holding the dataset; returns it, bullet key → id, and project name → project id."""
+    store = SQLiteStore(path)
+    ids: dict[str, str] = {}
+    project_ids: dict[str, int | None] = {}
+    by_project: dict[str, list[dict]] = {}
+    for b in dataset["bullets"]:
+        by_project.setdefault(b["project"], []).append(b)
+    for spec in dataset["projects"]:
+        project = project_for(spec)
+        playbook = Playbook(store, project)
+        project_ids[spec["name"]] = playbook.project_id
+        with playbook:
+            for b in by_project.get(spec["name"], []):
+                created = NOW - b["age_days"] * DAY
+                bullet, _ = playbook.add(b["content"], b["section"], scope="project" if project else "global",
+                                         helpful=b["helpful"], harmful=b["harmful"], source="bench", now=created)
+                if b["helpful_explicit"]:
+                    bullet = playbook.tag(bullet["id"], "helpful", explicit=True, count=b["helpful_explicit"],
+                                          source="bench", now=created)
+                if b["last_used_days"] is not None:
+                    store.update_bullet(bullet["id"], {"last_used_at": NOW - b["last_used_days"] * DAY})
+                ids[b["key"]] = bullet["id"]
+    return store, ids, project_ids
+
+
+# -- quality -----------------------------------------------------------------------------------------
+
+
+def evaluate(store, ids: dict, project_ids: dict, queries: list[dict], cfg: dict, mode: str) -> dict:
+    """Metrics per split for one configuration."""
+    per_split: dict[str, dict[str, list[float]]] = {}
+    raw_cfg = {**cfg, "retrieval.threshold": -1.0}
+    for q in queries:
+        pid = project_ids[q["project"]]
+        relevant = {ids[key] for key in q["relevant"]}
+        hits = search(store, pid, q["prompt"], k=K, cfg=cfg, mode=mode, now=NOW)
+        raw = search(store, pid, q["prompt"], k=K, cfg=raw_cfg, mode=mode, now=NOW)
+        stats = per_split.setdefault(q["split"], {})
+        shown = [h["id"] for h in hits]
+        if relevant:
+            stats.setdefault("recall", []).append(len(relevant & set(shown)) / len(relevant))
+            stats.setdefault("mrr", []).append(next((1 / r for r, i in enumerate(shown, 1) if i in relevant), 0.0))
+            raw_ids = [h["id"] for h in raw]
+            stats.setdefault("raw_recall", []).append(len(relevant & set(raw_ids)) / len(relevant))
+            stats.setdefault("raw_mrr", []).append(next((1 / r for r, i in enumerate(raw_ids, 1) if i in relevant), 0.0))
+            stats.setdefault("irrelevant_shown", []).append(sum(1 for i in shown if i not in relevant))
+        else:
+            stats.setdefault("negative_empty", []).append(1.0 if not shown else 0.0)
+            stats.setdefault("negative_shown", []).append(len(shown))
+    result = {}
+    for split, stats in sorted(per_split.items()):
+        result[split] = {name: round(statistics.fmean(values), 4) for name, values in stats.items()}
+        result[split]["queries"] = len(stats.get("recall", [])) + len(stats.get("negative_empty", []))
+    everything = {name: [] for name in ("recall", "mrr")}
+    for q_split in per_split.values():
+        for name in everything:
+            everything[name] += q_split.get(name, [])
+    result["all"] = {name: round(statistics.fmean(v), 4) for name, v in everything.items()}
+    return result
+
+
+def objective(metrics: dict) -> float:
+    """What tuning maximizes on the tune split: recall and MRR, minus injected noise."""
+    m = metrics["tune"]
+    return (m["recall"] + 0.5 * m["mrr"] + 0.3 * m.get("negative_empty", 0.0)
+            - 0.03 * m["irrelevant_shown"])
+
+
+TUNED = {"retrieval.weights.bm25": 0.05, "retrieval.weights.coverage": 0.1, "retrieval.weights.fuzzy": 0.05,
+         "retrieval.weights.domain": 0.05, "retrieval.weights.confidence": 0.05, "retrieval.weights.helpful": 0.05,
+         "retrieval.weights.recency": 0.05, "retrieval.weights.semantic": 0.1, "retrieval.threshold": 0.025}
+
+
+def tune(store, ids, project_ids, queries, mode: str, steps: int = 80, seed: int = 5) -> tuple[float, dict, dict]:
+    """Random local search from the current defaults, on the tune split only: each step moves two
+    settings by one step up or down and keeps the change if the objective improves."""
+    tune_queries = [q for q in queries if q["split"] == "tune"]
+    rng = random.Random(seed)
+    keys = [k for k in TUNED if mode != "lexical" or k != "retrieval.weights.semantic"]
+
+    def run(settings: dict) -> tuple[float, dict]:
+        metrics = evaluate(store, ids, project_ids, tune_queries, {**DEFAULTS, **settings}, mode)
+        return objective(metrics), metrics["tune"]
+
+    current = {k: DEFAULTS[k] for k in keys}
+    best, best_metrics = run(current)
+    print(f"tune {mode}: defaults → objective {best:.4f} {best_metrics}")
+    for step in range(steps):
+        candidate = dict(current)
+        for key in rng.sample(keys, 2):
+            candidate[key] = round(max(0.0, candidate[key] + rng.choice((-1, 1)) * TUNED[key]), 4)
+        score, metrics = run(candidate)
+        if score > best:
+            best, best_metrics, current = score, metrics, candidate
+            print(f"  step {step}: objective {score:.4f} {metrics}\n    {current}")
+    return best, current, best_metrics
+
+
+# -- latency -----------------------------------------------------------------------------------------
+
+
+def vary(dataset: dict, n: int, seed: int = 1) -> list[tuple[str, str]]:
+    """n (section, content) pairs: the dataset's bullets with some words swapped for other words
+    of the corpus and numbers changed, so the vocabulary and lengths stay realistic."""
+    rng = random.Random(seed)
+    sources = dataset["bullets"]
+    vocabulary = sorted({w for b in sources for w in b["content"].split() if w.isalpha() and len(w) > 3})
+    out = []
+    for i in range(n):
+        b = sources[i % len(sources)]
+        words = b["content"].split()
+        if i >= len(sources):
+            for _ in range(max(2, len(words) // 6)):
+                j = rng.randrange(len(words))
+                if words[j].isalpha():
+                    words[j] = rng.choice(vocabulary)
+            words = [str(rng.randint(2, 999)) if w.isdigit() else w for w in words]
+            words.append(f"(variant {i})")
+        out.append((b["section"], " ".join(words)))
+    return out
+
+
+def synth_store(path: str, dataset: dict, n: int, project: Project) -> tuple[SQLiteStore, int]:
+    """A store with n active bullets in `project`, written straight through the store (the
+    playbook's per-bullet transactions would take minutes at 100k)."""
+    from ace_engine.playbook import domains as domain_mod
+    from ace_engine.playbook.confidence import confidence
+    from ace_engine.playbook.ids import new_id
+
+    store = SQLiteStore(path)
+    pid = Playbook(store, project).project_id
+    rng = random.Random(n)
+    with store.transaction():
+        for i, (section, content) in enumerate(vary(dataset, n)):
+            helpful, harmful = rng.choice([0, 0, 0, 1, 2, 5, 9]), rng.choice([0, 0, 0, 1, 3])
+            created = NOW - rng.uniform(0, 300) * DAY
+            store.insert_bullet({
+                "id": new_id(created) + f"{i:x}", "project_id": pid, "section": section, "content": content,
+                "domains": domain_mod.derive(content), "helpful": helpful, "harmful": harmful,
+                "helpful_explicit": 0, "harmful_explicit": 0, "confidence": confidence(helpful, harmful),
+                "status": "active", "provenance": {"source": "bench"}, "content_key": content_key(content),
+                "created_at": created, "updated_at": created, "last_used_at": None, "retrieval_count": 0,
+            })
+        store.refresh_domain_counts(pid)
+    store.conn.execute("PRAGMA optimize")
+    return store, pid
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p * (len(ordered) - 1))))]
+
+
+def search_latency(store, pid, prompts: list[str], mode: str = "lexical") -> dict:
+    for prompt in prompts[:20]:
+        search(store, pid, prompt, k=K, mode=mode)
+    times, counts = [], []
+    for prompt in prompts:
+        started = time.perf_counter()
+        hits = search(store, pid, prompt, k=K, mode=mode)
+        times.append((time.perf_counter() - started) * 1000)
+        counts.append(len(hits))
+    return {"median_ms": round(statistics.median(times), 2), "p95_ms": round(percentile(times, 0.95), 2),
+            "max_ms": round(max(times), 2), "mean_results": round(statistics.fmean(counts), 2)}
+
+
+def hook_process_latency(dataset: dict, n: int, runs: int, prompts: list[str]) -> dict:
+    """Whole UserPromptSubmit hook processes against a store of n bullets, vs bare interpreter."""
+    from ace_engine.integrations.claude_settings import hook_command
+
+    with tempfile.TemporaryDirectory(prefix="ace-rbench-") as tmp:
+        root = os.path.join(tmp, "project")
+        os.makedirs(os.path.join(root, ".git"))
+        with open(os.path.join(root, ".git", "config"), "w") as fh:
+            fh.write('[remote "origin"]\n\turl = git@github.com:acme/bench.git\n')
+        home = os.path.join(tmp, "home")
+        env = {**os.environ, "ACE_HOME": home, "XDG_CONFIG_HOME": os.path.join(tmp, "cfg")}
+        env.pop("ACE_DISABLED", None)
+        store, _ = synth_store(os.path.join(home, "ace.db"), dataset, n, identify(root))
+        store.close()
+        argv = shlex.split(hook_command("UserPromptSubmit", sys.executable))
+        bare, hook, injected = [], [], 0
+        for i in range(runs + 2):
+            payload = json.dumps({"session_id": f"bench-{i}", "transcript_path": os.path.join(root, "t.jsonl"),
+                                  "cwd": root, "hook_event_name": "UserPromptSubmit", "permission_mode": "default",
+                                  "prompt": prompts[i % len(prompts)]}).encode()
+            started = time.perf_counter()
+            subprocess.run([sys.executable, "-c", "pass"], env=env, check=True)
+            b = time.perf_counter() - started
+            started = time.perf_counter()
+            proc = subprocess.run(argv, input=payload, env=env, capture_output=True, check=True)
+            h = time.perf_counter() - started
+            if i >= 2:
+                bare.append(b * 1000)
+                hook.append(h * 1000)
+                injected += b"ace-patterns" in proc.stdout
+        return {"bullets": n, "runs": runs, "bare_ms": round(statistics.median(bare), 2),
+                "hook_ms": round(statistics.median(hook), 2),
+                "ratio": round(statistics.median(hook) / statistics.median(bare), 2), "target_ratio": 4.0,
+                "prompts_with_injection": injected}
+
+
+# -- main --------------------------------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--modes", default="lexical,semantic,hybrid")
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--tune", action="store_true", help="grid-search weights on the tune split")
+    parser.add_argument("--hook-runs", type=int, default=15, help="hook processes at 10k bullets (0: skip)")
+    parser.add_argument("--out", default=os.path.join(HERE, "results", "retrieval.json"))
+    args = parser.parse_args()
+    dataset, queries = load_dataset()
+    modes = [m for m in args.modes.split(",") if m]
+    report: dict = {"version": sys.version.split()[0], "machine": os.uname().machine, "cpus": os.cpu_count(),
+                    "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                    "dataset": {"bullets": len(dataset["bullets"]), "queries": len(queries),
+                                "tune": sum(q["split"] == "tune" for q in queries),
+                                "test": sum(q["split"] == "test" for q in queries),
+                                "negative": sum(not q["relevant"] for q in queries)},
+                    "settings": {k: v for k, v in DEFAULTS.items() if k.startswith("retrieval.")},
+                    "quality": {}, "latency": {}}
+
+    with tempfile.TemporaryDirectory(prefix="ace-rbench-") as tmp:
+        os.environ["ACE_HOME"] = os.path.join(tmp, "home")  # logs of the run stay in the temp dir
+        store, ids, project_ids = build_store(os.path.join(tmp, "quality.db"), dataset)
+        cfg = dict(DEFAULTS)
+        for mode in modes:
+            if mode in ("semantic", "hybrid"):
+                from ace_engine.retrieval import semantic
+
+                problem = semantic.missing()
+                if problem:
+                    report["quality"][mode] = {"skipped": problem}
+                    continue
+                started = time.perf_counter()
+                semantic.encoder()
+                loaded = time.perf_counter() - started
+                embedded = semantic.embed_missing(store)
+                report.setdefault("embedding", {"model_load_seconds": round(loaded, 2), "bullets": embedded,
+                                                "seconds": round(time.perf_counter() - started - loaded, 1)})
+            if args.tune:
+                score, settings, metrics = tune(store, ids, project_ids, queries, mode)
+                print(f"tune {mode}: best objective {score:.4f} with {settings}")
+            report["quality"][mode] = evaluate(store, ids, project_ids, queries, cfg, mode)
+            if mode == "hybrid":
+                prompts = [q["prompt"] for q in queries]
+                report["latency"]["hybrid_510"] = search_latency(store, project_ids["billing-api"], prompts, "hybrid")
+        store.close()
+
+        prompts = [q["prompt"] for q in queries if q["relevant"]]
+        big = Project("/home/dev/src/monorepo", "github.com/acme/monorepo")
+        for size in [int(s) for s in args.sizes.split(",") if s]:
+            started = time.perf_counter()
+            store, pid = synth_store(os.path.join(tmp, f"size-{size}.db"), dataset, size, big)
+            built = time.perf_counter() - started
+            report["latency"][str(size)] = {"lexical": search_latency(store, pid, prompts), "build_seconds": round(built, 1)}
+            from ace_engine.retrieval.search import top
+
+            times = []
+            for _ in range(20):
+                started = time.perf_counter()
+                top(store, pid, 40)
+                times.append((time.perf_counter() - started) * 1000)
+            report["latency"][str(size)]["top40_median_ms"] = round(statistics.median(times), 2)
+            store.close()
+            os.remove(os.path.join(tmp, f"size-{size}.db"))
+        if args.hook_runs:
+            report["hook_process"] = hook_process_latency(dataset, 10_000, args.hook_runs, prompts)
+
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    with open(args.out, "w") as fh:
+        json.dump(report, fh, indent=2)
+
+    print(f"{'mode':<9}{'split':<6}{'recall@5':>9}{'MRR':>7}{'raw R@5':>9}{'raw MRR':>9}{'noise/q':>9}"
+          f"{'neg empty':>10}{'queries':>8}")
+    for mode, result in report["quality"].items():
+        if "skipped" in result:
+            print(f"{mode:<9}skipped: {result['skipped']}")
+            continue
+        for split in ("tune", "test"):
+            m = result[split]
+            print(f"{mode:<9}{split:<6}{m['recall']:>9.3f}{m['mrr']:>7.3f}{m['raw_recall']:>9.3f}{m['raw_mrr']:>9.3f}"
+                  f"{m['irrelevant_shown']:>9.2f}{m.get('negative_empty', float('nan')):>10.2f}{m['queries']:>8}")
+    print(f"\n{'bullets':>8}{'median ms':>11}{'p95 ms':>9}{'max ms':>9}{'top40 ms':>10}")
+    for size, lat in report["latency"].items():
+        if "lexical" not in lat:
+            continue
+        lx = lat["lexical"]
+        print(f"{size:>8}{lx['median_ms']:>11}{lx['p95_ms']:>9}{lx['max_ms']:>9}{lat['top40_median_ms']:>10}")
+    if "hybrid_510" in report["latency"]:
+        h = report["latency"]["hybrid_510"]
+        print(f"hybrid search on the 510-bullet store (model loaded): median {h['median_ms']} ms, p95 {h['p95_ms']} ms")
+    if "embedding" in report:
+        e = report["embedding"]
+        print(f"semantic: model loaded in {e['model_load_seconds']} s; {e['bullets']} bullets embedded in {e['seconds']} s")
+    if "hook_process" in report:
+        h = report["hook_process"]
+        print(f"\nUserPromptSubmit hook process at {h['bullets']} bullets: {h['hook_ms']} ms vs bare {h['bare_ms']} ms"
+              f" → ratio {h['ratio']} (target ≤ {h['target_ratio']}), injected on {h['prompts_with_injection']}/{h['runs']}")
+    print(f"written to {args.out}")
+
+
+if __name__ == "__main__":
+    main()

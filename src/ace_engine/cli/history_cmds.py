@@ -1,0 +1,166 @@
+"""What learning did: `ace stats` (per-task learning statistics, queue, LLM spend), `ace log`
+(the playbook's change history) and `ace review` (quarantined lessons: approve or reject)."""
+
+import click
+
+from ..playbook.playbook import Playbook, PlaybookError
+from ..project import identify
+from .common import json_option, open_store, project_option, resolve_dir
+from .output import console, emit_json, fail, iso, table, when
+
+
+@click.command()
+@project_option
+@click.option("--all", "all_projects", is_flag=True, help="Every project.")
+@click.option("--limit", default=15, show_default=True, help="Tasks to list, newest first.")
+@json_option
+def stats(project_dir, all_projects, limit, as_json):
+    """Learning statistics: per task (created, updated, merged, pruned, average confidence), in
+    total, the job queue, and LLM spend."""
+    project = identify(resolve_dir(project_dir))
+    with open_store() as store:
+        project_id = store.project_id(project.key)
+        runs = store.learning_runs(project_id, all_projects=all_projects, limit=limit)
+        totals = store.learning_totals(project_id, all_projects=all_projects)
+        jobs = store.job_counts(project_id, all_projects=all_projects)
+        active = store.count_bullets(project_id) if project_id is not None else 0
+        quarantined = store.count_bullets(project_id, statuses=("quarantined",)) if project_id is not None else 0
+    spend = _spend()
+    if as_json:
+        for run in runs:
+            run["created_at_iso"] = iso(run["created_at"])
+        return emit_json({"project": None if all_projects else project.key, "totals": totals, "jobs": jobs,
+                          "tasks": runs, "playbook": {"active": active, "quarantined": quarantined}, "llm": spend})
+    if not totals["tasks"]:
+        console.print("Nothing learned yet. Jobs are queued when a Claude Code turn ends; `ace learn` runs them now.")
+    else:
+        table("Per task (changes: +created ~updated merged / pruned, quarantined, rejected)",
+              ["when", "task", "outcome", "learned", "changes", "👍/👎", "conf."], [
+            [when(r["created_at"]), (r["task"] or "").replace("\n", " ")[:60], r["outcome"],
+             (r["reflector"] or "yes") if r["learned"] else f"no: {(r['gate_reason'] or '')[:40]}",
+             f"+{r['created']} ~{r['updated']} m{r['merged']} / p{r['pruned']} q{r['quarantined']} r{r['rejected']}",
+             f"{r['helpful']}/{r['harmful']}",
+             "-" if r["average_confidence"] is None else f"{r['average_confidence']:.2f}"] for r in runs])
+        avg = totals["average_confidence"]
+        console.print(
+            f"{totals['tasks']} tasks ({totals['learned']} learned): {totals['created']} created, {totals['updated']} "
+            f"updated, {totals['merged']} merged, {totals['pruned']} pruned, {totals['quarantined']} quarantined, "
+            f"{totals['rejected']} rejected; feedback {totals['helpful']} helpful / {totals['harmful']} harmful; "
+            f"average confidence {'-' if avg is None else f'{avg:.2f}'}.")
+    if not all_projects:
+        console.print(f"Playbook: {active} active bullets, {quarantined} awaiting `ace review`.")
+    console.print("Jobs: " + (", ".join(f"{k} {v}" for k, v in sorted(jobs.items())) or "none") + ".")
+    if spend and spend.get("total", {}).get("calls"):
+        total, today = spend["total"], spend["today"]
+        console.print(f"LLM: today {today.get('calls', 0)} calls, {today.get('input_tokens', 0)}+"
+                      f"{today.get('output_tokens', 0)} tokens; last {spend['last_days']} days {total['calls']} calls, "
+                      f"{total['input_tokens']}+{total['output_tokens']} tokens, ${total.get('cost_usd', 0):.4f}.")
+    else:
+        console.print("LLM: no calls (heuristic reflector).")
+
+
+def _spend() -> dict | None:
+    try:
+        from ..llm.budget import usage_summary
+    except ImportError:
+        return None
+    try:
+        return usage_summary()
+    except Exception:  # noqa: BLE001 — a damaged ledger must not break `ace stats`
+        return None
+
+
+@click.command("log")
+@project_option
+@click.option("--bullet", "bullet_id", default=None, help="Only this bullet's history (a unique id prefix is enough).")
+@click.option("--all", "all_projects", is_flag=True, help="Changes of every project.")
+@click.option("--limit", default=40, show_default=True)
+@json_option
+def log_cmd(project_dir, bullet_id, all_projects, limit, as_json):
+    """The playbook's change history, newest first: every ADD, UPDATE, MERGE, TAG, REMOVE,
+    QUARANTINE and RESTORE with its source, reason and session."""
+    project = identify(resolve_dir(project_dir))
+    with open_store() as store:
+        if bullet_id:
+            try:
+                bullet_id = Playbook(store, None).get(bullet_id)["id"]
+            except PlaybookError as exc:
+                fail(str(exc))
+            rows = store.changes(bullet_id=bullet_id, limit=limit)
+        else:
+            project_id = None if all_projects else store.project_id(project.key)
+            if project_id is None and not all_projects:
+                rows = []
+            else:
+                rows = store.changes(project_id=project_id, limit=limit)
+    if as_json:
+        for row in rows:
+            row["created_at_iso"] = iso(row["created_at"])
+        return emit_json({"changes": rows})
+    if not rows:
+        console.print("No changes recorded yet.")
+        return
+    table(None, ["when", "bullet", "op", "source", "what"], [
+        [when(r["created_at"]), r["bullet_id"], r["op"], r["source"] or "-", _what(r)] for r in rows])
+
+
+def _what(change: dict) -> str:
+    detail = change.get("detail") or {}
+    op = change["op"]
+    if op == "TAG":
+        text = f"{detail.get('tag')}{' (explicit)' if detail.get('explicit') else ''} → {detail.get('confidence')}"
+    elif op == "ADD":
+        text = str(detail.get("content", ""))
+    elif op == "MERGE":
+        text = f"absorbed {detail.get('absorbed')}"
+    elif op == "UPDATE":
+        after = detail.get("after") or {}
+        text = ", ".join(f"{k}: {str(v)[:60]}" for k, v in after.items()) or ("evidence" if detail.get("provenance") else "")
+    else:
+        text = f"{detail.get('from', '')} → {detail.get('to', '')}".strip(" →")
+    reason = change.get("reason")
+    out = f"{text} — {reason}" if reason else text
+    one = " ".join(out.split())
+    return one if len(one) <= 140 else one[:137] + "..."
+
+
+@click.command()
+@project_option
+@click.option("--approve", "approve_ids", multiple=True, help="Make this quarantined bullet active (repeatable).")
+@click.option("--reject", "reject_ids", multiple=True, help="Archive this quarantined bullet (repeatable).")
+@json_option
+def review(project_dir, approve_ids, reject_ids, as_json):
+    """Lessons held back by the poisoning defence (downloads piped to a shell, disabled safety
+    checks, unknown hosts, secrets…). They are never injected until approved here."""
+    project = identify(resolve_dir(project_dir))
+    done = []
+    with open_store() as store:
+        playbook = Playbook(store, project)
+        for ids, action in ((approve_ids, "approve"), (reject_ids, "reject")):
+            for given in ids:
+                try:
+                    bullet = playbook.get(given)
+                except PlaybookError as exc:
+                    fail(str(exc))
+                if bullet["status"] != "quarantined":
+                    fail(f"{bullet['id']} is {bullet['status']}, not quarantined; `ace review` lists the ones to review")
+                if action == "approve":
+                    playbook.restore(bullet["id"], source="user", reason="approved in `ace review`")
+                else:
+                    playbook.remove(bullet["id"], source="user", reason="rejected in `ace review`")
+                done.append({"id": bullet["id"], "action": action})
+        pending = playbook.bullets(statuses=("quarantined",), order="recent")
+    if as_json:
+        return emit_json({"done": done, "quarantined": pending})
+    for item in done:
+        console.print(f"{item['id']}: {'approved (active)' if item['action'] == 'approve' else 'rejected (archived)'}")
+    if not pending:
+        console.print("Nothing to review: no quarantined lessons.")
+        return
+    table("Quarantined lessons (never injected until approved)", ["id", "section", "lesson", "why held back", "from"], [
+        [b["id"], b["section"], b["content"], "; ".join(b["provenance"].get("concerns") or []) or "-",
+         f"session {(b['provenance'].get('session_id') or '-')[:12]}"] for b in pending])
+    console.print("Approve with `ace review --approve ID`, reject with `ace review --reject ID`.")
+
+
+COMMANDS = [stats, log_cmd, review]

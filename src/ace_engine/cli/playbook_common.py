@@ -1,0 +1,105 @@
+"""Helpers shared by the playbook commands: the project and its config, the ACE plugin's JSON item
+shape, bullets as table rows."""
+
+from .. import config as config_mod
+from ..playbook import sections
+from ..playbook.playbook import Playbook, PlaybookError
+from ..project import identify
+from .common import resolve_dir
+from .output import fail
+
+EVIDENCE_ITEMS = 5
+
+
+def project_of(project_dir):
+    return identify(resolve_dir(project_dir))
+
+
+def load_config(root: str | None):
+    try:
+        return config_mod.load(root, strict=True)
+    except config_mod.ConfigError as exc:
+        fail(f"{exc}")
+
+
+def known_project_id(store, project) -> int | None:
+    """The store's id of `project` without creating it (read-only commands); None when the store
+    has never seen it — then only the global bullets apply."""
+    return store.project_id(project.key)
+
+
+def get_bullet(playbook: Playbook, given: str) -> dict:
+    """The bullet for an id or a unique id prefix, else exit with the reason."""
+    try:
+        return playbook.get(given)
+    except PlaybookError as exc:
+        fail(str(exc))
+        raise  # unreachable: fail exits
+
+
+def section_option_value(name: str | None, extra: tuple[str, ...] = ()) -> str | None:
+    if name is None:
+        return None
+    try:
+        return sections.normalize(name, extra)
+    except sections.SectionError as exc:
+        fail(str(exc))
+        raise
+
+
+def totals(bullet: dict) -> tuple[int, int]:
+    """helpful, harmful: implicit and explicit marks together (what people and the plugin see)."""
+    return (int(bullet.get("helpful") or 0) + int(bullet.get("helpful_explicit") or 0),
+            int(bullet.get("harmful") or 0) + int(bullet.get("harmful_explicit") or 0))
+
+
+def evidence(bullet: dict) -> list[str]:
+    """The `evidence` of the plugin's item: a list of strings, most recent observation last — the
+    evidence the lesson was learned from (`provenance.evidence`), then that of each later
+    observation (`provenance.evidence_log`), at most EVIDENCE_ITEMS, duplicates dropped. [] for a
+    lesson a person added."""
+    provenance = bullet.get("provenance") or {}
+    found: list[str] = []
+    first = provenance.get("evidence")
+    if isinstance(first, str) and first.strip():
+        found.append(first.strip())
+    elif isinstance(first, list):
+        found += [str(e).strip() for e in first if str(e).strip()]
+    for entry in provenance.get("evidence_log") or []:
+        text = entry.get("evidence") if isinstance(entry, dict) else entry
+        if isinstance(text, str) and text.strip():
+            found.append(text.strip())
+    unique = list(dict.fromkeys(found))
+    return unique[:1] + unique[1:][-(EVIDENCE_ITEMS - 1):] if len(unique) > EVIDENCE_ITEMS else unique
+
+
+def compat_item(bullet: dict) -> dict:
+    """One `similar_patterns` item of the ACE plugin's `ace-cli`, exactly:
+    {id, section, content, confidence, helpful, harmful, domain, evidence}; `domain` is the
+    bullet's primary (first) domain."""
+    helpful, harmful = totals(bullet)
+    domains = bullet.get("domains") or []
+    return {
+        "id": bullet["id"],
+        "section": bullet["section"],
+        "content": bullet["content"],
+        "confidence": float(bullet.get("confidence") or 0.0),
+        "helpful": helpful,
+        "harmful": harmful,
+        "domain": domains[0] if domains else "general",
+        "evidence": evidence(bullet),
+    }
+
+
+def counters_text(bullet: dict) -> str:
+    helpful, harmful = totals(bullet)
+    return f"✓{helpful} ✗{harmful} {float(bullet.get('confidence') or 0.0):.2f}"
+
+
+def bullet_row(bullet: dict) -> list:
+    return [bullet["id"], bullet["section"], bullet["content"], ", ".join(bullet.get("domains") or []),
+            counters_text(bullet)]
+
+
+BULLET_COLUMNS = ["id", "section", "lesson", "domains", "✓ ✗ conf."]
+

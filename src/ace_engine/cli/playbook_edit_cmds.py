@@ -1,0 +1,145 @@
+"""Changing the playbook by hand: `ace add`, `edit`, `rm`, `tag`, `clear`. Each goes through the
+playbook's delta operations (source `user`), so it is in the change log (`ace log`, `ace show`)."""
+
+import sys
+
+import click
+
+from ..playbook import sections
+from ..playbook.playbook import Playbook, PlaybookError
+from ..playbook.transfer import public_bullet
+from .common import json_option, open_store, project_option
+from .output import console, emit_json, fail
+from .playbook_common import counters_text, get_bullet, known_project_id, project_of, section_option_value
+
+
+def _apply(fn, *args, **kwargs):
+    """Run a delta; a refused one exits with its reason."""
+    try:
+        return fn(*args, **kwargs)
+    except (PlaybookError, sections.SectionError) as exc:
+        fail(str(exc))
+        raise  # unreachable
+
+
+@click.command()
+@click.argument("content")
+@click.option("--section", required=True,
+              help=f"One of {', '.join(sections.DEFAULT_SECTIONS)} (or an alias: rules, snippets, pitfalls, apis).")
+@click.option("--domain", "domains", multiple=True, help="Domain of the lesson (repeatable; default: derived from it).")
+@click.option("--global", "is_global", is_flag=True, help="A lesson for every project, not just this one.")
+@project_option
+@json_option
+def add(content, section, domains, is_global, project_dir, as_json):
+    """Add a lesson (CONTENT, or `-` to read it from stdin). Prints its id, so `id=$(ace add …)`
+    works. A lesson already in the playbook (same words, case and punctuation aside) is not added
+    twice: its id is printed and the exit code is still 0."""
+    if content == "-":
+        content = sys.stdin.read()
+    project = project_of(project_dir)
+    with open_store() as store:
+        playbook = Playbook(store, project)
+        bullet, created = _apply(playbook.add, content, section, domains=list(domains) or None,
+                                 scope="global" if is_global else "project", source="user", reason="ace add")
+    if as_json:
+        return emit_json({**public_bullet(bullet), "created": created})
+    if not created:
+        click.echo(f"already in the playbook as {bullet['id']} ({bullet['status']}); not added again", err=True)
+    click.echo(bullet["id"])
+
+
+@click.command()
+@click.argument("bullet_id")
+@click.option("--content", default=None, help="New wording.")
+@click.option("--section", default=None, help="Move it to this section.")
+@click.option("--domain", "domains", multiple=True, help="Replace its domains (repeatable).")
+@json_option
+def edit(bullet_id, content, section, domains, as_json):
+    """Change a bullet's wording, section or domains. Without options, opens $EDITOR on its wording."""
+    with open_store() as store:
+        playbook = Playbook(store, None)
+        bullet = get_bullet(playbook, bullet_id)
+        if content is None and section is None and not domains:
+            edited = click.edit(bullet["content"] + "\n", require_save=True)
+            if edited is None:
+                if as_json:
+                    return emit_json({**public_bullet(bullet), "changed": False})
+                console.print(f"{bullet['id']}: not saved, nothing changed.")
+                return
+            content = edited
+        section = section_option_value(section, playbook.extra_sections)
+        updated = _apply(playbook.update, bullet["id"], content=content, section=section,
+                         domains=list(domains) or None, source="user", reason="ace edit")
+    changed = updated["updated_at"] != bullet["updated_at"]  # UPDATE stamps only a real change
+    if as_json:
+        return emit_json({**public_bullet(updated), "changed": changed})
+    if not changed:
+        console.print(f"{bullet['id']}: nothing changed.")
+        return
+    console.print(f"{updated['id']} updated: [{updated['section']}] {updated['content']}", highlight=False)
+
+
+@click.command("rm")
+@click.argument("bullet_id")
+@json_option
+def rm(bullet_id, as_json):
+    """Archive a bullet: it is no longer injected; its history stays (`ace show ID`), and
+    `ace patterns --status archived` still lists it."""
+    with open_store() as store:
+        playbook = Playbook(store, None)
+        bullet = get_bullet(playbook, bullet_id)
+        was = bullet["status"]
+        bullet = _apply(playbook.remove, bullet["id"], source="user", reason="ace rm")
+    if as_json:
+        return emit_json({**public_bullet(bullet), "previous_status": was})
+    console.print(f"{bullet['id']} archived." if was != "archived" else f"{bullet['id']} was already archived.")
+
+
+@click.command()
+@click.argument("bullet_id")
+@click.argument("verdict", type=click.Choice(["helpful", "harmful"]))
+@click.option("--implicit", is_flag=True, help="Count it as an implicit outcome (weight 1) instead of an explicit mark (weight 3).")
+@json_option
+def tag(bullet_id, verdict, implicit, as_json):
+    """Mark a bullet helpful or harmful. Your marks are explicit and weigh 3× an outcome observed
+    automatically; harmful marks lower its confidence until it stops being injected and is pruned."""
+    with open_store() as store:
+        playbook = Playbook(store, None)
+        bullet = get_bullet(playbook, bullet_id)
+        bullet = _apply(playbook.tag, bullet["id"], verdict, explicit=not implicit, source="user", reason="ace tag")
+    if as_json:
+        return emit_json(public_bullet(bullet))
+    console.print(f"{bullet['id']} marked {verdict}{' (implicit)' if implicit else ''}: {counters_text(bullet)}",
+                  highlight=False)
+
+
+@click.command()
+@click.option("--confirm", is_flag=True, help="Required: this deletes bullets and their history for good.")
+@click.option("--all-projects", is_flag=True, help="Every project's bullets and the global ones.")
+@project_option
+@json_option
+def clear(confirm, all_projects, project_dir, as_json):
+    """Delete this project's bullets for good (not archived: gone, with what was injected of them).
+    Global bullets stay unless --all-projects. `ace export` first if you may want them back."""
+    project = project_of(project_dir)
+    what = "every project's bullets and the global ones" if all_projects else f"the bullets of {project.name}"
+    if not confirm:
+        fail(f"`ace clear` deletes {what} for good; run `ace clear --confirm"
+             f"{' --all-projects' if all_projects else ''}` to go ahead (`ace export -o FILE` keeps a copy)", code=2)
+    with open_store() as store:
+        if all_projects:
+            scopes = [p["id"] for p in store.list_projects()] + [None]
+        else:
+            project_id = known_project_id(store, project)
+            scopes = [project_id] if project_id is not None else []
+        removed = 0
+        with store.transaction():
+            for scope in scopes:
+                removed += store.delete_bullets(scope, include_global=False)
+                store.refresh_domain_counts(scope)
+    if as_json:
+        return emit_json({"removed": removed, "project": None if all_projects else project.key})
+    console.print(f"Removed {removed} bullets ({what}).", highlight=False)
+
+
+COMMANDS = [add, edit, rm, tag, clear]

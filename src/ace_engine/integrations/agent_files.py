@@ -1,0 +1,221 @@
+"""`ace sync`: the playbook's top lessons in the instruction files agents read at the project
+root — `CLAUDE.md` (Claude Code), `AGENTS.md` (Codex and others), `.github/copilot-instructions.md`
+(GitHub Copilot) — between two markers:
+
+    <!-- ACE_SECTION_START -->
+    ## Lessons learned (ace-engine)
+    …
+    <!-- ACE_SECTION_END -->
+
+Nothing outside the markers is ever changed. A file without the markers gets the section appended
+on a new line (after a blank line when the file ends with a newline, as text files do), plus a
+final newline; `--remove` takes out exactly what was added, so sync + remove gives back the
+original bytes. A file that is missing is
+created — except `.github/copilot-instructions.md` when the project has no `.github/` directory
+(a repository that doesn't use GitHub shouldn't grow one); a file left empty by `--remove` is
+deleted (sync created it). Files with more than one START or END marker, or an END before the
+START, are refused, and then no file is written at all.
+
+Writes are atomic (a temporary file in the same directory, then rename) and keep the file's
+permission bits; a symlinked file (`AGENTS.md -> CLAUDE.md` is common) is written through the
+link, and written once when two names lead to the same file. Line endings follow the file (CRLF
+files get CRLF), and bytes that aren't valid UTF-8 are carried through unchanged.
+"""
+
+import os
+
+from ..playbook.sections import DEFAULT_SECTIONS, title
+
+START = "<!-- ACE_SECTION_START -->"
+END = "<!-- ACE_SECTION_END -->"
+TARGETS = ("CLAUDE.md", "AGENTS.md", ".github/copilot-instructions.md")
+HEADING = "## Lessons learned (ace-engine)"
+INTRO = ("Maintained by `ace sync` from this project's playbook: edit outside the ACE markers, the text between "
+         "them is replaced. Say \"ctx-… helped\" or \"ctx-… was wrong\" to give feedback on a lesson.")
+EMPTY = "_No lessons yet: they appear here as ace-engine learns from your sessions (then run `ace sync`)._"
+_ENCODING = ("utf-8", "surrogateescape")  # any bytes round-trip unchanged
+
+
+class SyncError(ValueError):
+    """A file `ace sync` refuses to change; the message names it and the fix."""
+
+
+# -- the text of the section (pure functions) --------------------------------------------------------
+
+
+def newline_of(text: str) -> str:
+    """The file's line ending: CRLF when most of its lines end that way, else LF."""
+    crlf = text.count("\r\n")
+    return "\r\n" if crlf and crlf > text.count("\n") - crlf else "\n"
+
+
+def escape(content: str) -> str:
+    """One line of bullet text that can't open an HTML comment, so it can't fake a marker."""
+    return " ".join(content.split()).replace("<!--", "&lt;!--")
+
+
+def render_block(bullets: list[dict], nl: str = "\n") -> str:
+    """The whole marked section, START to END inclusive: bullets grouped by section (the
+    playbook's order), oldest first within one, so re-syncing an unchanged playbook changes nothing
+    and a new lesson is a one-line diff."""
+    groups: dict[str, list[dict]] = {}
+    for bullet in bullets:
+        groups.setdefault(bullet.get("section") or DEFAULT_SECTIONS[0], []).append(bullet)
+    lines = [START, HEADING, "", INTRO, ""]
+    if not groups:
+        lines += [EMPTY, ""]
+    order = [s for s in DEFAULT_SECTIONS if s in groups] + sorted(s for s in groups if s not in DEFAULT_SECTIONS)
+    for section in order:
+        lines += [f"### {title(section)}", ""]
+        for bullet in sorted(groups[section], key=lambda b: (b.get("created_at") or 0, b["id"])):
+            lines.append(f"- [{bullet['id']}] {escape(bullet.get('content', ''))}")
+        lines.append("")
+    lines.append(END)
+    return nl.join(lines)
+
+
+def find_section(text: str, name: str = "the file") -> tuple[int, int] | None:
+    """(start, end) offsets of the marked section, START through END; None when there is none.
+    SyncError when the markers are unbalanced, duplicated or out of order."""
+    starts, ends = text.count(START), text.count(END)
+    if starts == 0 and ends == 0:
+        return None
+    start, end = text.find(START), text.find(END)
+    if starts != 1 or ends != 1 or end < start:
+        raise SyncError(
+            f"{name}: the ACE markers are unbalanced ({starts} × {START}, {ends} × {END}"
+            f"{', END before START' if starts == ends == 1 else ''}); nothing was changed. Fix the file by hand: "
+            "keep exactly one START … END pair, or delete the markers and what is between them, then re-run")
+    return start, end + len(END)
+
+
+def with_section(text: str, bullets: list[dict], name: str = "the file") -> str:
+    """`text` with its marked section replaced by the current one, or with one appended."""
+    span = find_section(text, name)
+    nl = newline_of(text)
+    block = render_block(bullets, nl)
+    if span is not None:
+        start, end = span
+        return text[:start] + block + text[end:]
+    if not text:
+        return block + nl
+    # A line break before the section (a blank line when the text ends with one) and one after;
+    # `without_section` takes exactly these away. Adding a blank line after a last line without
+    # a newline too would make "abc" and "abc\n" look the same, and --remove couldn't restore both.
+    return text + nl + block + nl
+
+
+def _block_newline(text: str, start: int) -> str:
+    after = start + len(START)
+    return "\r\n" if text.startswith("\r\n", after) else "\n"
+
+
+def without_section(text: str, name: str = "the file") -> str:
+    """`text` without its marked section and the line breaks `with_section` added around it."""
+    span = find_section(text, name)
+    if span is None:
+        return text
+    start, end = span
+    nl = _block_newline(text, start)
+    before, after = text[:start], text[end:]
+    if after.startswith(nl):
+        after = after[len(nl):]
+    elif after.startswith("\n"):
+        after = after[1:]
+    if not after:
+        # At the end of the file, as appended: drop the line break put before the section.
+        if before.endswith(nl):
+            before = before[: -len(nl)]
+        return before
+    # Elsewhere (moved by hand): the section's own lines go; a blank line on each side becomes one.
+    if before.endswith(nl + nl) and after.startswith(nl):
+        after = after[len(nl):]
+    return before + after
+
+
+# -- the files --------------------------------------------------------------------------------------
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read().decode(*_ENCODING)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise SyncError(f"{path}: cannot be read ({exc.strerror}); check its permissions") from exc
+
+
+def atomic_write(path: str, text: str) -> None:
+    """Replace `path` with `text` in one rename, keeping the permission bits of the file it replaces."""
+    directory = os.path.dirname(path) or "."
+    tmp = os.path.join(directory, f".{os.path.basename(path)}.ace-tmp-{os.getpid()}")
+    try:
+        mode = os.stat(path).st_mode & 0o7777
+    except FileNotFoundError:
+        mode = None
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(text.encode(*_ENCODING))
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def plan(root: str, bullets: list[dict], *, remove: bool = False, targets=TARGETS) -> list[dict]:
+    """What `sync` would do to each target, computed without writing anything:
+    [{"file" (relative), "path" (real path), "action", "reason"?, "text"? (the new content)}],
+    action one of created / updated / unchanged / removed / deleted / absent / skipped.
+    SyncError (naming the file) when any target can't be changed safely."""
+    seen: dict[str, str] = {}
+    out = []
+    for rel in targets:
+        path = os.path.join(root, *rel.split("/"))
+        entry: dict = {"file": rel, "path": path}
+        out.append(entry)
+        if os.path.islink(path) and not os.path.exists(path):
+            entry.update(action="skipped", reason="a symlink to a missing file")
+            continue
+        real = os.path.realpath(path)
+        entry["path"] = real
+        if real in seen:
+            entry.update(action="skipped", reason=f"the same file as {seen[real]}")
+            continue
+        seen[real] = rel
+        if os.path.exists(real) and not os.path.isfile(real):
+            raise SyncError(f"{path}: exists but is not a regular file; move it aside, then re-run")
+        text = _read(real)
+        if remove:
+            if text is None or find_section(text, rel) is None:
+                entry["action"] = "absent"
+                continue
+            new = without_section(text, rel)
+            entry.update(action="deleted" if new == "" else "removed", text=new)
+            continue
+        if text is None:
+            if not os.path.isdir(os.path.dirname(real)):
+                entry.update(action="skipped", reason=f"{os.path.dirname(rel)}/ doesn't exist (not created)")
+                continue
+            entry.update(action="created", text=with_section("", bullets, rel))
+            continue
+        new = with_section(text, bullets, rel)
+        entry.update(action="unchanged" if new == text else "updated", text=None if new == text else new)
+    return out
+
+
+def sync(root: str, bullets: list[dict], *, remove: bool = False, targets=TARGETS) -> list[dict]:
+    """Write (or with `remove`, take out) the marked section in each target; all files are checked
+    before the first is written. Returns `plan`'s entries without the file texts."""
+    entries = plan(root, bullets, remove=remove, targets=targets)
+    for entry in entries:
+        text = entry.pop("text", None)
+        if entry["action"] == "deleted":
+            os.unlink(entry["path"])
+        elif text is not None:
+            atomic_write(entry["path"], text)
+    return entries

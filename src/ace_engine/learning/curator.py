@@ -1,0 +1,266 @@
+"""The curator: deterministic, no LLM. It turns a reflection into delta operations on the playbook
+(`Playbook.add / update / merge / tag / quarantine / remove` — never SQL), with provenance.
+
+For each candidate lesson, in order:
+1. poisoning defence (`safety.concerns`): a dangerous lesson is added as *quarantined* — kept for
+   `ace review`, never injected;
+2. quality filter (`quality.check`): junk is rejected (counted, with the reason, in the run's stats);
+3. exact duplicate (same normalized content in this project): the existing bullet gets the new
+   evidence (UPDATE);
+4. near duplicate (same project and section, `similarity ≥ learning.merge_similarity`): the
+   closest bullet gets the evidence, and its content when the new wording is more specific
+   (UPDATE); if the lesson matches several bullets, they were duplicates of each other and are
+   merged into the closest (MERGE). Neighbours come from the FTS index (`fts_candidates` with
+   `similarity.neighbour_query`), so this costs an indexed lookup, not a pass over the playbook;
+5. otherwise a new bullet (ADD).
+
+Then feedback for the bullets used in the task (`playbook_used`: what the hooks showed, plus ids
+the agent cited): the reflector's own tags first; otherwise, for a bullet plausibly relevant to the
+task (lexical overlap with what was done, or cited), helpful when the task succeeded, harmful when
+it failed. Finally pruning: archive bullets whose confidence fell below `learning.prune_confidence`
+after `learning.prune_min_observations` marks, stale ones (unused for `learning.stale_days`, never
+helpful), and the least valuable beyond `learning.max_bullets` / `learning.max_tokens`.
+"""
+
+import time
+
+from ..playbook import sections
+from ..playbook.playbook import PlaybookError, clean_content, content_key
+from . import quality, safety
+from . import similarity as sim
+from .trajectory import text_of
+
+RELEVANCE_OVERLAP = 0.3   # share of a bullet's words found in the task's text…
+RELEVANCE_MIN_WORDS = 2   # …and at least this many of them
+NEIGHBOURS = 20
+_UNUSED_REASONS = ("unused for", "playbook over its cap")  # archive reasons that say nothing against a lesson
+EVIDENCE_KEPT = 10
+
+
+class Curator:
+    def __init__(self, playbook, cfg=None, *, source: str = "learning", now: float | None = None):
+        self.pb = playbook
+        self.store = playbook.store
+        self.source = source
+        self.now = now or time.time()
+        get = (lambda k, d: cfg[k]) if cfg is not None else (lambda k, d: d)
+        self.threshold = float(get("learning.merge_similarity", 0.8))
+        self.prune_confidence = float(get("learning.prune_confidence", 0.3))
+        self.prune_min_observations = int(get("learning.prune_min_observations", 10))
+        self.stale_days = float(get("learning.stale_days", 90.0))
+        self.max_bullets = int(get("learning.max_bullets", 500))
+        self.max_tokens = int(get("learning.max_tokens", 40_000))
+        self.trusted_hosts = tuple(get("learning.trusted_hosts", []) or ())
+        if playbook.project is not None and playbook.project.remote:
+            self.trusted_hosts += (playbook.project.remote.split("/", 1)[0],)
+
+    # -- the whole pass ----------------------------------------------------------------------------
+
+    def curate(self, reflection: dict, trajectory: dict, *, job_id: int | None = None, learn: bool = True,
+               prune: bool = True) -> dict:
+        """Apply a reflection; returns the run's statistics. `learn=False` (a gated turn) applies
+        only the feedback tags. Call inside `store.transaction()` to make it all-or-nothing."""
+        stats = {"created": 0, "updated": 0, "merged": 0, "pruned": 0, "quarantined": 0, "rejected": 0,
+                 "helpful": 0, "harmful": 0, "candidates": len(reflection.get("candidates") or []),
+                 "touched": [], "rejections": [], "tagged": []}
+        self._job_id = job_id
+        self._trajectory = trajectory
+        with self.pb:  # domain counts refreshed once, at the end
+            self._feedback(reflection.get("tags") or [], trajectory, stats)
+            if learn:
+                for candidate in reflection.get("candidates") or []:
+                    self._candidate(candidate, trajectory, stats)
+            if prune:
+                self._prune(stats)
+        touched = self.store.get_bullets(list(dict.fromkeys(stats["touched"]))) or \
+            self.store.get_bullets([t["bullet_id"] for t in stats["tagged"]])
+        stats["average_confidence"] = round(sum(b["confidence"] for b in touched) / len(touched), 4) if touched else None
+        return stats
+
+    # -- candidates --------------------------------------------------------------------------------
+
+    def _candidate(self, cand: dict, trajectory: dict, stats: dict) -> None:
+        try:
+            content = clean_content(cand.get("content") or "")
+            section = sections.normalize(str(cand.get("section") or "troubleshooting_and_pitfalls"), self.pb.extra_sections)
+        except (PlaybookError, sections.SectionError) as exc:
+            stats["rejected"] += 1
+            stats["rejections"].append({"content": str(cand.get("content"))[:200], "reason": str(exc)})
+            return
+        provenance = self._provenance(cand, trajectory)
+        concerns = safety.concerns(content, self.trusted_hosts)
+        if concerns:
+            provenance["concerns"] = concerns
+            existing = self.store.find_by_content_key(content_key(content), self.pb.project_id)
+            if existing is not None:
+                self._observe(existing, provenance, stats, may_restore=False)
+            else:
+                bullet, _ = self.pb.add(content, section, domains=cand.get("domains"), provenance=provenance,
+                                        status="quarantined", source=self.source, reason="; ".join(concerns),
+                                        session_id=trajectory.get("session_id"), now=self.now)
+                stats["touched"].append(bullet["id"])
+            stats["quarantined"] += 1
+            return
+        problem = quality.check(content, trajectory.get("task"))
+        if problem:
+            stats["rejected"] += 1
+            stats["rejections"].append({"content": content[:200], "reason": problem})
+            return
+        existing = self.store.find_by_content_key(content_key(content), self.pb.project_id)
+        if existing is not None:
+            self._observe(existing, provenance, stats)
+            return
+        matches = self._near_duplicates(content, section)
+        if matches:
+            best_score, best = matches[0]
+            for _, other in matches[1:]:
+                # The lesson matches both: they say the same thing. Keep the closest.
+                best = self.pb.merge(best["id"], other["id"], source=self.source, now=self.now,
+                                     reason=f"duplicates of each other (both ≥ {self.threshold} similar to a new lesson)",
+                                     session_id=trajectory.get("session_id"))
+                stats["merged"] += 1
+            more_specific = quality.specificity(content) > quality.specificity(best["content"])
+            self._observe(best, provenance, stats, new_content=content if more_specific else None,
+                          similarity=best_score)
+            return
+        bullet, created = self.pb.add(content, section, domains=cand.get("domains"), provenance=provenance,
+                                      source=self.source, reason=f"learned: {provenance['evidence'][:200]}",
+                                      session_id=trajectory.get("session_id"), now=self.now)
+        stats["created" if created else "updated"] += 1
+        stats["touched"].append(bullet["id"])
+
+    def _near_duplicates(self, content: str, section: str) -> list[tuple[float, dict]]:
+        """Bullets of this project and section at least `threshold` similar, closest first."""
+        match = sim.neighbour_query(content)
+        if match is None:
+            return []
+        found = []
+        for bullet in self.store.fts_candidates(match, self.pb.project_id, include_global=False, limit=NEIGHBOURS):
+            if bullet["section"] != section:
+                continue
+            score = sim.duplicate_score(content, bullet["content"])
+            if score >= self.threshold:
+                found.append((score, bullet))
+        found.sort(key=lambda pair: (-pair[0], pair[1]["created_at"]))
+        return found
+
+    def _provenance(self, cand: dict, trajectory: dict) -> dict:
+        steps = {s.get("step"): s for s in trajectory.get("trajectory") or []}
+        used = [steps[n] for n in cand.get("source_steps") or [] if n in steps]
+        return {
+            "source": self.source,
+            "reflector": trajectory.get("reflector"),
+            "kind": cand.get("kind"),
+            "session_id": trajectory.get("session_id"),
+            "agent_id": trajectory.get("agent_id") or None,
+            "job_id": self._job_id,
+            "tool_event_ids": [s["tool_event_id"] for s in used if s.get("tool_event_id") is not None],
+            "steps": [s.get("step") for s in used],
+            "evidence": str(cand.get("evidence") or "")[:800],
+            "confidence": cand.get("confidence"),
+            "files": list(cand.get("files") or trajectory.get("files") or [])[:10],
+            "tools": list(dict.fromkeys(s.get("tool") for s in used if s.get("tool")))[:5],
+            "task": str(trajectory.get("task") or "")[:200],
+            "observations": 1,
+        }
+
+    def _observe(self, bullet: dict, provenance: dict, stats: dict, *, new_content: str | None = None,
+                 similarity: float | None = None, may_restore: bool = True) -> None:
+        """Another observation of an existing lesson: its evidence grows (and, for a near
+        duplicate, its wording may become the more specific one). A lesson the curator archived
+        as stale or over the cap comes back; one archived for doing harm, or by the user, stays
+        archived."""
+        prov = dict(bullet.get("provenance") or {})
+        prov["observations"] = int(prov.get("observations") or 1) + 1
+        log = list(prov.get("evidence_log") or [])
+        log.append({"session_id": provenance.get("session_id"), "job_id": provenance.get("job_id"),
+                    "tool_event_ids": provenance.get("tool_event_ids"), "evidence": provenance.get("evidence", "")[:300],
+                    "similarity": similarity, "at": self.now})
+        prov["evidence_log"] = log[-EVIDENCE_KEPT:]
+        reason = (f"re-observed (similarity {similarity})" if similarity is not None else "re-observed") + \
+            f": {provenance.get('evidence', '')[:200]}"
+        session = provenance.get("session_id")
+        if new_content is not None and content_key(new_content) == bullet["content_key"]:
+            new_content = None
+        try:
+            self.pb.update(bullet["id"], content=new_content, provenance=prov, source=self.source, reason=reason,
+                           session_id=session, now=self.now)
+        except PlaybookError:
+            return
+        if may_restore and bullet["status"] == "archived" and self._archived_as_unused(bullet["id"]):
+            self.pb.restore(bullet["id"], source=self.source, reason="archived lesson observed again", session_id=session,
+                            now=self.now)
+        stats["updated"] += 1
+        stats["touched"].append(bullet["id"])
+
+    def _archived_as_unused(self, bullet_id: str) -> bool:
+        last = next((c for c in self.store.changes(bullet_id=bullet_id, limit=20) if c["op"] == "REMOVE"), None)
+        return bool(last and last["source"] == self.source and (last["reason"] or "").startswith(_UNUSED_REASONS))
+
+    # -- feedback on the bullets used ----------------------------------------------------------------
+
+    def _feedback(self, reflector_tags: list[dict], trajectory: dict, stats: dict) -> None:
+        used = list(dict.fromkeys((trajectory.get("playbook_used") or []) + self._cited(trajectory)))
+        decided: dict[str, tuple[str, str]] = {}
+        for tag in reflector_tags:
+            if tag.get("tag") in ("helpful", "harmful"):
+                decided.setdefault(tag["bullet_id"], (tag["tag"], f"reflector: {tag.get('reason', '')}"[:300]))
+        success = (trajectory.get("result") or {}).get("success")
+        cited = set(self._cited(trajectory))
+        context = sim.tokens(text_of(trajectory))
+        for bullet in self.store.get_bullets(used):
+            if bullet["id"] in decided or bullet["status"] != "active" or success is None:
+                continue
+            words = sim.tokens(bullet["content"])
+            shared = len(words & context)
+            relevant = bullet["id"] in cited or (shared >= RELEVANCE_MIN_WORDS and sim.overlap(bullet["content"], context)
+                                                 >= RELEVANCE_OVERLAP)
+            if not relevant:
+                continue
+            why = "cited by the agent" if bullet["id"] in cited else f"shown, {shared} of its words in the task"
+            decided[bullet["id"]] = ("helpful", f"task succeeded; {why}") if success else \
+                ("harmful", f"task failed around it; {why}")
+        for bullet_id, (tag, reason) in decided.items():
+            try:
+                self.pb.tag(bullet_id, tag, source=self.source, reason=reason, session_id=trajectory.get("session_id"),
+                            now=self.now)
+            except PlaybookError:
+                continue  # a bullet the reflector made up
+            stats[tag] += 1
+            stats["tagged"].append({"bullet_id": bullet_id, "tag": tag, "reason": reason})
+
+    @staticmethod
+    def _cited(trajectory: dict) -> list[str]:
+        return [c for c in trajectory.get("cited") or [] if isinstance(c, str)]
+
+    # -- pruning -------------------------------------------------------------------------------------
+
+    def _prune(self, stats: dict) -> None:
+        pid = self.pb.project_id
+        protect = set(stats["touched"])
+
+        def archive(bullet_id: str, reason: str) -> None:
+            try:
+                self.pb.remove(bullet_id, source=self.source, reason=reason, now=self.now)
+            except PlaybookError:
+                return
+            stats["pruned"] += 1
+
+        for bullet_id in self.store.low_confidence_bullets(pid, self.prune_confidence, self.prune_min_observations):
+            archive(bullet_id, f"confidence below {self.prune_confidence} after ≥ {self.prune_min_observations} observations")
+        for bullet_id in self.store.stale_bullets(pid, self.now - self.stale_days * 86400):
+            if bullet_id not in protect:
+                archive(bullet_id, f"unused for {self.stale_days:g} days and never (or rarely) helpful")
+        if not stats["created"]:
+            return  # the cap is kept as the playbook grows; a curation that added nothing leaves it be
+        count, chars = self.store.playbook_size(pid)
+        over_count = count - self.max_bullets if self.max_bullets > 0 else 0
+        over_chars = chars - self.max_tokens * 4 if self.max_tokens > 0 else 0
+        if over_count <= 0 and over_chars <= 0:
+            return
+        for bullet_id, length in self.store.least_valuable_bullets(pid, max(over_count, 0) + 200, tuple(protect)):
+            if over_count <= 0 and over_chars <= 0:
+                break
+            archive(bullet_id, f"playbook over its cap ({self.max_bullets} bullets / {self.max_tokens} tokens): least valuable")
+            over_count -= 1
+            over_chars -= length

@@ -1,0 +1,311 @@
+"""Learning, end to end: trajectory → quality gates → reflector → curator → playbook.
+
+Three ways in, one way through:
+- `learn_job`: a queued job (captured events of one session+agent), run by the worker or
+  `ace learn`. Its turns are reflected first (no lock held — an LLM may take seconds), then
+  curated, recorded and marked done in ONE transaction: a worker killed at any point leaves the
+  playbook as it was and the job to be retried, so a task is learned exactly once.
+- `learn_payload`: the ACE plugin's learn payload (`ace learn --stdin --json`).
+- `learn_transcript`: a Claude Code transcript file (`ace learn --transcript FILE`).
+The last two record a done job under a unique key inside the same transaction, so learning the
+same payload or transcript turn twice changes nothing the second time.
+"""
+
+import json
+import time
+
+from .. import config as config_mod
+from .. import log
+from ..playbook.playbook import Playbook
+from ..project import Project, identify
+from . import commands, gates, git_context
+from . import trajectory as traj_mod
+from .curator import Curator
+from .reflector import ReflectorError, get_reflector, heuristic, normalize
+
+
+class ClaimLost(RuntimeError):
+    """Our lease expired and another worker took the job: roll back, it will learn it."""
+
+
+class AlreadyLearned(RuntimeError):
+    """A job with this key is done already: roll back."""
+
+
+# -- shared steps -----------------------------------------------------------------------------------
+
+def project_for(store, project_id: int | None) -> Project | None:
+    row = store.project_row(project_id) if project_id is not None else None
+    return Project(row["root"], row["remote"]) if row else None
+
+
+def attach_history(store, trajectory: dict, project_id: int | None) -> None:
+    """What past sessions say about this task's files and commands (for the heuristics)."""
+    keys = list(dict.fromkeys(commands.key(s["command"]) for s in trajectory["trajectory"] if s.get("command")))
+    trajectory["history"] = {
+        "co_edits": store.co_edit_counts(project_id, trajectory.get("files") or [], trajectory.get("session_id")),
+        "commands": store.command_history(project_id, keys),
+    }
+
+
+def _project_info(project: Project | None, project_id: int | None) -> dict:
+    if project is None:
+        return {}
+    return {"id": project_id, "key": project.key, "root": project.root, "name": project.name}
+
+
+def reflect(trajectories: list[dict], store, cfg, reflector=None) -> list[dict]:
+    """Gate and reflect each trajectory (no write). Returns [{trajectory, skip, reflection, ms}]."""
+    reflector = reflector or get_reflector(cfg)
+    prepared = []
+    for traj in trajectories:
+        started = time.perf_counter()
+        reason = gates.skip_reason(traj)
+        reflection = {"candidates": [], "tags": []}
+        name = None
+        if reason is None:
+            used = store.get_bullets(traj.get("playbook_used") or [])
+            name = reflector.name
+            try:
+                reflection = normalize(reflector.reflect(traj, used))
+            except Exception as exc:  # noqa: BLE001 — an LLM failing must not lose the lesson
+                if getattr(reflector, "name", "") == "heuristic" and not isinstance(exc, ReflectorError):
+                    raise
+                log.warning("learning", f"{name} reflector failed, using heuristics: {type(exc).__name__}: {exc}")
+                fallback = heuristic(cfg)
+                name = f"{fallback.name} (fallback from {reflector.name})"
+                reflection = normalize(fallback.reflect(traj, used))
+        traj["reflector"] = name
+        prepared.append({"trajectory": traj, "skip": reason, "reflection": reflection,
+                         "ms": (time.perf_counter() - started) * 1000})
+    return prepared
+
+
+def commit(store, playbook: Playbook, cfg, prepared: list[dict], *, job_id: int | None, source: str,
+           now: float) -> list[dict]:
+    """Curate every prepared trajectory and record its run. Call inside `store.transaction()`."""
+    curator = Curator(playbook, cfg, now=now)
+    runs = []
+    for item in prepared:
+        traj = item["trajectory"]
+        started = time.perf_counter()
+        stats = curator.curate(item["reflection"], traj, job_id=job_id, learn=item["skip"] is None)
+        success = (traj.get("result") or {}).get("success")
+        run = {
+            "job_id": job_id, "project_id": playbook.project_id, "session_id": traj.get("session_id"),
+            "agent_id": traj.get("agent_id") or None, "source": source, "reflector": traj.get("reflector"),
+            "task": str(traj.get("task") or "")[:300],
+            "outcome": "unknown" if success is None else ("success" if success else "failure"),
+            "learned": item["skip"] is None, "gate_reason": item["skip"], "steps": len(traj.get("trajectory") or []),
+            **{k: stats[k] for k in ("candidates", "created", "updated", "merged", "pruned", "quarantined", "rejected",
+                                     "helpful", "harmful", "average_confidence")},
+            "duration_ms": round(item["ms"] + (time.perf_counter() - started) * 1000, 2),
+            "detail": {"rejections": stats["rejections"][:20], "tagged": stats["tagged"][:50],
+                       "touched": stats["touched"][:50]},
+            "created_at": now,
+        }
+        run["id"] = store.record_learning_run(run)
+        if traj.get("session_id"):
+            store.record_file_edits(playbook.project_id, traj["session_id"], traj.get("files") or [], now)
+            store.record_command_runs(playbook.project_id, traj["session_id"], _command_runs(traj), now)
+        runs.append(run)
+    return runs
+
+
+def _command_runs(traj: dict) -> list[dict]:
+    runs: dict[str, dict] = {}
+    for step in traj.get("trajectory") or []:
+        if not step.get("command") or step.get("kind") == "readonly":
+            continue
+        key = commands.key(step["command"])
+        run = runs.setdefault(key, {"command": key, "kind": step.get("kind"), "runs": 0, "failures": 0, "error": None})
+        run["runs"] += 1
+        if not step.get("success"):
+            run["failures"] += 1
+            run["error"] = step.get("error") or run["error"]
+    return list(runs.values())
+
+
+def summarize(runs: list[dict]) -> dict:
+    """Totals of a job's runs, plus the plugin's `learning_statistics`."""
+    total = {k: sum(r[k] for r in runs) for k in ("created", "updated", "merged", "pruned", "quarantined", "rejected",
+                                                 "helpful", "harmful", "candidates", "steps")}
+    confidences = [r["average_confidence"] for r in runs if r["average_confidence"] is not None]
+    total["turns"] = len(runs)
+    total["learned"] = sum(1 for r in runs if r["learned"])
+    total["skipped"] = [r["gate_reason"] for r in runs if not r["learned"]]
+    total["average_confidence"] = round(sum(confidences) / len(confidences), 4) if confidences else None
+    total["run_ids"] = [r["id"] for r in runs]
+    return total
+
+
+def statistics(summary: dict) -> dict:
+    """The ACE plugin's `learning_statistics` object."""
+    return {"patterns_created": summary.get("created", 0), "patterns_updated": summary.get("updated", 0),
+            "patterns_merged": summary.get("merged", 0), "patterns_pruned": summary.get("pruned", 0),
+            "average_confidence": summary.get("average_confidence") or 0.0}
+
+
+# -- queued jobs (captured events) --------------------------------------------------------------------
+
+def job_trajectories(store, job: dict, project: Project | None) -> list[dict]:
+    """The turns a job covers, as trajectories with their feedback window, git context and history."""
+    events = store.job_tool_events(job)
+    messages = store.job_messages(job)
+    turns = traj_mod.split_turns(events, messages)
+    session = store.session(job["session_id"]) or {}
+    root = project.root if project else session.get("cwd")
+    injections = [] if job["agent_id"] else [
+        i for i in store.injected(job["session_id"], job["window_from"] or None)
+        if i["created_at"] > (job["window_from"] or 0) and i["created_at"] <= job["window_to"]]
+    out = []
+    previous_commands = [commands.key(e["command"]) for e in (
+        traj_mod.step_from_event(r, 0, root) for r in store.tool_events_before(
+            job["session_id"], job["agent_id"], job["tool_from"], 30)) if e.get("command")]
+    previous_task = None
+    for n, turn in enumerate(turns):
+        fallback = None
+        if not turn["prompts"]:
+            prompt = store.last_prompt_before(job["session_id"], job["msg_to"], turn.get("start"))
+            parent = prompt["text"] if prompt else ""
+            fallback = (f"Subagent ({job['agent_type'] or 'agent'}) work during: {parent}" if job["agent_id"]
+                        else parent)
+        traj = traj_mod.build(turn, root=root, session_id=job["session_id"], agent_id=job["agent_id"],
+                              agent_type=job["agent_type"] or session.get("agent_type"), task_fallback=fallback)
+        start = turn.get("start") or 0
+        end = turns[n + 1]["start"] if n + 1 < len(turns) and turns[n + 1].get("start") else float("inf")
+        traj["playbook_used"] = list(dict.fromkeys(
+            i["bullet_id"] for i in injections if (n == 0 or i["created_at"] >= start) and i["created_at"] < end))
+        traj["project"] = _project_info(project, job["project_id"])
+        traj["job_id"] = job["id"]
+        traj["previous"] = {"task": previous_task, "commands": previous_commands[-10:]}
+        attach_history(store, traj, job["project_id"])
+        out.append(traj)
+        previous_task = traj["task"]
+        previous_commands = [commands.key(s["command"]) for s in traj["trajectory"] if s.get("command")] or previous_commands
+    # git runs only for tasks that will be learned (most Stops end a chat turn: no subprocess then).
+    if root and any(gates.skip_reason(t) is None for t in out):
+        git = git_context.context(root, session.get("started_at"))
+        for traj in out:
+            traj["git"] = git
+    return out
+
+
+def learn_job(store, job: dict, *, reflector=None, cfg=None, now=None) -> dict:
+    """Learn one claimed job; marks it done / skipped in the curation transaction. Raises on
+    failure (the caller records the attempt) and `ClaimLost` when another worker took it."""
+    project = project_for(store, job["project_id"])
+    cfg = cfg or config_mod.load(project.root if project else None)
+    trajectories = job_trajectories(store, job, project)
+    prepared = reflect(trajectories, store, cfg, reflector)
+    now = now or time.time()
+    if job.get("lease_until") and not store.renew_lease(job, time.time() + float(cfg["learning.lease_seconds"])):
+        raise ClaimLost(f"job {job['id']}: lease lost to another worker while reflecting")
+    playbook = Playbook(store, project)
+    with store.transaction():
+        runs = commit(store, playbook, cfg, prepared, job_id=job["id"], source="session", now=now)
+        summary = summarize(runs)
+        status = "done" if summary["learned"] else "skipped"
+        reason = None if summary["learned"] else ("; ".join(dict.fromkeys(summary["skipped"])) or "no events")
+        if not store.finish_job(job, status, summary, reason, now):
+            raise ClaimLost(f"job {job['id']}: lease lost to another worker")
+    return summary
+
+
+# -- trajectories that come with the request (payloads, transcripts) ---------------------------------
+
+def _learn_direct(store, playbook: Playbook, cfg, trajectories: list[dict], keys: list[str], *, kind: str,
+                  reflector=None, now=None) -> list[dict]:
+    """Learn each trajectory under its unique key; already learned ones are skipped."""
+    now = now or time.time()
+    results = []
+    for traj, key in zip(trajectories, keys):
+        done = store.job_by_key(key)
+        if done is not None:
+            results.append({"key": key, "already_learned": True, "job_id": done["id"], "summary": done.get("result") or {},
+                            "task": traj.get("task"), "status": done["status"]})
+            continue
+        prepared = reflect([traj], store, cfg, reflector)
+        try:
+            with store.transaction():
+                runs = commit(store, playbook, cfg, prepared, job_id=None, source=kind, now=now)
+                summary = summarize(runs)
+                status = "done" if summary["learned"] else "skipped"
+                job_id = store.insert_done_job(kind, key, playbook.project_id, traj.get("session_id"),
+                                               traj.get("agent_id") or "", traj.get("agent_type"), status, summary,
+                                               "; ".join(summary["skipped"]) or None, now)
+                if job_id is None:
+                    raise AlreadyLearned(key)
+        except AlreadyLearned:
+            done = store.job_by_key(key) or {}
+            results.append({"key": key, "already_learned": True, "job_id": done.get("id"),
+                            "summary": done.get("result") or {}, "task": traj.get("task"), "status": done.get("status")})
+            continue
+        results.append({"key": key, "already_learned": False, "job_id": job_id, "summary": summary,
+                        "task": traj.get("task"), "status": status})
+    return results
+
+
+def payload_key(payload: dict) -> str:
+    import hashlib
+
+    canonical = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
+    return "p:" + hashlib.sha256(canonical.encode("utf-8", "replace")).hexdigest()[:40]
+
+
+def learn_payload(store, project: Project | None, payload: dict, *, cfg=None, reflector=None, now=None) -> dict:
+    """The ACE plugin's `learn --stdin --json`: returns {success, learning_statistics, …}."""
+    if not isinstance(payload, dict):
+        raise ValueError("the learn payload must be a JSON object")
+    cfg = cfg or config_mod.load(project.root if project else None)
+    playbook = Playbook(store, project)
+    traj = traj_mod.from_payload(payload)
+    traj["project"] = _project_info(project, playbook.project_id)
+    attach_history(store, traj, playbook.project_id)
+    (result,) = _learn_direct(store, playbook, cfg, [traj], [payload_key(payload)], kind="payload",
+                              reflector=reflector, now=now)
+    summary = result["summary"] or {}
+    return {"success": True, "learning_statistics": statistics(summary), "already_learned": result["already_learned"],
+            "skipped": summary.get("skipped") or [], "job_id": result["job_id"]}
+
+
+def learn_transcript(store, path: str, project: Project | None = None, *, cfg=None, reflector=None, now=None,
+                     force: bool = False, on_turn=None) -> dict:
+    """Learn every turn of a Claude Code transcript (and its subagents' files). Turns are keyed
+    by their prompt's uuid: learning the same file again only learns turns added since."""
+    from . import transcript
+
+    parsed = transcript.parse_file(path)
+    if project is None and parsed["cwd"]:
+        project = identify(parsed["cwd"])
+    cfg = cfg or config_mod.load(project.root if project else None)
+    playbook = Playbook(store, project)
+    session_id = parsed["session_id"]
+    if session_id and not force and any(
+            j["kind"] == "session" for j in store.list_jobs(session_id=session_id, all_projects=True, limit=1000)):
+        return {"session_id": session_id, "turns": [], "skipped_reason":
+                "this session was captured by the hooks and learned from its events; use --force to learn it again"}
+    trajectories, keys = [], []
+    # Paths in a transcript are where the session ran, even when it is learned into another project.
+    root = parsed["cwd"] or (project.root if project else None)
+    for agent in parsed["agents"]:
+        turns = traj_mod.split_turns(agent["events"], agent["messages"])
+        for turn in turns:
+            traj = traj_mod.build(turn, root=root, session_id=session_id, agent_id=agent["agent_id"],
+                                  agent_type=agent["agent_type"], source="transcript",
+                                  task_fallback=f"Subagent work ({agent['agent_id']})" if agent["agent_id"] else None)
+            traj["project"] = _project_info(project, playbook.project_id)
+            traj["git"] = {"branch": parsed.get("git_branch")} if parsed.get("git_branch") else {}
+            attach_history(store, traj, playbook.project_id)
+            anchor = turn["prompts"][0].get("uuid") if turn["prompts"] else (turn["events"][0].get("tool_use_id")
+                                                                             if turn["events"] else None)
+            if anchor is None:
+                continue
+            trajectories.append(traj)
+            keys.append(f"t:{session_id}:{agent['agent_id']}:{anchor}")
+    results = []
+    for traj, key in zip(trajectories, keys):
+        results += _learn_direct(store, playbook, cfg, [traj], [key], kind="transcript", reflector=reflector, now=now)
+        if on_turn:
+            on_turn(results[-1])
+    return {"session_id": session_id, "turns": results}

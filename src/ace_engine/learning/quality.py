@@ -1,0 +1,69 @@
+"""The quality filter every candidate lesson passes before the curator sees it, whichever
+reflector proposed it. The playbook must not fill with junk: a lesson is kept only if it is
+
+- specific: it names something concrete — a command, a file, an identifier, an error, a flag
+  (`specificity` counts them; at least one is required, two when the lesson uses a stock phrase
+  like "make sure to" or "be careful");
+- not a platitude ("be careful", "test your code", "follow best practices");
+- not the task restated (most of its words are the prompt's words);
+- a lesson, not a dump: short enough to inject, mostly words, not a wall of output.
+"""
+
+import re
+
+from .similarity import tokens
+
+MIN_CHARS = 25
+MAX_CHARS = 500
+
+_GENERIC = re.compile(
+    r"\b(?:be careful|make sure(?: to)?|remember to|don't forget|do not forget|pay (?:close )?attention|"
+    r"double[- ]check|always test|test (?:your|the) code|best practices?|good practices?|it is important|"
+    r"it's important|keep in mind|consider (?:using|adding)|try to|write clean|follow (?:the )?(?:conventions|guidelines)|"
+    r"as needed|if necessary|when appropriate|handle errors? (?:properly|gracefully)|check (?:for )?errors)\b",
+    re.IGNORECASE)
+_PLATITUDE = re.compile(
+    r"^(?:always |never )?(?:be careful|test (?:your|the) code|write (?:good|clean) code|follow best practices|"
+    r"read the (?:docs|documentation|error(?: message)?)|check the logs?|use version control|commit often)\W*$",
+    re.IGNORECASE)
+_SPECIFIC = [
+    re.compile(r"`[^`\n]{2,}`"),                                        # code spans
+    re.compile(r"(?<![\w/])(?:[\w.-]+/)+[\w.-]+\.\w{1,8}\b"),           # paths with a directory
+    re.compile(r"\b[\w-]+\.(?:py|pyi|js|mjs|cjs|ts|tsx|jsx|rs|go|rb|java|kt|c|h|cpp|hpp|cs|php|sh|toml|ya?ml|json|"
+               r"ini|cfg|md|lock|sql|html|css|scss|txt|env)\b"),         # file names
+    re.compile(r"(?<![\w-])--?[a-zA-Z][\w-]+"),                            # flags
+    re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b|\b(?:TS|E)\d{3,5}\b|\bexit code \d+"),  # errors
+    re.compile(r"\b[a-z]+_[a-z0-9_]+\b|\b[a-z]+[A-Z]\w+\b|\b\w+\(\)"),    # identifiers
+    re.compile(r"\b(?:pytest|tox|nox|ruff|mypy|pyright|black|flake8|pylint|npm|pnpm|yarn|npx|jest|vitest|eslint|"
+               r"prettier|tsc|cargo|rustc|clippy|go|make|cmake|docker|kubectl|pip|uv|poetry|git|gradle|mvn|"
+               r"node|deno|bun|alembic|django|flask|fastapi|sqlalchemy|pydantic|react|webpack|vite)\b"),  # tools
+]
+
+
+def specificity(content: str) -> int:
+    """How many concrete things (commands, files, identifiers, errors, flags) a lesson names."""
+    return sum(len(rx.findall(content)) for rx in _SPECIFIC)
+
+
+def check(content: str, task: str | None = None) -> str | None:
+    """None when the lesson is worth keeping, else why not."""
+    text = " ".join(str(content).split())
+    if len(text) < MIN_CHARS:
+        return f"too short ({len(text)} chars)"
+    if len(text) > MAX_CHARS:
+        return f"too long ({len(text)} chars; a lesson is at most {MAX_CHARS})"
+    letters = sum(c.isalpha() for c in text)
+    if letters < 0.5 * len(text):
+        return "mostly symbols or numbers (output, not a lesson)"
+    if _PLATITUDE.match(text):
+        return "a platitude"
+    if task:
+        lesson, prompt = tokens(text), tokens(task)
+        if len(lesson) >= 3 and len(lesson & prompt) / len(lesson) >= 0.8:
+            return "restates the task"
+    score = specificity(text)
+    if score == 0:
+        return "not specific: names no command, file, identifier or error"
+    if _GENERIC.search(text) and score < 2:
+        return "generic advice (stock phrase with too little that is specific)"
+    return None

@@ -1,0 +1,97 @@
+"""The learning worker: a detached process per project that runs queued jobs until none is left.
+
+Started by a hook (`queue.start_worker`) holding the project's lock, or run in the foreground by
+`ace learn`. On start it requeues the project's `running` jobs — whoever ran them is dead, since
+we hold the lock — then claims jobs one by one (lease, attempt count), learns each
+(`pipeline.learn_job`), and on an error records the attempt: retried after an exponential
+backoff, failed for good after `learning.max_attempts`. A job due within
+`learning.linger_seconds` is waited for; otherwise the worker releases the lock, looks at the
+queue once more (a hook that saw the lock held did not start anyone), and exits.
+"""
+
+import os
+import time
+
+from .. import config as config_mod
+from .. import log
+from ..background import ProcessLock
+from ..store.sqlite import SQLiteStore
+from . import pipeline
+from .queue import lock_path
+
+
+def run_one(store, job: dict, cfg, *, reflector=None) -> dict:
+    """Learn one claimed job; on failure record the attempt. Returns {job, status, summary|error}."""
+    try:
+        summary = pipeline.learn_job(store, job, reflector=reflector)
+    except pipeline.ClaimLost as exc:
+        log.warning("learning", str(exc))
+        return {"job": job["id"], "status": "lost", "error": str(exc)}
+    except Exception as exc:  # noqa: BLE001 — recorded on the job, retried with backoff
+        import traceback  # only on failure: it costs a detached worker 20 ms to import
+
+        error = f"{type(exc).__name__}: {exc}\n" + "".join(traceback.format_exc().splitlines(True)[-6:])
+        status = store.fail_job(job, error, time.time(), float(cfg["learning.backoff_seconds"]))
+        log.error("learning", f"job {job['id']} attempt {job['attempts']} failed ({status}): {type(exc).__name__}: {exc}")
+        return {"job": job["id"], "status": status, "error": error}
+    final = store.get_job(job["id"]) or {}
+    return {"job": job["id"], "status": final.get("status", "done"), "summary": summary}
+
+
+def drain(store, project_id: int | None, lock: ProcessLock, cfg, *, linger: float | None = None,
+          ignore_backoff: bool = False, on_job=None, reflector=None) -> list[dict]:
+    """Run the project's jobs until the queue is empty (the caller holds `lock`)."""
+    pid = os.getpid()
+    lease = float(cfg["learning.lease_seconds"])
+    linger = float(cfg["learning.linger_seconds"]) if linger is None else linger
+    store.requeue_orphans(project_id, time.time())
+    done = []
+    while True:
+        now = time.time()
+        job = store.claim_job(project_id, pid, now, lease, ignore_backoff=ignore_backoff)
+        if job is not None:
+            result = run_one(store, job, cfg, reflector=reflector)
+            done.append(result)
+            if on_job:
+                on_job(result)
+            continue
+        due = store.next_due(project_id)
+        if due is not None and due - now <= linger:
+            time.sleep(max(0.05, min(due - now, linger)))
+            continue
+        # Release, then look once more: a hook that found the lock held started no worker.
+        lock.release()
+        if store.runnable_jobs(project_id, time.time(), ignore_backoff=ignore_backoff) and lock.acquire():
+            store.requeue_orphans(project_id, time.time())
+            continue
+        return done
+
+
+def main(project_key: str, lock_fd: int | None = None) -> None:
+    """Entry point of the detached worker (see `queue.start_worker`)."""
+    os.umask(0o077)
+    try:
+        os.nice(10)  # background work: never compete with the hooks or the user's own processes
+    except (AttributeError, OSError):
+        pass
+    lock = ProcessLock(lock_path(project_key))
+    if lock_fd is not None:
+        lock.adopt(lock_fd)
+    elif not lock.acquire():
+        return
+    store = None
+    try:
+        store = SQLiteStore(busy_timeout_ms=30_000)
+        project_id = store.project_id(project_key)
+        row = store.project_row(project_id) if project_id is not None else None
+        cfg = config_mod.load(row["root"] if row else None)
+        results = drain(store, project_id, lock, cfg)
+        if results:
+            log.write("INFO", "learning", f"worker {os.getpid()} for {project_key}: " + ", ".join(
+                f"job {r['job']} {r['status']}" for r in results))
+    except Exception as exc:  # noqa: BLE001 — a detached process has no one to tell but the log
+        log.error("learning", f"worker for {project_key} stopped: {type(exc).__name__}: {exc}")
+    finally:
+        lock.release()
+        if store is not None:
+            store.close()

@@ -1,0 +1,54 @@
+"""The Anthropic Messages API through the `anthropic` SDK (`pip install ace-engine[llm]`).
+
+The key is read from the environment variable named by `llm.api_key_env` (default
+`ANTHROPIC_API_KEY`) and never stored in config. The SDK's own retries are off: the timeout is
+the whole budget of a call, and a failed job falls back to the offline reflector anyway.
+"""
+
+import os
+
+from .base import Completion, LLMError, LLMTimeout, Provider, short_error
+
+DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
+
+
+class AnthropicProvider(Provider):
+    name = "anthropic"
+
+    def __init__(self, *, base_url: str | None = None, api_key_env: str | None = None, env: dict | None = None,
+                 **budgets):
+        super().__init__(**budgets)
+        try:
+            import anthropic
+        except ImportError:
+            raise LLMError("the `anthropic` package is not installed; `pip install 'ace-engine[llm]'`") from None
+        if not self.model:
+            raise LLMError("`llm.model` is not set; set it to an Anthropic model name, e.g. in config.toml "
+                           "`[llm] model = \"claude-sonnet-4-5\"` or ACE_LLM_MODEL")
+        key_env = api_key_env or DEFAULT_KEY_ENV
+        key = (os.environ if env is None else env).get(key_env)
+        if not key:
+            raise LLMError(f"no API key: the environment variable `{key_env}` is empty; export it "
+                           "(or name another one in `llm.api_key_env`)")
+        self._errors = anthropic
+        self.client = anthropic.Anthropic(api_key=key, base_url=base_url or None, max_retries=0,
+                                          timeout=self.timeout_s)
+
+    def _call(self, system: str, user: str, max_tokens: int, timeout: float) -> Completion:
+        errors = self._errors
+        try:
+            message = self.client.messages.create(
+                model=self.model, max_tokens=max_tokens, system=system,
+                messages=[{"role": "user", "content": user}], timeout=timeout,
+            )
+        except errors.APITimeoutError:
+            raise LLMTimeout(f"the Anthropic API did not answer within {timeout:g}s; raise `llm.timeout_s`") from None
+        except errors.APIStatusError as exc:
+            raise LLMError(f"the Anthropic API refused the call ({exc.status_code}): {short_error(exc)}; "
+                           "check `llm.model`, the key and `llm.base_url`") from None
+        except errors.APIError as exc:
+            raise LLMError(f"the Anthropic API call failed: {short_error(exc)}; check the network and `llm.base_url`") from None
+        text = "".join(getattr(block, "text", "") for block in message.content if getattr(block, "type", "") == "text")
+        usage = getattr(message, "usage", None)
+        return Completion(text, int(getattr(usage, "input_tokens", 0) or 0),
+                          int(getattr(usage, "output_tokens", 0) or 0), 0.0, getattr(message, "model", self.model))

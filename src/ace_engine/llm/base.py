@@ -1,0 +1,146 @@
+"""The provider interface: one JSON answer for one prompt, within budgets.
+
+A provider implements `_call` (one request, plain text back, with the usage it reports); this
+class adds what every provider needs the same way:
+
+* budgets — a cap on calls per learning job (`start_job` resets it), the shared daily call and
+  token caps (`budget.UsageLedger`), a timeout and an output token cap per call;
+* structured output — the schema is appended to the system prompt, the first fitting JSON
+  object is taken from the reply, and an unusable reply gets exactly one retry with a
+  "reply with JSON only" nudge naming what was wrong.
+"""
+
+import time
+
+from .budget import BudgetExceeded, UsageLedger
+from .structured import InvalidOutput, extract_json, schema_text
+
+__all__ = ["Completion", "LLMError", "LLMTimeout", "BudgetExceeded", "InvalidOutput", "Provider", "short_error"]
+
+
+class LLMError(RuntimeError):
+    """A call failed (not installed, not configured, refused, transport error); says the fix."""
+
+
+class LLMTimeout(LLMError):
+    """The provider did not answer within the timeout."""
+
+
+class Completion:
+    """One reply: its text and what it cost (tokens estimated when the provider doesn't say)."""
+
+    __slots__ = ("text", "input_tokens", "output_tokens", "cost_usd", "model", "seconds")
+
+    def __init__(self, text: str, input_tokens: int = 0, output_tokens: int = 0, cost_usd: float = 0.0,
+                 model: str | None = None, seconds: float = 0.0):
+        self.text = text
+        self.input_tokens = input_tokens
+        self.output_tokens = output_tokens
+        self.cost_usd = cost_usd
+        self.model = model
+        self.seconds = seconds
+
+
+def short_error(exc: BaseException) -> str:
+    """An SDK exception as one short line for a message or the log."""
+    return " ".join(str(exc).split())[:300]
+
+
+def estimate_tokens(text: str) -> int:
+    return max(1, len(text) // 4)
+
+
+JSON_INSTRUCTIONS = ("Reply with exactly one JSON object and nothing else — no prose, no code fences. "
+                     "It must match this JSON Schema:\n")
+RETRY_NUDGE = ("\n\nYour previous reply could not be used: {problem}.\n"
+               "Reply with JSON only: one JSON object matching the schema in the system prompt, "
+               "starting with `{{` and ending with `}}`, no explanations.")
+
+
+class Provider:
+    """Base of the providers. Not thread-safe: one instance per worker."""
+
+    name = "base"
+
+    def __init__(self, *, model: str | None = None, timeout_s: float = 120.0, max_tokens: int = 4000,
+                 max_calls_per_job: int = 3, max_calls_per_day: int = 0, max_tokens_per_day: int = 0,
+                 ledger: UsageLedger | None = None):
+        self.model = model or None
+        self.timeout_s = float(timeout_s)
+        self.max_tokens = int(max_tokens)
+        self.max_calls_per_job = int(max_calls_per_job)
+        self.max_calls_per_day = int(max_calls_per_day)
+        self.max_tokens_per_day = int(max_tokens_per_day)
+        self.ledger = ledger
+        self.start_job()
+
+    # -- budgets ---------------------------------------------------------------------------------
+
+    def start_job(self) -> None:
+        """Begin a new learning job: the per-job call cap and the job's usage start from zero."""
+        self.calls = 0
+        self.usage = {"calls": 0, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0, "seconds": 0.0}
+
+    def _check_budget(self) -> None:
+        if self.max_calls_per_job and self.calls >= self.max_calls_per_job:
+            raise BudgetExceeded(f"this job already made {self.calls} LLM calls (`llm.max_calls_per_job` = "
+                                 f"{self.max_calls_per_job}); raise it to allow more")
+        if self.ledger is not None:
+            self.ledger.check(self.max_calls_per_day, self.max_tokens_per_day)
+
+    def _account(self, done: Completion) -> None:
+        self.usage["calls"] += 1
+        self.usage["input_tokens"] += done.input_tokens
+        self.usage["output_tokens"] += done.output_tokens
+        self.usage["cost_usd"] = round(self.usage["cost_usd"] + done.cost_usd, 6)
+        self.usage["seconds"] = round(self.usage["seconds"] + done.seconds, 3)
+        if self.ledger is not None:
+            try:
+                self.ledger.record(self.name, done.input_tokens, done.output_tokens, done.cost_usd)
+            except OSError as exc:  # a full disk must not fail the job that already paid for the call
+                from .. import log
+
+                log.warning("llm", f"usage not recorded: {exc}")
+
+    # -- calls -----------------------------------------------------------------------------------
+
+    def complete(self, system: str, user: str, *, max_tokens: int | None = None,
+                 timeout: float | None = None) -> Completion:
+        """One budgeted call; plain text back. Raises BudgetExceeded, LLMTimeout or LLMError."""
+        self._check_budget()
+        self.calls += 1  # counted before the call: a call that times out still cost something
+        started = time.monotonic()
+        done = self._call(system, user, int(max_tokens or self.max_tokens), float(timeout or self.timeout_s))
+        done.seconds = round(time.monotonic() - started, 3)
+        if not done.input_tokens:
+            done.input_tokens = estimate_tokens(system) + estimate_tokens(user)
+        if not done.output_tokens:
+            done.output_tokens = estimate_tokens(done.text or "")
+        self._account(done)
+        return done
+
+    def complete_json(self, system: str, user: str, schema_hint: dict, *, max_tokens: int | None = None,
+                      timeout: float | None = None) -> dict:
+        """A JSON object matching `schema_hint` (a JSON Schema subset, see `structured.validate`).
+
+        One retry with a nudge when the reply is unusable; then InvalidOutput. Budget, timeout and
+        transport errors are raised as they come (no retry: the job has a fallback)."""
+        full_system = f"{system.rstrip()}\n\n{JSON_INSTRUCTIONS}{schema_text(schema_hint)}"
+        done = self.complete(full_system, user, max_tokens=max_tokens, timeout=timeout)
+        try:
+            return extract_json(done.text, schema_hint)
+        except InvalidOutput as exc:
+            problem = str(exc)
+        done = self.complete(full_system, user + RETRY_NUDGE.format(problem=problem),
+                             max_tokens=max_tokens, timeout=timeout)
+        try:
+            return extract_json(done.text, schema_hint)
+        except InvalidOutput as exc:
+            snippet = " ".join((done.text or "").split())[:200]
+            raise InvalidOutput(f"{self.name}: {exc} (after one retry; reply began {snippet!r})") from None
+
+    def _call(self, system: str, user: str, max_tokens: int, timeout: float) -> Completion:
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        return f"{self.name}" + (f" ({self.model})" if self.model else "")

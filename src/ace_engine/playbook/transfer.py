@@ -1,0 +1,268 @@
+"""Sharing a playbook: export to a versioned JSON document, import from one or from a plain list.
+
+Export format, version 1 (`ace export`):
+
+    {"format": "ace-engine.playbook", "version": 1, "exported_at": "2025-01-31T12:00:00Z",
+     "project": {"key", "name", "root", "remote"} | null (with --all-projects),
+     "projects": [...]                       (with --all-projects only),
+     "bullets": [{"id", "scope": "project" | "global", "project": key | null, "section", "content",
+                  "domains": [...], "helpful", "harmful", "helpful_explicit", "harmful_explicit",
+                  "confidence", "status", "provenance": {...}, "created_at", "updated_at",
+                  "last_used_at", "retrieval_count"}]}        (timestamps: seconds since the epoch)
+
+Import (`ace import`) takes that document, or a plain JSON list of
+`{"content", "section", "domain"?: str | [str], "helpful"?, "harmful"?}` objects (the ACE plugin's
+shape; `domains`, `helpful_explicit`, `harmful_explicit`, `status`, `scope` are accepted too).
+
+Every item is validated before anything is written: one bad item refuses the whole file, with a
+message per problem naming the file and the item's index. Then everything is applied through the
+playbook's delta operations in one transaction (all or nothing) and merged by exact content: an
+item whose normalized content is already in the playbook (same scope) raises that bullet's
+counters to the larger of the two instead of adding a copy, so importing a file twice changes
+nothing the second time. A local bullet keeps its status (an archived lesson stays archived).
+
+Imported bullets get new ids (the original is kept in `provenance.imported.id`), their counters
+and status, and the current time; usage (retrieval count, last use) is local and starts at zero.
+"""
+
+import json
+import os
+import time
+
+from . import sections
+from .playbook import STATUSES, PlaybookError, clean_content
+
+FORMAT = "ace-engine.playbook"
+VERSION = 1
+COUNTERS = ("helpful", "harmful", "helpful_explicit", "harmful_explicit")
+# counter -> (tag, explicit) for raising it through TAG
+_TAGS = {"helpful": ("helpful", False), "harmful": ("harmful", False),
+         "helpful_explicit": ("helpful", True), "harmful_explicit": ("harmful", True)}
+PUBLIC_FIELDS = ("id", "section", "content", "domains", *COUNTERS, "confidence", "status", "provenance",
+                 "created_at", "updated_at", "last_used_at", "retrieval_count")
+MAX_PROBLEMS_SHOWN = 20
+
+
+class TransferError(ValueError):
+    """A file that can't be imported; `problems` lists every reason (file, item index, what)."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = problems
+        shown = problems[:MAX_PROBLEMS_SHOWN]
+        more = len(problems) - len(shown)
+        text = "\n  ".join(shown) + (f"\n  … and {more} more" if more > 0 else "")
+        super().__init__(text)
+
+
+# -- export ----------------------------------------------------------------------------------------
+
+
+def iso(epoch: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
+
+
+def public_bullet(bullet: dict) -> dict:
+    """A bullet as shown to people and other tools: no storage internals (row id, content key,
+    the store's numeric project id); `scope` says project or global."""
+    out = {field: bullet.get(field) for field in PUBLIC_FIELDS}
+    out["scope"] = "global" if bullet.get("project_id") is None else "project"
+    return out
+
+
+def _project_info(row: dict) -> dict:
+    return {"key": row["key"], "name": row["name"], "root": row["root"], "remote": row["remote"]}
+
+
+def export_playbook(store, project=None, *, all_projects: bool = False, now: float | None = None) -> dict:
+    """The export document of `project`'s bullets plus the global ones (every status), or of every
+    project's with `all_projects`. Reads only: exporting a project the store doesn't know yet gives
+    just the global bullets."""
+    now = time.time() if now is None else now
+    document: dict = {"format": FORMAT, "version": VERSION, "exported_at": iso(now)}
+    scopes: list[tuple[int | None, str | None]] = []
+    if all_projects:
+        rows = store.list_projects()
+        document["project"] = None
+        document["projects"] = [_project_info(r) for r in rows]
+        scopes = [(r["id"], r["key"]) for r in rows]
+    else:
+        document["project"] = {"key": project.key, "name": project.name, "root": project.root, "remote": project.remote}
+        project_id = store.project_id(project.key)
+        if project_id is not None:
+            scopes = [(project_id, project.key)]
+    scopes.append((None, None))  # the global bullets
+    bullets = []
+    for project_id, key in scopes:
+        for bullet in store.list_bullets(project_id, include_global=False, statuses=STATUSES, order="created"):
+            bullets.append({**public_bullet(bullet), "project": key})
+    document["bullets"] = bullets
+    return document
+
+
+# -- import: parsing and validation ------------------------------------------------------------------
+
+
+def load_file(path: str, extra_sections: tuple[str, ...] = ()) -> list[dict]:
+    """Read and validate an import file; returns the normalized items (see `parse`)."""
+    name = os.path.basename(path)
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError as exc:
+        raise TransferError([f"{path}: cannot be read ({exc.strerror}); check the path and its permissions"]) from exc
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise TransferError([f"{name}: not UTF-8 text ({exc}); export it again or re-save it as UTF-8"]) from exc
+    return parse(text, name, extra_sections)
+
+
+def parse(text: str, name: str = "<input>", extra_sections: tuple[str, ...] = ()) -> list[dict]:
+    """Validate an import document; return its items normalized to
+    `{index, content, section, domains (list | None), scope, status, provenance, <counters>}`.
+    Raises TransferError listing every problem; nothing is half-valid."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TransferError([f"{name}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
+                             "nothing was imported"]) from exc
+    if isinstance(data, dict):
+        fmt = data.get("format")
+        if fmt != FORMAT:
+            raise TransferError([f"{name}: expected an ace-engine export (\"format\": \"{FORMAT}\") or a JSON list "
+                                 f"of {{content, section}} objects, got an object with format {fmt!r}"])
+        version = data.get("version")
+        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+            raise TransferError([f"{name}: \"version\" must be a positive integer, got {version!r}"])
+        if version > VERSION:
+            raise TransferError([f"{name}: written by a newer ace-engine (format version {version}; this one reads "
+                                 f"up to {VERSION}); upgrade ace-engine to import it"])
+        items = data.get("bullets")
+        if not isinstance(items, list):
+            raise TransferError([f"{name}: \"bullets\" must be a list"])
+    elif isinstance(data, list):
+        items = data
+    else:
+        raise TransferError([f"{name}: expected an ace-engine export object or a JSON list of "
+                             f"{{content, section}} objects, got {type(data).__name__}"])
+    problems: list[str] = []
+    out = []
+    for index, item in enumerate(items):
+        found: list[str] = []
+        normalized = _item(item, index, extra_sections, found)
+        problems += [f"{name}: item {index}: {p}" for p in found]
+        if not found:
+            out.append(normalized)
+    if problems:
+        raise TransferError(problems)
+    return out
+
+
+def _count(item: dict, key: str, problems: list[str]) -> int:
+    value = item.get(key, 0)
+    if value is None:
+        return 0
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        problems.append(f"`{key}` must be a whole number ≥ 0, got {value!r}")
+        return 0
+    return value
+
+
+def _domains(item: dict, problems: list[str]) -> list[str] | None:
+    value = item.get("domains", item.get("domain"))
+    if value is None or value == "" or value == []:
+        return None  # derived from the content, as for a new lesson
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(d, str) for d in value):
+        problems.append(f"`domain` must be a string or a list of strings, got {value!r}")
+        return None
+    return value
+
+
+def _item(item, index: int, extra_sections: tuple[str, ...], problems: list[str]) -> dict:
+    if not isinstance(item, dict):
+        problems.append(f"expected an object with `content` and `section`, got {type(item).__name__}")
+        return {}
+    content = item.get("content")
+    if not isinstance(content, str):
+        problems.append("`content` is missing or not a string" if content is None
+                        else f"`content` must be a string, got {type(content).__name__}")
+    else:
+        try:
+            content = clean_content(content)
+        except PlaybookError as exc:
+            problems.append(str(exc))
+    section = item.get("section")
+    if not isinstance(section, str):
+        problems.append("`section` is missing or not a string; use one of: "
+                        + ", ".join(sections.DEFAULT_SECTIONS + tuple(extra_sections)))
+    else:
+        try:
+            section = sections.normalize(section, extra_sections)
+        except sections.SectionError as exc:
+            problems.append(str(exc))
+    status = item.get("status") or "active"
+    if status not in STATUSES:
+        problems.append(f"`status` must be one of {', '.join(STATUSES)}, got {status!r}")
+    scope = item.get("scope") or "project"
+    if scope not in ("project", "global"):
+        problems.append(f"`scope` must be project or global, got {scope!r}")
+    provenance = item.get("provenance")
+    if provenance is not None and not isinstance(provenance, dict):
+        problems.append(f"`provenance` must be an object, got {type(provenance).__name__}")
+    out = {"index": index, "content": content, "section": section, "domains": _domains(item, problems),
+           "scope": scope, "status": status, "provenance": dict(provenance or {}),
+           "original_id": item.get("id") if isinstance(item.get("id"), str) else None}
+    for key in COUNTERS:
+        out[key] = _count(item, key, problems)
+    return out
+
+
+# -- import: applying --------------------------------------------------------------------------------
+
+
+def import_items(playbook, items: list[dict], *, source_name: str = "import", on_item=None,
+                 now: float | None = None) -> dict:
+    """Apply validated items (from `parse` / `load_file`) to `playbook`, all in one transaction.
+
+    Returns {"created", "merged", "skipped", "total", "items": [{"index", "id", "outcome"}]}:
+    created = new bullet; merged = an existing bullet with the same content got higher counters;
+    skipped = already there with counters at least as high (a re-import skips everything).
+    `on_item(done_count)` is called after each item (for a progress bar)."""
+    now = time.time() if now is None else now
+    reason = f"imported from {source_name}"
+    counts = {"created": 0, "merged": 0, "skipped": 0}
+    results = []
+    with playbook.store.transaction(), playbook:
+        for done, item in enumerate(items, 1):
+            provenance = dict(item["provenance"])
+            provenance["imported"] = {"file": source_name, "id": item.get("original_id"), "at": now}
+            bullet, created = playbook.add(
+                item["content"], item["section"], domains=item["domains"], scope=item["scope"],
+                provenance=provenance, helpful=item["helpful"], harmful=item["harmful"], status=item["status"],
+                source="import", reason=reason,
+            )
+            if created:
+                for key in ("helpful_explicit", "harmful_explicit"):
+                    if item[key] > 0:
+                        tag, explicit = _TAGS[key]
+                        bullet = playbook.tag(bullet["id"], tag, explicit=explicit, count=item[key],
+                                              source="import", reason=reason)
+                outcome = "created"
+            else:
+                outcome = "skipped"
+                for key in COUNTERS:
+                    missing = item[key] - int(bullet[key])
+                    if missing > 0:
+                        tag, explicit = _TAGS[key]
+                        bullet = playbook.tag(bullet["id"], tag, explicit=explicit, count=missing, source="import",
+                                              reason=f"{reason}: {key} raised to {item[key]}")
+                        outcome = "merged"
+            counts[outcome] += 1
+            results.append({"index": item["index"], "id": bullet["id"], "outcome": outcome})
+            if on_item is not None:
+                on_item(done)
+    return {**counts, "total": len(items), "items": results}

@@ -1,0 +1,155 @@
+"""Rendering bullets into the tagged blocks the hooks inject into Claude Code's context.
+
+    <ace-patterns>
+    Lessons from earlier sessions (ace playbook). Cite an id when one helps or misleads you.
+    - [ctx-01jd8k2m3n4p5q6r7s8t ✓3 ✗0 conf 0.71] Run `python -m pytest` from the repo root …
+    </ace-patterns>
+
+One line per bullet with its full id and counters (✓ helpful, ✗ harmful, both implicit +
+explicit marks) so the model can cite it and the feedback loop can tell what was used. Blocks stay
+within a token budget and, whatever the budget, under `MAX_CHARS` (Claude Code cuts injected
+context at 10,000 characters). Stdlib only: hooks import this.
+"""
+
+import math
+import re
+
+from ..playbook.sections import DEFAULT_SECTIONS, title
+
+MAX_CHARS = 9_000
+CHARS_PER_TOKEN = 3.5
+HEADER = "Lessons from earlier sessions (ace playbook). Cite an id when one helps or misleads you."
+DIGEST_HEADER = "Playbook: lessons learned in earlier sessions (ace). Cite an id when one helps or misleads you."
+_MIN_CONTENT_CHARS = 40  # a bullet cut shorter than this is not worth showing
+
+
+def estimate_tokens(text: str) -> int:
+    """Tokens `text` will take, estimated without a tokenizer (hooks cannot load one).
+
+    Claude's tokenizer gives about 4 characters per token on English prose and about 3 on code,
+    paths and ids; 3.5 per ASCII character sits between and errs high on prose, so a block we
+    think fits does fit. Other characters (✓, accents, CJK) are counted as one token each, which
+    is close for CJK and an overestimate for the rest."""
+    if not text:
+        return 0
+    ascii_chars = len(text.encode("ascii", "ignore"))
+    return math.ceil(ascii_chars / CHARS_PER_TOKEN + (len(text) - ascii_chars))
+
+
+def _escape_attr(value) -> str:
+    return (str(value).replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace("\n", " "))
+
+
+def escape_content(text: str) -> str:
+    """One line of bullet text that cannot open or close an `<ace-…>` tag (nor any tag named
+    like ours): `<` before `ace` or `/ace` becomes `&lt;`. Other `<` stay, for readable code."""
+    text = " ".join(str(text).split())
+    return re.sub(r"<(?=\s*/?\s*ace)", "&lt;", text, flags=re.IGNORECASE)
+
+
+def _counters(bullet: dict) -> str:
+    helpful = (bullet.get("helpful") or 0) + (bullet.get("helpful_explicit") or 0)
+    harmful = (bullet.get("harmful") or 0) + (bullet.get("harmful_explicit") or 0)
+    return f"✓{helpful} ✗{harmful} conf {float(bullet.get('confidence') or 0.0):.2f}"
+
+
+def bullet_line(bullet: dict, max_content_chars: int | None = None) -> str:
+    content = escape_content(bullet.get("content", ""))
+    if max_content_chars is not None and len(content) > max_content_chars:
+        content = content[: max(0, max_content_chars - 1)].rstrip() + "…"
+    return f"- [{bullet['id']} {_counters(bullet)}] {content}"
+
+
+def _open_tag(tag: str, attrs: dict | None) -> str:
+    extra = "".join(f' {name}="{_escape_attr(value)}"' for name, value in (attrs or {}).items()
+                    if re.fullmatch(r"[A-Za-z_][\w-]*", str(name)))
+    return f"<{tag}{extra}>"
+
+
+class _Block:
+    """Lines added while they fit both the token budget and the character cap."""
+
+    def __init__(self, tag: str, attrs: dict | None, header: str, budget_tokens: int):
+        self.open = _open_tag(tag, attrs)
+        self.close = f"</{tag}>"
+        self.lines = [header]
+        self.budget = max(0, int(budget_tokens or 0))
+
+    def text(self, extra: list[str] = ()) -> str:
+        return "\n".join([self.open, *self.lines, *extra, self.close])
+
+    def fits(self, extra: list[str]) -> bool:
+        candidate = self.text(extra)
+        return len(candidate) <= MAX_CHARS and estimate_tokens(candidate) <= self.budget
+
+    def longest_cut(self, bullet: dict) -> str | None:
+        """The bullet's line with its content cut to the most characters that still fit (at
+        least `_MIN_CONTENT_CHARS`), or None."""
+        full = len(escape_content(bullet.get("content", "")))
+        lo, hi, best = _MIN_CONTENT_CHARS, full, None
+        while lo <= hi:
+            mid = (lo + hi) // 2
+            line = bullet_line(bullet, mid)
+            if self.fits([line]):
+                best, lo = line, mid + 1
+            else:
+                hi = mid - 1
+        return best
+
+
+def render_patterns(tag: str, hits: list[dict], budget_tokens: int, attrs: dict | None = None) -> tuple[str, list[dict]]:
+    """A `<tag …>` block of `hits` in order, within `budget_tokens` (estimated) and `MAX_CHARS`.
+
+    Returns (text, the bullets actually shown). A bullet that doesn't fit is skipped (a shorter
+    later one may); the first one is cut with `…` rather than dropped when at least
+    `_MIN_CONTENT_CHARS` of it fit. Nothing to show → ('', [])."""
+    block = _Block(tag, attrs, HEADER, budget_tokens)
+    shown: list[dict] = []
+    for bullet in hits or ():
+        if not isinstance(bullet, dict) or not bullet.get("id"):
+            continue
+        line = bullet_line(bullet)
+        if block.fits([line]):
+            block.lines.append(line)
+            shown.append(bullet)
+            continue
+        if not shown:
+            cut = block.longest_cut(bullet)
+            if cut is not None:
+                block.lines.append(cut)
+                shown.append(bullet)
+    if not shown:
+        return "", []
+    return block.text(), shown
+
+
+def render_digest(bullets: list[dict], budget_tokens: int, *, tag: str = "ace-playbook") -> tuple[str, list[dict]]:
+    """The session-start `<ace-playbook>` digest: bullets taken most valuable first (the order
+    given) while they fit, shown grouped under their section's title (sections in the playbook's
+    order). Returns (text, the bullets shown in display order); nothing → ('', [])."""
+    block = _Block(tag, None, DIGEST_HEADER, budget_tokens)
+    chosen: dict[str, list[dict]] = {}
+
+    def lines_for(groups: dict[str, list[dict]]) -> list[str]:
+        order = [s for s in DEFAULT_SECTIONS if s in groups] + [s for s in groups if s not in DEFAULT_SECTIONS]
+        out: list[str] = []
+        for section in order:
+            out.append(f"## {title(section)}")
+            out.extend(bullet_line(b) for b in groups[section])
+        return out
+
+    for bullet in bullets or ():
+        if not isinstance(bullet, dict) or not bullet.get("id"):
+            continue
+        section = bullet.get("section") or "strategies_and_hard_rules"
+        trial = {s: list(v) for s, v in chosen.items()}
+        trial.setdefault(section, []).append(bullet)
+        if block.fits(lines_for(trial)):
+            chosen = trial
+    if not chosen:
+        return "", []
+    lines = lines_for(chosen)
+    order = [s for s in DEFAULT_SECTIONS if s in chosen] + [s for s in chosen if s not in DEFAULT_SECTIONS]
+    shown = [b for s in order for b in chosen[s]]
+    return block.text(lines), shown

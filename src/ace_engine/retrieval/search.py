@@ -1,0 +1,379 @@
+"""Searching the playbook: FTS5 candidates, re-ranked in Python by a documented hybrid score.
+
+    relevance R = (w_bm25·bm25 + w_coverage·coverage + w_fuzzy·fuzzy + w_domain·domain) / Σw
+        bm25      FTS5 BM25 s of the bullet as s / (best s + BM25_DAMPING): relative to the best
+                  candidate, but low for all when even the best match is weak
+        coverage  share of the query's concepts the bullet contains, each concept weighted by
+                  how rare it is among the candidates (an IDF over the candidate set); this is
+                  the absolute part that lets the threshold cut weak matches
+        fuzzy     best trigram similarity between an identifier / file path of the query (or of
+                  `files`) and one of the bullet's; left out of Σw when the query has none
+        domain    share of a bullet domain's words found among the query's and files' words
+    semantic (optional): R = (1 - w_semantic)·R + w_semantic·cosine', cosine' the embedding
+        cosine rescaled so that unrelated texts (≤0.2 for MiniLM) are 0 and close ones 1
+    prior P = (w_confidence·confidence + w_helpful·helpful + w_recency·recency) / Σw_prior
+        helpful   net helpful marks h - x (explicit ones ×3), as h'/(h'+5): 0 new, 0.5 at +5
+        recency   0.5 ** (days since last use or update / half life)
+    score = R · (1 - p + p·P),  p = Σw_prior / (Σw_relevance + Σw_prior)
+
+That is a weighted sum of all the parts in which the prior parts are scaled by relevance: a
+trusted, recent bullet ranks above an equally relevant new one, but cannot ride into a prompt on
+an unrelated word. Weights and the threshold are config keys (`retrieval.*`); their defaults were
+tuned on `bench/retrieval_bench.py`.
+
+Stdlib only on the lexical path; `semantic` (numpy, model weights) is imported only when
+semantic search is asked for and enabled.
+"""
+
+import math
+import re
+import time
+
+from .. import log
+from ..config import DEFAULTS
+from ..playbook.domains import GENERIC, path_words, words_match
+from . import query as query_mod
+
+PRIOR_PARTS = ("confidence", "helpful", "recency")
+LEXICAL_PARTS = ("bm25", "coverage", "fuzzy", "domain")
+LOW_CONFIDENCE = 0.5
+LOW_HELPFUL = 2
+# Cosine of MiniLM embeddings: up to ~0.2 for unrelated snippets, 0.5–0.8 for the same topic;
+# rescaled as (cosine - FLOOR) / SPAN, clipped to 0..1 (tuned on the bench).
+COSINE_FLOOR = 0.2
+COSINE_SPAN = 0.5
+# See the bm25 part above; strong matches have s = 10–40 (tuned on the bench).
+BM25_DAMPING = 16.0
+# A query concept no candidate contains weighs this much of the rarest concept's weight.
+UNKNOWN_CONCEPT_WEIGHT = 0.8
+# A search term found in this many bullets or more is "common": see `_expression`.
+COMMON_TERM_DOCS = 250
+
+_abbreviation_cache: dict = {}
+
+
+def _setting(cfg, key: str):
+    """`cfg[key]` (a Config or a dict), else the default."""
+    if cfg is not None:
+        try:
+            return cfg[key]
+        except (KeyError, TypeError, IndexError):
+            pass
+    return DEFAULTS[key]
+
+
+def _weights(cfg) -> dict[str, float]:
+    weights = {}
+    for part in LEXICAL_PARTS + PRIOR_PARTS + ("semantic",):
+        try:
+            weights[part] = max(0.0, float(_setting(cfg, f"retrieval.weights.{part}")))
+        except (TypeError, ValueError):
+            weights[part] = float(DEFAULTS[f"retrieval.weights.{part}"])
+    return weights
+
+
+def _abbreviations(cfg) -> dict:
+    extra = _setting(cfg, "retrieval.abbreviations")
+    key = repr(extra)
+    table = _abbreviation_cache.get(key)
+    if table is None:
+        table = query_mod.normalize_abbreviations(extra)
+        _abbreviation_cache.clear()
+        _abbreviation_cache[key] = table
+    return table
+
+
+def _trigrams(text: str) -> set[str]:
+    padded = f"  {text} "
+    return {padded[i : i + 3] for i in range(len(padded) - 2)}
+
+
+def _similarity(a: str, b: str) -> float:
+    """Dice coefficient of character trigrams: cheap, order-tolerant, typo-tolerant."""
+    ta, tb = _trigrams(a), _trigrams(b)
+    return 2 * len(ta & tb) / (len(ta) + len(tb)) if ta and tb else 0.0
+
+
+def _needles(ident: str) -> list[str]:
+    """What to look for verbatim in a bullet for one query identifier: itself, its file name, and
+    its significant dotted / path components (`AsyncClient.__init__` → asyncclient)."""
+    needles = [ident]
+    for part in re.split(r"[./\\:]+", ident):
+        part = part.strip("_-")
+        if len(part) >= 4 and part not in GENERIC and part not in needles:
+            needles.append(part)
+    return needles
+
+
+def _fuzzy_matrix(identifiers: list[str], candidates: list[dict]) -> list[list[float]]:
+    """sim[i][c]: how well query identifier i matches candidate c (1.0 verbatim, else the best
+    trigram similarity with one of the bullet's identifiers, 0 below 0.5)."""
+    needles = [_needles(i) for i in identifiers]
+    matrix = [[0.0] * len(candidates) for _ in identifiers]
+    for c, bullet in enumerate(candidates):
+        lowered = bullet["content"].lower()
+        idents = None
+        for i, ident in enumerate(identifiers):
+            if any(n in lowered for n in needles[i]):
+                matrix[i][c] = 1.0
+                continue
+            if idents is None:
+                idents = query_mod.text_identifiers(bullet["content"])
+            best = max((_similarity(ident, other) for other in idents), default=0.0)
+            matrix[i][c] = best if best >= 0.5 else 0.0
+    return matrix
+
+
+def _domain_score(domains: list[str], context: list[str], cache: dict) -> tuple[float, str]:
+    best, name = 0.0, ""
+    for domain in domains:
+        if domain == "general":  # the catch-all of `domains.derive`, says nothing
+            continue
+        if domain not in cache:
+            words = [w for w in domain.split("-") if w]
+            hits = sum(1 for dw in words if any(words_match(dw, cw) for cw in context))
+            cache[domain] = hits / len(words) if words else 0.0
+        if cache[domain] > best:
+            best, name = cache[domain], domain
+    return best, name
+
+
+def _helpful(bullet: dict) -> float:
+    net = (bullet.get("helpful") or 0) + 3 * (bullet.get("helpful_explicit") or 0) \
+        - (bullet.get("harmful") or 0) - 3 * (bullet.get("harmful_explicit") or 0)
+    return net / (net + 5.0) if net > 0 else 0.0
+
+
+def _recency(bullet: dict, now: float, half_life_days: float) -> float:
+    last = max(bullet.get("updated_at") or 0.0, bullet.get("last_used_at") or 0.0)
+    age_days = max(0.0, (now - last) / 86400.0)
+    return 0.5 ** (age_days / max(half_life_days, 0.01))
+
+
+def _prior(bullet: dict, weights: dict, now: float, half_life: float) -> tuple[float, dict]:
+    parts = {
+        "confidence": float(bullet.get("confidence") or 0.0),
+        "helpful": _helpful(bullet),
+        "recency": _recency(bullet, now, half_life),
+    }
+    total = sum(weights[p] for p in PRIOR_PARTS)
+    value = sum(weights[p] * parts[p] for p in PRIOR_PARTS) / total if total else 0.0
+    return value, parts
+
+
+def _is_low_quality(bullet: dict) -> bool:
+    return (float(bullet.get("confidence") or 0.0) < LOW_CONFIDENCE
+            and (bullet.get("helpful") or 0) + (bullet.get("helpful_explicit") or 0) < LOW_HELPFUL)
+
+
+def _domain_filter(bullets: list[dict], allowed, blocked) -> list[dict]:
+    if allowed:
+        allowed_set = set(allowed)
+        bullets = [b for b in bullets if allowed_set.intersection(b.get("domains") or ())]
+    if blocked:
+        blocked_set = set(blocked)
+        bullets = [b for b in bullets if not blocked_set.intersection(b.get("domains") or ())]
+    return bullets
+
+
+def _expression(store, q) -> str:
+    """The FTS5 expression for a query, lean enough to stay fast on a large playbook.
+
+    BM25 is computed for every bullet that matches any term, so a term found in hundreds of
+    bullets ("test", "error") makes the search slow and adds little to the ranking (its IDF is
+    low; the re-ranker still counts it through `coverage`). Terms matching `COMMON_TERM_DOCS`
+    bullets or more are left out as long as two rarer ones remain (else the three least common
+    are kept); terms matching nothing are replaced by their prefix fallback when it matches.
+    Counting is capped, so it costs well under a millisecond at 10k bullets.
+    """
+    pairs = query_mod.fts_terms(q)
+    if not pairs:
+        return ""
+    terms = [term for term, _ in pairs]
+    counts = list(store.fts_doc_counts(terms, COMMON_TERM_DOCS))
+    fallbacks = list(dict.fromkeys(fb for (_, fb), n in zip(pairs, counts) if n == 0 and fb and fb not in terms))
+    if fallbacks:
+        terms += fallbacks
+        counts += store.fts_doc_counts(fallbacks, COMMON_TERM_DOCS)
+    found = sorted(((n, i) for i, n in enumerate(counts) if n > 0))
+    rare = [i for n, i in found if n < COMMON_TERM_DOCS]
+    keep = rare if len(rare) >= 2 else sorted(set(rare) | {i for _, i in found[:3]})
+    return " OR ".join(terms[i] for i in sorted(keep))
+
+
+def _semantic_wanted(mode: str, cfg) -> bool:
+    if mode in ("semantic", "hybrid"):
+        return True
+    return mode == "auto" and bool(_setting(cfg, "retrieval.semantic"))
+
+
+def search(store, project_id, query, *, k: int = 5, files=(), domains_allowed=None, domains_blocked=None,
+           threshold: float | None = None, exclude_ids=(), mode: str = "auto", cfg=None,
+           include_global: bool = True, now: float | None = None) -> list[dict]:
+    """The bullets most relevant to `query` (a prompt), best first, each with `score` and `why`.
+
+    `files`: paths in play (fuzzy and domain matching); `domains_allowed` / `domains_blocked`:
+    domain names a bullet must have one of / must have none of; `threshold`: minimum score
+    (default `retrieval.threshold`); `exclude_ids`: bullets already shown; `mode`: "lexical",
+    "semantic", "hybrid", or "auto" (hybrid when `retrieval.semantic` is on, else lexical).
+    An empty list is a normal answer. Never raises on odd input.
+    """
+    k = max(0, int(k or 0))
+    if k == 0:
+        return []
+    now = time.time() if now is None else now
+    threshold = float(_setting(cfg, "retrieval.threshold") if threshold is None else threshold)
+    weights = _weights(cfg)
+    files = tuple(f for f in (files or ()) if isinstance(f, str) and f)
+    text = query if isinstance(query, str) else ""
+    file_words = [w for f in files for w in path_words(f)]
+    if file_words:
+        text = f"{text}\n{' '.join(file_words)}"
+    q = query_mod.parse(text, files=files, abbreviations=_abbreviations(cfg),
+                        max_terms=int(_setting(cfg, "retrieval.max_terms")))
+    excluded = set(exclude_ids or ())
+    base = int(_setting(cfg, "retrieval.candidates"))
+    wanted = min(base + len(excluded), 3 * base)  # room for the bullets already shown
+    if domains_allowed or domains_blocked:
+        wanted *= 2
+
+    candidates: list[dict] = []
+    expression = ""
+    try:
+        expression = _expression(store, q)
+        if expression:
+            candidates = store.fts_candidates(expression, project_id, include_global=include_global, limit=wanted)
+    except Exception as exc:  # noqa: BLE001 — a search must never break its caller
+        log.error("retrieval", f"full-text search failed for {expression[:200]!r}: {type(exc).__name__}: {exc}")
+        candidates = []
+
+    cosines = None
+    if _semantic_wanted(mode, cfg):
+        from . import semantic
+
+        cosines = semantic.cosines(store, project_id, query if isinstance(query, str) else "", cfg=cfg,
+                                   include_global=include_global)
+        if cosines:
+            known = {b["id"] for b in candidates}
+            extra = [bid for bid, _ in sorted(cosines.items(), key=lambda kv: -kv[1])[:wanted] if bid not in known]
+            candidates += store.get_bullets(extra)
+    semantic_share = 0.0
+    if cosines:
+        semantic_share = 1.0 if mode == "semantic" else min(1.0, weights["semantic"])
+
+    candidates = [b for b in candidates if b["id"] not in excluded and b.get("status", "active") == "active"]
+    candidates = _domain_filter(candidates, domains_allowed, domains_blocked)
+    if not candidates:
+        return []
+    hits = _score(candidates, q, files, weights, cosines, semantic_share, now,
+                  float(_setting(cfg, "retrieval.recency_half_life_days")))
+    hits = [h for h in hits if h["score"] >= threshold]
+    hits.sort(key=lambda h: (-h["score"], h["id"]))
+    good = [h for h in hits if not _is_low_quality(h)]
+    if len(good) >= k:
+        hits = good
+    return [_explain(h) for h in hits[:k]]
+
+
+def _idf_weights(hits: list[list[bool]] | list[list[float]], n: int, unknown: float) -> list[float]:
+    """One weight per row (a query concept or identifier): log(1 + n/df) over the candidates,
+    where df counts the candidates that have it; `unknown` × the rarest weight when none has."""
+    weights = []
+    for row in hits:
+        df = sum(1 for hit in row if hit)
+        weights.append(math.log(1.0 + n / df) if df else unknown * math.log(1.0 + n))
+    return weights
+
+
+def _score(candidates: list[dict], q, files, weights: dict, cosines, semantic_share: float, now: float,
+           half_life: float) -> list[dict]:
+    """Attach `score` and the raw parts (`_parts`) to each candidate; see the module docstring."""
+    n = len(candidates)
+    keys = [[query_mod.term_key(alt) for alt in group] for group in q.groups]
+    texts = [query_mod.normalized_text(b["content"]) for b in candidates]
+    # covered[g][c]: candidate c contains an alternative of concept g.
+    covered = [[any(query_mod.contains(t, key) for key in group) for t in texts] for group in keys]
+    group_weights = _idf_weights(covered, n, UNKNOWN_CONCEPT_WEIGHT)
+    total_group_weight = sum(group_weights) or 1.0
+
+    fuzzy = _fuzzy_matrix(q.identifiers, candidates) if q.identifiers else []
+    ident_weights = _idf_weights(fuzzy, n, 0.0)
+    total_ident_weight = sum(ident_weights)
+
+    bm25s = [-(b.get("bm25") or 0.0) for b in candidates]
+    best_bm25 = max(bm25s) if bm25s else 0.0
+    context = list(dict.fromkeys(q.words + [w for f in files for w in path_words(f)]))
+    domain_cache: dict = {}
+    lexical_total = weights["bm25"] + weights["coverage"] + weights["domain"]
+    if total_ident_weight:
+        lexical_total += weights["fuzzy"]
+    prior_total = sum(weights[p] for p in PRIOR_PARTS)
+    prior_share = prior_total / (lexical_total + prior_total) if lexical_total + prior_total else 0.0
+
+    for c, b in enumerate(candidates):
+        bm25_part = bm25s[c] / (best_bm25 + BM25_DAMPING) if bm25s[c] > 0 else 0.0
+        coverage = sum(w for w, row in zip(group_weights, covered) if row[c]) / total_group_weight
+        fuzzy_part = (sum(w * row[c] for w, row in zip(ident_weights, fuzzy)) / total_ident_weight
+                      if total_ident_weight else 0.0)
+        domain, domain_name = _domain_score(b.get("domains") or [], context, domain_cache)
+        lexical = (weights["bm25"] * bm25_part + weights["coverage"] * coverage + weights["fuzzy"] * fuzzy_part
+                   + weights["domain"] * domain) / lexical_total if lexical_total else 0.0
+        relevance, cosine = lexical, None
+        if cosines is not None and semantic_share:
+            cosine = cosines.get(b["id"], 0.0)
+            rescaled = min(1.0, max(0.0, (cosine - COSINE_FLOOR) / COSINE_SPAN))
+            relevance = (1.0 - semantic_share) * lexical + semantic_share * rescaled
+        prior, parts = _prior(b, weights, now, half_life)
+        b["score"] = round(relevance * (1.0 - prior_share + prior_share * prior), 4)
+        b["_parts"] = (bm25_part, coverage, sum(row[c] for row in covered), len(covered), fuzzy_part,
+                       domain, domain_name, cosine, parts)
+    return candidates
+
+
+def _explain(hit: dict) -> dict:
+    """Turn the raw parts of a returned hit into `score_parts` and a short `why`."""
+    bm25_part, coverage, matched, groups, fuzzy, domain, domain_name, cosine, parts = hit.pop("_parts")
+    hit["score_parts"] = {"bm25": round(bm25_part, 3), "coverage": round(coverage, 3), "fuzzy": round(fuzzy, 3),
+                          "domain": round(domain, 3), **{p: round(v, 3) for p, v in parts.items()}}
+    if cosine is not None:
+        hit["score_parts"]["cosine"] = round(cosine, 3)
+    why = [f"bm25 {bm25_part:.2f}", f"terms {matched}/{groups}"]
+    if fuzzy:
+        why.append(f"fuzzy {fuzzy:.2f}")
+    if domain:
+        why.append(f"domain {domain_name}")
+    if cosine is not None:
+        why.append(f"cosine {cosine:.2f}")
+    why.append(f"conf {parts['confidence']:.2f}")
+    if parts["helpful"]:
+        why.append(f"helpful {parts['helpful']:.2f}")
+    why.append(f"recency {parts['recency']:.2f}")
+    hit["why"] = ", ".join(why)
+    return hit
+
+
+def top(store, project_id, k: int, *, cfg=None, include_global: bool = True, now: float | None = None,
+        sections=None) -> list[dict]:
+    """The `k` most valuable active bullets (confidence, helpfulness, recency) for the session
+    digest, best first, each with `score` and `why`. `sections` limits them to those sections."""
+    k = max(0, int(k or 0))
+    if k == 0:
+        return []
+    now = time.time() if now is None else now
+    weights = _weights(cfg)
+    half_life = float(_setting(cfg, "retrieval.recency_half_life_days"))
+    # The store orders by confidence, then helpfulness, then recency; a wider window lets a very
+    # recent or much-used bullet of slightly lower confidence in.
+    window = max(3 * k, 60)
+    if sections:
+        rows = [b for section in dict.fromkeys(sections) for b in store.list_bullets(
+            project_id, include_global=include_global, order="value", section=section, limit=window)]
+    else:
+        rows = store.list_bullets(project_id, include_global=include_global, order="value", limit=window)
+    for b in rows:
+        value, parts = _prior(b, weights, now, half_life)
+        b["score"] = round(value, 4)
+        b["score_parts"] = {p: round(v, 3) for p, v in parts.items()}
+        b["why"] = ", ".join(f"{p} {v:.2f}" for p, v in parts.items())
+    rows.sort(key=lambda b: (-b["score"], b["id"]))
+    return rows[:k]
