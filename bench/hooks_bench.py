@@ -20,7 +20,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 # Ratio targets (hook / bare interpreter start). UserPromptSubmit, SessionStart and PreToolUse run
 # against a playbook of `--bullets` active bullets (10,000 by default).
-TARGETS = {"PostToolUse": 3.0, "SessionStart": 3.5, "UserPromptSubmit": 4.0, "Stop": 3.5, "PreToolUse": 3.0}
+# Stop runs last: the learning workers it starts would compete for the CPU with later cases.
+TARGETS = {"PostToolUse": 3.0, "SessionStart": 3.5, "UserPromptSubmit": 4.0, "PreToolUse": 3.0, "Stop": 3.5}
 MAX_RSS_MIB = 25.0
 
 
@@ -169,7 +170,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="ace-bench-") as tmp:
         cwd = os.path.join(tmp, "project")
         os.makedirs(os.path.join(cwd, ".git"))
-        env = {**os.environ, "ACE_HOME": os.path.join(tmp, "home"), "XDG_CONFIG_HOME": os.path.join(tmp, "cfg")}
+        # No size cap on the playbook: the first learning job would otherwise archive the seeded
+        # bullets down to the default 500 in the middle of the measurement.
+        env = {**os.environ, "ACE_HOME": os.path.join(tmp, "home"), "XDG_CONFIG_HOME": os.path.join(tmp, "cfg"),
+               "ACE_LEARNING_MAX_BULLETS": "0"}
         started = time.perf_counter()
         seed_playbook(env, cwd, args.bullets)
         print(f"seeded {args.bullets} bullets in {time.perf_counter() - started:.1f} s")

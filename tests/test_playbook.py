@@ -124,7 +124,7 @@ def test_path_words_and_match_path():
     assert domains.path_words("src/auth/jwt_refresh.py") == ["auth", "jwt", "refresh"]
     assert domains.match_path("src/db/models.py", ["database", "auth"]) == ("database", 1)
     assert domains.match_path("app/migrations/0001.py", ["database", "docker"])[0] == "database"
-    assert domains.match_path("src/auth/jwt_refresh.py", ["auth-jwt", "auth"]) == ("auth-jwt", 3)  # auth, jwt, and jwt implies auth-jwt
+    assert domains.match_path("src/auth/jwt_refresh.py", ["auth-jwt", "auth"]) == ("auth-jwt", 2)  # auth and jwt, each counted once
     assert domains.match_path("README", ["database"]) is None
     assert domains.words_match("testing", "tests") and not domains.words_match("ci", "cli")
 

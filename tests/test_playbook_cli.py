@@ -10,6 +10,7 @@ import time
 import pytest
 from click.testing import CliRunner
 
+from ace_engine.config import DEFAULTS
 from ace_engine.cli.app import cli
 from ace_engine.playbook.playbook import Playbook
 from ace_engine.project import identify
@@ -128,7 +129,7 @@ def test_search_stdin_json_answers_the_plugin_shape_exactly(seeded, proj):
     answer = json.loads(proc.stdout)
     assert set(answer) == {"similar_patterns", "domains_summary", "count", "threshold"}
     assert answer["count"] == len(answer["similar_patterns"]) >= 1
-    assert answer["threshold"] == 0.3
+    assert answer["threshold"] == DEFAULTS["retrieval.threshold"]
     top = answer["similar_patterns"][0]
     assert set(top) == ITEM_KEYS
     assert top == {

@@ -329,3 +329,31 @@ def cache_recall(session_id, as_json):
 
 
 COMMANDS = [search, patterns, top, domains, show, recall, cache_group]
+
+
+@click.command()
+@click.option("--limit", type=int, default=None, help="Embed at most this many bullets.")
+@json_option
+def embed(limit, as_json):
+    """Compute embeddings for semantic search (`retrieval.semantic = true`) for every active
+    bullet that lacks one. Runs locally; needs the `semantic` extra."""
+    from ..retrieval import semantic
+
+    problem = semantic.missing()
+    if problem:
+        fail(f"semantic search is not available: {problem}")
+    with open_store() as store:
+        if as_json:
+            done = semantic.embed_missing(store, limit=limit)
+        else:
+            from rich.progress import Progress
+
+            with Progress(transient=True) as bar:
+                task = bar.add_task("Embedding bullets", total=None)
+                done = semantic.embed_missing(store, limit=limit, progress=lambda n: bar.update(task, completed=n))
+    if as_json:
+        return emit_json({"embedded": done})
+    console.print(f"Embedded {done} bullets.")
+
+
+COMMANDS.append(embed)

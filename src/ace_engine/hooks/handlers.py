@@ -51,8 +51,16 @@ def user_prompt_submit(hook):
     record = _record(hook)
     record["message"] = records.message("user", hook.payload.get("prompt"), hook.cfg)
     hook.save(record)
+    inject.safely(hook, "explicit feedback", _feedback, hook.payload.get("prompt"))  # before new bullets are shown
     context = inject.safely(hook, "prompt injection", inject.prompt, hook.payload.get("prompt"))
     return context_answer("UserPromptSubmit", context)
+
+
+def _feedback(hook, prompt):
+    """"ace: ctx-… was wrong", "that tip helped": explicit marks (3×) on the named or last-shown bullets."""
+    from ..learning.feedback import apply_feedback
+
+    return apply_feedback(hook.store(), hook.project, hook.session_id, prompt, hook.now)
 
 
 def pre_tool_use(hook):
@@ -109,8 +117,12 @@ def stop(hook):
 
 
 def session_end(hook):
-    # Claude Code gives all SessionEnd hooks 1.5 s together: record and leave.
+    # Claude Code gives all SessionEnd hooks 1.5 s together: record, queue what no job covers yet
+    # (e.g. a turn interrupted before Stop; ~1 ms, the worker is detached), and leave.
     hook.save(_record(hook, hook.payload.get("reason")))
+    from ..learning.queue import enqueue_from_hook
+
+    enqueue_from_hook(hook)
     return None
 
 

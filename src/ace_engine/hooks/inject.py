@@ -64,7 +64,9 @@ def session_start(hook, source: str | None) -> str | None:
         text, shown = render_patterns("ace-patterns-recalled", bullets, cfg["inject.recall_tokens"])
         _record(hook, "SessionStart:compact", shown)
         return text or None
-    bullets = top(store, _project_id(hook), 40)
+    # On resume the conversation still holds what was shown: only add what it lacks.
+    shown_before = _shown_ids(hook)
+    bullets = [b for b in top(store, _project_id(hook), 40, cfg=cfg) if b["id"] not in shown_before]
     text, shown = render_digest(bullets, cfg["inject.session_start_tokens"])
     _record(hook, "SessionStart", shown)
     return text or None
@@ -77,7 +79,8 @@ def prompt(hook, prompt_text) -> str | None:
     from ..retrieval.search import search
 
     store, cfg = hook.store(), hook.cfg
-    hits = search(store, _project_id(hook), prompt_text, k=cfg["inject.prompt_k"], exclude_ids=_shown_ids(hook))
+    hits = search(store, _project_id(hook), prompt_text, k=cfg["inject.prompt_k"], exclude_ids=_shown_ids(hook),
+                  cfg=cfg)
     text, shown = render_patterns("ace-patterns", hits, cfg["inject.prompt_tokens"])
     _record(hook, "UserPromptSubmit", shown)
     if shown and hook.session_id and shown[0]["domains"]:
@@ -116,7 +119,7 @@ def domain_shift(hook) -> str | None:
     cfg = hook.cfg
     query = " ".join(path_words(path) + domain.split("-"))
     hits = search(store, project_id, query, k=cfg["inject.domain_shift_k"], files=(path,),
-                  domains_allowed=[domain], exclude_ids=_shown_ids(hook), threshold=0.0)
+                  domains_allowed=[domain], exclude_ids=_shown_ids(hook), threshold=0.0, cfg=cfg)
     text, shown = render_patterns("ace-patterns-domain-shift", hits, cfg["inject.domain_shift_tokens"],
                                   attrs={"domain": domain})
     _record(hook, "PreToolUse", shown)
@@ -128,7 +131,9 @@ def pin_for_compaction(hook) -> int:
     if not hook.session_id:
         return 0
     store = hook.store()
-    shown = list(dict.fromkeys(row["bullet_id"] for row in store.injected(hook.session_id)))
+    # Most recent first: if the recall budget runs short, the digest's general bullets go before
+    # the ones a prompt or a file brought in.
+    shown = list(dict.fromkeys(row["bullet_id"] for row in reversed(store.injected(hook.session_id))))
     if shown:
         store.set_pins(hook.session_id, shown, hook.now, hook.cfg["inject.pin_hours"] * 3600)
     return len(shown)

@@ -133,11 +133,11 @@ def match_path(path: str, domains: list[str]) -> tuple[str, int] | None:
     words += [SHORT_WORDS[w] for w in _WORD.findall(path.lower()) if w in SHORT_WORDS and SHORT_WORDS[w] not in words]
     if not words:
         return None
-    implied = {KEYWORDS[w] for w in words if w in KEYWORDS}
     best = None
-    for domain in domains:
-        hits = sum(1 for dw in domain.split("-") if any(words_match(dw, pw) for pw in words))
-        hits += domain in implied
+    for domain in sorted(domains):
+        parts = domain.split("-")
+        # Each path word counts once per domain, whether by its words or by the keyword table.
+        hits = sum(1 for pw in words if KEYWORDS.get(pw) == domain or any(words_match(dw, pw) for dw in parts))
         if hits and (best is None or hits > best[1]):
             best = (domain, hits)
     return best

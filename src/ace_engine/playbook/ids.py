@@ -18,18 +18,9 @@ def _b32(number: int, width: int) -> str:
     return "".join(reversed(chars))
 
 
-_last = [0, 0]  # (millisecond, random part) of this process's previous id
-
-
 def new_id(now: float | None = None) -> str:
-    """A new id; within one millisecond of one process, ids still sort in creation order."""
     millis = int((time.time() if now is None else now) * 1000)
-    if millis == _last[0]:
-        rand = (_last[1] + 1) % (1 << 50)
-    else:
-        rand = int.from_bytes(os.urandom(7), "big") >> 6  # 50 random bits, room to count up
-    _last[0], _last[1] = millis, rand
-    return "ctx-" + _b32(millis, 10) + _b32(rand, 10)
+    return "ctx-" + _b32(millis, 10) + _b32(int.from_bytes(os.urandom(7), "big"), 10)
 
 
 def looks_like_id(text: str) -> bool:

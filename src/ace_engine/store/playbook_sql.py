@@ -146,7 +146,7 @@ class PlaybookSQL:
         orders = {
             "value": "b.confidence DESC, (b.helpful + 3 * b.helpful_explicit) DESC, b.updated_at DESC",
             "recent": "b.updated_at DESC",
-            "created": "b.created_at, b.id",
+            "created": "b.created_at, b.rowid",  # insertion order breaks ties within a millisecond
             "helpful": "(b.helpful + b.helpful_explicit) DESC, b.confidence DESC",
         }
         sql = f"{_SELECT} WHERE {' AND '.join(clauses)} ORDER BY {orders[order]}"
