@@ -15,7 +15,8 @@ from .output import console, emit_json, table
 @json_option
 def demo_cmd(keep, as_json):
     """Replay a recorded Claude Code session through the real hook entry points (in a temporary
-    project with a temporary store) and show what was captured."""
+    project with a temporary store): show what was captured, what was learned from it, and what
+    the hooks inject into the next session."""
     result = demo.run()
     if not keep:
         shutil.rmtree(result["workdir"], ignore_errors=True)
@@ -35,6 +36,25 @@ def demo_cmd(keep, as_json):
         f"messages; TodoWrite skipped; private span dropped; secrets left in the store: "
         f"{', '.join(result['secrets_found_in_store']) or 'none'}."
     )
+    console.print()
+    console.print("[bold]Learned[/] (the Stop hooks queued the turns; a background worker ran the offline "
+                  "reflector and the curator):")
+    if not result["playbook"]:
+        console.print(f"  nothing — {result['learned'].get('error') or 'no lesson passed the quality gates'}")
+    for bullet in result["playbook"]:
+        console.print(f"  [{bullet['id']}] ({bullet['section']}, {bullet['status']}) {bullet['content']}",
+                      highlight=False, markup=False)
+    console.print()
+    console.print("[bold]Injected[/] into a second session of the same project:")
+    for call in result["followup"]:
+        specific = (call["answer"] or {}).get("hookSpecificOutput") or {}
+        text = specific.get("additionalContext")
+        label = f"{call['event']} ({call['detail']})" if call["detail"] else call["event"]
+        if text:
+            console.print(f"  {label}:")
+            console.print("    " + text.replace("\n", "\n    "), highlight=False, markup=False)
+        else:
+            console.print(f"  {label}: nothing (already shown, or nothing relevant)")
     if keep:
         console.print(f"Kept: ACE_HOME={result['ace_home']} ace sessions")
 

@@ -1,7 +1,9 @@
-"""`ace demo`: replay a recorded Claude Code session through the real hook entry points.
+"""`ace demo`: the whole loop on a recorded Claude Code session — capture, learn, inject.
 
 Each event runs as its own `python -m ace_engine.hooks EVENT` process, exactly as Claude Code runs
 it, in a temporary git project with a temporary store, so the demo never touches your data.
+After the first session, `ace learn` turns it into lessons (offline heuristics); a second, short
+session then shows what the hooks inject: the digest, the lessons for a prompt, a domain shift.
 """
 
 import json
@@ -60,8 +62,46 @@ def run(workdir: str | None = None, python: str | None = None) -> dict:
     subs = {"cwd": project, **FAKES}
     subs.update({f"file:{rel}": content for rel, content in script["files"].items()})
     env = {**os.environ, "ACE_HOME": home}
+    calls = _replay(script["events"], session_id, subs, project, base, env, python)
+    learned = _learn(project, env, python)
+    second_id = session_id + "-next"
+    followup = _replay(script["followup"], second_id, subs, project, base, env, python)
+    previous = os.environ.get("ACE_HOME")
+    os.environ["ACE_HOME"] = home
+    try:
+        from ..store.sqlite import SQLiteStore
+
+        with SQLiteStore() as store:
+            session = store.session(session_id)
+            captured = store.session_events(session_id)
+            from ..project import identify
+
+            playbook = store.list_bullets(store.project_id(identify(project).key), statuses=None, order="created")
+    finally:
+        if previous is None:
+            os.environ.pop("ACE_HOME", None)
+        else:
+            os.environ["ACE_HOME"] = previous
+    return {
+        "workdir": base,
+        "project": project,
+        "ace_home": home,
+        "session_id": session_id,
+        "calls": calls,
+        "session": session,
+        "captured": captured,
+        "secrets_found_in_store": _secrets_in_store(home),
+        "learned": learned,
+        "playbook": playbook,
+        "followup_session_id": second_id,
+        "followup": followup,
+    }
+
+
+def _replay(events: list, session_id: str, subs: dict, project: str, base: str, env: dict, python) -> list[dict]:
+    """Run each recorded event through its own hook process; the hooks' answers, in order."""
     calls = []
-    for number, raw in enumerate(script["events"], 1):
+    for number, raw in enumerate(events, 1):
         payload = _fill(raw, subs)
         payload = {
             "session_id": session_id,
@@ -71,7 +111,7 @@ def run(workdir: str | None = None, python: str | None = None) -> dict:
             **payload,
         }
         if payload["hook_event_name"] in ("PostToolUse", "PostToolUseFailure", "PreToolUse"):
-            payload.setdefault("tool_use_id", f"toolu_demo_{number:03d}")
+            payload.setdefault("tool_use_id", f"toolu_{session_id[-6:]}_{number:03d}")
         event = payload["hook_event_name"]
         started = time.perf_counter()
         proc = subprocess.run(
@@ -87,29 +127,19 @@ def run(workdir: str | None = None, python: str | None = None) -> dict:
             "ms": round((time.perf_counter() - started) * 1000, 1),
             "answer": json.loads(answer) if answer else None,
         })
-    previous = os.environ.get("ACE_HOME")
-    os.environ["ACE_HOME"] = home
-    try:
-        from ..store.sqlite import SQLiteStore
+    return calls
 
-        with SQLiteStore() as store:
-            session = store.session(session_id)
-            captured = store.session_events(session_id)
-    finally:
-        if previous is None:
-            os.environ.pop("ACE_HOME", None)
-        else:
-            os.environ["ACE_HOME"] = previous
-    return {
-        "workdir": base,
-        "project": project,
-        "ace_home": home,
-        "session_id": session_id,
-        "calls": calls,
-        "session": session,
-        "captured": captured,
-        "secrets_found_in_store": _secrets_in_store(home),
-    }
+
+def _learn(project: str, env: dict, python) -> dict:
+    """`ace learn` in the foreground (it waits for the worker the Stop hooks started)."""
+    proc = subprocess.run(
+        [python or sys.executable, "-m", "ace_engine.cli", "learn", "--project", project, "--heuristic", "--json"],
+        capture_output=True, cwd=project, env=env, timeout=300,
+    )
+    try:
+        return json.loads(proc.stdout)
+    except ValueError:
+        return {"error": (proc.stderr or proc.stdout).decode("utf-8", "replace").strip()[-500:]}
 
 
 def _secrets_in_store(home: str) -> list[str]:
