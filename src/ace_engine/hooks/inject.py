@@ -64,9 +64,14 @@ def session_start(hook, source: str | None) -> str | None:
         text, shown = render_patterns("ace-patterns-recalled", bullets, cfg["inject.recall_tokens"])
         _record(hook, "SessionStart:compact", shown)
         return text or None
-    # On resume the conversation still holds what was shown: only add what it lacks.
-    shown_before = _shown_ids(hook)
-    bullets = [b for b in top(store, _project_id(hook), 40, cfg=cfg) if b["id"] not in shown_before]
+    if hook.session_id and source != "clear":
+        # A resumed conversation still holds its digest (since the last compaction): don't send
+        # another one — it would repeat lessons, or pad the context with less valuable ones.
+        since = store.get_state(hook.session_id, "compacted_at")
+        if any(row["hook"] == "SessionStart" for row in store.injected(hook.session_id, float(since) if since else None)):
+            return None
+    in_context = _shown_ids(hook)  # e.g. the block recalled after a compaction
+    bullets = [b for b in top(store, _project_id(hook), 40, cfg=cfg) if b["id"] not in in_context]
     text, shown = render_digest(bullets, cfg["inject.session_start_tokens"])
     _record(hook, "SessionStart", shown)
     return text or None
