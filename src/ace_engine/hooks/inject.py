@@ -68,7 +68,9 @@ def session_start(hook, source: str | None) -> str | None:
         # A resumed conversation still holds its digest (since the last compaction): don't send
         # another one — it would repeat lessons, or pad the context with less valuable ones.
         since = store.get_state(hook.session_id, "compacted_at")
-        if any(row["hook"] == "SessionStart" for row in store.injected(hook.session_id, float(since) if since else None)):
+        # (after a compaction, the recalled block is that digest)
+        if any(row["hook"].startswith("SessionStart")
+               for row in store.injected(hook.session_id, float(since) if since else None)):
             return None
     in_context = _shown_ids(hook)  # e.g. the block recalled after a compaction
     bullets = [b for b in top(store, _project_id(hook), 40, cfg=cfg) if b["id"] not in in_context]
