@@ -1,7 +1,5 @@
 """`ace` commands. Thin: each parses options, calls the layer that owns the work, prints."""
 
-import os
-
 import click
 
 from .. import __version__

@@ -4,6 +4,8 @@ import os
 
 import click
 
+from .. import config as config_mod
+from ..project import identify
 from ..store.sqlite import SQLiteStore, StoreError
 from .output import fail
 
@@ -27,3 +29,16 @@ def open_store() -> SQLiteStore:
     except StoreError as exc:
         fail(f"cannot open the store: {exc}. Run `ace doctor` for the fix.")
         raise  # unreachable: fail exits
+
+
+def project_of(project_dir: str | None):
+    """The project (`project.Project`) for `--project DIR`, or the current directory."""
+    return identify(resolve_dir(project_dir))
+
+
+def load_config(root: str | None):
+    """The layered config, strictly: a bad file or variable stops the command with its fix."""
+    try:
+        return config_mod.load(root, strict=True)
+    except config_mod.ConfigError as exc:
+        fail(str(exc))

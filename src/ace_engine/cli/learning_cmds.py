@@ -9,21 +9,8 @@ from contextlib import nullcontext
 
 import click
 
-from .. import config as config_mod
-from ..project import identify
-from .common import json_option, open_store, project_option, resolve_dir
+from .common import json_option, load_config, open_store, project_of, project_option
 from .output import console, emit_json, fail, iso, table, when
-
-
-def _project(project_dir):
-    return identify(resolve_dir(project_dir))
-
-
-def _load_config(root: str | None):
-    try:
-        return config_mod.load(root, strict=True)
-    except config_mod.ConfigError as exc:
-        fail(f"{exc}")
 
 
 @click.command()
@@ -47,10 +34,10 @@ def learn(project_dir, transcript_file, from_stdin, session_id, retry_failed, fo
 
     if sum(bool(x) for x in (transcript_file, from_stdin)) > 1:
         fail("--transcript and --stdin are alternatives; give one")
-    project = _project(project_dir) if (project_dir or not transcript_file) else None
+    project = project_of(project_dir) if (project_dir or not transcript_file) else None
     reflector = None
     if heuristic:
-        reflector = heuristic_reflector(_load_config(project.root if project else None))
+        reflector = heuristic_reflector(load_config(project.root if project else None))
     if from_stdin:
         return _learn_stdin(project, reflector, as_json)
     if transcript_file:
@@ -69,7 +56,7 @@ def _learn_stdin(project, reflector, as_json):
              "{\"task\", \"trajectory\": [...], \"result\": {...}, \"playbook_used\": [...]}")
     if not isinstance(payload, dict):
         fail("the learn payload must be a JSON object with `task` and `trajectory`")
-    cfg = _load_config(project.root)
+    cfg = load_config(project.root)
     with open_store() as store:
         answer = pipeline.learn_payload(store, project, payload, cfg=cfg, reflector=reflector)
     if as_json:
@@ -88,7 +75,7 @@ def _learn_transcript(path, project, force, reflector, as_json):
 
     from ..learning import pipeline
 
-    cfg = _load_config(project.root if project else None) if project else None
+    cfg = load_config(project.root if project else None) if project else None
     with open_store() as store:
         try:
             if as_json:
@@ -123,7 +110,7 @@ def _learn_queue(project, session_id, retry_failed, wait_seconds, reflector, as_
     from ..learning import worker
     from ..learning.queue import lock_path
 
-    cfg = _load_config(project.root)
+    cfg = load_config(project.root)
     with open_store() as store:
         project_id = store.project_id(project.key)
         if project_id is None:
@@ -188,7 +175,7 @@ def _learn_queue(project, session_id, retry_failed, wait_seconds, reflector, as_
 @json_option
 def jobs(project_dir, all_projects, statuses, retry_id, limit, as_json):
     """The learning queue: one job per finished task (Stop / SubagentStop) or session end."""
-    project = _project(project_dir)
+    project = project_of(project_dir)
     with open_store() as store:
         project_id = store.project_id(project.key)
         if retry_id is not None:

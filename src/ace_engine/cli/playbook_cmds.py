@@ -12,10 +12,10 @@ import click
 
 from ..playbook.playbook import STATUSES, Playbook
 from ..playbook.transfer import public_bullet
-from .common import json_option, open_store, project_option
+from .common import json_option, load_config, open_store, project_of, project_option
 from .output import console, emit_json, fail, iso, table, when
 from .playbook_common import (BULLET_COLUMNS, bullet_row, compat_item, counters_text, get_bullet, known_project_id,
-                              load_config, project_of, section_option_value, totals)
+                              section_option_value, totals)
 
 SEARCH_MODES = ("auto", "lexical", "semantic", "hybrid")
 

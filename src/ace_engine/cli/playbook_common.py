@@ -1,25 +1,11 @@
 """Helpers shared by the playbook commands: the project and its config, the ACE plugin's JSON item
 shape, bullets as table rows."""
 
-from .. import config as config_mod
 from ..playbook import sections
 from ..playbook.playbook import Playbook, PlaybookError
-from ..project import identify
-from .common import resolve_dir
 from .output import fail
 
 EVIDENCE_ITEMS = 5
-
-
-def project_of(project_dir):
-    return identify(resolve_dir(project_dir))
-
-
-def load_config(root: str | None):
-    try:
-        return config_mod.load(root, strict=True)
-    except config_mod.ConfigError as exc:
-        fail(f"{exc}")
 
 
 def known_project_id(store, project) -> int | None:

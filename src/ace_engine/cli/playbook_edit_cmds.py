@@ -8,9 +8,9 @@ import click
 from ..playbook import sections
 from ..playbook.playbook import Playbook, PlaybookError
 from ..playbook.transfer import public_bullet
-from .common import json_option, open_store, project_option
+from .common import json_option, open_store, project_of, project_option
 from .output import console, emit_json, fail
-from .playbook_common import counters_text, get_bullet, known_project_id, project_of, section_option_value
+from .playbook_common import counters_text, get_bullet, known_project_id, section_option_value
 
 
 def _apply(fn, *args, **kwargs):

@@ -10,9 +10,9 @@ import click
 from ..integrations import agent_files
 from ..playbook import transfer
 from ..playbook.playbook import Playbook
-from .common import json_option, open_store, project_option
+from .common import json_option, load_config, open_store, project_of, project_option
 from .output import console, emit_json, fail, table
-from .playbook_common import known_project_id, load_config, project_of
+from .playbook_common import known_project_id
 
 PROGRESS_FROM = 200  # items: smaller files import in a blink
 
