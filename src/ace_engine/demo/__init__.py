@@ -61,7 +61,8 @@ def run(workdir: str | None = None, python: str | None = None) -> dict:
     session_id = f"demo-{int(time.time())}-{os.getpid()}"
     subs = {"cwd": project, **FAKES}
     subs.update({f"file:{rel}": content for rel, content in script["files"].items()})
-    env = {**os.environ, "ACE_HOME": home}
+    # The worker exits as soon as its queue is empty instead of lingering for more turns.
+    env = {**os.environ, "ACE_HOME": home, "ACE_LEARNING_LINGER_SECONDS": "0"}
     calls = _replay(script["events"], session_id, subs, project, base, env, python)
     learned = _learn(project, env, python)
     second_id = session_id + "-next"
@@ -76,7 +77,9 @@ def run(workdir: str | None = None, python: str | None = None) -> dict:
             captured = store.session_events(session_id)
             from ..project import identify
 
-            playbook = store.list_bullets(store.project_id(identify(project).key), statuses=None, order="created")
+            key = identify(project).key
+            playbook = store.list_bullets(store.project_id(key), statuses=None, order="created")
+        _wait_for_worker(key)
     finally:
         if previous is None:
             os.environ.pop("ACE_HOME", None)
@@ -140,6 +143,19 @@ def _learn(project: str, env: dict, python) -> dict:
         return json.loads(proc.stdout)
     except ValueError:
         return {"error": (proc.stderr or proc.stdout).decode("utf-8", "replace").strip()[-500:]}
+
+
+def _wait_for_worker(project_key: str, timeout: float = 60.0) -> None:
+    """Wait until no learning worker runs for the project (hooks hand the worker its lock, so
+    holding the lock ourselves means none is left), so the temporary store can be removed."""
+    from ..background import ProcessLock
+    from ..learning.queue import lock_path
+
+    lock = ProcessLock(lock_path(project_key))
+    deadline = time.time() + timeout
+    while not lock.acquire() and time.time() < deadline:
+        time.sleep(0.05)
+    lock.release()
 
 
 def _secrets_in_store(home: str) -> list[str]:
