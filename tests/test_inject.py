@@ -124,3 +124,12 @@ def test_injection_is_capped_and_empty_playbook_injects_nothing(ace_home, git_pr
         text = _context(event, out)
         assert 0 < len(text) <= 9000
         assert len(json.loads(out)["hookSpecificOutput"]["additionalContext"]) <= 10_000
+
+
+def test_explicit_feedback_applies_even_with_injection_off(seeded, git_project):
+    data = payload("UserPromptSubmit", str(git_project), prompt=f"ace: {seeded['docker']} was wrong, ignore it")
+    code, out, _, _ = run_hook("UserPromptSubmit", data, env={"ACE_INJECT_ENABLED": "false"})
+    assert (code, out) == (0, "")
+    with SQLiteStore() as store:
+        bullet = store.get_bullet(seeded["docker"])
+    assert bullet["harmful_explicit"] == 1 and bullet["confidence"] < 0.5

@@ -51,7 +51,8 @@ def user_prompt_submit(hook):
     record = _record(hook)
     record["message"] = records.message("user", hook.payload.get("prompt"), hook.cfg)
     hook.save(record)
-    inject.safely(hook, "explicit feedback", _feedback, hook.payload.get("prompt"))  # before new bullets are shown
+    # Feedback first: "that tip helped" means the bullets shown before this prompt.
+    inject.safely(hook, "explicit feedback", _feedback, hook.payload.get("prompt"), injects=False)
     context = inject.safely(hook, "prompt injection", inject.prompt, hook.payload.get("prompt"))
     return context_answer("UserPromptSubmit", context)
 
@@ -92,7 +93,7 @@ def post_tool_use(hook):
 
 def pre_compact(hook):
     hook.save(_record(hook, hook.payload.get("trigger")))
-    inject.safely(hook, "pinning", inject.pin_for_compaction)
+    inject.safely(hook, "pinning", inject.pin_for_compaction, injects=False)
     return None  # PreCompact takes no additionalContext
 
 

@@ -146,9 +146,10 @@ def pin_for_compaction(hook) -> int:
     return len(shown)
 
 
-def safely(hook, what: str, fn, *args):
-    """Run an injection step; any failure is logged and injects nothing (capture is unaffected)."""
-    if not hook.cfg["inject.enabled"] or hook.store() is None:
+def safely(hook, what: str, fn, *args, injects: bool = True):
+    """Run an injection step (or, `injects=False`, another step that needs the store); any failure
+    is logged and injects nothing (capture is unaffected)."""
+    if (injects and not hook.cfg["inject.enabled"]) or hook.store() is None:
         return None
     try:
         return fn(hook, *args)
