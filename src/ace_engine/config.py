@@ -56,6 +56,7 @@ DEFAULTS: dict[str, object] = {
     "learning.max_tokens": 40_000,
     "learning.slow_step_seconds": 120.0,
     "learning.co_edit_sessions": 3,
+    "learning.code_pattern_sessions": 2,
     "learning.trusted_hosts": [],
     # LLM: an optional model for reflection. Nothing leaves the machine unless a provider is set.
     "llm.provider": "none",
@@ -103,6 +104,7 @@ DESCRIPTIONS: dict[str, str] = {
     "learning.max_tokens": "estimated tokens of a project's active bullets before pruning (0: no cap)",
     "learning.slow_step_seconds": "a command slower than this becomes a 'slow step' lesson",
     "learning.co_edit_sessions": "sessions two files must be edited together in to become a lesson",
+    "learning.code_pattern_sessions": "sessions a harmful code pattern must be written in before its lesson is learned",
     "learning.trusted_hosts": "hosts a lesson may name without being quarantined (besides registries, code hosts, docs)",
     "store.busy_timeout_ms": "how long a hook waits for a locked store before spooling",
     "retrieval.threshold": "minimum score (0..1) of a bullet to be injected; empty results are fine",

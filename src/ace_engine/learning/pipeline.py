@@ -18,7 +18,7 @@ from .. import config as config_mod
 from .. import log
 from ..playbook.playbook import Playbook
 from ..project import Project, identify
-from . import commands, gates, git_context
+from . import commands, gates, git_context, pattern_lessons
 from . import trajectory as traj_mod
 from .curator import Curator
 from .reflector import ReflectorError, get_reflector, heuristic, normalize
@@ -89,6 +89,12 @@ def commit(store, playbook: Playbook, cfg, prepared: list[dict], *, job_id: int 
     for item in prepared:
         traj = item["trajectory"]
         started = time.perf_counter()
+        if item["skip"] is None:
+            found = pattern_lessons.reflection(store, playbook.project_id, traj, cfg, now)
+            reflection = item["reflection"]
+            item["reflection"] = {**reflection,
+                                  "candidates": list(reflection.get("candidates") or []) + found["candidates"],
+                                  "tags": list(reflection.get("tags") or []) + found["tags"]}
         stats = curator.curate(item["reflection"], traj, job_id=job_id, learn=item["skip"] is None)
         success = (traj.get("result") or {}).get("success")
         run = {

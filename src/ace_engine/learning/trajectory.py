@@ -106,6 +106,7 @@ def step_from_event(event: dict, number: int, root: str | None) -> dict:
         path = relative(_field(data, "file_path") or _field(data, "notebook_path"), root)
         step["kind"] = "edit"
         step["files"] = [path] if path else []
+        step["_input"] = data  # what was written, for the code-pattern detector (never rendered)
         if tool == "Edit":
             old, new = _field(data, "old_string"), _field(data, "new_string")
             step["change"] = {"old": _first_line(old, 120), "new": _first_line(new, 120)}

@@ -27,6 +27,19 @@ def _agent_clause(agent_id: str) -> tuple[str, tuple]:
 
 
 class LearningSQL:
+    # -- code patterns -------------------------------------------------------------------------------
+
+    def record_pattern_hit(self, project_id, pattern_id: str, session_id: str, file: str | None, now: float) -> None:
+        self.conn.execute(
+            "INSERT OR IGNORE INTO code_pattern_hits(project_id, pattern_id, session_id, file, created_at)"
+            " VALUES (?,?,?,?,?)", (project_id or 0, pattern_id, session_id, file, now))
+
+    def pattern_sessions(self, project_id, pattern_id: str) -> int:
+        """In how many sessions the agent wrote this pattern into the project's code."""
+        return self.conn.execute(
+            "SELECT COUNT(*) FROM code_pattern_hits WHERE project_id = ? AND pattern_id = ?",
+            (project_id or 0, pattern_id)).fetchone()[0]
+
     conn = None  # set by SQLiteStore
 
     # -- the hook path: enqueue -----------------------------------------------------------------

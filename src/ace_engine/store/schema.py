@@ -248,6 +248,17 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (project_id, command)
     );
     """,
+    # 4: code patterns written by the agent, per session, so a lesson needs repeats to be learned.
+    """
+    CREATE TABLE code_pattern_hits (
+        project_id INTEGER NOT NULL,
+        pattern_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        file TEXT,
+        created_at REAL NOT NULL,
+        PRIMARY KEY (project_id, pattern_id, session_id)
+    );
+    """,
 ]
 
 LATEST = len(MIGRATIONS)
