@@ -1,10 +1,88 @@
+"""Shared fixtures, and the guard that keeps every test away from the user's real data.
+
+Every test runs with `HOME`, the XDG directories, `ACE_HOME` and `ACE_CONFIG` pinned inside its
+own temporary directory (autouse `_private_environment`), so nothing — a CLI command, a hook
+process, a background worker, the log — can reach the real `~/.local/share/ace-engine`,
+`~/.config/ace-engine` or `~/.claude`. `pytest_sessionfinish` proves it: it fingerprints those
+real locations before the session and fails the run when any of them changed.
+"""
+
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
+
+# The user's real locations, resolved before any test pins the environment.
+_REAL_HOME = Path(os.path.expanduser("~"))
+_REAL_XDG_DATA = Path(os.environ.get("XDG_DATA_HOME") or _REAL_HOME / ".local" / "share")
+_REAL_XDG_CONFIG = Path(os.environ.get("XDG_CONFIG_HOME") or _REAL_HOME / ".config")
+REAL_USER_PLACES = (
+    _REAL_XDG_DATA / "ace-engine",
+    _REAL_XDG_CONFIG / "ace-engine",
+    _REAL_HOME / ".claude",
+    _REAL_HOME / ".claude.json",
+)
+# The Claude Code CLI that the e2e tests install is test tooling, cached under the real home so
+# that it is downloaded once per machine, not once per test.
+os.environ.setdefault(
+    "ACE_TEST_CACHE", str(_REAL_HOME / ".cache" / "ace-engine-tests" / "claude-code-2.1.197")
+)
+# npm's own cache, for the same reason (a pinned HOME would hide ~/.npm).
+os.environ.setdefault("npm_config_cache", str(_REAL_HOME / ".npm"))
+
+
+def fingerprint(places=REAL_USER_PLACES) -> dict[str, tuple]:
+    """Every file and directory under `places` with its size and mtime (absent places: absent)."""
+    seen: dict[str, tuple] = {}
+    for place in places:
+        if not os.path.lexists(place):
+            continue
+        stack = [str(place)]
+        while stack:
+            path = stack.pop()
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            seen[path] = (st.st_size, st.st_mtime_ns, st.st_mode)
+            if os.path.isdir(path) and not os.path.islink(path):
+                try:
+                    stack.extend(os.path.join(path, name) for name in os.listdir(path))
+                except OSError:
+                    pass
+    return seen
+
+
+_BEFORE = fingerprint()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    after = fingerprint()
+    if after != _BEFORE:
+        changed = sorted(set(after) ^ set(_BEFORE) | {p for p in after if p in _BEFORE and after[p] != _BEFORE[p]})
+        sys.stderr.write("\nERROR: the test session touched the user's real data or settings:\n  "
+                         + "\n  ".join(changed[:20]) + "\n")
+        session.exitstatus = 1
+
+
+@pytest.fixture(autouse=True)
+def _private_environment(tmp_path_factory, monkeypatch):
+    """Pin HOME, XDG_*, ACE_HOME and ACE_CONFIG to a private temporary tree for every test."""
+    base = tmp_path_factory.mktemp("env")
+    home = base / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    for name, sub in (("XDG_DATA_HOME", ".local/share"), ("XDG_CONFIG_HOME", ".config"),
+                      ("XDG_CACHE_HOME", ".cache"), ("XDG_STATE_HOME", ".local/state")):
+        monkeypatch.setenv(name, str(home / sub))
+    monkeypatch.setenv("ACE_HOME", str(base / "ace-home"))
+    monkeypatch.delenv("ACE_CONFIG", raising=False)
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+    return home
 
 
 @pytest.fixture

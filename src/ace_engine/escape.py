@@ -1,0 +1,77 @@
+"""Text is data: one escaping function per medium that stored or learned text is shown in.
+
+Everything ace-engine stores came, at some point, from somewhere it does not control (a tool's
+output, a transcript, a repository file, an imported playbook). Wherever that text is shown, it
+passes through exactly one of these, chosen by where it lands:
+
+* `terminal(text)` — the CLI's rich output: control characters and ANSI escapes made visible,
+  rich markup (`[bold]`, `[/tmp/log]`) escaped so it prints literally and never raises;
+* `injected(text)` — one line inside a block the hooks inject into the model's context
+  (`<ace-patterns>` …): no tag can be opened or closed, no line can be started, no turn marker
+  (`Human:`, `System:`) can be faked;
+* `markdown(text)` — one line of a bullet in CLAUDE.md / AGENTS.md: the same, plus no HTML comment
+  (so the `ACE_SECTION` markers can't be faked);
+* `html(text)` — the dashboard's pages.
+
+JSON needs no function: `json.dumps` escapes by construction. Stdlib only and cheap (compiled
+regexes, no imports at call time): the hooks call `injected` on every injection.
+"""
+
+import re
+
+__all__ = ["strip_controls", "one_line", "terminal", "injected", "markdown", "html"]
+
+# C0 controls but tab and newline, DEL, C1 controls, and the Unicode direction overrides and
+# isolates that make text display differently from what it is ("Trojan Source").
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# `<` that starts something a reader could take for a tag: `<name`, `</name`, `<!`, `<?`.
+_TAG_OPEN = re.compile(r"<(?=\s*(?:/\s*)?[A-Za-z!?])")
+# A closing `>` that ends a tag-looking run (`name>`, `/>`, `-->`) is harmless once the opening `<`
+# is neutralised, so only the opener is escaped: code like `a < b` or `x -> y` stays readable.
+# Words a model may read as a new turn or a higher-priority voice when they start a line or follow
+# a sentence break; one line can't start a line, but a model still reads `... Human: …`.
+_TURN = re.compile(r"(?i)\b(human|assistant|system|user|developer)(\s*):(?=\s)")
+# Rich markup: `[` followed by what rich would take as a tag (as `rich.markup.escape` does).
+_RICH_TAG = re.compile(r"(\\*)(\[[a-zA-Z#/@].*?\])")
+
+
+def _visible(match: re.Match) -> str:
+    ch = match.group(0)
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def strip_controls(text: str) -> str:
+    """Control characters (ESC included, so no ANSI sequence survives) shown as `\\xNN`."""
+    return _CONTROLS.sub(_visible, str(text))
+
+
+def one_line(text: str) -> str:
+    """Whitespace runs, newlines included, become one space; controls made visible."""
+    return " ".join(strip_controls(text).split())
+
+
+def terminal(text: object) -> str:
+    """For `console.print` / rich tables: literal text, never markup, never a terminal escape."""
+    text = strip_controls("" if text is None else str(text))
+    return _RICH_TAG.sub(lambda m: f"{m.group(1)}{m.group(1)}\\{m.group(2)}", text)
+
+
+def injected(text: object) -> str:
+    """One line of lesson text inside an injected block: it can't open or close any tag, start a
+    line, or pose as a turn of the conversation."""
+    line = one_line("" if text is None else str(text))
+    line = _TAG_OPEN.sub("&lt;", line)
+    return _TURN.sub(lambda m: f"{m.group(1)}{m.group(2)}\u2236", line)  # ∶ (ratio), not a colon
+
+
+def markdown(text: object) -> str:
+    """One line of lesson text in a Markdown instruction file (CLAUDE.md, AGENTS.md): as
+    `injected`, and no HTML comment can open or close (the sync markers are comments)."""
+    return injected(text).replace("-->", "--&gt;")
+
+
+def html(text: object) -> str:
+    """For HTML pages: `&`, `<`, `>`, quotes escaped; controls made visible."""
+    return (strip_controls("" if text is None else str(text)).replace("&", "&amp;").replace("<", "&lt;")
+            .replace(">", "&gt;").replace('"', "&quot;").replace("'", "&#x27;"))
