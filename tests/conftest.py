@@ -80,6 +80,8 @@ def _private_environment(tmp_path_factory, monkeypatch):
                       ("XDG_CACHE_HOME", ".cache"), ("XDG_STATE_HOME", ".local/state")):
         monkeypatch.setenv(name, str(home / sub))
     monkeypatch.setenv("ACE_HOME", str(base / "ace-home"))
+    (base / "run").mkdir(mode=0o700)  # the private fallback spool/log outside ACE_HOME lives here
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(base / "run"))
     monkeypatch.delenv("ACE_CONFIG", raising=False)
     monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
     return home

@@ -108,3 +108,25 @@ def test_session_lifecycle(ace_home, git_project):
     details = [(r["event"], r["detail"]) for r in rows(ace_home, "SELECT event, detail FROM hook_events ORDER BY id")]
     assert details == [("SessionStart", "startup"), ("PreCompact", "manual"), ("SessionStart", "compact"),
                        ("SessionEnd", "prompt_input_exit")]
+
+
+def test_store_connection_redacts_every_write(ace_home):
+    """The choke point: any INSERT/UPDATE through the store's connection (execute, executemany,
+    a cursor) is redacted, ids included; an integer SQLite can't hold is kept as marked text."""
+    from ace_engine.store.sqlite import SQLiteStore
+
+    secret = "npm" + "_" + "a1B2c3D4e5F6g7H8j9K0" * 2
+    with SQLiteStore() as store:
+        store.conn.execute("INSERT INTO projects(key, root, name, created_at, last_seen_at) VALUES (?,?,?,?,?)",
+                           (f"path:/{secret}", "/r", secret, 1.0, 1.0))
+        store.conn.executemany("INSERT INTO hook_events(session_id, event, detail, created_at) VALUES (?,?,?,?)",
+                               [(secret, "Stop", f"--token {secret}", 2.0)])
+        store.conn.cursor().execute("UPDATE projects SET remote=? WHERE name=?", (secret, secret))
+        store.conn.execute("INSERT INTO hook_events(session_id, event, duration_ms, created_at) VALUES (?,?,?,?)",
+                           ("s-big", "Stop", 2**70, 3.0))
+        name, remote = store.conn.execute("SELECT name, remote FROM projects").fetchone()
+        assert name == remote == "[REDACTED:npm-token]", "an UPDATE's WHERE finds the redacted row"
+        (big,) = store.conn.execute("SELECT duration_ms FROM hook_events WHERE session_id='s-big'").fetchone()
+        assert str(2**70) in big and "[ace:" in big
+    raw = b"".join(p.read_bytes() for p in ace_home.iterdir() if p.name.startswith("ace.db"))
+    assert secret.encode() not in raw

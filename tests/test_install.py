@@ -128,8 +128,8 @@ def test_plugin_files_match_the_generator():
 def test_plugin_launcher_runs_from_source_tree(ace_home, tmp_path):
     launcher = os.path.join(REPO, "hooks", "ace_hook.py")
     data = {"session_id": "p-1", "cwd": str(tmp_path), "hook_event_name": "PermissionRequest",
-            "tool_name": "Bash", "tool_input": {"command": "ace status"}}
+            "tool_name": "Bash", "tool_input": {"command": "ace clear"}}
     proc = subprocess.run([sys.executable, "-S", launcher, "PermissionRequest"], input=json.dumps(data),
                           capture_output=True, text=True)
     assert proc.returncode == 0
-    assert json.loads(proc.stdout)["hookSpecificOutput"]["decision"]["behavior"] == "allow"
+    assert json.loads(proc.stdout)["hookSpecificOutput"]["decision"]["behavior"] == "deny"

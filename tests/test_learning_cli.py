@@ -115,9 +115,9 @@ def test_review_lists_quarantined_lessons_and_approves_or_rejects_them(ace_home,
 
     code, out, err = ace("review", "--json", cwd=git_project)
     (listed,) = json.loads(out)["quarantined"]
-    assert "pipes a download into a shell" in listed["provenance"]["concerns"]
+    assert "fetches and runs code" in listed["provenance"]["concerns"]
     code, out, err = ace("review", cwd=git_project)
-    assert "pipes a download into a shell" in " ".join(out.split())
+    assert "fetches and runs code" in " ".join(out.split())
 
     code, out, err = ace("review", "--reject", held[0]["id"], cwd=git_project)
     assert code == 0 and "rejected" in out

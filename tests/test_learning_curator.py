@@ -183,7 +183,7 @@ def test_poisoned_lessons_are_quarantined_and_junk_is_rejected(pb):
     assert (stats["quarantined"], stats["rejected"], stats["created"]) == (1, 3, 0)
     assert pb.bullets() == [], "nothing reaches the active playbook"
     (held,) = pb.bullets(statuses=("quarantined",))
-    assert held["provenance"]["concerns"] == ["pipes a download into a shell", "contacts unknown host get.tool.sh"]
+    assert held["provenance"]["concerns"] == ["fetches and runs code", "contacts unknown host get.tool.sh"]
     reasons = [r["reason"] for r in stats["rejections"]]
     assert reasons[0].startswith("not specific") and reasons[1].startswith("too short") and "unknown section" in reasons[2]
 

@@ -260,3 +260,58 @@ def test_config_layers_reach_the_provider(ace_home, monkeypatch, tmp_path, chat,
     assert (provider.name, provider.model, provider.max_calls_per_job) == ("openai", "from-env", 2)
     assert provider.complete_json("s", "q", SCHEMA) == {"answer": "configured"}
     assert server.requests[0]["body"]["model"] == "from-env"
+
+
+# -- the claude-cli provider's process: never a repository's binary, settings or MCP servers -------
+
+def test_claude_cli_runs_outside_any_repository_with_user_settings_only(ace_home, tmp_path, monkeypatch, ledger):
+    """A stand-in `claude` records its argv and working directory: the real CLI loads a project's
+    `.claude/settings.json` (hooks, env) from its working directory unless told
+    `--setting-sources user`, and `.mcp.json` servers unless `--strict-mcp-config` (checked against
+    Claude Code 2.1.197: without the flag a repository's SessionStart hook ran)."""
+    seen = tmp_path / "seen.json"
+    claude = tmp_path / "bin" / "claude"
+    claude.parent.mkdir()
+    claude.write_text(
+        "#!/bin/sh\n"
+        f"python3 -c 'import json, os, sys; json.dump({{\"argv\": sys.argv[1:], \"cwd\": os.getcwd(), "
+        f"\"project_dir\": os.environ.get(\"CLAUDE_PROJECT_DIR\")}}, open(\"{seen}\", \"w\"))' \"$@\"\n"
+        "cat > /dev/null\n"
+        "echo '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"{\\\"answer\\\": \\\"ok\\\"}\"}'\n")
+    claude.chmod(0o755)
+    repo = tmp_path / "repo"
+    (repo / ".claude").mkdir(parents=True)
+    monkeypatch.chdir(repo)
+    provider = llm.get_provider(cfg(provider="claude-cli", claude_path=str(claude)),
+                                env={**__import__("os").environ, "CLAUDE_PROJECT_DIR": str(repo)}, ledger=ledger)
+    assert provider.complete_json("s", "q", SCHEMA) == {"answer": "ok"}
+    run = json.loads(seen.read_text())
+    argv = run["argv"]
+    assert argv[argv.index("--setting-sources") + 1] == "user"
+    assert "--strict-mcp-config" in argv and argv[argv.index("--tools") + 1] == ""
+    assert not run["cwd"].startswith(str(repo)) and run["project_dir"] is None
+
+
+@pytest.mark.parametrize("path", ["./tools/claude", "tools/claude", "../repo/tools/claude"])
+def test_a_relative_claude_path_is_refused_never_resolved_against_the_working_directory(
+        tmp_path, monkeypatch, ledger, path):
+    repo = tmp_path / "repo"
+    (repo / "tools").mkdir(parents=True)
+    (repo / "tools" / "claude").write_text("#!/bin/sh\nexit 0\n")
+    (repo / "tools" / "claude").chmod(0o755)
+    monkeypatch.chdir(repo)
+    with pytest.raises(llm.LLMError, match="relative path; ace-engine never resolves it"):
+        llm.get_provider(cfg(provider="claude-cli", claude_path=path), ledger=ledger)
+
+
+def test_claude_on_path_ignores_relative_path_entries(tmp_path, monkeypatch, ledger):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "claude").write_text("#!/bin/sh\nexit 0\n")
+    (repo / "claude").chmod(0o755)
+    monkeypatch.chdir(repo)
+    monkeypatch.setenv("PATH", ".:" + __import__("os").environ["PATH"].replace(str(repo), ""))
+    from ace_engine.llm.claude_cli import find_claude
+
+    found = find_claude()
+    assert found is None or not found.startswith(str(repo))

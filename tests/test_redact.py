@@ -488,3 +488,98 @@ def test_idempotent_and_total_on_secret_like_text(text):
 @given(any_text)
 def test_never_raises_on_any_text(text):
     assert isinstance(redact(text), str)
+
+
+# --- issue 7: command lines, connection strings, cookies, files, vendors, prose, entropy ---------
+
+HEX = "0123456789abcdef"
+NEW_CASES = [
+    # (text, secret, kind)
+    ("deploy --token {s} --env prod", "Tq7" + "Lm2Xc9Vb4Nk8Pz3W", "cli-secret"),
+    ("app login --password '{s}'", "hun" + "ter2 Secret", "cli-secret"),
+    ("tool --api-key {s} run", "ak_9" + "fK2mQ7xLp3", "cli-secret"),
+    ("mysql -u root -p{s} appdb", "S3cret" + "Pass99", "cli-secret"),
+    ("docker login -u bob -p {s} reg.example.com", "Dock3r" + "Passw0rd", "cli-secret"),
+    ("sshpass -p {s} ssh deploy@host", "SshP" + "ass123", "cli-secret"),
+    ("curl -u alice:{s} https://api.example.com", "Pa55" + "word99x", "user-password"),
+    ("curl --user bob:{s} https://x.example.com", "Zz9" + "passBob", "user-password"),
+    ("AccountName=a;AccountKey={s};EndpointSuffix=core.windows.net",
+     "Q2x9Lk3mPz7Rt0Vb5Nc8Xw4Ys1Ud6Ef2Gh9Ij0KlMn3Op5Qr7St9Uv1Wx3Yz5Ab7Cd9Ef1Gh3Ij5Kl7Mn9Op1Qr3St5Uv==",
+     "high-entropy"),
+    ("Server=tcp:db;User ID=sa;Password={s};", "Sup3r" + "S3cret!", "env-secret"),
+    ("Cookie: sessionid={s}; theme=dark", "sess" + "A1b2C3d4E5f6", "cookie"),
+    ("Set-Cookie: auth={s}; Path=/; HttpOnly", "ck" + "Z9y8X7w6V5u4", "cookie"),
+    ("machine api.example.com login bob password {s}", "Netrc" + "Pw8812", "netrc-password"),
+    ("machine h\n  login bob\n  password {s}\n", "Multi" + "Netrc77", "netrc-password"),
+    ("[pypi] username = __token__ password = {s}", "pypirc" + "Pass2024xx", "env-secret"),
+    ("//registry.npmjs.org/:_authToken={s}", "npmrc" + "Tok3nValue99", "env-secret"),
+    ("key {s}", "sk" + "_test_" + ALNUM + "ZZzz", "stripe-key"),
+    ("key {s}", "rk" + "_live_" + ALNUM + "ZZzz", "stripe-key"),
+    ("x {s}", "whsec" + "_" + ALNUM + "abcdEFGH1234", "stripe-key"),
+    ("x {s}", "SG" + ".aB3dE5gH7jK9mN1pQ3sT5v.xY7zA9bC1dE3fG5hI7jK9lM1nO3pQ5rS7tU9vW1xY3z", "sendgrid-key"),
+    ("x {s}", "SK" + HEX + HEX, "twilio-key"),
+    ("x {s}", "shpat" + "_" + HEX + HEX, "shopify-token"),
+    ("bot {s} up", "123456789" + ":AA" + "Fz8kL2mN4pQ6rS8tU0vW2xY4zA6bC8dE0f", "telegram-token"),
+    ("x {s}", "hvs" + ".CAESI" + ALNUM + ALNUM, "vault-token"),
+    ("x {s}", "dapi" + HEX + HEX, "databricks-token"),
+    ("x {s}", "pypi-" + "AgEIcHlwaS5vcmc" + ALNUM * 3, "pypi-token"),
+    ("x {s}", "dckr" + "_pat_" + "Ab3Cd5Ef7Gh9Ij1Kl3Mn5Op7Qr", "dockerhub-token"),
+    ("x {s}", "lin" + "_api_" + ALNUM * 3, "linear-key"),
+    ("x {s}", "dp" + ".pt." + ALNUM * 3, "doppler-token"),
+    ("x {s}", "glrt" + "-Ab3Cd5Ef7Gh9Ij1Kl3Mn", "gitlab-token"),
+    ("x {s}", "GR1348941" + "Ab3Cd5Ef7Gh9Ij1Kl3Mn", "gitlab-token"),
+    ("x {s}", "npm" + "_" + ALNUM * 2 + "Ab3C", "npm-token"),
+    ("x {s}", "hf" + "_AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh", "huggingface-token"),
+    ("x {s}", "xapp" + "-1-A0123456789-1234567890123-" + HEX * 4, "slack-token"),
+    ("x {s}", "sk-" + "ant-admin01-" + ALNUM * 4, "anthropic-key"),
+    ("export MY_SIGNING_SALT={s}", "q8Zr" + "T3xW9pLm2Vb7Nc4K", "high-entropy"),
+    ('{{"hmacKey": "{s}"}}', "Rt5Yp3" + "Ns7Vb1Cd4Fg6Hj0kL", "high-entropy"),
+    ("my password is {s} please", "hunter2" + "xyz", "stated-secret"),
+    ("the db password is: {s}", "Db" + "Pw!2024", "stated-secret"),
+    ("I changed the password to {s}", "Blue" + "Moon77", "stated-secret"),
+]
+
+
+@pytest.mark.parametrize("text,secret,kind", NEW_CASES, ids=[c[2] + ":" + c[0][:20] for c in NEW_CASES])
+def test_issue7_kinds(text, secret, kind):
+    check(text.format(s=secret), secret, kind)
+
+
+NEW_BENIGN = [
+    "docker run -u 1000:1000 python:3.11-slim",
+    "mysql -p appdb < schema.sql",
+    "mkdir -p build/out && cp -p a b",
+    "pip install --user requests",
+    "the password is required",
+    "error: token is expired, log in again",
+    "if token is None:\n    return",
+    "echo $PW | docker login --password-stdin -u bob registry.example.com",
+    "gh auth login --with-token < token.txt",
+    "max_tokens = 4096 and --max-tokens 100",
+    "commit 3f2a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a",
+    '"integrity": "sha512-V2hZ8nA6mVk0mYvxTgP4wJY9iXQqk4Z3L0aYhC2dRfY7Qm3JdQ1cF8bN9x1Yq2ZtRr0Xw5uHk6pLs3Mn8Vb2Q=="',
+    '{"tool_use_id":"toolu_01AbCdEfGhIjKlMnOpQrStUv","session_id":"123e4567-e89b-12d3-a456-426614174000"}',
+    "PYTHONPATH=src/ace_engine/capture:src/ace_engine/store",
+    "git log --format=%H --token-file ~/.config/tok",
+    "TASK LIST: ASK SKIP MASK",
+    "version: 1.2.3\nimage: python:3.11-slim",
+    "self.password = password",
+    "password = get_password()",
+    "Forgot password? Reset it on the login page.",
+    "TODO_LIST_MANAGER_CLASS_NAME=TodoListManagerClassName",
+    "Set-Cookie: <name>=<value>",
+    "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    "the secret is to keep functions small",
+]
+
+
+@pytest.mark.parametrize("text", NEW_BENIGN)
+def test_issue7_benign_text_survives(text):
+    assert redact(text) == text
+
+
+def test_redacting_twice_is_free_and_stable():
+    text = "\n".join(c[0].format(s=c[1]) for c in NEW_CASES) * 3
+    once = redact(text)
+    assert redact(once) == once
+    assert redact(once) is once  # recognised by identity: the store doesn't scan it again

@@ -56,7 +56,8 @@ def test_content_cannot_close_or_open_our_tags(content):
     text, shown = render_patterns("ace-patterns", [bullet(1, content)], 400)
     assert shown
     assert len(re.findall(r"<\s*/?\s*ace", text, re.IGNORECASE)) == 2  # only our own open and close
-    assert "List<String>" in render_patterns("ace-patterns", [bullet(2, "Map List<String> to JSON")], 400)[0]
+    # Every tag-like `<` is neutralised (escape.injected); a generic still reads the same to the model.
+    assert "List&lt;String>" in render_patterns("ace-patterns", [bullet(2, "Map List<String> to JSON")], 400)[0]
 
 
 def test_multiline_content_stays_on_one_line():

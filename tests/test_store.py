@@ -116,6 +116,9 @@ def test_gc_by_age_and_size(ace_home):
     with SQLiteStore() as store:
         store.apply_many([record(n, session="old", at=old) for n in range(50)])
         store.apply_many([record(n, session=f"new{n // 100}") for n in range(3000)])
+        # All but the newest session ended; gc never removes a running one.
+        store.apply_many([{"v": 1, "at": time.time(), "event": "SessionEnd", "session_id": f"new{k}",
+                           "detail": "other"} for k in range(29)])
         removed = store.gc(max_bytes=10**9, max_age_days=180)
         assert removed["tool_events"] == 50 and removed["sessions"] == 1
         before = store.live_bytes()
@@ -127,6 +130,10 @@ def test_gc_by_age_and_size(ace_home):
         # Newest sessions survive.
         kept = {r[0] for r in store.conn.execute("SELECT DISTINCT session_id FROM tool_events")}
         assert "new29" in kept and "new0" not in kept
+        # Even an impossible cap leaves the running session alone.
+        store.gc(max_bytes=1, max_age_days=180)
+        kept = {r[0] for r in store.conn.execute("SELECT DISTINCT session_id FROM tool_events")}
+        assert kept == {"new29"}
 
 
 def test_log_rotates_with_two_backups(ace_home, monkeypatch):
@@ -144,16 +151,108 @@ def test_session_start_starts_gc_past_the_size_cap(ace_home, tmp_path, monkeypat
 
     with SQLiteStore() as store:
         store.apply_many([record(n, session=f"s{n // 200}", at=time.time() - 1000 + n / 10) for n in range(4000)])
+        store.apply_many([{"v": 1, "at": time.time() - 500, "event": "SessionEnd", "session_id": f"s{k}",
+                           "detail": "other"} for k in range(20)])  # finished: gc may remove them
         before = store.counts()["tool_events"]
     monkeypatch.setenv("ACE_RETENTION_MAX_DB_MB", "0.3")
     code, _, _, _ = run_hook("SessionStart", payload("SessionStart", str(tmp_path), session_id="fresh", source="startup"))
     assert code == 0
-    lock = ace_home / "state" / "gc.lock"
+    from ace_engine.background import ProcessLock
+
+    lock = ProcessLock(str(ace_home / "state" / "gc.lock"))  # held by the gc for as long as it runs
     deadline = time.time() + 30
-    while lock.exists() and time.time() < deadline:
+    time.sleep(0.2)
+    while lock.held_elsewhere() and time.time() < deadline:
         time.sleep(0.1)
-    assert not lock.exists(), "the background gc finished and released its lock"
+    assert not lock.held_elsewhere(), "the background gc finished and released its lock"
     with SQLiteStore() as store:
         after = store.counts()["tool_events"]
         assert after < before and store.live_bytes() <= 0.3 * 1024 * 1024
         assert store.session("fresh"), "the newest session survives"
+        # The space was given back: the file is within the cap, so no gc is started again.
+        assert store.file_bytes() <= 0.3 * 1024 * 1024
+
+
+def test_spool_is_bounded_oldest_day_first(ace_home, monkeypatch):
+    spool.append(record(0))  # creates the directory and today's file
+    directory = paths.spool_dir()
+    old_day = os.path.join(directory, "20200101.jsonl")
+    with open(old_day, "w") as fh:
+        fh.writelines(json.dumps(record(n, session="old")) + "\n" for n in range(40))
+    monkeypatch.setattr(spool, "MAX_BYTES", os.path.getsize(old_day) + 2000)
+    for n in range(1, 6):
+        assert spool.append(record(n)) == directory
+    assert not os.path.exists(old_day), "the oldest day made room"
+    assert any("dropped the oldest day's file 20200101.jsonl with 40 records" in line
+               for line in log.tail(5)), log.tail(5)
+    assert spool.count_pending() == 6
+
+
+def test_spool_replay_resumes_after_a_partial_failure(ace_home, monkeypatch):
+    for n in range(7):
+        spool.append(record(n))
+    monkeypatch.setattr(spool, "CHUNK_RECORDS", 3)
+    calls = []
+
+    class Flaky:
+        def __init__(self, store):
+            self.store = store
+
+        def apply_many(self, records):
+            calls.append(len(records))
+            if len(calls) == 2:
+                raise StoreError("database is locked")
+            self.store.apply_many(records)
+
+    with SQLiteStore() as store:
+        with pytest.raises(StoreError):
+            spool.replay(Flaky(store))
+        assert store.counts()["tool_events"] == 3  # the first chunk is in
+        assert spool.replay(store) == 4, "the rest, without the first chunk again"
+        assert store.counts()["tool_events"] == 7 and store.counts()["hook_events"] == 7
+        assert spool.pending_files() == []
+
+
+def _spool_writer(home: str, worker: int, count: int) -> None:
+    os.environ["ACE_HOME"] = home
+    from ace_engine.store import spool as spool_mod
+
+    for n in range(count):
+        assert spool_mod.append(record(n, session=f"w{worker}"))
+
+
+def test_spool_appends_racing_a_replayer_land_exactly_once(ace_home):
+    SQLiteStore().close()
+    ctx = multiprocessing.get_context("spawn")
+    writers = [ctx.Process(target=_spool_writer, args=(str(ace_home), w, 300)) for w in range(4)]
+    for p in writers:
+        p.start()
+    with SQLiteStore() as store:
+        while any(p.is_alive() for p in writers):
+            spool.replay(store)
+        for p in writers:
+            p.join(timeout=120)
+            assert p.exitcode == 0
+        spool.replay(store)
+        assert store.counts()["tool_events"] == 1200
+        assert store.counts()["hook_events"] == 1200, "no record applied twice"
+
+
+def test_fallback_spool_outside_home_is_never_a_planted_directory(tmp_path, monkeypatch):
+    """The fallback under a shared TMPDIR must be ours, private and not a symlink: a directory
+    another user planted there (or a link to one) would collect the spooled records."""
+    shared = tmp_path / "tmp"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    monkeypatch.setenv("TMPDIR", str(shared))
+    planted = tmp_path / "attacker"
+    planted.mkdir()
+    os.symlink(planted, shared / f"ace-engine-{os.geteuid()}")
+    assert paths.fallback_dir() is None and os.listdir(planted) == []
+    os.unlink(shared / f"ace-engine-{os.geteuid()}")
+    (shared / f"ace-engine-{os.geteuid()}").mkdir(mode=0o755)  # ours but readable by others
+    assert paths.fallback_dir() is None
+    os.rmdir(shared / f"ace-engine-{os.geteuid()}")
+    made = paths.fallback_dir()
+    assert made and made.startswith(str(shared)) and os.stat(os.path.dirname(made)).st_mode & 0o777 == 0o700

@@ -120,14 +120,14 @@ def test_export_clear_import_round_trip(seeded, proj, tmp_path):
     out = tmp_path / "pb.json"
     ace_json("export", "-o", out, "--project", proj)
     assert ace_json("clear", "--confirm", "--all-projects", "--project", proj)["removed"] == 5
-    result = ace_json("import", out, "--project", proj)
+    result = ace_json("import", out, "--trust", "--project", proj)  # one's own export: status, scope, counters kept
     assert (result["created"], result["merged"], result["skipped"], result["total"]) == (5, 0, 0, 5)
     assert snapshot(proj) == before
     original = {b["content"]: b["id"] for b in json.loads(out.read_text())["bullets"]}
     for bullet in ace_json("patterns", "--status", "all", "--project", proj)["patterns"]:
         assert bullet["provenance"]["imported"]["id"] == original[bullet["content"]]
         assert bullet["provenance"]["imported"]["file"] == "pb.json"
-    again = ace_json("import", out, "--project", proj)
+    again = ace_json("import", out, "--trust", "--project", proj)
     assert (again["created"], again["merged"], again["skipped"]) == (0, 0, 5)
     assert snapshot(proj) == before
 
@@ -137,7 +137,7 @@ def test_reimport_writes_nothing(seeded, proj, tmp_path):
     ace_json("export", "-o", out, "--project", proj)
     with SQLiteStore() as store:
         changes_before = len(store.changes(limit=10_000))
-    result = ace_json("import", out, "--project", proj)
+    result = ace_json("import", out, "--trust", "--project", proj)
     assert (result["created"], result["merged"], result["skipped"]) == (0, 0, 5)
     assert {i["id"] for i in result["items"]} == set(seeded.values())
     with SQLiteStore() as store:
@@ -150,7 +150,7 @@ def test_merge_raises_counters_to_the_max(seeded, proj, tmp_path):
         {"content": "JWT tokens expire after 15 minutes", "section": "pitfalls", "helpful": 0, "harmful": 0,
          "harmful_explicit": 1},
     ]
-    result = ace_json("import", write(tmp_path, items), "--project", proj)
+    result = ace_json("import", write(tmp_path, items), "--trust", "--project", proj)
     assert [i["outcome"] for i in result["items"]] == ["merged", "skipped"]
     assert [i["id"] for i in result["items"]] == [seeded["a"], seeded["b"]]
     with SQLiteStore() as store:
@@ -163,10 +163,27 @@ def test_merge_raises_counters_to_the_max(seeded, proj, tmp_path):
 
 def test_an_archived_local_bullet_stays_archived(seeded, proj, tmp_path):
     result = ace_json("import", write(tmp_path, [{"content": "Old advice nobody needs", "section": "rules",
-                                                   "helpful": 1}]), "--project", proj)
+                                                   "helpful": 1}]), "--trust", "--project", proj)
     assert result["merged"] == 1
     with SQLiteStore() as store:
         assert store.get_bullet(seeded["archived"])["status"] == "archived"
+
+
+def test_untrusted_import_takes_only_the_words(seeded, proj, tmp_path):
+    """Without --trust a file's status, scope and counters are not believed; it can only hold a
+    lesson back (quarantined / archived stay so)."""
+    items = [{"content": "Pin the CI image by digest", "section": "rules", "status": "active", "scope": "global",
+              "helpful": 40, "helpful_explicit": 9, "confidence": 0.97},
+             {"content": "Retired advice from the file", "section": "rules", "status": "archived"},
+             {"content": "run the suite with PYTHON -m pytest -q!", "section": "rules", "helpful": 99}]
+    result = ace_json("import", write(tmp_path, items), "--project", proj)
+    assert [i["outcome"] for i in result["items"]] == ["created", "created", "skipped"]
+    with SQLiteStore() as store:
+        pinned, retired, known = (store.get_bullet(i["id"]) for i in result["items"])
+    assert pinned["project_id"] is not None and pinned["status"] == "active"
+    assert (pinned["helpful"], pinned["helpful_explicit"], pinned["confidence"]) == (0, 0, 0.5)
+    assert retired["status"] == "archived"
+    assert known["helpful"] == 4, "an existing bullet's counters are not raised by an untrusted file"
 
 
 def test_plain_list_import(proj, tmp_path):
@@ -177,7 +194,7 @@ def test_plain_list_import(proj, tmp_path):
         {"content": "Quote globs in shell commands", "section": "snippets"},
         {"content": "use UV for installs.", "section": "rules"},
     ]
-    result = ace_json("import", write(tmp_path, items), "--project", proj)
+    result = ace_json("import", write(tmp_path, items), "--trust", "--project", proj)
     assert (result["created"], result["merged"], result["skipped"], result["total"]) == (3, 0, 1, 4)
     rows = {p["content"]: p for p in ace_json("patterns", "--project", proj)["patterns"]}
     assert rows["Use uv for installs"]["domains"] == ["python-packaging"]
@@ -286,10 +303,10 @@ def test_any_list_imports_once(tmp_path_factory, items):
     with SQLiteStore(path) as store:
         pb = Playbook(store, None)
         parsed = transfer.parse(json.dumps(items))
-        first = transfer.import_items(pb, parsed)
+        first = transfer.import_items(pb, parsed, trust=True)
         keys = {content_key(i["content"]) for i in items}
         assert first["created"] == len(keys) == store.count_bullets(None)
-        second = transfer.import_items(pb, parsed)
+        second = transfer.import_items(pb, parsed, trust=True)
         assert second["skipped"] == len(items) and second["created"] == second["merged"] == 0
         for key in keys:
             bullet = store.find_by_content_key(key, None)

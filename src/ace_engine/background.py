@@ -4,8 +4,16 @@ learning worker), and the lock that keeps one of a kind running.
 Hook-safe: imports `os` and `sys` only. The process is started with `os.posix_spawn` (vfork +
 exec, ~1 ms) rather than `subprocess`, whose import alone costs a hook more than its whole
 budget. The child runs in its own session (Claude Code's process-group signals don't reach it),
-with stdio on /dev/null and `PYTHONPATH` pointing at the folder that holds this `ace_engine`,
-so it works with an interpreter that does not have ace-engine installed.
+with stdio on /dev/null.
+
+Isolation (a hook runs with the repository as working directory, and a repository is not
+trusted): the child is `python -I -c …` — no working directory or script directory on
+`sys.path`, `PYTHON*` variables ignored, no user site — so a repository holding
+`ace_engine/__init__.py` or a stdlib-named `json.py` is never imported. The code it runs first
+changes to a neutral directory, then puts the folder that holds *this* `ace_engine` (the
+installed package, found from this file, never from the environment) on `sys.path`, plus the
+user site directory when this process had one (a `pip install --user` keeps its dependencies
+there); only then does it import anything of ours.
 """
 
 import os
@@ -42,12 +50,30 @@ def _stray_fds(keep: tuple[int, ...]) -> list[int]:
     return stray
 
 
+NEUTRAL_DIR = "/" if os.name != "nt" else os.path.abspath(os.sep)
+
+
+def isolated_code(code: str) -> str:
+    """`code` behind a prologue that makes an isolated (`-I`) interpreter safe and able to import
+    the installed ace_engine: neutral working directory first, then the trusted paths."""
+    site_mod = sys.modules.get("site")  # imported at startup already: free
+    user_site = getattr(site_mod, "USER_SITE", None) if getattr(site_mod, "ENABLE_USER_SITE", False) else None
+    prologue = (
+        "import os, sys\n"
+        f"os.chdir({NEUTRAL_DIR!r})\n"
+        f"sys.path.insert(0, {package_parent()!r})\n"
+    )
+    if user_site and os.path.isabs(user_site):
+        prologue += f"import site\nos.path.isdir({user_site!r}) and site.addsitedir({user_site!r})\n"
+    return prologue + code
+
+
 def spawn_python(code: str, *, keep_fds: tuple[int, ...] = (), env: dict | None = None) -> int:
-    """Start `python -c code` detached; returns its pid. `keep_fds` are inherited by the child
-    (e.g. a held lock, which then lives exactly as long as the child). Raises OSError."""
+    """Start `python -I -c code` detached (see the module's isolation contract); returns its
+    pid. `keep_fds` are inherited by the child (e.g. a held lock, which then lives exactly as
+    long as the child). Raises OSError."""
     environ = dict(os.environ if env is None else env)
-    environ["PYTHONPATH"] = os.pathsep.join(filter(None, [package_parent(), environ.get("PYTHONPATH")]))
-    argv = [sys.executable, "-c", code]
+    argv = [sys.executable, "-I", "-c", isolated_code(code)]
     for fd in keep_fds:
         os.set_inheritable(fd, True)
     try:

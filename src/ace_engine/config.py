@@ -3,6 +3,16 @@
 Keys are dotted (`capture.max_response_chars`); a TOML file writes them as tables
 (`[capture] max_response_chars = 4000`); the environment as `ACE_CAPTURE_MAX_RESPONSE_CHARS`.
 Hooks load this on every run, so it costs two `stat` calls when no config file exists.
+
+Trust: the user config file and `ACE_*` variables are the user's; a project's `.ace.toml` is
+repository content, written by whoever wrote the repository. It may set only the keys in
+`PROJECT_KEYS` (what is captured and injected, how lessons are shaped and searched). A key that
+chooses an executable, an endpoint, a credential or its variable, trusted hosts, extra pattern
+files, retention (deletion of the user's data), the store, or spending (`llm.*`, `store.*`,
+`retention.*`, the worker's queue mechanics…) is user-level: set in a project file it is
+ignored — logged once, shown by `ace config show` — unless the user ran `ace trust` on that
+exact file content (`trust.py`: sha256 of the bytes and the real path; any edit voids it).
+Only a project file that sets such a key is hashed, so the common case costs nothing more.
 """
 
 import os
@@ -137,6 +147,21 @@ DESCRIPTIONS: dict[str, str] = {
 }
 
 
+# What a repository's `.ace.toml` may set without `ace trust`: keys that only shape what is captured,
+# injected and learned from this project's own sessions. Everything else is user-level (see the
+# module docstring); a new key is user-level until it is added here on purpose.
+PROJECT_KEYS: frozenset[str] = frozenset(
+    [key for key in DEFAULTS if key.startswith(("capture.", "inject.", "retrieval."))]
+    + ["learning.enabled", "learning.merge_similarity", "learning.prune_confidence",
+       "learning.prune_min_observations", "learning.stale_days", "learning.max_bullets", "learning.max_tokens",
+       "learning.slow_step_seconds", "learning.co_edit_sessions", "learning.code_pattern_sessions"]
+)
+
+
+def project_may_set(key: str) -> bool:
+    return key in PROJECT_KEYS
+
+
 class ConfigError(ValueError):
     """A config file or variable that cannot be used; the message names it and the fix."""
 
@@ -200,7 +225,8 @@ def _coerce(key: str, value: object, source: str) -> object:
     )
 
 
-def _read_toml(path: str) -> dict[str, object] | None:
+def read_toml_bytes(path: str) -> tuple[dict[str, object], bytes] | None:
+    """(flattened table, the exact bytes parsed), None when the file does not exist."""
     try:
         with open(path, "rb") as fh:
             data = fh.read()
@@ -211,17 +237,20 @@ def _read_toml(path: str) -> dict[str, object] | None:
     import tomllib  # only paid for when a config file exists
 
     try:
-        return _flatten(tomllib.loads(data.decode("utf-8")))
+        return _flatten(tomllib.loads(data.decode("utf-8"))), data
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: invalid TOML ({exc}); fix or remove the file") from exc
 
 
 class Config:
-    """Effective values plus, for `ace config show`, where each one came from."""
+    """Effective values plus, for `ace config show`, where each one came from, and the user-level
+    keys a project file set but which were ignored ({key: (value, path)})."""
 
-    def __init__(self, values: dict[str, object], sources: dict[str, str]):
+    def __init__(self, values: dict[str, object], sources: dict[str, str],
+                 ignored: dict[str, tuple[object, str]] | None = None):
         self.values = values
         self.sources = sources
+        self.ignored = ignored or {}
 
     def __getitem__(self, key: str):
         return self.values[key]
@@ -231,17 +260,22 @@ def load(project_root: str | None = None, *, strict: bool = False) -> Config:
     """Load the layered config. Non-strict (hooks): a bad layer is logged and skipped."""
     values = dict(DEFAULTS)
     sources = {key: "default" for key in DEFAULTS}
+    ignored: dict[str, tuple[object, str]] = {}
     layers = [("user", paths.user_config_path())]
     if project_root:
         layers.append(("project", os.path.join(project_root, paths.PROJECT_CONFIG_NAME)))
     for label, path in layers:
         try:
-            table = _read_toml(path)
-            if table is None:
+            found = read_toml_bytes(path)
+            if found is None:
                 continue
+            table, data = found
+            unknown = [key for key in table if key not in DEFAULTS]
+            if unknown:
+                raise ConfigError(f"{path}: unknown key `{unknown[0]}`; see `ace config show`")
+            if label == "project":
+                label, table = _project_layer(path, table, data, ignored)
             for key, raw in table.items():
-                if key not in DEFAULTS:
-                    raise ConfigError(f"{path}: unknown key `{key}`; see `ace config show`")
                 values[key] = _coerce(key, raw, path)
                 sources[key] = f"{label} ({path})"
         except ConfigError as exc:
@@ -263,4 +297,27 @@ def load(project_root: str | None = None, *, strict: bool = False) -> Config:
             from . import log
 
             log.warning("config", str(exc))
-    return Config(values, sources)
+    return Config(values, sources, ignored)
+
+
+def _project_layer(path: str, table: dict[str, object], data: bytes,
+                   ignored: dict[str, tuple[object, str]]) -> tuple[str, dict[str, object]]:
+    """The part of a project file that applies: all of it when it sets only `PROJECT_KEYS` or
+    the user trusted this exact content; else the harmless keys, the rest noted in `ignored`."""
+    restricted = [key for key in table if key not in PROJECT_KEYS]
+    if not restricted:
+        return "project", table
+    from . import trust  # hashing and the trust file: only for a file that needs them
+
+    if trust.is_trusted(path, data):
+        return "project, trusted", table
+    for key in restricted:
+        ignored[key] = (table[key], path)
+    trust.note_ignored(path, data, restricted)
+    return "project", {key: value for key, value in table.items() if key in PROJECT_KEYS}
+
+
+def ignored_fix(path: str) -> str:
+    """What to do about user-level keys ignored in a project file."""
+    return (f"move them to your user config ({paths.user_config_path()}) or set them as ACE_* variables; "
+            f"or, if you wrote or reviewed {path}, run `ace trust` in the project (any later edit voids it)")

@@ -80,26 +80,35 @@ class Check:
         return {"check": self.name, "status": level, "detail": self.detail, "fix": self.fix}
 
 
+def generated_command(command: str) -> bool:
+    """True when `command` is exactly what `ace install` writes for this installation (this
+    interpreter, this package's launcher) for one of the events."""
+    return any(command == claude_settings.hook_command(event) for event in EVENTS)
+
+
 def probe_hook_command(command: str) -> str | None:
     """Run an installed hook command for real (a PermissionRequest for `ace status`, against a
-    throw-away store) and check its answer. None when it works; else the reason."""
+    throw-away store) and check its answer. None when it works; else the reason.
+
+    Only a command `ace install` generated for this installation is ever run: settings files
+    (a repository's `.claude/settings.json` above all) are not ours, and a command that merely
+    looks like ours could be anything. Any other command is refused here without running it."""
     import json
     import shlex
     import tempfile
 
-    try:
-        argv = shlex.split(command)
-    except ValueError as exc:
-        return f"unparsable command {command!r}: {exc}"
-    if not argv or not os.path.isfile(argv[0]) or not os.access(argv[0], os.X_OK):
-        return f"interpreter {argv[0] if argv else '?'} does not exist or is not executable"
-    if len(argv) > 2 and argv[1].endswith(".py") and not os.path.isfile(argv[1]):
+    if not generated_command(command):
+        return f"not ace-engine's command for this installation, not run: {command[:200]!r}"
+    argv = shlex.split(command)  # our own quoting: always parses
+    if not os.path.isfile(argv[0]) or not os.access(argv[0], os.X_OK):
+        return f"interpreter {argv[0]} does not exist or is not executable"
+    if not os.path.isfile(argv[1]):
         return f"hook launcher {argv[1]} does not exist (was ace-engine moved or uninstalled?)"
     payload = {"hook_event_name": "PermissionRequest", "session_id": "ace-doctor", "cwd": os.getcwd(),
                "tool_name": "Bash", "tool_input": {"command": "ace status"}}
     with tempfile.TemporaryDirectory(prefix="ace-doctor-") as home:
         try:
-            proc = subprocess.run(argv[:-1] + ["PermissionRequest"], input=json.dumps(payload),
+            proc = subprocess.run(argv[:-1] + ["PermissionRequest"], input=json.dumps(payload), cwd=home,
                                   capture_output=True, text=True, timeout=20, env={**os.environ, "ACE_HOME": home})
         except (OSError, subprocess.TimeoutExpired) as exc:
             return f"hook command failed to run: {exc}"
@@ -121,8 +130,12 @@ def doctor(project_dir: str, fix: bool = False) -> list[Check]:
                         None if ok_python else "install Python 3.11 or newer and reinstall ace-engine"))
 
     try:
-        config.load(project.root, strict=True)
+        cfg = config.load(project.root, strict=True)
         checks.append(Check("config", True, "user and project config valid"))
+        for path in sorted({path for _, path in cfg.ignored.values()}):
+            keys = sorted(key for key, (_, where) in cfg.ignored.items() if where == path)
+            checks.append(Check("config trust", False, f"{path} sets user-level key(s) {', '.join(keys)}: ignored, "
+                                "the file is not trusted", config.ignored_fix(path), warn=True))
     except config.ConfigError as exc:
         checks.append(Check("config", False, str(exc), "edit the file named above; `ace config show` lists valid keys"))
 
@@ -134,18 +147,29 @@ def doctor(project_dir: str, fix: bool = False) -> list[Check]:
     checks.append(_store_check(fix))
 
     pending = spool.count_pending()
+    where = ", ".join(sorted({os.path.dirname(p) for p in spool.pending_files()})) or paths.spool_dir()
+    degraded = health.read() or {}
+    lost = degraded.get("lost") or 0
+    lost_text = (f"; {lost} record{'s' if lost != 1 else ''} could be kept nowhere and "
+                 f"{'are' if lost != 1 else 'is'} lost ({health.diagnose(degraded.get('reason'))})" if lost else "")
     if pending and fix:
         try:
             with SQLiteStore() as store:
                 applied = spool.replay(store)
-            checks.append(Check("spool", True, f"replayed {applied} spooled records"))
+            checks.append(Check("spool", not lost, f"replayed {applied} spooled records{lost_text}",
+                                None, warn=True))
             health.clear()
         except (StoreError, Exception) as exc:  # noqa: BLE001
-            checks.append(Check("spool", False, f"{pending} records wait in {paths.spool_dir()}: {exc}",
+            checks.append(Check("spool", False, f"{pending} records wait in {where}: {exc}{lost_text}",
                                 "fix the store problem above, then run `ace doctor --fix`"))
     elif pending:
-        checks.append(Check("spool", False, f"{pending} records wait in {paths.spool_dir()}",
+        checks.append(Check("spool", False, f"{pending} records wait in {where}{lost_text}",
                             "run `ace doctor --fix` to write them to the store", warn=True))
+    elif lost:
+        checks.append(Check("spool", False, f"nothing waiting{lost_text}",
+                            "fix the cause; `ace doctor --fix` clears this note", warn=True))
+        if fix:
+            health.clear()
     else:
         checks.append(Check("spool", True, "nothing waiting"))
 
@@ -158,7 +182,23 @@ def doctor(project_dir: str, fix: bool = False) -> list[Check]:
     return checks
 
 
+_REMEDY = {
+    "unsafe data directory": "set ACE_HOME to a directory you own that no one else can write to "
+                             "(ace-engine creates a missing one 0700); never a shared one like /tmp",
+    "corrupt": "run `ace doctor --fix` to move the corrupt file aside and start a new store",
+    "locked": "another process holds the store; retry, or find it with `fuser` on the file",
+    "read-only": "the file system holding {home} is read-only: remount it read-write or set ACE_HOME "
+                 "to a writable place; records are kept in the spool outside it meanwhile",
+    "disk full": "free space on the disk holding {home} (`ace gc` shrinks the store once it can write)",
+    "permission denied": "make {home} and its files yours and writable by you (chown / chmod u+w)",
+    "unavailable": "check that {home} exists, is writable and the disk has space",
+}
+
+
 def _store_check(fix: bool) -> Check:
+    """Open, integrity-check and write-probe the store; a failure names its true cause
+    (`health.diagnose`) and the fix for that cause. Never changes a file ace-engine did not make,
+    and `--fix` moves aside only a store that is corrupt."""
     path = paths.db_path()
     try:
         with SQLiteStore() as store:
@@ -166,28 +206,22 @@ def _store_check(fix: bool) -> Check:
             if integrity != "ok":
                 raise StoreError(f"integrity check: {integrity}")
             store.check_writable()
-            mode = os.stat(path).st_mode & 0o777
+            mode = os.lstat(path).st_mode & 0o777
             if mode & 0o077:
-                os.chmod(path, 0o600)
+                os.chmod(path, 0o600, follow_symlinks=False)  # our own file, created 0600
             return Check("store", True, f"{path} (schema v{store.schema_version()}, healthy, writable)")
     except StoreError as exc:
         message = str(exc)
-        if fix and ("not a database" in message or "malformed" in message or "integrity" in message):
+        cause = health.diagnose(message)
+        if fix and cause == "corrupt":
             aside = f"{path}.corrupt-{time.strftime('%Y%m%d%H%M%S')}"
             for suffix in ("", "-wal", "-shm"):
-                if os.path.exists(path + suffix):
+                if os.path.lexists(path + suffix):
                     os.replace(path + suffix, aside + suffix)
             SQLiteStore().close()
             return Check("store", True, f"corrupt store moved to {aside}; a new one was created")
-        if "not a database" in message or "malformed" in message or "integrity" in message:
-            remedy = "run `ace doctor --fix` to move the corrupt file aside and start a new store"
-        elif "readonly" in message or "read-only" in message or "Permission" in message:
-            remedy = f"make {os.path.dirname(path)} and its files writable by you (chmod u+w)"
-        elif "locked" in message:
-            remedy = "another process holds the store; retry, or find it with `fuser` on the file"
-        else:
-            remedy = f"check that {os.path.dirname(path)} exists, is writable and the disk has space"
-        return Check("store", False, message, remedy)
+        remedy = _REMEDY.get(cause, _REMEDY["unavailable"]).format(home=paths.ace_home())
+        return Check("store", False, f"{cause}: {message}", remedy)
 
 
 def _hook_checks(project_root: str) -> list[Check]:
@@ -200,17 +234,26 @@ def _hook_checks(project_root: str) -> list[Check]:
     checks = []
     for install in installs:
         missing = sorted(set(EVENTS) - set(install["events"]))
+        # Commands `ace install` did not write for this installation are never run (they come
+        # from a file anyone may have written: a cloned repository's .claude/settings.json).
+        foreign = sorted({c for c in install["commands"].values() if not generated_command(c)})
         # One probe per distinct interpreter + launcher; the event word at the end varies.
-        distinct = {c.rsplit(" ", 1)[0]: c for c in install["commands"].values()}
+        distinct = {c.rsplit(" ", 1)[0]: c for c in install["commands"].values() if generated_command(c)}
         problems = [p for p in map(probe_hook_command, distinct.values()) if p]
-        ok = not missing and not problems
+        ok = not missing and not problems and not foreign
         detail = f"{install['path']}: {len(install['events'])}/{len(EVENTS)} events"
         if missing:
             detail += f"; missing {', '.join(missing)}"
         if problems:
             detail += "; " + "; ".join(problems)
-        checks.append(Check(f"hooks ({install['scope']})", ok, detail,
-                            None if ok else f"re-run `ace install{'' if install['scope'] == 'project' else ' --' + install['scope']}`"))
+        if foreign:
+            detail += (f"; {len(foreign)} hook command(s) not ace-engine's for this installation, not run: "
+                       + "; ".join(repr(c[:120]) for c in foreign[:3]))
+        scope_flag = "" if install["scope"] == "project" else " --" + install["scope"]
+        fix = None if ok else (f"re-run `ace install{scope_flag}` (it writes the commands for this installation)"
+                               + (" and review the commands named above" if foreign else ""))
+        checks.append(Check(f"hooks ({install['scope']})", ok, detail, fix,
+                            warn=bool(foreign) and not missing and not problems))
     return checks
 
 

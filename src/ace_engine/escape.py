@@ -5,7 +5,8 @@ output, a transcript, a repository file, an imported playbook). Wherever that te
 passes through exactly one of these, chosen by where it lands:
 
 * `terminal(text)` — the CLI's rich output: control characters and ANSI escapes made visible,
-  rich markup (`[bold]`, `[/tmp/log]`) escaped so it prints literally and never raises;
+  rich markup (`[bold]`, `[/tmp/log]`) escaped so it prints literally and never raises
+  (`markup=False`: the cleaned text alone, for a rich `Text`, which is never parsed);
 * `injected(text)` — one line inside a block the hooks inject into the model's context
   (`<ace-patterns>` …): no tag can be opened or closed, no line can be started, no turn marker
   (`Human:`, `System:`) can be faked;
@@ -31,8 +32,11 @@ _TAG_OPEN = re.compile(r"<(?=\s*(?:/\s*)?[A-Za-z!?])")
 # Words a model may read as a new turn or a higher-priority voice when they start a line or follow
 # a sentence break; one line can't start a line, but a model still reads `... Human: …`.
 _TURN = re.compile(r"(?i)\b(human|assistant|system|user|developer)(\s*):(?=\s)")
-# Rich markup: `[` followed by what rich would take as a tag (as `rich.markup.escape` does).
-_RICH_TAG = re.compile(r"(\\*)(\[[a-zA-Z#/@].*?\])")
+# Rich markup: exactly what rich takes for a tag (rich/markup.py RE_TAGS): `[`, a lowercase
+# letter, `#`, `/` or `@`, then anything but `[` (newlines too) up to `]`, after any backslashes.
+_RICH_TAG = re.compile(r"(\\*)(\[[a-z#/@][^\[]*?\])")
+# Lone surrogates (undecodable bytes under `surrogateescape`): no terminal can encode them.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _visible(match: re.Match) -> str:
@@ -51,10 +55,21 @@ def one_line(text: str) -> str:
     return " ".join(strip_controls(text).split())
 
 
-def terminal(text: object) -> str:
-    """For `console.print` / rich tables: literal text, never markup, never a terminal escape."""
-    text = strip_controls("" if text is None else str(text))
-    return _RICH_TAG.sub(lambda m: f"{m.group(1)}{m.group(1)}\\{m.group(2)}", text)
+def terminal(text: object, *, markup: bool = True) -> str:
+    """For the CLI (rich): control characters, ANSI escapes and lone surrogates shown as `\\xNN` /
+    `\\udcNN`. With `markup` (the default) the result is also rich markup that prints literally,
+    for a value placed inside markup the code wrote: every tag is escaped the way
+    `rich.markup.escape` does it, and a trailing backslash can't escape the code's next tag.
+    `markup=False` gives the cleaned text itself, for a rich `Text` (cli/output.py builds those)."""
+    text = _SURROGATE.sub(_visible, strip_controls("" if text is None else str(text)))
+    if not markup:
+        return text
+    text = _RICH_TAG.sub(lambda m: f"{m.group(1)}{m.group(1)}\\{m.group(2)}", text)
+    # A trailing run of n backslashes would pair with the caller's next `[tag]`; rich halves a run
+    # before a tag and escapes the tag when the run is odd, so 2n prints n and escapes nothing.
+    # (`rich.markup.escape` only fixes a single one: `\\\\\\` would still escape the tag.)
+    trailing = len(text) - len(text.rstrip("\\"))
+    return text + "\\" * trailing
 
 
 def injected(text: object) -> str:

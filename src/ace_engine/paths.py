@@ -1,11 +1,28 @@
 """Where ace-engine keeps its files: always outside the repository, owner-only.
 
 `$ACE_HOME` wins; otherwise the platform's user data directory (XDG on Linux).
-Kept stdlib-only and import-light: every hook process calls it.
+
+Contract of the directories handed out here (`ensure_private_dir`, `fallback_dir`):
+- what ace-engine creates, it creates 0700; a directory it did not create is never chmodded;
+- an existing directory owned by another user, or writable by group or others, is refused
+  (`UnsafeDirError`, a `PermissionError` whose message names the fix) — like git's
+  `safe.directory`, a shared or foreign directory must not hold data that agents later obey;
+- below `$ACE_HOME` nothing is followed through a symlink: every component is checked with
+  `lstat`. `$ACE_HOME` itself may be a symlink the user made (it is theirs to choose), but its
+  target must pass the same owner and mode checks.
+
+Cost: stdlib-only (`os`, `stat`, `sys`); a `mkdir` attempt and a `stat` per directory component,
+uncached, so a directory removed meanwhile is simply recreated. Every hook process calls this.
 """
 
 import os
+import stat
 import sys
+
+PROJECT_CONFIG_NAME = ".ace.toml"
+
+class UnsafeDirError(PermissionError):
+    """A directory ace-engine would keep data in is not private to the current user."""
 
 
 def ace_home() -> str:
@@ -30,9 +47,6 @@ def user_config_path() -> str:
     return os.path.join(base, "ace-engine", "config.toml")
 
 
-PROJECT_CONFIG_NAME = ".ace.toml"
-
-
 def db_path() -> str:
     return os.path.join(ace_home(), "ace.db")
 
@@ -50,12 +64,119 @@ def spool_dir() -> str:
     return os.path.join(ace_home(), "spool")
 
 
-def ensure_private_dir(path: str) -> str:
-    """Create `path` (and parents) owner-only; tighten it if it already exists with looser bits."""
-    os.makedirs(path, mode=0o700, exist_ok=True)
+def _uid() -> int | None:
+    return os.geteuid() if hasattr(os, "geteuid") else None
+
+
+def check_private(path: str, st: os.stat_result, *, strict: bool = False) -> None:
+    """Raise UnsafeDirError unless `st` (of `path`) is a directory the current user owns that no
+    one else can write to (`strict`: that no one else can even read or enter)."""
+    if not stat.S_ISDIR(st.st_mode):
+        kind = "a symlink" if stat.S_ISLNK(st.st_mode) else "not a directory"
+        raise UnsafeDirError(f"{path} is {kind}; ace-engine does not follow symlinks in its data "
+                             f"directories. Remove it (ace-engine recreates the directory)")
+    uid = _uid()
+    if uid is not None and st.st_uid != uid:
+        raise UnsafeDirError(f"{path} is owned by uid {st.st_uid}, not by you (uid {uid}); ace-engine "
+                             f"will not keep its data there. Set ACE_HOME to a directory you own (mode 0700)")
+    loose = st.st_mode & (0o077 if strict else 0o022)
+    if uid is not None and loose:
+        who = "group or others" if strict else "group or others (write)"
+        raise UnsafeDirError(f"{path} is accessible to {who} (mode {st.st_mode & 0o7777:o}); ace-engine "
+                             f"will not keep its data there. Use a private directory: `chmod 700 {path}` "
+                             f"if it is yours alone, or set ACE_HOME elsewhere")
+
+
+def _ensure_root(path: str) -> None:
+    """Make sure the top directory exists (created 0700 if missing) and is safe to use."""
     try:
-        if os.stat(path).st_mode & 0o077:
-            os.chmod(path, 0o700)
-    except OSError:
+        os.mkdir(path, 0o700)
+    except FileNotFoundError:
+        os.makedirs(os.path.dirname(path), exist_ok=True)  # parents are ordinary user dirs
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            pass
+    except FileExistsError:
         pass
+    check_private(path, os.stat(path))
+
+
+def _ensure_child(path: str, *, strict: bool = False) -> None:
+    """One directory below a checked root: created 0700, or an existing real directory that
+    passes the checks. Never followed through a symlink."""
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    check_private(path, os.lstat(path), strict=strict)
+
+
+def ensure_private_dir(path: str) -> str:
+    """Create `path` owner-only where missing and check what exists (see the module contract);
+    returns `path`. Raises UnsafeDirError (or another OSError) when it cannot be used."""
+    path = os.path.abspath(path)
+    home = ace_home()
+    if path == home or path.startswith(home.rstrip(os.sep) + os.sep):
+        _ensure_root(home)
+        current = home
+        for part in os.path.relpath(path, home).split(os.sep):
+            if part in ("", "."):
+                continue
+            current = os.path.join(current, part)
+            _ensure_child(current)
+    else:  # a store or file the caller placed elsewhere on purpose (tests, `--db`)
+        _ensure_root(path)
     return path
+
+
+def _fallback_candidates() -> list[tuple[str, str]]:
+    """(top, leaf) pairs, most preferred first."""
+    import zlib  # builtin C module: microseconds, and only on the degraded path
+
+    home = ace_home()
+    tag = f"{os.path.basename(home) or 'home'}-{zlib.crc32(home.encode('utf-8', 'replace')):08x}"
+    uid = _uid()
+    bases = []
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and os.path.isabs(runtime):
+        bases.append((runtime, "ace-engine"))
+    bases.append((os.environ.get("TMPDIR") or "/tmp", f"ace-engine-{uid if uid is not None else 'user'}"))
+    return [(os.path.join(base, name), os.path.join(base, name, tag))
+            for base, name in bases if os.path.isdir(base)]
+
+
+def fallback_dir() -> str | None:
+    """A private directory OUTSIDE `$ACE_HOME` for records that cannot be kept in it (read-only,
+    full or refused `$ACE_HOME`): `$XDG_RUNTIME_DIR/ace-engine/<home-id>`, else
+    `$TMPDIR/ace-engine-<uid>/<home-id>` (`/tmp` by default). Each level must be ours, private
+    (0700) and not a symlink — in a sticky `/tmp` only its owner can replace it; None when no
+    such directory can be had. `<home-id>` keeps two `$ACE_HOME`s from replaying each other's
+    records."""
+    for top, leaf in _fallback_candidates():
+        try:
+            _ensure_child(top, strict=True)
+            _ensure_child(leaf, strict=True)
+            return leaf
+        except OSError:
+            continue
+    return None
+
+
+def existing_fallback_dirs() -> list[str]:
+    """The fallback directories that exist (and pass the checks) for this `$ACE_HOME`; creates
+    nothing. Readers (replay, `ace doctor`, the log tail) look in all of them."""
+    found = []
+    for top, leaf in _fallback_candidates():
+        try:
+            check_private(top, os.lstat(top), strict=True)
+            check_private(leaf, os.lstat(leaf), strict=True)
+            found.append(leaf)
+        except OSError:
+            continue
+    return found
+
+
+def open_nofollow(path: str, flags: int, mode: int = 0o600) -> int:
+    """`os.open` that refuses to follow a symlink at `path` (O_NOFOLLOW where the OS has it)."""
+    return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), mode)

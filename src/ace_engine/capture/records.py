@@ -1,28 +1,72 @@
 """Turn a validated hook payload into the one record the store writes (or the spool keeps).
 
-Everything that reaches a record has been through `text.sanitize`/`redact_value`: UTF-8 repaired,
-`<private>` spans dropped, secrets redacted, size capped. Raw payload text never leaves here.
+Contract: every string of a record — content, ids, names, paths, the event detail — has been
+through `text.sanitize`/`redact_value`/`short_text`: UTF-8 repaired, `<private>` spans dropped,
+secrets redacted, size capped. Raw payload text never leaves here, so a record that ends up in
+the spool (store unavailable) is as clean as one in the store. Nothing is dropped for its
+shape: nesting deeper than `MAX_DEPTH`, more than a bounded number of items, integers SQLite
+cannot hold — each is cut or replaced, with an `[ace: …]` marker saying so.
+
+Cost: one walk of the payload's values (bounded by the item budget) plus the redactor.
 """
 
 import json
 import os
 import re
 
-from .redact import redact_value
+from .redact import mark_clean, redact, redact_value
 from .text import cap, is_blank, repair_utf8, sanitize, strip_private
 
 _EXIT_CODE = re.compile(r"exit code:?\s*(-?\d+)", re.IGNORECASE)
+MAX_DEPTH = 64  # deeper structure is replaced by a marker (json/recursion would fail near 1000)
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+ID_CHARS = 200  # ids and names
+PATH_CHARS = 4096
 
 
-def _clean_leaves(value, limit: int):
-    """Repair, de-privatize and pre-cap every string leaf (keys too) before redaction."""
+def _deep_marker(depth: int) -> str:
+    return f"[ace: nested deeper than {depth} levels, cut]"
+
+
+def _clean_leaves(value, limit: int, depth: int = 0, budget: list | None = None):
+    """Repair, de-privatize and pre-cap every string leaf (keys too: redacted) before redaction;
+    cut what is nested deeper than MAX_DEPTH or lies beyond the item budget, with a marker."""
+    if budget is None:
+        budget = [max(1000, limit // 2)]  # each item costs ≥ 2 chars of JSON: more can't be kept
     if isinstance(value, str):
         return cap(strip_private(repair_utf8(value)), limit)
-    if isinstance(value, dict):
-        return {repair_utf8(str(k)): _clean_leaves(v, limit) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean_leaves(v, limit) for v in value]
-    return value
+    if isinstance(value, bool) or value is None or isinstance(value, float):
+        return value
+    if isinstance(value, int):
+        return value if _INT64[0] <= value <= _INT64[1] else _big_int(value)
+    if not isinstance(value, (dict, list, tuple)):
+        return cap(repair_utf8(str(value)), limit)
+    if depth >= MAX_DEPTH:
+        return _deep_marker(MAX_DEPTH)
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    out_d: dict = {}
+    out_l: list = []
+    for n, (k, v) in enumerate(items):
+        budget[0] -= 1
+        if budget[0] < 0:
+            left = len(value) - n
+            note = f"[ace: {left} more items cut]"
+            if isinstance(value, dict):
+                out_d["…"] = note
+            else:
+                out_l.append(note)
+            break
+        clean = _clean_leaves(v, limit, depth + 1, budget)
+        if isinstance(value, dict):
+            out_d[redact(cap(repair_utf8(str(k)), ID_CHARS))] = clean
+        else:
+            out_l.append(clean)
+    return out_d if isinstance(value, dict) else out_l
+
+
+def _big_int(value: int) -> str:
+    digits = str(value) if value.bit_length() < 4000 else f"a {value.bit_length()}-bit integer"
+    return f"{digits[:60]} [ace: integer too large to store as a number]"
 
 
 def sanitize_value(value, limit: int) -> str | None:
@@ -33,11 +77,27 @@ def sanitize_value(value, limit: int) -> str | None:
         return sanitize(value, limit)
     clean = redact_value(_clean_leaves(value, limit))
     text = json.dumps(clean, ensure_ascii=False, separators=(",", ":"), default=str)
-    return cap(text, limit)
+    return mark_clean(cap(text, limit))  # joined from redacted leaves: the store won't rescan it
+
+
+def short_text(value, limit: int = ID_CHARS) -> str | None:
+    """An id, name, path or detail: repaired, redacted, capped; None for non-strings."""
+    if not isinstance(value, str):
+        return None
+    return cap(redact(strip_private(repair_utf8(value))), limit)
 
 
 def _text(value) -> str | None:
-    return value if isinstance(value, str) else None
+    return short_text(value, PATH_CHARS)
+
+
+def _number(value):
+    """A number SQLite can hold, or None (bools, huge ints and non-numbers are not durations)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, int) and not _INT64[0] <= value <= _INT64[1]:
+        return None
+    return value
 
 
 def base_record(event: str, payload: dict, at: float, project) -> dict:
@@ -59,20 +119,21 @@ def base_record(event: str, payload: dict, at: float, project) -> dict:
     }
     if project is not None:
         record["project"] = {
-            "key": project.key,
-            "root": project.root,
-            "remote": project.remote,
-            "name": project.name,
+            "key": short_text(project.key, PATH_CHARS),
+            "root": short_text(project.root, PATH_CHARS),
+            "remote": short_text(project.remote, PATH_CHARS),
+            "name": short_text(project.name, PATH_CHARS),
         }
     return record
 
 
 def tool_event(event: str, payload: dict, cfg) -> dict | None:
     """The `tool_event` part of a PostToolUse / PostToolUseFailure record; None when skipped."""
-    tool_name = _text(payload.get("tool_name")) or "unknown"
-    if tool_name in cfg["capture.skip_tools"]:
+    raw_name = payload.get("tool_name")
+    if isinstance(raw_name, str) and raw_name in cfg["capture.skip_tools"]:
         return None
-    tool_use_id = _text(payload.get("tool_use_id")) or f"ace-noid-{os.urandom(8).hex()}"
+    tool_name = short_text(raw_name) or "unknown"
+    tool_use_id = short_text(payload.get("tool_use_id")) or f"ace-noid-{os.urandom(8).hex()}"
     response = payload.get("tool_response")
     failed = event == "PostToolUseFailure"
     error = None
@@ -81,7 +142,7 @@ def tool_event(event: str, payload: dict, cfg) -> dict | None:
         raw_error = payload.get("error")
         error = sanitize_value(raw_error, cfg["capture.max_response_chars"])
         m = _EXIT_CODE.search(raw_error[:200]) if isinstance(raw_error, str) else None
-        exit_code = int(m.group(1)) if m else None
+        exit_code = _number(int(m.group(1))) if m else None
     elif isinstance(response, dict):
         if response.get("interrupted") or response.get("is_error"):
             failed = True
@@ -91,17 +152,20 @@ def tool_event(event: str, payload: dict, cfg) -> dict | None:
             failed = failed or code != 0
         elif tool_name == "Bash" and not failed:
             exit_code = 0
-    duration = payload.get("duration_ms")
+    if exit_code is not None and _number(exit_code) is None:
+        # The response text keeps the number; the column can't, and the record must not be lost.
+        error = error or f"[ace: exit code {_big_int(exit_code)}]"
+        exit_code = None
     return {
-        "tool_use_id": tool_use_id[:200],
-        "tool_name": tool_name[:200],
+        "tool_use_id": tool_use_id,
+        "tool_name": tool_name,
         "input": sanitize_value(payload.get("tool_input"), cfg["capture.max_input_chars"]),
         "response": sanitize_value(response, cfg["capture.max_response_chars"]),
         "success": not failed,
         "exit_code": exit_code,
         "error": error,
         "is_interrupt": bool(payload.get("is_interrupt")),
-        "duration_ms": duration if isinstance(duration, (int, float)) and not isinstance(duration, bool) else None,
+        "duration_ms": _number(payload.get("duration_ms")),
     }
 
 

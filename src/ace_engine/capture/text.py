@@ -7,7 +7,7 @@ Imported by the hook process, so like ``redact`` it imports only ``re``
 
 import re
 
-from ace_engine.capture.redact import MARK, redact
+from ace_engine.capture.redact import MARK, mark_clean, redact
 
 __all__ = ["cap", "decode_bytes", "is_blank", "repair_utf8", "sanitize",
            "strip_private"]
@@ -148,7 +148,7 @@ def sanitize(s, limit):
     s = strip_private(repair_utf8(s))
     n = len(s)
     if limit <= 0 or n <= 4 * limit:
-        return cap(redact(s), limit)
+        return mark_clean(cap(redact(s), limit))
     # Huge text: redact only what cap() can keep.  Redacting before capping
     # is what stops a secret cut in half from leaking a fragment, and
     # redacting 20 MB to keep 20 KB wastes seconds, so: pre-cut a head and a
@@ -159,10 +159,10 @@ def sanitize(s, limit):
     he = _cut_back(s, limit + _MARGIN, limit)
     lo = n - limit - _MARGIN
     if lo <= he:  # windows would overlap: the text is not that big after all
-        return cap(redact(s), limit)
+        return mark_clean(cap(redact(s), limit))
     ts = _cut_forward(s, lo, n - limit)
     tail = s[ts:]
     pem_end = _skip_open_pem(s, ts)  # window starts inside a private key?
     if pem_end >= 0:
         tail = MARK + "private-key]" + s[pem_end:]
-    return _splice(redact(s[:he]), redact(tail), n, limit)
+    return mark_clean(_splice(redact(s[:he]), redact(tail), n, limit))

@@ -4,7 +4,7 @@ import click
 
 from .. import __version__
 from . import (bootstrap_cmd, capture_cmds, demo_cmd, history_cmds, learning_cmds, playbook_cmds, playbook_edit_cmds,
-               setup_cmds, share_cmds)
+               setup_cmds, share_cmds, trust_cmd)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -27,7 +27,7 @@ def hook_cmd(event):
 
 
 for module in (setup_cmds, capture_cmds, playbook_cmds, playbook_edit_cmds, share_cmds, learning_cmds, history_cmds,
-               bootstrap_cmd, demo_cmd):
+               bootstrap_cmd, demo_cmd, trust_cmd):
     for command in module.COMMANDS:
         cli.add_command(command)
 

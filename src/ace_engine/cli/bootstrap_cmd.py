@@ -3,13 +3,14 @@
 import click
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from .. import escape
 from ..learning import bootstrap as bootstrap_mod
 from ..playbook.playbook import Playbook, PlaybookError
 from ..project import identify
 from .common import json_option, open_store, project_option, resolve_dir
-from .output import console, emit_json, fail, table
+from .output import console, emit_json, fail, say, styled, table
 
-STATUS_STYLE = {"created": "[green]new[/]", "updated": "[yellow]updated[/]", "unchanged": "[dim]exists[/]"}
+STATUS_STYLE = {"created": ("new", "green"), "updated": ("updated", "yellow"), "unchanged": ("exists", "dim")}
 
 
 @click.command("bootstrap")
@@ -55,7 +56,8 @@ def _with_progress(playbook, root, mode, thoroughness, dry_run) -> dict:
         task = progress.add_task("reading the repository", total=len(bootstrap_mod.plan(mode, thoroughness)))
 
         def on_step(label, index, total):
-            description = "seeding the playbook" if label == "done" else f"reading {label}"
+            # the description column is markup: escape what is not the code's own words
+            description = "seeding the playbook" if label == "done" else f"reading {escape.terminal(label)}"
             progress.update(task, completed=index, total=total, description=description)
 
         return bootstrap_mod.bootstrap(playbook, root, mode=mode, thoroughness=thoroughness, dry_run=dry_run,
@@ -65,22 +67,23 @@ def _with_progress(playbook, root, mode, thoroughness, dry_run) -> dict:
 def _print(result: dict, project) -> None:
     bullets = result["bullets"]
     if not bullets:
-        console.print(f"Nothing to bootstrap in [bold]{project.root}[/] ({result['mode']}, {result['thoroughness']}): "
-                      "no build files, configs, docs or history found. Learning will start from your sessions.")
+        say("Nothing to bootstrap in [bold]{}[/] ({}, {}): no build files, configs, docs or history found. "
+            "Learning will start from your sessions.", project.root, result["mode"], result["thoroughness"])
     else:
         table(None, ["status", "id", "section", "bullet"], [
-            [STATUS_STYLE.get(b["status"], b["status"]), b["id"] or "-", b["section"], b["content"]] for b in bullets
+            [styled(*STATUS_STYLE.get(b["status"], (b["status"],))), b["id"] or "-", b["section"], b["content"]]
+            for b in bullets
         ])
     verb = "Would add" if result["dry_run"] else "Added"
-    console.print(f"{verb} {result['created']} new bullets, {'would update' if result['dry_run'] else 'updated'} "
-                  f"{result['updated']}, {result['unchanged']} already there — {project.name}, mode {result['mode']}, "
-                  f"{result['thoroughness']}, {result['seconds']:.2f}s.", highlight=False)
+    say("{} {} new bullets, {} {}, {} already there — {}, mode {}, {}, {}s.", verb, result["created"],
+        "would update" if result["dry_run"] else "updated", result["updated"], result["unchanged"], project.name,
+        result["mode"], result["thoroughness"], f"{result['seconds']:.2f}")
     if result.get("dropped"):
-        console.print(f"{result['dropped']} more were found; `--thoroughness deep` keeps more.")
+        say("{} more were found; `--thoroughness deep` keeps more.", result["dropped"])
     for problem in result.get("problems") or []:
-        console.print(f"[yellow]skipped[/] {problem['file']}: {problem['problem']}", highlight=False)
+        say("[yellow]skipped[/] {}: {}", problem["file"], problem["problem"])
     if result["dry_run"] and result["created"]:
-        console.print("Run without --dry-run to add them.")
+        say("Run without --dry-run to add them.")
 
 
 COMMANDS = [bootstrap]

@@ -6,7 +6,7 @@ from .. import config as config_mod
 from ..project import identify
 from ..store import spool
 from .common import json_option, open_store, project_option, resolve_dir
-from .output import console, emit_json, fail, iso, size, table, when
+from .output import emit_json, fail, iso, say, size, table, when
 
 
 @click.command()
@@ -24,7 +24,7 @@ def sessions(project_dir, all_projects, limit, as_json):
             row["started_at_iso"], row["ended_at_iso"] = iso(row["started_at"]), iso(row["ended_at"])
         return emit_json({"sessions": rows})
     if not rows:
-        console.print("No sessions captured yet. Is ace-engine on? Try `ace status`.")
+        say("No sessions captured yet. Is ace-engine on? Try `ace status`.")
         return
     table(None, ["session", "project", "started", "status", "tools (failed)", "messages"], [
         [r["session_id"], r["project"], when(r["started_at"]),
@@ -67,8 +67,10 @@ def events(session_id, full, as_json):
 @click.option("--dry-run", is_flag=True, help="Report what would be removed; change nothing.")
 @json_option
 def gc(max_db_mb, max_age_days, dry_run, as_json):
-    """Keep the store bounded: drop captured events past the age cap, then the oldest sessions
-    until the store is under the size cap. Spooled records are written first."""
+    """Keep the store bounded: drop captured events past the age cap; then, over the size cap,
+    only as many of the oldest finished sessions as it takes to get under 80 % of it (a running
+    session is never removed), and give the space back to the disk. Spooled records are written
+    first."""
     cfg = config_mod.load(None)
     max_mb = max_db_mb if max_db_mb is not None else cfg["retention.max_db_mb"]
     max_days = max_age_days if max_age_days is not None else cfg["retention.max_age_days"]
@@ -82,17 +84,16 @@ def gc(max_db_mb, max_age_days, dry_run, as_json):
     if as_json:
         return emit_json(result)
     verb = "Would remove" if dry_run else "Removed"
-    console.print(
-        f"{verb} {result['sessions']} sessions, {result['tool_events']} tool events, "
-        f"{result['messages']} messages, {result['hook_events']} hook events; "
-        f"store {size(result['bytes_before'])} → {size(result['bytes_after'])}."
-    )
+    say("{} {} sessions, {} tool events, {} messages, {} hook events; store {} → {} on disk; {} running "
+        "session(s) kept.", verb, result["sessions"], result["tool_events"], result["messages"],
+        result["hook_events"], size(result["file_bytes_before"]), size(result["file_bytes_after"]),
+        result["kept_running"])
 
 
 def render_session(session: dict, data: dict, full: bool = False) -> None:
     """One time-ordered table of a session's hooks, tool calls and messages."""
-    console.print(f"Session [bold]{session['session_id']}[/] in {session['project_root']} "
-                  f"({session['status']}, started {when(session['started_at'])})")
+    say("Session [bold]{}[/] in {} ({}, started {})", session["session_id"], session["project_root"],
+        session["status"], when(session["started_at"]))
     timeline = [(e["created_at"], "hook", e["event"], e["detail"] or "") for e in data["hook_events"]
                 if e["event"] not in ("PostToolUse", "PostToolUseFailure")]
     for t in data["tool_events"]:

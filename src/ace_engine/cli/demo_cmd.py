@@ -7,7 +7,7 @@ import click
 from .. import demo
 from .capture_cmds import render_session
 from .common import json_option
-from .output import console, emit_json, table
+from .output import emit_json, say, table
 
 
 @click.command("demo")
@@ -23,7 +23,7 @@ def demo_cmd(keep, as_json):
     if as_json:
         return emit_json(result)
     calls = result["calls"]
-    console.print(f"[bold]Replayed {len(calls)} hook events[/] of a recorded session in {result['project']}")
+    say("[bold]Replayed {} hook events[/] of a recorded session in {}", len(calls), result["project"])
     table("Hook calls (each a separate process, as Claude Code runs them)",
           ["#", "event", "detail", "exit", "ms", "answer"],
           [[i, c["event"], c["detail"], c["exit_code"], c["ms"],
@@ -31,32 +31,29 @@ def demo_cmd(keep, as_json):
     render_session(result["session"], result["captured"])
     tools = result["captured"]["tool_events"]
     failed = sum(1 for t in tools if not t["success"])
-    console.print(
-        f"Captured {len(tools)} tool events ({failed} failed), {len(result['captured']['messages'])} "
-        f"messages; TodoWrite skipped; private span dropped; secrets left in the store: "
-        f"{', '.join(result['secrets_found_in_store']) or 'none'}."
-    )
-    console.print()
-    console.print("[bold]Learned[/] (the Stop hooks queued the turns; a background worker ran the offline "
-                  "reflector and the curator):")
+    say("Captured {} tool events ({} failed), {} messages; TodoWrite skipped; private span dropped; secrets left in "
+        "the store: {}.", len(tools), failed, len(result["captured"]["messages"]),
+        ", ".join(result["secrets_found_in_store"]) or "none")
+    say()
+    say("[bold]Learned[/] (the Stop hooks queued the turns; a background worker ran the offline reflector and the "
+        "curator):")
     if not result["playbook"]:
-        console.print(f"  nothing — {result['learned'].get('error') or 'no lesson passed the quality gates'}")
+        say("  nothing — {}", result["learned"].get("error") or "no lesson passed the quality gates")
     for bullet in result["playbook"]:
-        console.print(f"  [{bullet['id']}] ({bullet['section']}, {bullet['status']}) {bullet['content']}",
-                      highlight=False, markup=False)
-    console.print()
-    console.print("[bold]Injected[/] into a second session of the same project:")
+        say("  [{}] ({}, {}) {}", bullet["id"], bullet["section"], bullet["status"], bullet["content"])
+    say()
+    say("[bold]Injected[/] into a second session of the same project:")
     for call in result["followup"]:
         specific = (call["answer"] or {}).get("hookSpecificOutput") or {}
         text = specific.get("additionalContext")
         label = f"{call['event']} ({call['detail']})" if call["detail"] else call["event"]
         if text:
-            console.print(f"  {label}:")
-            console.print("    " + text.replace("\n", "\n    "), highlight=False, markup=False)
+            say("  {}:", label)
+            say("    {}", text.replace("\n", "\n    "))
         else:
-            console.print(f"  {label}: nothing (already shown, or nothing relevant)")
+            say("  {}: nothing (already shown, or nothing relevant)", label)
     if keep:
-        console.print(f"Kept: ACE_HOME={result['ace_home']} ace sessions")
+        say("Kept: ACE_HOME={} ace sessions", result["ace_home"])
 
 
 def _answer_summary(answer) -> str:

@@ -6,7 +6,7 @@ import click
 from ..playbook.playbook import Playbook, PlaybookError
 from ..project import identify
 from .common import json_option, open_store, project_option, resolve_dir
-from .output import console, emit_json, fail, iso, table, when
+from .output import emit_json, fail, iso, say, table, when
 
 
 @click.command()
@@ -32,7 +32,7 @@ def stats(project_dir, all_projects, limit, as_json):
         return emit_json({"project": None if all_projects else project.key, "totals": totals, "jobs": jobs,
                           "tasks": runs, "playbook": {"active": active, "quarantined": quarantined}, "llm": spend})
     if not totals["tasks"]:
-        console.print("Nothing learned yet. Jobs are queued when a Claude Code turn ends; `ace learn` runs them now.")
+        say("Nothing learned yet. Jobs are queued when a Claude Code turn ends; `ace learn` runs them now.")
     else:
         table("Per task (changes: +created ~updated merged / pruned, quarantined, rejected)",
               ["when", "task", "outcome", "learned", "changes", "👍/👎", "conf."], [
@@ -42,21 +42,20 @@ def stats(project_dir, all_projects, limit, as_json):
              f"{r['helpful']}/{r['harmful']}",
              "-" if r["average_confidence"] is None else f"{r['average_confidence']:.2f}"] for r in runs])
         avg = totals["average_confidence"]
-        console.print(
-            f"{totals['tasks']} tasks ({totals['learned']} learned): {totals['created']} created, {totals['updated']} "
-            f"updated, {totals['merged']} merged, {totals['pruned']} pruned, {totals['quarantined']} quarantined, "
-            f"{totals['rejected']} rejected; feedback {totals['helpful']} helpful / {totals['harmful']} harmful; "
-            f"average confidence {'-' if avg is None else f'{avg:.2f}'}.")
+        say("{} tasks ({} learned): {} created, {} updated, {} merged, {} pruned, {} quarantined, {} rejected; "
+            "feedback {} helpful / {} harmful; average confidence {}.",
+            *(totals[k] for k in ("tasks", "learned", "created", "updated", "merged", "pruned", "quarantined",
+                                  "rejected", "helpful", "harmful")), "-" if avg is None else f"{avg:.2f}")
     if not all_projects:
-        console.print(f"Playbook: {active} active bullets, {quarantined} awaiting `ace review`.")
-    console.print("Jobs: " + (", ".join(f"{k} {v}" for k, v in sorted(jobs.items())) or "none") + ".")
+        say("Playbook: {} active bullets, {} awaiting `ace review`.", active, quarantined)
+    say("Jobs: {}.", ", ".join(f"{k} {v}" for k, v in sorted(jobs.items())) or "none")
     if spend and spend.get("total", {}).get("calls"):
         total, today = spend["total"], spend["today"]
-        console.print(f"LLM: today {today.get('calls', 0)} calls, {today.get('input_tokens', 0)}+"
-                      f"{today.get('output_tokens', 0)} tokens; last {spend['last_days']} days {total['calls']} calls, "
-                      f"{total['input_tokens']}+{total['output_tokens']} tokens, ${total.get('cost_usd', 0):.4f}.")
+        say("LLM: today {} calls, {}+{} tokens; last {} days {} calls, {}+{} tokens, ${}.", today.get("calls", 0),
+            today.get("input_tokens", 0), today.get("output_tokens", 0), spend["last_days"], total["calls"],
+            total["input_tokens"], total["output_tokens"], f"{total.get('cost_usd', 0):.4f}")
     else:
-        console.print("LLM: no calls (heuristic reflector).")
+        say("LLM: no calls (heuristic reflector).")
 
 
 def _spend() -> dict | None:
@@ -98,7 +97,7 @@ def log_cmd(project_dir, bullet_id, all_projects, limit, as_json):
             row["created_at_iso"] = iso(row["created_at"])
         return emit_json({"changes": rows})
     if not rows:
-        console.print("No changes recorded yet.")
+        say("No changes recorded yet.")
         return
     table(None, ["when", "bullet", "op", "source", "what"], [
         [when(r["created_at"]), r["bullet_id"], r["op"], r["source"] or "-", _what(r)] for r in rows])
@@ -145,7 +144,7 @@ def review(project_dir, approve_ids, reject_ids, as_json):
                 if bullet["status"] != "quarantined":
                     fail(f"{bullet['id']} is {bullet['status']}, not quarantined; `ace review` lists the ones to review")
                 if action == "approve":
-                    playbook.restore(bullet["id"], source="user", reason="approved in `ace review`")
+                    playbook.restore(bullet["id"], source="user", reason="approved in `ace review`", reviewed=True)
                 else:
                     playbook.remove(bullet["id"], source="user", reason="rejected in `ace review`")
                 done.append({"id": bullet["id"], "action": action})
@@ -153,14 +152,14 @@ def review(project_dir, approve_ids, reject_ids, as_json):
     if as_json:
         return emit_json({"done": done, "quarantined": pending})
     for item in done:
-        console.print(f"{item['id']}: {'approved (active)' if item['action'] == 'approve' else 'rejected (archived)'}")
+        say("{}: {}", item["id"], "approved (active)" if item["action"] == "approve" else "rejected (archived)")
     if not pending:
-        console.print("Nothing to review: no quarantined lessons.")
+        say("Nothing to review: no quarantined lessons.")
         return
     table("Quarantined lessons (never injected until approved)", ["id", "section", "lesson", "why held back", "from"], [
         [b["id"], b["section"], b["content"], "; ".join(b["provenance"].get("concerns") or []) or "-",
          f"session {(b['provenance'].get('session_id') or '-')[:12]}"] for b in pending])
-    console.print("Approve with `ace review --approve ID`, reject with `ace review --reject ID`.")
+    say("Approve with `ace review --approve ID`, reject with `ace review --reject ID`.")
 
 
 COMMANDS = [stats, log_cmd, review]

@@ -10,7 +10,7 @@ from contextlib import nullcontext
 import click
 
 from .common import json_option, load_config, open_store, project_of, project_option
-from .output import console, emit_json, fail, iso, table, when
+from .output import console, emit_json, fail, iso, say, table, when
 
 
 @click.command()
@@ -63,11 +63,12 @@ def _learn_stdin(project, reflector, as_json):
         return emit_json(answer)
     stats = answer["learning_statistics"]
     if answer["already_learned"]:
-        console.print("This payload was learned before; nothing changed.")
+        say("This payload was learned before; nothing changed.")
     elif answer["skipped"]:
-        console.print(f"Not learned: {answer['skipped'][0]} (bullets shown still got their feedback).")
-    console.print("Created {patterns_created}, updated {patterns_updated}, merged {patterns_merged}, "
-                  "pruned {patterns_pruned}; average confidence {average_confidence}.".format(**stats))
+        say("Not learned: {} (bullets shown still got their feedback).", answer["skipped"][0])
+    say("Created {}, updated {}, merged {}, pruned {}; average confidence {}.",
+        *(stats[k] for k in ("patterns_created", "patterns_updated", "patterns_merged", "patterns_pruned",
+                             "average_confidence")))
 
 
 def _learn_transcript(path, project, force, reflector, as_json):
@@ -91,11 +92,11 @@ def _learn_transcript(path, project, force, reflector, as_json):
     if as_json:
         return emit_json(result)
     if result.get("skipped_reason"):
-        console.print(f"Nothing learned: {result['skipped_reason']}.")
+        say("Nothing learned: {}.", result["skipped_reason"])
         return
     turns = result["turns"]
     if not turns:
-        console.print("No turns found in that transcript (is it a Claude Code session file?).")
+        say("No turns found in that transcript (is it a Claude Code session file?).")
         return
     table(f"Session {result['session_id']}", ["task", "status", "created", "updated", "merged", "quarantined", "rejected"], [
         [(t.get("task") or "")[:60], "learned before" if t["already_learned"] else t.get("status"),
@@ -151,7 +152,7 @@ def _learn_queue(project, session_id, retry_failed, wait_seconds, reflector, as_
         return emit_json({"project": project.key, "queued": queued, "results": results,
                           "jobs": [jobs.get(r["job"]) for r in results]})
     if not results:
-        console.print("No pending learning jobs for this project. `ace jobs` shows the queue.")
+        say("No pending learning jobs for this project. `ace jobs` shows the queue.")
         return
     rows = []
     for r in results:
@@ -191,14 +192,14 @@ def jobs(project_dir, all_projects, statuses, retry_id, limit, as_json):
             row["created_at_iso"], row["finished_at_iso"] = iso(row["created_at"]), iso(row["finished_at"])
         return emit_json({"jobs": rows, "counts": counts})
     if not rows:
-        console.print("No learning jobs yet: they are queued when a Claude Code turn ends (Stop).")
+        say("No learning jobs yet: they are queued when a Claude Code turn ends (Stop).")
         return
     table(None, ["job", "project", "session", "agent", "trigger", "status", "attempts", "events", "created", "note"], [
         [j["id"], j["project"], (j["session_id"] or "")[:12], j["agent_id"] or ("main" if j["kind"] == "session" else j["kind"]),
          j["trigger"], j["status"], f"{j['attempts']}/{j['max_attempts']}",
          f"{j['tool_events']} tools, {j['messages']} msgs" if j["kind"] == "session" else "-",
          when(j["created_at"]), _note(j)] for j in rows])
-    console.print("  ".join(f"{k}: {v}" for k, v in sorted(counts.items())))
+    say("{}", "  ".join(f"{k}: {v}" for k, v in sorted(counts.items())))
 
 
 def _note(job: dict) -> str:

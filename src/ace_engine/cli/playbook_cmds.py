@@ -13,7 +13,7 @@ import click
 from ..playbook.playbook import STATUSES, Playbook
 from ..playbook.transfer import public_bullet
 from .common import json_option, load_config, open_store, project_of, project_option
-from .output import console, emit_json, fail, iso, table, when
+from .output import emit_json, fail, iso, say, table, when
 from .playbook_common import (BULLET_COLUMNS, bullet_row, compat_item, counters_text, get_bullet, known_project_id,
                               section_option_value, totals)
 
@@ -126,8 +126,8 @@ def search(query, k, domains, excluded, threshold, mode, from_stdin, project_dir
             answer["query"] = request["query"]
         return emit_json(answer)
     if not hits:
-        console.print(f"No bullet scores {effective:g} or more for that query. Try other words, a lower "
-                      "--threshold, or `ace patterns` to browse.", highlight=False)
+        say("No bullet scores {} or more for that query. Try other words, a lower --threshold, or "
+            "`ace patterns` to browse.", f"{effective:g}")
         return
     table(None, ["#", "id", "score", "section", "lesson", "✓ ✗ conf.", "why"], [
         [rank, h["id"], f"{h['score']:.2f}", h["section"], h["content"], counters_text(h), h.get("why", "")]
@@ -163,12 +163,12 @@ def patterns(section, min_helpful, domain, status, limit, project_dir, as_json):
     if as_json:
         return emit_json({"patterns": [public_bullet(b) for b in rows], "count": len(rows)})
     if not rows:
-        console.print("No bullets match. The playbook fills up as ace-engine learns from your sessions; "
-                      "`ace add` writes one by hand, `ace bootstrap` seeds it from the repository.")
+        say("No bullets match. The playbook fills up as ace-engine learns from your sessions; "
+            "`ace add` writes one by hand, `ace bootstrap` seeds it from the repository.")
         return
     columns = BULLET_COLUMNS + (["status"] if status == "all" else [])
     table(None, columns, [bullet_row(b) + ([b["status"]] if status == "all" else []) for b in rows])
-    console.print(f"{len(rows)} bullets.")
+    say("{} bullets.", len(rows))
 
 
 @click.command()
@@ -186,7 +186,7 @@ def top(k, project_dir, as_json):
     if as_json:
         return emit_json({"bullets": [{**public_bullet(b), "score": b.get("score"), "why": b.get("why")} for b in rows]})
     if not rows:
-        console.print("The playbook is empty. `ace add` writes a lesson by hand; `ace bootstrap` seeds it.")
+        say("The playbook is empty. `ace add` writes a lesson by hand; `ace bootstrap` seeds it.")
         return
     table(None, ["#", "id", "value", "section", "lesson", "✓ ✗ conf."], [
         [rank, b["id"], f"{b['score']:.2f}", b["section"], b["content"], counters_text(b)]
@@ -204,7 +204,7 @@ def domains(project_dir, as_json):
     if as_json:
         return emit_json({"domains": counts, "total_domains": len(counts)})
     if not counts:
-        console.print("No domains yet: the playbook has no active bullets.")
+        say("No domains yet: the playbook has no active bullets.")
         return
     table(None, ["domain", "bullets"], [[d, n] for d, n in counts.items()])
 
@@ -293,16 +293,15 @@ def recall(session_id, as_json):
             "injections": [{**row, "created_at_iso": iso(row["created_at"])} for row in found["injections"]],
         })
     if not found["injections"] and not found["pins"]:
-        console.print(f"Nothing was injected in session {found['session_id']}.")
+        say("Nothing was injected in session {}.", found["session_id"])
         return
     table(f"Injected in session {found['session_id']}", ["when", "hook", "rank", "score", "id", "lesson"], [
         [when(r["created_at"]), r["hook"], r["rank"], "-" if r["score"] is None else f"{r['score']:.2f}",
          r["bullet_id"], (by_id.get(r["bullet_id"]) or {}).get("content", "(deleted)")] for r in found["injections"]])
     if found["pins"]:
-        console.print(f"{len(found['pins'])} bullets pinned for recall after compaction, until "
-                      f"{when(found['expires_at'])}.")
+        say("{} bullets pinned for recall after compaction, until {}.", len(found["pins"]), when(found["expires_at"]))
     else:
-        console.print("Nothing pinned: pins are made when the conversation is compacted.")
+        say("Nothing pinned: pins are made when the conversation is compacted.")
 
 
 @click.group("cache")
@@ -323,7 +322,7 @@ def cache_recall(session_id, as_json):
     if as_json:
         return emit_json(answer)
     if not answer["similar_patterns"]:
-        console.print(f"Nothing to recall for session {session_id}.")
+        say("Nothing to recall for session {}.", session_id)
         return
     table(f"Recalled for session {session_id}", BULLET_COLUMNS, [bullet_row(b) for b in found["bullets"]])
 
@@ -353,7 +352,7 @@ def embed(limit, as_json):
                 done = semantic.embed_missing(store, limit=limit, progress=lambda n: bar.update(task, completed=n))
     if as_json:
         return emit_json({"embedded": done})
-    console.print(f"Embedded {done} bullets.")
+    say("Embedded {} bullets.", done)
 
 
 COMMANDS.append(embed)

@@ -9,7 +9,7 @@ from ..playbook import sections
 from ..playbook.playbook import Playbook, PlaybookError
 from ..playbook.transfer import public_bullet
 from .common import json_option, open_store, project_of, project_option
-from .output import console, emit_json, fail
+from .output import emit_json, fail, plain, say
 from .playbook_common import counters_text, get_bullet, known_project_id, section_option_value
 
 
@@ -33,18 +33,26 @@ def _apply(fn, *args, **kwargs):
 def add(content, section, domains, is_global, project_dir, as_json):
     """Add a lesson (CONTENT, or `-` to read it from stdin). Prints its id, so `id=$(ace add …)`
     works. A lesson already in the playbook (same words, case and punctuation aside) is not added
-    twice: its id is printed and the exit code is still 0."""
+    twice: its id is printed and the exit code is still 0. A lesson the safety policy flags
+    (download-and-run, sudo, unknown hosts, words addressed to the model…) is kept quarantined
+    until you approve it with `ace review --approve ID`: an agent can run `ace add` too."""
+    from .common import load_config  # learning.trusted_hosts: user-level only (config.py refuses it in projects)
+
     if content == "-":
         content = sys.stdin.read()
     project = project_of(project_dir)
+    hosts = load_config(project.root)["learning.trusted_hosts"] or ()
     with open_store() as store:
-        playbook = Playbook(store, project)
+        playbook = Playbook(store, project, trusted_hosts=hosts)
         bullet, created = _apply(playbook.add, content, section, domains=list(domains) or None,
                                  scope="global" if is_global else "project", source="user", reason="ace add")
     if as_json:
         return emit_json({**public_bullet(bullet), "created": created})
     if not created:
         click.echo(f"already in the playbook as {bullet['id']} ({bullet['status']}); not added again", err=True)
+    elif bullet["status"] == "quarantined":
+        click.echo(plain(f"held back for review ({'; '.join(bullet['provenance'].get('concerns') or [])}): it is not "
+                         f"injected until you run `ace review --approve {bullet['id']}`"), err=True)
     click.echo(bullet["id"])
 
 
@@ -64,7 +72,7 @@ def edit(bullet_id, content, section, domains, as_json):
             if edited is None:
                 if as_json:
                     return emit_json({**public_bullet(bullet), "changed": False})
-                console.print(f"{bullet['id']}: not saved, nothing changed.")
+                say("{}: not saved, nothing changed.", bullet["id"])
                 return
             content = edited
         section = section_option_value(section, playbook.extra_sections)
@@ -74,25 +82,38 @@ def edit(bullet_id, content, section, domains, as_json):
     if as_json:
         return emit_json({**public_bullet(updated), "changed": changed})
     if not changed:
-        console.print(f"{bullet['id']}: nothing changed.")
+        say("{}: nothing changed.", bullet["id"])
         return
-    console.print(f"{updated['id']} updated: [{updated['section']}] {updated['content']}", highlight=False)
+    say("{} updated: [{}] {}", updated["id"], updated["section"], updated["content"])
 
 
 @click.command("rm")
 @click.argument("bullet_id")
+@click.option("--purge", is_flag=True,
+              help="Delete it for good, with its history (change log, injections, embeddings), "
+                   "overwriting the text in the store file.")
 @json_option
-def rm(bullet_id, as_json):
+def rm(bullet_id, purge, as_json):
     """Archive a bullet: it is no longer injected; its history stays (`ace show ID`), and
-    `ace patterns --status archived` still lists it."""
+    `ace patterns --status archived` still lists it. With --purge it is deleted instead, history
+    and all (e.g. a lesson that captured a secret)."""
     with open_store() as store:
         playbook = Playbook(store, None)
         bullet = get_bullet(playbook, bullet_id)
         was = bullet["status"]
+        if purge:
+            with store.transaction():
+                store.purge_bullets([bullet["id"]])
+                store.refresh_domain_counts(bullet["project_id"])
+            store.reclaim()
+            if as_json:
+                return emit_json({"id": bullet["id"], "purged": True, "previous_status": was})
+            say("{} deleted for good, with its history.", bullet["id"])
+            return
         bullet = _apply(playbook.remove, bullet["id"], source="user", reason="ace rm")
     if as_json:
         return emit_json({**public_bullet(bullet), "previous_status": was})
-    console.print(f"{bullet['id']} archived." if was != "archived" else f"{bullet['id']} was already archived.")
+    say("{} archived." if was != "archived" else "{} was already archived.", bullet["id"])
 
 
 @click.command()
@@ -109,8 +130,7 @@ def tag(bullet_id, verdict, implicit, as_json):
         bullet = _apply(playbook.tag, bullet["id"], verdict, explicit=not implicit, source="user", reason="ace tag")
     if as_json:
         return emit_json(public_bullet(bullet))
-    console.print(f"{bullet['id']} marked {verdict}{' (implicit)' if implicit else ''}: {counters_text(bullet)}",
-                  highlight=False)
+    say("{} marked {}{}: {}", bullet["id"], verdict, " (implicit)" if implicit else "", counters_text(bullet))
 
 
 @click.command()
@@ -119,7 +139,8 @@ def tag(bullet_id, verdict, implicit, as_json):
 @project_option
 @json_option
 def clear(confirm, all_projects, project_dir, as_json):
-    """Delete this project's bullets for good (not archived: gone, with what was injected of them).
+    """Delete this project's bullets for good (not archived: gone, with their change log, what was
+    injected of them and their embeddings; the text is overwritten in the store file).
     Global bullets stay unless --all-projects. `ace export` first if you may want them back."""
     project = project_of(project_dir)
     what = "every project's bullets and the global ones" if all_projects else f"the bullets of {project.name}"
@@ -137,9 +158,10 @@ def clear(confirm, all_projects, project_dir, as_json):
             for scope in scopes:
                 removed += store.delete_bullets(scope, include_global=False)
                 store.refresh_domain_counts(scope)
+        store.reclaim()  # the freed (zeroed) pages go back to the file system
     if as_json:
         return emit_json({"removed": removed, "project": None if all_projects else project.key})
-    console.print(f"Removed {removed} bullets ({what}).", highlight=False)
+    say("Removed {} bullets ({}).", removed, what)
 
 
 COMMANDS = [add, edit, rm, tag, clear]

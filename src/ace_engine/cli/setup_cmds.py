@@ -4,11 +4,11 @@ doctor, config."""
 import click
 
 from .. import config as config_mod
-from .. import diagnostics
+from .. import diagnostics, escape
 from ..integrations import claude_settings
 from ..project import identify
 from .common import json_option, project_option, resolve_dir
-from .output import console, emit_json, fail, size, table, when
+from .output import emit_json, fail, plain, say, size, styled, table, when
 
 scope_options = [
     click.option("--user", "scope", flag_value="user", help="~/.claude/settings.json (every project)."),
@@ -48,12 +48,12 @@ def install(scope, project_dir, python, as_json):
     if as_json:
         return emit_json({**result, "scope": scope})
     if not result["changed"]:
-        console.print(f"ace-engine hooks already installed in [bold]{path}[/]; nothing changed.")
+        say("ace-engine hooks already installed in [bold]{}[/]; nothing changed.", path)
         return
-    console.print(f"Installed ace-engine hooks for {len(result['events'])} events in [bold]{path}[/].")
+    say("Installed ace-engine hooks for {} events in [bold]{}[/].", len(result["events"]), path)
     if result["backup"]:
-        console.print(f"Backup of the previous file: {result['backup']}")
-    console.print("Start Claude Code in this project; `ace status` shows what is captured.")
+        say("Backup of the previous file: {}", result["backup"])
+    say("Start Claude Code in this project; `ace status` shows what is captured.")
 
 
 @click.command()
@@ -70,9 +70,9 @@ def uninstall(scope, project_dir, as_json):
     if as_json:
         return emit_json({**result, "scope": scope})
     if result["changed"]:
-        console.print(f"Removed ace-engine hooks for {len(result['events'])} events from [bold]{path}[/].")
+        say("Removed ace-engine hooks for {} events from [bold]{}[/].", len(result["events"]), path)
     else:
-        console.print(f"No ace-engine hooks in {path}; nothing changed.")
+        say("No ace-engine hooks in {}; nothing changed.", path)
 
 
 @click.command()
@@ -84,19 +84,21 @@ def status(project_dir, as_json):
     if as_json:
         return emit_json(report)
     p = report["project"]
-    on = "[green]on[/]" if report["enabled"] else "[red]off[/] (run `ace install`)"
-    console.print(f"Project [bold]{p['name']}[/] ({p['root']}): {on}")
+    if report["enabled"]:
+        say("Project [bold]{}[/] ({}): [green]on[/]", p["name"], p["root"])
+    else:
+        say("Project [bold]{}[/] ({}): [red]off[/] (run `ace install`)", p["name"], p["root"])
     for install_ in report["installs"]:
-        console.print(f"  hooks in {install_['path']} ({len(install_['events'])} events)")
+        say("  hooks in {} ({} events)", install_["path"], len(install_["events"]))
     if report["plugin_enabled"]:
-        console.print("  hooks from the ace-engine Claude Code plugin")
+        say("  hooks from the ace-engine Claude Code plugin")
     store = report["store"]
     if not store["exists"]:
-        console.print(f"Store: {store['path']} (not created yet: nothing captured)")
+        say("Store: {} (not created yet: nothing captured)", store["path"])
     elif "error" in store:
-        console.print(f"Store: {store['path']} [red]{store['error']}[/] — run `ace doctor`")
+        say("Store: {} [red]{}[/] — run `ace doctor`", store["path"], store["error"])
     else:
-        console.print(f"Store: {store['path']} ({size(store['bytes'])})")
+        say("Store: {} ({})", store["path"], size(store["bytes"]))
         cp, ct = report["counts_project"], report["counts_total"]
         table(None, ["", "this project", "all projects"], [
             ["sessions", cp["sessions"], ct["sessions"]],
@@ -104,15 +106,15 @@ def status(project_dir, as_json):
             ["messages", cp["messages"], ct["messages"]],
             ["hook events", cp["hook_events"], ct["hook_events"]],
         ])
-        console.print(f"Last activity here: {when(report['last_activity'])}")
+        say("Last activity here: {}", when(report["last_activity"]))
     if report["spooled_records"]:
-        console.print(f"[yellow]{report['spooled_records']} records spooled[/] — `ace doctor --fix` writes them")
+        say("[yellow]{} records spooled[/] — `ace doctor --fix` writes them", report["spooled_records"])
     if report["degraded"]:
-        console.print(f"[yellow]Degraded:[/] {report['degraded'].get('reason')}")
+        say("[yellow]Degraded:[/] {}", report["degraded"].get("reason"))
     if report["last_errors"]:
-        console.print("Last errors:")
+        say("Last errors:")
         for line in report["last_errors"]:
-            console.print(f"  {line}", highlight=False, markup=False)
+            say("  {}", line)
 
 
 
@@ -127,12 +129,13 @@ def doctor(project_dir, fix, as_json):
     if as_json:
         emit_json({"ok": not failed, "checks": [c.as_dict() for c in checks]})
     else:
-        marks = {"ok": "[green]ok[/]", "warn": "[yellow]warn[/]", "fail": "[red]FAIL[/]"}
+        marks = {"ok": ("ok", "green"), "warn": ("warn", "yellow"), "fail": ("FAIL", "red")}
         for check in checks:
             d = check.as_dict()
-            console.print(f"{marks[d['status']]:>18}  [bold]{d['check']}[/]: {d['detail']}", highlight=False)
+            label, style = marks[d["status"]]
+            say("{}  [bold]{}[/]: {}", styled(f"{label:>8}", style), d["check"], d["detail"])
             if d["fix"] and d["status"] != "ok":
-                console.print(f"{'':>8}fix: {d['fix']}", highlight=False)
+                say("        fix: {}", d["fix"])
     if failed:
         raise SystemExit(1)
 
@@ -153,14 +156,26 @@ def config_show(project_dir, as_json):
     except config_mod.ConfigError as exc:
         fail(str(exc))
     if as_json:
-        return emit_json({
-            key: {"value": cfg.values[key], "source": cfg.sources[key], "env": config_mod.env_name(key)}
+        shown = {
+            key: {"value": cfg.values[key], "source": cfg.sources[key], "env": config_mod.env_name(key),
+                  "project_may_set": config_mod.project_may_set(key)}
             for key in cfg.values
-        })
+        }
+        for key, (value, path) in cfg.ignored.items():
+            shown[key]["ignored"] = {"value": value, "source": f"project ({path})", "fix": config_mod.ignored_fix(path)}
+        return emit_json(shown)
     table(None, ["key", "value", "source", "description"], [
         [key, cfg.values[key], cfg.sources[key], config_mod.DESCRIPTIONS.get(key, "")]
         for key in cfg.values
     ])
+    if cfg.ignored:
+        # Plain echo: the values come from a repository file and must not be read as markup.
+        files = sorted({path for _, path in cfg.ignored.values()})
+        click.echo(plain(f"\nIgnored: {', '.join(files)} sets user-level key(s) but is not trusted:"))
+        for key, (value, _) in sorted(cfg.ignored.items()):
+            click.echo(f"  {key} = {escape.one_line(repr(value))}  (ignored)")
+        for path in files:
+            click.echo(plain(f"fix: {config_mod.ignored_fix(path)}"))
 
 
 COMMANDS = [install, uninstall, status, doctor, config_group]

@@ -1,17 +1,23 @@
 """Sharing the playbook: `ace export`, `ace import` (see playbook/transfer.py for the format and
 the merge rules) and `ace sync` (the top lessons in CLAUDE.md / AGENTS.md / Copilot's
-instructions; see integrations/agent_files.py)."""
+instructions; see integrations/agent_files.py).
+
+Trust: an export file is private data (written 0600, atomically); an import file is untrusted
+(its status, scope and counters are believed only with `--trust`, and the lesson safety policy
+applies either way); the synced files are committed and read by every agent, so only active
+lessons the safety policy passes go there, and never outside the project root."""
 
 import json
 import os
 
 import click
 
+from .. import escape
 from ..integrations import agent_files
-from ..playbook import transfer
+from ..playbook import safety, transfer
 from ..playbook.playbook import Playbook
 from .common import json_option, load_config, open_store, project_of, project_option
-from .output import console, emit_json, fail, table
+from .output import console, emit_json, fail, json_safe, say, table
 from .playbook_common import known_project_id
 
 PROGRESS_FROM = 200  # items: smaller files import in a blink
@@ -20,7 +26,7 @@ PROGRESS_FROM = 200  # items: smaller files import in a blink
 @click.command("export")
 @click.option("-o", "--output", "output", type=click.Path(dir_okay=False), default=None,
               help="Write to FILE (default: stdout).")
-@click.option("--force", is_flag=True, help="Overwrite FILE if it exists.")
+@click.option("--force", is_flag=True, help="Overwrite FILE if it exists (a symlink there is replaced, not followed).")
 @click.option("--all-projects", is_flag=True, help="Every project's bullets, not just this one's.")
 @project_option
 @json_option
@@ -32,58 +38,70 @@ def export_cmd(output, force, all_projects, project_dir, as_json):
         document = transfer.export_playbook(store, project, all_projects=all_projects)
     text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     if output is None or output == "-":
-        click.echo(text, nl=False)
+        click.echo(json_safe(text), nl=False)  # C1 controls and bidi overrides as \uXXXX: same JSON
         return
     path = os.path.abspath(output)
-    if os.path.exists(path) and not force:
+    if os.path.lexists(path) and not force:
         fail(f"{output} already exists; pass --force to overwrite it, or choose another file")
+    if os.path.isdir(path):
+        fail(f"{output} is a directory; give a file name")
     try:
-        agent_files.atomic_write(path, text)
+        agent_files.atomic_write(path, text, mode=0o600)  # lessons and provenance are private: owner only
     except OSError as exc:
         fail(f"cannot write {output} ({exc.strerror}); check that its directory exists and is writable")
     summary = {"file": path, "bullets": len(document["bullets"]), "format": transfer.FORMAT,
                "version": transfer.VERSION}
     if as_json:
         return emit_json(summary)
-    console.print(f"Exported {summary['bullets']} bullets to {output}.", highlight=False)
+    say("Exported {} bullets to {}.", summary["bullets"], output)
 
 
 @click.command("import")
 @click.argument("file", type=click.Path(dir_okay=False, exists=True))
+@click.option("--trust", is_flag=True,
+              help="Believe the file's status, scope (global) and counters: only for a file you vouch for, "
+                   "such as your own export. Flagged lessons are quarantined all the same.")
 @project_option
 @json_option
-def import_cmd(file, project_dir, as_json):
+def import_cmd(file, trust, project_dir, as_json):
     """Import bullets from FILE: an `ace export`, or a JSON list of {content, section, domain?,
-    helpful?, harmful?} objects. Bullets already in the playbook are merged (their counters raised
-    to the file's when higher), never duplicated; importing the same file twice changes nothing.
-    Every item is checked first: one bad item and nothing is imported."""
+    helpful?, harmful?} objects. A file can come from anyone, so by default only its lessons'
+    words, section and domains are taken: each comes in as a new lesson of this project with zero
+    counters, and any the safety policy flags waits in `ace review`. Bullets already in the
+    playbook are never duplicated; importing the same file twice changes nothing. Every item is
+    checked first: one bad item and nothing is imported."""
     project = project_of(project_dir)
     name = os.path.basename(file)
+    cfg = load_config(project.root)
     with open_store() as store:
-        playbook = Playbook(store, project)
+        playbook = Playbook(store, project, trusted_hosts=cfg["learning.trusted_hosts"] or ())
         try:
             items = transfer.load_file(file, playbook.extra_sections)
         except transfer.TransferError as exc:
             fail(f"nothing was imported:\n  {exc}\nFix these items (or remove them) and import again.")
         if as_json or len(items) < PROGRESS_FROM:
-            result = transfer.import_items(playbook, items, source_name=name)
+            result = transfer.import_items(playbook, items, source_name=name, trust=trust)
         else:
-            result = _with_progress(playbook, items, name)
+            result = _with_progress(playbook, items, name, trust)
     result["file"] = os.path.abspath(file)
     if as_json:
         return emit_json(result)
-    console.print(f"Imported {name} into {project.name}: {result['created']} created, {result['merged']} merged, "
-                  f"{result['skipped']} skipped (already there) — {result['total']} items.", highlight=False)
+    say("Imported {} into {}: {} created, {} merged, {} skipped (already there) — {} items.", name, project.name,
+        result["created"], result["merged"], result["skipped"], result["total"])
+    if result["quarantined"]:
+        say("{} held back by the safety policy: see `ace review`.", result["quarantined"])
+    if not trust:
+        say("Status, scope and counters in the file were not taken (pass --trust for a file you vouch for).")
 
 
-def _with_progress(playbook, items, name) -> dict:
+def _with_progress(playbook, items, name, trust) -> dict:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     columns = (TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn())
     with Progress(*columns, console=console, transient=True) as progress:
-        bar = progress.add_task(f"importing {name}", total=len(items))
-        return transfer.import_items(playbook, items, source_name=name,
+        bar = progress.add_task(f"importing {escape.terminal(name)}", total=len(items))  # the column is markup
+        return transfer.import_items(playbook, items, source_name=name, trust=trust,
                                      on_item=lambda done: progress.update(bar, completed=done))
 
 
@@ -96,7 +114,10 @@ def sync(remove, k, project_dir, as_json):
     """Write the project's top lessons into CLAUDE.md, AGENTS.md and .github/copilot-instructions.md
     at the project root, between <!-- ACE_SECTION_START --> and <!-- ACE_SECTION_END -->. Nothing
     outside the markers changes; missing files are created (.github/ itself is not). Global lessons
-    are left out: these files are usually committed and shared."""
+    are left out: these files are usually committed and shared. Only active lessons the safety
+    policy passes are written (one you approved in `ace review` is injected for you, but not
+    written where every agent of every clone reads it), and a target that a symlink leads out of
+    the project is refused: then nothing is written."""
     from ..retrieval.search import top
 
     project = project_of(project_dir)
@@ -106,7 +127,11 @@ def sync(remove, k, project_dir, as_json):
         with open_store() as store:
             project_id = known_project_id(store, project)
             if project_id is not None:
-                bullets = top(store, project_id, k, cfg=cfg, include_global=False)
+                hosts = tuple(cfg["learning.trusted_hosts"] or ()) + (safety.remote_host(project.remote) or "",)
+                # Screened again: a lesson stored before the policy (or by an older version) that it
+                # now flags stays out of files every agent obeys.
+                bullets = [b for b in top(store, project_id, k * 2, cfg=cfg, include_global=False)
+                           if b["status"] == "active" and not safety.concerns(b["content"], hosts)][:k]
     try:
         entries = agent_files.sync(project.root, bullets, remove=remove)
     except agent_files.SyncError as exc:
@@ -119,7 +144,7 @@ def sync(remove, k, project_dir, as_json):
     table(None, ["file", "action"], [[e["file"], e["action"] + (f" ({e['reason']})" if e.get("reason") else "")]
                                      for e in entries])
     if not remove:
-        console.print(f"{len(bullets)} lessons of {project.name} in the ACE section.", highlight=False)
+        say("{} lessons of {} in the ACE section.", len(bullets), project.name)
 
 
 COMMANDS = [export_cmd, import_cmd, sync]

@@ -84,8 +84,8 @@ class Hook:
         from ..store import spool
         from . import health
 
-        spool.append(record)
-        health.mark_degraded(self.store_error or "store unavailable")
+        kept = spool.append(record)  # where it is kept, or None: then it is reported as lost
+        health.mark_degraded(self.store_error or "store unavailable", kept=kept)
 
     def close(self) -> None:
         if self._store is not None:

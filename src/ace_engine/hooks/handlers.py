@@ -23,26 +23,27 @@ def context_answer(event: str, context: str | None = None, system_message: str |
 def _record(hook, detail=None) -> dict:
     record = records.base_record(hook.event, hook.payload, hook.now, hook.project)
     if isinstance(detail, str):
-        record["detail"] = detail[:200]
+        record["detail"] = records.short_text(detail)  # redacted: a spooled record is clean too
     return record
 
 
 def session_start(hook):
     record = _record(hook, hook.payload.get("source"))
     hook.save(record)
+    deferred = False
     if hook.store_error is None:
         from ..store import spool
 
         if spool.pending_files():
-            try:
-                spool.replay(hook.store())
+            try:  # a small spool now; a large one in a detached replay, outside our budget
+                deferred = spool.replay_or_defer(hook.store())[1]
             except Exception as exc:  # kept in the spool for the next try
                 hook.store_error = f"spool replay failed: {exc}"
     if hook.store_error is None:
         from .maintenance import maybe_start_gc
 
         maybe_start_gc(hook.cfg["retention.max_db_mb"])
-    notice = health.notice_for(hook.session_id, hook.store_error)
+    notice = health.notice_for(hook.session_id, hook.store_error, deferred=deferred)
     context = inject.safely(hook, "session-start injection", inject.session_start, record["detail"])
     return context_answer("SessionStart", context, notice)
 
@@ -73,7 +74,8 @@ def pre_tool_use(hook):
 def permission_request(hook):
     from .permission import decide
 
-    verdict = decide(hook.payload.get("tool_name"), hook.payload.get("tool_input"))
+    verdict = decide(hook.payload.get("tool_name"), hook.payload.get("tool_input"), hook.session_id,
+                     (hook.cwd, hook.project.root))
     hook.save(_record(hook, f"{verdict[0] if verdict else 'none'}:{hook.payload.get('tool_name')}"))
     if verdict is None:
         return None

@@ -16,14 +16,24 @@ created — except `.github/copilot-instructions.md` when the project has no `.g
 deleted (sync created it). Files with more than one START or END marker, or an END before the
 START, are refused, and then no file is written at all.
 
-Writes are atomic (a temporary file in the same directory, then rename) and keep the file's
-permission bits; a symlinked file (`AGENTS.md -> CLAUDE.md` is common) is written through the
-link, and written once when two names lead to the same file. Line endings follow the file (CRLF
-files get CRLF), and bytes that aren't valid UTF-8 are carried through unchanged.
+Writes are atomic (a private temporary file created with O_EXCL in the same directory, then
+rename) and keep the file's permission bits; a symlinked file (`AGENTS.md -> CLAUDE.md` is common)
+is written through the link, and written once when two names lead to the same file. Line endings
+follow the file (CRLF files get CRLF), and bytes that aren't valid UTF-8 are carried through
+unchanged.
+
+The files live in a repository, which is untrusted: every target is resolved (symlinks in the
+file and in its parent directories) and must stay inside the project root, else `SyncError` and
+nothing at all is written — a committed `CLAUDE.md -> ../../.bashrc` or `.github ->
+~/.config/autostart` cannot make `ace sync` (or `--remove`) touch a file outside the project.
+Lesson text is escaped for Markdown (`escape.markdown`): no HTML comment (so no fake marker), no
+tag, no line break, no conversation turn.
 """
 
 import os
+import tempfile
 
+from ..escape import markdown
 from ..playbook.sections import DEFAULT_SECTIONS, title
 
 START = "<!-- ACE_SECTION_START -->"
@@ -50,8 +60,9 @@ def newline_of(text: str) -> str:
 
 
 def escape(content: str) -> str:
-    """One line of bullet text that can't open an HTML comment, so it can't fake a marker."""
-    return " ".join(content.split()).replace("<!--", "&lt;!--")
+    """One line of bullet text that can't open or close an HTML comment (so it can't fake a
+    marker) or a tag, start a line, or pose as a conversation turn (`escape.markdown`)."""
+    return markdown(content)
 
 
 def render_block(bullets: list[dict], nl: str = "\n") -> str:
@@ -68,7 +79,7 @@ def render_block(bullets: list[dict], nl: str = "\n") -> str:
     for section in order:
         lines += [f"### {title(section)}", ""]
         for bullet in sorted(groups[section], key=lambda b: (b.get("created_at") or 0, b["id"])):
-            lines.append(f"- [{bullet['id']}] {escape(bullet.get('content', ''))}")
+            lines.append(f"- [{escape(bullet['id'])}] {escape(bullet.get('content', ''))}")
         lines.append("")
     lines.append(END)
     return nl.join(lines)
@@ -146,25 +157,49 @@ def _read(path: str) -> str | None:
         raise SyncError(f"{path}: cannot be read ({exc.strerror}); check its permissions") from exc
 
 
-def atomic_write(path: str, text: str) -> None:
-    """Replace `path` with `text` in one rename, keeping the permission bits of the file it replaces."""
+def atomic_write(path: str, text: str, *, mode: int | None = None) -> None:
+    """Replace `path` with `text` in one rename. The file gets `mode` when given (`ace export`:
+    0600), else the permission bits of the file it replaces (a new file: 0666 less the umask).
+
+    The temporary file is created by `mkstemp` (O_EXCL, owner-only, unpredictable name), so a
+    planted file or symlink at a guessable name can't redirect the write. A symlink at `path`
+    itself is replaced, not followed: resolve it first when writing through it is meant."""
     directory = os.path.dirname(path) or "."
-    tmp = os.path.join(directory, f".{os.path.basename(path)}.ace-tmp-{os.getpid()}")
+    if mode is None:
+        try:
+            mode = os.stat(path).st_mode & 0o7777
+        except FileNotFoundError:
+            umask = os.umask(0o022)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".ace-tmp", dir=directory)
     try:
-        mode = os.stat(path).st_mode & 0o7777
-    except FileNotFoundError:
-        mode = None
-    try:
-        with open(tmp, "wb") as fh:
+        with os.fdopen(fd, "wb") as fh:
             fh.write(text.encode(*_ENCODING))
             fh.flush()
+            os.fchmod(fh.fileno(), mode)
             os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
         os.replace(tmp, path)
     finally:
-        if os.path.exists(tmp):
+        if os.path.lexists(tmp):
             os.unlink(tmp)
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def contained(root: str, rel: str) -> str:
+    """The real path of target `rel` under `root`, every symlink resolved (the file's own and its
+    parents', dangling ones too); SyncError when that leaves the project root."""
+    real_root = os.path.realpath(root)
+    path = os.path.join(root, *rel.split("/"))
+    real = os.path.realpath(path)
+    if not _inside(real, real_root):
+        raise SyncError(f"{path} leads outside the project ({real}) through a symlink; nothing was written. "
+                        f"`ace sync` only writes inside {real_root}: replace the link with a regular file "
+                        "(or remove it), then re-run")
+    return real
 
 
 def plan(root: str, bullets: list[dict], *, remove: bool = False, targets=TARGETS) -> list[dict]:
@@ -178,10 +213,10 @@ def plan(root: str, bullets: list[dict], *, remove: bool = False, targets=TARGET
         path = os.path.join(root, *rel.split("/"))
         entry: dict = {"file": rel, "path": path}
         out.append(entry)
+        real = contained(root, rel)  # before anything else: a link out of the project refuses the whole sync
         if os.path.islink(path) and not os.path.exists(path):
             entry.update(action="skipped", reason="a symlink to a missing file")
             continue
-        real = os.path.realpath(path)
         entry["path"] = real
         if real in seen:
             entry.update(action="skipped", reason=f"the same file as {seen[real]}")

@@ -2,8 +2,10 @@
 (`Playbook.add / update / merge / tag / quarantine / remove` — never SQL), with provenance.
 
 For each candidate lesson, in order:
-1. poisoning defence (`safety.concerns`): a dangerous lesson is added as *quarantined* — kept for
-   `ace review`, never injected;
+1. poisoning defence (the playbook's own safety policy, `Playbook.screen`; the playbook enforces
+   it on every ADD / UPDATE / MERGE whoever calls them): a dangerous lesson is added as
+   *quarantined* — kept for `ace review`, never injected — and skips the quality filter so it is
+   kept for review even when it would be rejected as junk;
 2. quality filter (`quality.check`): junk is rejected (counted, with the reason, in the run's stats);
 3. exact duplicate (same normalized content in this project): the existing bullet gets the new
    evidence (UPDATE);
@@ -26,7 +28,7 @@ import time
 
 from ..playbook import sections
 from ..playbook.playbook import PlaybookError, clean_content, content_key
-from . import quality, safety
+from . import quality
 from . import similarity as sim
 from .trajectory import text_of
 
@@ -50,9 +52,9 @@ class Curator:
         self.stale_days = float(get("learning.stale_days", 90.0))
         self.max_bullets = int(get("learning.max_bullets", 500))
         self.max_tokens = int(get("learning.max_tokens", 40_000))
-        self.trusted_hosts = tuple(get("learning.trusted_hosts", []) or ())
-        if playbook.project is not None and playbook.project.remote:
-            self.trusted_hosts += (playbook.project.remote.split("/", 1)[0],)
+        # User-level only (config.py refuses the key in project files); exact host names. The
+        # playbook adds the project's git remote host itself.
+        playbook.trust_hosts(get("learning.trusted_hosts", []) or ())
 
     # -- the whole pass ----------------------------------------------------------------------------
 
@@ -88,7 +90,7 @@ class Curator:
             stats["rejections"].append({"content": str(cand.get("content"))[:200], "reason": str(exc)})
             return
         provenance = self._provenance(cand, trajectory)
-        concerns = safety.concerns(content, self.trusted_hosts)
+        concerns = self.pb.screen(content)
         if concerns:
             provenance["concerns"] = concerns
             existing = self.store.find_by_content_key(content_key(content), self.pb.project_id)
@@ -188,8 +190,11 @@ class Curator:
         except PlaybookError:
             return
         if may_restore and bullet["status"] == "archived" and self._archived_as_unused(bullet["id"]):
-            self.pb.restore(bullet["id"], source=self.source, reason="archived lesson observed again", session_id=session,
-                            now=self.now)
+            try:
+                self.pb.restore(bullet["id"], source=self.source, reason="archived lesson observed again",
+                                session_id=session, now=self.now)
+            except PlaybookError:
+                pass  # flagged by the safety policy: only a person may bring it back
         stats["updated"] += 1
         stats["touched"].append(bullet["id"])
 

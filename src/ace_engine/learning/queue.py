@@ -4,7 +4,9 @@ Called by Stop / SubagentStop (a job for the session's main agent, or for the fi
 under its own agent id) and SessionEnd (leftovers: a job per agent for events no job covers —
 e.g. a turn interrupted with Esc, which never fires Stop). Hook-safe: stdlib, the store and
 `background` only — no subprocess, no learning code; about a millisecond of SQL plus a
-posix_spawn when no worker is running for the project.
+posix_spawn when no worker is running for the project. The worker is started isolated
+(`background.spawn_python`: `python -I`, neutral working directory, the installed package only),
+never from the repository the hook runs in.
 
 SessionEnd: Claude Code gives all SessionEnd hooks 1.5 s together. Queueing is a few indexed
 queries and starting the worker a ~1 ms posix_spawn, so SessionEnd starts the worker too (the

@@ -8,8 +8,13 @@ How it is run, and why (verified against Claude Code 2.1.197):
   through the plugin — return at once, so learning never captures (and learns from) itself.
   Not `--bare`, which would also skip the user's OAuth login (it accepts only an API key);
 * `--tools ""` (no tools: a reflection needs none and must not act), `--no-session-persistence`
-  (no transcript in the user's history), `--strict-mcp-config` (no MCP servers started),
-  `--disable-slash-commands`, and a fresh empty working directory (no CLAUDE.md pulled in);
+  (no transcript in the user's history), `--strict-mcp-config` (no MCP servers started, not even
+  a repository's `.mcp.json`), `--disable-slash-commands`, `--setting-sources user` (only the
+  user's own settings: never a repository's `.claude/settings*.json`, its hooks or its env), and
+  a fresh empty working directory (no CLAUDE.md or `.claude/` of any repository pulled in);
+* the binary is `llm.claude_path` — user-level config only (a project file can't set it without
+  `ace trust`), absolute or a bare name looked up on the absolute entries of PATH; a relative
+  path is refused, never resolved against the working directory;
 * `CLAUDE_CODE_MAX_OUTPUT_TOKENS` caps the reply; the process group is killed at the timeout.
 """
 
@@ -23,14 +28,26 @@ import tempfile
 from .base import Completion, LLMError, LLMTimeout, Provider
 
 
+def _absolute_path_dirs() -> str:
+    """$PATH without relative entries (`.`, empty, `bin`): those would resolve against whatever
+    the working directory is — in a hook or `ace learn`, a repository."""
+    return os.pathsep.join(d for d in os.environ.get("PATH", os.defpath).split(os.pathsep) if os.path.isabs(d))
+
+
 def find_claude(configured: str | None = None) -> str | None:
-    """The `claude` binary: `llm.claude_path` when set (a path or a name on PATH), else PATH."""
+    """The `claude` binary: `llm.claude_path` when set (an absolute path, `~/…`, or a bare name
+    looked up on PATH), else `claude` on PATH. Raises LLMError for a relative path: resolved
+    against the working directory, it would run whatever a repository puts there."""
     if configured:
         path = os.path.expanduser(configured)
-        if os.path.isfile(path) and os.access(path, os.X_OK):
-            return os.path.abspath(path)
-        return shutil.which(configured)
-    return shutil.which("claude")
+        if os.path.isabs(path):
+            return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
+        if os.sep in path or (os.altsep and os.altsep in path):
+            raise LLMError(f"`llm.claude_path` {configured!r} is a relative path; ace-engine never resolves it "
+                           "against the working directory (a repository's). Set an absolute path, or a bare "
+                           "command name found on PATH")
+        return shutil.which(path, path=_absolute_path_dirs())
+    return shutil.which("claude", path=_absolute_path_dirs())
 
 
 def parse_result(stdout: str) -> dict:
@@ -62,13 +79,16 @@ class ClaudeCliProvider(Provider):
 
     def command(self, system_file: str) -> list[str]:
         args = [self.binary, "-p", "--output-format", "json", "--system-prompt-file", system_file,
-                "--tools", "", "--no-session-persistence", "--strict-mcp-config", "--disable-slash-commands"]
+                "--tools", "", "--no-session-persistence", "--strict-mcp-config", "--disable-slash-commands",
+                "--setting-sources", "user"]
         if self.model:
             args += ["--model", self.model]
         return args
 
     def _call(self, system: str, user: str, max_tokens: int, timeout: float) -> Completion:
         env = dict(self.env)
+        for name in ("CLAUDE_PROJECT_DIR", "CLAUDE_ENV_FILE"):  # the hook's session, not this one
+            env.pop(name, None)
         env["ACE_DISABLED"] = "1"
         env["CLAUDE_CODE_MAX_OUTPUT_TOKENS"] = str(max_tokens)
         with tempfile.TemporaryDirectory(prefix="ace-llm-") as workdir:

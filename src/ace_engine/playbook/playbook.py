@@ -4,13 +4,20 @@ ADD, UPDATE (content / section / domains), TAG (helpful / harmful / neutral, imp
 REMOVE (archive; history kept), MERGE (two into one, counters summed, provenance kept), and
 QUARANTINE / RESTORE for the review of suspicious lessons. Each operation is atomic and leaves a
 row in the change log.
+
+The lesson safety policy (`safety.concerns`) is enforced here, in the operations themselves, so no
+entry path can forget it: ADD of a flagged lesson stores it *quarantined* (with its concerns in the
+provenance); UPDATE or MERGE that gives an active bullet flagged content quarantines it; RESTORE
+of a flagged lesson needs `reviewed=True` (the user approving it in `ace review`), which a delta
+passed to `apply` cannot set. Trusted hosts are exact names: the project's git remote host plus
+what the caller passes from the user-level `learning.trusted_hosts`.
 """
 
 import re
 import time
 
 from . import domains as domain_mod
-from . import sections
+from . import safety, sections
 from .confidence import confidence
 from .ids import looks_like_id, new_id
 
@@ -36,7 +43,9 @@ def clean_content(content: str) -> str:
 
 def content_key(content: str) -> str:
     """Normalized content for exact-duplicate detection: case, punctuation and spacing ignored."""
-    return _SPACE.sub(" ", _KEY_JUNK.sub(" ", content.lower())).strip()
+    from ..capture.redact import redact  # the stored content is redacted: so is its key
+
+    return _SPACE.sub(" ", _KEY_JUNK.sub(" ", redact(content).lower())).strip()
 
 
 def with_confidence(bullet: dict) -> dict:
@@ -48,15 +57,28 @@ def with_confidence(bullet: dict) -> dict:
 class Playbook:
     """Operations on the bullets of `project` (a `project.Project`, or None for global only)."""
 
-    def __init__(self, store, project=None, *, extra_sections: tuple[str, ...] = ()):
+    def __init__(self, store, project=None, *, extra_sections: tuple[str, ...] = (), trusted_hosts=()):
         self.store = store
         self.project = project
         self.extra_sections = extra_sections
+        remote = safety.remote_host(getattr(project, "remote", None))
+        self.trusted_hosts: frozenset[str] = safety.normalize_hosts(tuple(trusted_hosts) + ((remote,) if remote else ()))
         self.project_id = None
         if project is not None:
             self.project_id = store.ensure_project(project.key, project.root, project.remote, project.name, time.time())
         self._batch_depth = 0
         self._dirty_scopes: set = set()
+
+    # -- the safety policy ---------------------------------------------------------------------------
+
+    def trust_hosts(self, hosts) -> None:
+        """Also accept these exact host names in lessons. Pass only user-level settings
+        (`learning.trusted_hosts` from the user's config), never anything read from a repository."""
+        self.trusted_hosts = self.trusted_hosts | safety.normalize_hosts(hosts)
+
+    def screen(self, content: str) -> list[str]:
+        """Why `content` must be reviewed before it is injected (`safety.concerns`); [] when it may be."""
+        return safety.concerns(content, self.trusted_hosts)
 
     # -- reading -------------------------------------------------------------------------------------
 
@@ -105,7 +127,8 @@ class Playbook:
     def apply(self, delta: dict) -> dict:
         """Apply one delta `{op: ADD|UPDATE|TAG|REMOVE|MERGE|QUARANTINE|RESTORE, …}`; returns the bullet."""
         op = str(delta.get("op", "")).upper()
-        args = {k: v for k, v in delta.items() if k != "op"}
+        # `reviewed` is the user's own approval of a flagged lesson; a delta can't claim it.
+        args = {k: v for k, v in delta.items() if k not in ("op", "reviewed")}
         handler = {
             "ADD": self.add, "UPDATE": self.update, "TAG": self.tag, "REMOVE": self.remove,
             "MERGE": self.merge, "QUARANTINE": self.quarantine, "RESTORE": self.restore,
@@ -143,6 +166,13 @@ class Playbook:
             return existing, False
         provenance = dict(provenance or {})
         provenance.setdefault("source", source)
+        concerns = self.screen(text)
+        if concerns:
+            provenance["concerns"] = concerns
+            if status == "active":
+                status = "quarantined"
+            held = "quarantined: " + "; ".join(concerns)
+            reason = f"{reason} — {held}" if reason else held
         if isinstance(domains, str):
             domains = [domains]
         names = [domain_mod.normalize(d) for d in domains or () if domain_mod.normalize(d)]
@@ -186,6 +216,8 @@ class Playbook:
                 fields["domains"] = names
         if provenance is not None and provenance != bullet["provenance"]:
             fields["provenance"] = dict(provenance)
+        if "content" in fields:
+            self._hold_if_flagged(bullet, fields)
         if not fields:
             return bullet
         fields["updated_at"] = now
@@ -220,6 +252,15 @@ class Playbook:
                                                         "confidence": bullet["confidence"]}, reason, source, session_id, now)
         return {**bullet, **fields}
 
+    def _hold_if_flagged(self, bullet: dict, fields: dict) -> None:
+        """New content for `bullet`: note its concerns, and quarantine an active bullet it flags."""
+        concerns = self.screen(fields["content"])
+        if not concerns:
+            return
+        fields["provenance"] = {**(fields.get("provenance") or bullet.get("provenance") or {}), "concerns": concerns}
+        if bullet["status"] == "active":
+            fields["status"] = "quarantined"
+
     def _set_status(self, id: str, status: str, op: str, source: str, reason: str | None,
                     session_id: str | None, now: float | None, extra: dict | None = None) -> dict:
         now = now or time.time()
@@ -244,7 +285,13 @@ class Playbook:
         return self._set_status(id, "quarantined", "QUARANTINE", source, reason, session_id, now)
 
     def restore(self, id: str, *, source: str = "user", reason: str | None = None,
-                session_id: str | None = None, now: float | None = None) -> dict:
+                session_id: str | None = None, now: float | None = None, reviewed: bool = False) -> dict:
+        """Make a bullet active again. A lesson the safety policy flags comes back only with
+        `reviewed=True`: a person approved it (`ace review --approve`)."""
+        concerns = self.screen(self.get(id)["content"])
+        if concerns and not reviewed:
+            raise PlaybookError(f"`{id}` is held back ({'; '.join(concerns)}); only `ace review --approve {id}` "
+                                "makes it active")
         return self._set_status(id, "active", "RESTORE", source, reason, session_id, now)
 
     def merge(self, keep: str, other: str, *, content: str | None = None, source: str = "learning",
@@ -268,6 +315,8 @@ class Playbook:
             merged["content_key"] = content_key(merged["content"])
         fields = {k: merged[k] for k in ("helpful", "harmful", "helpful_explicit", "harmful_explicit", "retrieval_count",
                                          "confidence", "domains", "provenance", "content", "content_key")}
+        if merged["content"] != a["content"]:
+            self._hold_if_flagged(a, fields)
         fields["updated_at"] = now
         with self.store.transaction():
             self.store.update_bullet(a["id"], fields)

@@ -16,13 +16,23 @@ shape; `domains`, `helpful_explicit`, `harmful_explicit`, `status`, `scope` are 
 
 Every item is validated before anything is written: one bad item refuses the whole file, with a
 message per problem naming the file and the item's index. Then everything is applied through the
-playbook's delta operations in one transaction (all or nothing) and merged by exact content: an
-item whose normalized content is already in the playbook (same scope) raises that bullet's
-counters to the larger of the two instead of adding a copy, so importing a file twice changes
-nothing the second time. A local bullet keeps its status (an archived lesson stays archived).
+playbook's delta operations in one transaction (all or nothing), so the lesson safety policy
+(`Playbook.add`) quarantines any flagged item, and merged by exact content: an item whose
+normalized content is already in the playbook (same scope) is not added again, so importing a
+file twice changes nothing the second time. A local bullet keeps its status (an archived lesson
+stays archived).
 
-Imported bullets get new ids (the original is kept in `provenance.imported.id`), their counters
-and status, and the current time; usage (retrieval count, last use) is local and starts at zero.
+A file is untrusted (it may come from anyone), so by default nothing in it is believed but the
+lessons' words, section and domains: every item comes in as a new, unproven lesson of this
+project — project scope, zero counters, active unless the policy holds it back — and the file's
+`status` can only hold a lesson back (quarantined / archived are kept), never make it active. The
+file's provenance is kept, untouched, under `provenance.imported.provenance`. With `trust=True`
+(`ace import --trust`: the user vouches for the file, e.g. their own export) the file's scope,
+status and counters are taken, an existing bullet's counters are raised to the file's when
+higher, and its provenance is merged in; the safety policy applies all the same.
+
+Imported bullets get new ids (the original is kept in `provenance.imported.id`) and the current
+time; usage (retrieval count, last use) is local and starts at zero.
 """
 
 import json
@@ -224,27 +234,48 @@ def _item(item, index: int, extra_sections: tuple[str, ...], problems: list[str]
 # -- import: applying --------------------------------------------------------------------------------
 
 
+_HOLD_BACK = ("quarantined", "archived")  # statuses an untrusted file may still ask for
+
+
+def believed(item: dict, trust: bool) -> dict:
+    """What of a validated item is taken as is: everything with `trust`; otherwise only its
+    words, section and domains (project scope, zero counters, active unless held back)."""
+    if trust:
+        return item
+    return {**item, "scope": "project", "status": item["status"] if item["status"] in _HOLD_BACK else "active",
+            **{key: 0 for key in COUNTERS}}
+
+
 def import_items(playbook, items: list[dict], *, source_name: str = "import", on_item=None,
-                 now: float | None = None) -> dict:
+                 now: float | None = None, trust: bool = False) -> dict:
     """Apply validated items (from `parse` / `load_file`) to `playbook`, all in one transaction.
 
-    Returns {"created", "merged", "skipped", "total", "items": [{"index", "id", "outcome"}]}:
-    created = new bullet; merged = an existing bullet with the same content got higher counters;
-    skipped = already there with counters at least as high (a re-import skips everything).
+    Returns {"created", "merged", "skipped", "quarantined", "total", "items": [{"index", "id",
+    "outcome", "status"}]}: created = new bullet; merged = (with `trust`) an existing bullet with the
+    same content got higher counters; skipped = already there (a re-import skips everything);
+    quarantined = how many of the created ones the safety policy held back. Without `trust` the
+    file's scope, counters and status are not believed (see the module doc).
     `on_item(done_count)` is called after each item (for a progress bar)."""
     now = time.time() if now is None else now
-    reason = f"imported from {source_name}"
+    reason = f"imported from {source_name}" + (" (trusted)" if trust else "")
     counts = {"created": 0, "merged": 0, "skipped": 0}
+    held = 0
     results = []
     with playbook.store.transaction(), playbook:
         for done, item in enumerate(items, 1):
-            provenance = dict(item["provenance"])
-            provenance["imported"] = {"file": source_name, "id": item.get("original_id"), "at": now}
+            item = believed(item, trust)
+            imported = {"file": source_name, "id": item.get("original_id"), "at": now, "trusted": trust}
+            if trust:
+                provenance = {**item["provenance"], "imported": imported}
+            else:
+                provenance = {"source": "import", "imported": {**imported, "provenance": item["provenance"]}}
             bullet, created = playbook.add(
                 item["content"], item["section"], domains=item["domains"], scope=item["scope"],
                 provenance=provenance, helpful=item["helpful"], harmful=item["harmful"], status=item["status"],
                 source="import", reason=reason,
             )
+            if created and bullet["status"] == "quarantined" and item["status"] != "quarantined":
+                held += 1
             if created:
                 for key in ("helpful_explicit", "harmful_explicit"):
                     if item[key] > 0:
@@ -262,7 +293,7 @@ def import_items(playbook, items: list[dict], *, source_name: str = "import", on
                                               reason=f"{reason}: {key} raised to {item[key]}")
                         outcome = "merged"
             counts[outcome] += 1
-            results.append({"index": item["index"], "id": bullet["id"], "outcome": outcome})
+            results.append({"index": item["index"], "id": bullet["id"], "outcome": outcome, "status": bullet["status"]})
             if on_item is not None:
                 on_item(done)
-    return {**counts, "total": len(items), "items": results}
+    return {**counts, "quarantined": held, "total": len(items), "items": results}

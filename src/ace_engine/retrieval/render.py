@@ -6,7 +6,10 @@
     </ace-patterns>
 
 One line per bullet with its full id and counters (✓ helpful, ✗ harmful, both implicit +
-explicit marks) so the model can cite it and the feedback loop can tell what was used. Blocks stay
+explicit marks) so the model can cite it and the feedback loop can tell what was used. Lesson text
+is data, not instructions: every line goes through `escape.injected`, so no lesson can open or
+close a tag (`</ace-patterns>`, `<system>`, `< system >`, `</system-reminder>`), start a line of
+its own, or pose as a turn of the conversation (`Human:`, `System:`). Blocks stay
 within a token budget and, whatever the budget, under `MAX_CHARS` (Claude Code cuts injected
 context at 10,000 characters). Stdlib only: hooks import this.
 """
@@ -14,6 +17,7 @@ context at 10,000 characters). Stdlib only: hooks import this.
 import math
 import re
 
+from ..escape import injected
 from ..playbook.sections import DEFAULT_SECTIONS, title
 
 MAX_CHARS = 9_000
@@ -42,10 +46,9 @@ def _escape_attr(value) -> str:
 
 
 def escape_content(text: str) -> str:
-    """One line of bullet text that cannot open or close an `<ace-…>` tag (nor any tag named
-    like ours): `<` before `ace` or `/ace` becomes `&lt;`. Other `<` stay, for readable code."""
-    text = " ".join(str(text).split())
-    return re.sub(r"<(?=\s*/?\s*ace)", "&lt;", text, flags=re.IGNORECASE)
+    """One line of bullet text that cannot open or close any tag, start a line or fake a turn
+    (`escape.injected`). `a < b` and `x -> y` stay readable."""
+    return injected(text)
 
 
 def _counters(bullet: dict) -> str:
@@ -58,7 +61,7 @@ def bullet_line(bullet: dict, max_content_chars: int | None = None) -> str:
     content = escape_content(bullet.get("content", ""))
     if max_content_chars is not None and len(content) > max_content_chars:
         content = content[: max(0, max_content_chars - 1)].rstrip() + "…"
-    return f"- [{bullet['id']} {_counters(bullet)}] {content}"
+    return f"- [{injected(bullet['id'])} {_counters(bullet)}] {content}"
 
 
 def _open_tag(tag: str, attrs: dict | None) -> str:

@@ -186,15 +186,30 @@ class PlaybookSQL:
         return counts
 
     def delete_bullets(self, project_id: int | None, include_global: bool = False) -> int:
+        """Delete a scope's bullets for good, history included (see `purge_bullets`)."""
         where, params = self._scope(project_id, include_global)
         ids = [r[0] for r in self.conn.execute(f"SELECT b.id FROM bullets b WHERE {where}", params)]
-        for start in range(0, len(ids), 500):
-            chunk = ids[start:start + 500]
-            marks = ",".join("?" * len(chunk))
-            for table in ("injections", "pins", "bullet_vectors"):
-                self.conn.execute(f"DELETE FROM {table} WHERE bullet_id IN ({marks})", chunk)
-            self.conn.execute(f"DELETE FROM bullets WHERE id IN ({marks})", chunk)
-        return len(ids)
+        return self.purge_bullets(ids)
+
+    def purge_bullets(self, ids: list[str]) -> int:
+        """Delete bullets with every row that refers to them (change log, injections, pins,
+        vectors) and their full-text index entries, with `secure_delete` on so the text is
+        overwritten rather than left in free pages; then the FTS index is merged (`optimize`),
+        because FTS5 only marks deleted entries until its segments are merged. Call `reclaim()`
+        after the transaction to give the space back. Returns how many bullets were deleted."""
+        if not ids:
+            return 0
+        self.conn.execute("PRAGMA secure_delete=ON")  # stays on for this connection: later deletes too
+        deleted = 0
+        with self.transaction():
+            for start in range(0, len(ids), 500):
+                chunk = list(ids[start:start + 500])
+                marks = ",".join("?" * len(chunk))
+                for table in ("injections", "pins", "bullet_vectors", "bullet_changes"):
+                    self.conn.execute(f"DELETE FROM {table} WHERE bullet_id IN ({marks})", chunk)
+                deleted += self.conn.execute(f"DELETE FROM bullets WHERE id IN ({marks})", chunk).rowcount
+            self.conn.execute("INSERT INTO bullets_fts(bullets_fts) VALUES ('optimize')")
+        return deleted
 
     # -- domains -----------------------------------------------------------------------------------
 

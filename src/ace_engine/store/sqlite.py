@@ -5,7 +5,6 @@ lock upgrade; they wait up to the busy timeout and then fail fast, and the calle
 """
 
 import os
-import time
 
 try:  # The C module itself: `sqlite3` adds only datetime adapters we don't use, ~3 ms per hook.
     import _sqlite3 as sqlite3
@@ -14,6 +13,7 @@ except ImportError:  # pragma: no cover - interpreters that only ship the packag
 
 from .. import paths
 from .learning_sql import LearningSQL
+from .maintenance_sql import MaintenanceSQL
 from .playbook_sql import PlaybookSQL
 from .schema import LATEST, MIGRATIONS
 
@@ -34,17 +34,32 @@ class StoreError(Exception):
     """The store cannot be used (missing directory, corrupt, read-only, locked, disk full…)."""
 
 
-class SQLiteStore(PlaybookSQL, LearningSQL):
+def _refuse_symlinks(path: str) -> None:
+    """SQLite follows symlinks and has no no-follow flag reachable from Python: refuse the store
+    when the database or its -wal / -shm is one, and create a missing database 0600 ourselves
+    with O_NOFOLLOW (its -wal and -shm then inherit that mode)."""
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.islink(path + suffix):
+            raise StoreError(f"{path + suffix} is a symlink; ace-engine does not follow symlinks in its "
+                             f"data directory. Remove it (and move the real file there if it is yours)")
+    if not os.path.lexists(path):
+        os.close(paths.open_nofollow(path, os.O_RDWR | os.O_CREAT, 0o600))
+
+
+class SQLiteStore(PlaybookSQL, LearningSQL, MaintenanceSQL):
     def __init__(self, path: str | None = None, *, busy_timeout_ms: int = 2000):
         self.path = path or paths.db_path()
         try:
             paths.ensure_private_dir(os.path.dirname(self.path))
-            self.conn = sqlite3.connect(
+            _refuse_symlinks(self.path)
+            from .redacting import RedactingConnection  # the one redaction choke point for writes
+
+            self.conn = RedactingConnection(sqlite3.connect(
                 self.path,
                 timeout=busy_timeout_ms / 1000,
                 isolation_level=None,  # we manage transactions explicitly
                 check_same_thread=False,
-            )
+            ))
             self.conn.execute("PRAGMA synchronous=NORMAL")
             if self.conn.execute("PRAGMA user_version").fetchone()[0] != LATEST:
                 self._migrate()
@@ -300,80 +315,3 @@ class SQLiteStore(PlaybookSQL, LearningSQL):
             sql += " WHERE project_id = (SELECT id FROM projects WHERE key = ?)"
             params = (project_key,)
         return self.conn.execute(sql, params).fetchone()[0]
-
-    # -- health and maintenance -------------------------------------------------------------------
-
-    def check_writable(self) -> None:
-        """Take and release the write lock; raises StoreError when the store can't be written."""
-        try:
-            self.conn.execute("BEGIN IMMEDIATE")
-            self.conn.execute("ROLLBACK")
-        except sqlite3.Error as exc:
-            raise StoreError(f"{self.path}: {exc}") from exc
-
-    def integrity(self) -> str:
-        try:
-            return self.conn.execute("PRAGMA quick_check").fetchone()[0]
-        except sqlite3.Error as exc:
-            return str(exc)
-
-    def live_bytes(self) -> int:
-        page_size = self.conn.execute("PRAGMA page_size").fetchone()[0]
-        pages = self.conn.execute("PRAGMA page_count").fetchone()[0]
-        free = self.conn.execute("PRAGMA freelist_count").fetchone()[0]
-        return (pages - free) * page_size
-
-    def gc(self, *, max_bytes: int, max_age_days: float, dry_run: bool = False, now: float | None = None) -> dict:
-        """Drop captured data older than `max_age_days`, then the oldest sessions' data until the
-        live size is under `max_bytes`; return what was (or would be) removed."""
-        now = now or time.time()
-        cutoff = now - max_age_days * 86400
-        removed = {"tool_events": 0, "messages": 0, "hook_events": 0, "sessions": 0}
-        before = self.live_bytes()
-        conn = self.conn
-        tables = ("tool_events", "messages", "hook_events")
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            for table in tables:
-                removed[table] += conn.execute(f"DELETE FROM {table} WHERE created_at < ?", (cutoff,)).rowcount
-            removed["sessions"] += conn.execute(
-                "DELETE FROM sessions WHERE COALESCE(ended_at, started_at) < ?"
-                " AND session_id NOT IN (SELECT session_id FROM hook_events WHERE session_id IS NOT NULL)",
-                (cutoff,),
-            ).rowcount
-            # Size cap: drop whole sessions, oldest first, in batches, re-measuring as we go.
-            while self.live_bytes() > max_bytes:
-                oldest = [
-                    row[0]
-                    for row in conn.execute(
-                        "SELECT session_id FROM sessions ORDER BY started_at LIMIT 20"
-                    ).fetchall()
-                ]
-                if not oldest:
-                    break
-                marks = ",".join("?" * len(oldest))
-                for table in tables:
-                    removed[table] += conn.execute(
-                        f"DELETE FROM {table} WHERE session_id IN ({marks})", oldest
-                    ).rowcount
-                removed["sessions"] += conn.execute(
-                    f"DELETE FROM sessions WHERE session_id IN ({marks})", oldest
-                ).rowcount
-                if not dry_run:
-                    conn.execute("PRAGMA incremental_vacuum")
-            conn.execute("ROLLBACK" if dry_run else "COMMIT")
-        except BaseException as exc:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            if isinstance(exc, sqlite3.Error):
-                raise StoreError(f"{self.path}: {exc}") from exc
-            raise
-        if not dry_run:
-            try:
-                conn.execute("PRAGMA incremental_vacuum")
-                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            except sqlite3.Error:
-                pass
-        removed["bytes_before"] = before
-        removed["bytes_after"] = before if dry_run else self.live_bytes()
-        return removed

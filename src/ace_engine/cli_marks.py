@@ -1,0 +1,77 @@
+"""Which `ace` commands and options only read this project's data: the one table the
+PermissionRequest hook trusts (`hooks/permission.py`).
+
+Contract: every command of the click CLI (`cli/app.py`) is named here exactly once — in `READS`
+(may be auto-approved), `DESTRUCTIVE` (denied: only the user runs it) or `NO_OPINION` (Claude
+Code asks the user) — and every option of a `READS` command carries a mark. A test
+(tests/test_cli_marks.py) walks the click tree and fails when the two drift, so a new command or
+option is never approved because somebody forgot to copy it here; until it is classified, the
+hook has no opinion on it.
+
+A command is in `READS` only when, with the options marked FLAG / VALUE / TEXT / SESSION, it
+writes nothing, executes nothing and shows nothing but this project's (and the global) lessons
+and records. Options that name a path, an output file, another project, every project, a retry
+or a fix are marked REFUSE: their presence makes the request "no opinion".
+
+Cost: data only, no imports (the hook imports it on every PermissionRequest).
+"""
+
+# Option and argument marks.
+FLAG = "flag"  # read-only option without a value
+VALUE = "value"  # read-only option taking one value that is data (a number, a name), never a path
+TEXT = "text"  # positional free text (a search query)
+SESSION = "session"  # a session id: allowed only when it is the asking session's own id
+REFUSE = "refuse"  # known, but makes the command more than a read of this project
+
+_PROJECT = {"--project": REFUSE}  # another directory's data: refused whatever it points at
+_JSON = {"--json": FLAG}
+
+# Options `ace` itself takes, alone on the command line (`ace --help`).
+TOP_LEVEL = {"--help": FLAG, "-h": FLAG, "--version": FLAG}
+# Every command also takes these (the group's `help_option_names`); click prints and exits.
+HELP = {"--help": FLAG, "-h": FLAG}
+
+# command path (group and subcommand joined by a space) -> (options, positional arguments)
+READS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
+    "status": ({**_PROJECT, **_JSON}, ()),
+    "search": ({"--k": VALUE, "--domain": VALUE, "--exclude-domain": VALUE, "--threshold": VALUE,
+                "--mode": VALUE, "--stdin": FLAG, **_PROJECT, **_JSON}, (TEXT,)),
+    "patterns": ({"--section": VALUE, "--min-helpful": VALUE, "--domain": VALUE, "--status": VALUE,
+                  "--limit": VALUE, **_PROJECT, **_JSON}, ()),
+    "top": ({"--k": VALUE, **_PROJECT, **_JSON}, ()),
+    "domains": ({**_PROJECT, **_JSON}, ()),
+    # stdout only: `-o/--output` writes a file (the `ace export -o ~/.bashrc --force` hole).
+    "export": ({"-o": REFUSE, "--output": REFUSE, "--force": REFUSE, "--all-projects": REFUSE,
+                **_PROJECT, **_JSON}, ()),
+    "stats": ({"--all": REFUSE, "--limit": VALUE, **_PROJECT, **_JSON}, ()),
+    # `--bullet` takes any bullet id (prefix), of any project.
+    "log": ({"--bullet": REFUSE, "--all": REFUSE, "--limit": VALUE, **_PROJECT, **_JSON}, ()),
+    # `--retry` queues a job and starts the learning worker.
+    "jobs": ({"--all": REFUSE, "--status": VALUE, "--retry": REFUSE, "--limit": VALUE, **_PROJECT, **_JSON}, ()),
+    "config show": ({**_PROJECT, **_JSON}, ()),
+    # Session-keyed views read any project's session, so only the asking session's own id passes.
+    "recall": ({"--session": SESSION, **_JSON}, ()),
+    "cache recall": ({"--session": SESSION, **_JSON}, ()),
+    "events": ({"--full": FLAG, **_JSON}, (SESSION,)),
+}
+
+# Change or delete lessons, records, settings or instruction files: denied with a reason.
+# `reset` and `trust` may not exist yet (RESERVED); a request for them is refused, not left to chance.
+RESERVED = frozenset({"reset", "trust"})
+DESTRUCTIVE = frozenset({
+    "clear", "rm", "gc", "uninstall", "reset", "import", "sync", "edit", "tag", "add", "learn",
+    "trust",  # trusting a repository's config is the user's decision, never the agent's
+    "review",  # --approve activates a quarantined lesson: the user's decision, never the agent's
+    "bootstrap",  # writes lessons drawn from the repository's history
+})
+
+# Commands that do more than read, but not destructively enough to deny: Claude Code asks the user.
+NO_OPINION = {
+    "doctor": "executes things: probes hook commands, runs `claude --version`; --fix writes",
+    "install": "writes Claude Code settings",
+    "hook": "runs a hook: writes records, may start the learning worker",
+    "demo": "runs a scripted Claude Code session and the learning worker",
+    "embed": "writes embedding vectors into the store",
+    "sessions": "lists every project's sessions unless --project is given",
+    "show": "takes any bullet id (a prefix is enough), of any project",
+}

@@ -1,0 +1,352 @@
+"""The lesson safety policy: the one check every lesson passes before it can be injected or synced.
+
+Lessons come from text anyone can write into — a tool's output, a README, a web page, a
+dependency's error message, an imported playbook, later a team peer. A lesson that would make the
+agent do something dangerous must not reach the agent's context on its own: `concerns(content,
+trusted_hosts)` says why a lesson has to wait for `ace review` (empty list: it may be active).
+`Playbook.add / update / merge / restore` call it themselves (see playbook.py), so learning
+(heuristic and LLM, via the curator), `ace add`, `ace import`, `ace learn --stdin`, bootstrap and
+later MCP proposals and team sync cannot forget it: new entry paths go through the playbook.
+
+A lesson is flagged, whatever host it names, when it
+- fetches and runs code: a download piped or substituted into a shell or interpreter
+  (`curl … | sh`, `bash -c "$(curl …)"`, `sh <(wget …)`, `python -c "$(curl …)"`, `iex (iwr …)`),
+  downloaded-then-executed, or decoded payloads run (`base64 -d | sh`, `exec(b64decode(…))`);
+- sends data off the machine (`curl -d @-`, `--data-binary @~/.ssh/id_rsa`, `-F f=@…`, `-T`,
+  `… | nc host port`, anything piped into curl / nc, DNS exfiltration, secrets files with a
+  network command);
+- destroys or opens up the system (`rm -rf ~/`, `rm -rf $HOME`, `--no-preserve-root`,
+  world-writable modes, `dd of=/dev/sda`, `mkfs`, fork bombs) or disables a safety check (TLS
+  verification, `--no-verify`, force-push);
+- escalates (`sudo`, `doas`, `pkexec`, setuid bits, sudoers);
+- widens the agent's permissions (`permissions.allow` / `.claude/settings*.json` allow rules,
+  `--dangerously-skip-permissions`, `bypassPermissions`) or disables hooks or ace-engine
+  (`ACE_DISABLED`, `disableAllHooks`, `claude --bare`, `ace uninstall`);
+- plants keys or persistence (`authorized_keys`, `ssh-copy-id`, autostart / cron entries) or
+  opens a reverse shell (`/dev/tcp/…`, `bash -i`, `nc -e`, `socat exec:`, `pty.spawn`);
+- speaks to the model rather than teaching it ("ignore previous instructions", "you are now",
+  role tags such as `<system>`, `< system >`, `</system-reminder>`, fake `<ace-…>` blocks,
+  chat-template markers);
+- names a host outside `KNOWN_HOSTS` and the caller's trusted hosts. Matching is exact (after
+  dropping one leading `www.`): no suffixes, so `raw.githubusercontent.com`, gists, `*.test`,
+  `*.local`, `*.internal` and `*.readthedocs.io` are not trusted. The caller passes the user-level
+  `learning.trusted_hosts` and the project's own git remote host; nothing else can add to it;
+- contains a secret (see `contains_secret`).
+
+Evasions are folded before the rules run: every rule is tried on the text as written and on a
+normalized copy (NFKC, zero-width characters and common Cyrillic / Greek look-alikes folded,
+`&lt;`-style entities decoded, shell quoting and backslashes removed, `${IFS}` read as a space,
+whitespace collapsed).
+
+Cost: imports only `re` (unicodedata and the redactor are imported on first use, never in a
+hook's import chain); regexes compile on first use. A typical lesson is screened in ~0.3 ms, so
+this runs where lessons are written, never on a hook's injection path.
+"""
+
+import re
+
+__all__ = ["KNOWN_HOSTS", "concerns", "contains_secret", "hosts", "normalize_hosts", "remote_host"]
+
+# Exact host names a lesson may mention without review: package registries, code hosts and
+# documentation sites whose content is not writable by an arbitrary stranger at a chosen path.
+# Deliberately absent: raw.githubusercontent.com / gist.githubusercontent.com / *.github.io (anyone
+# publishes there), readthedocs.io subdomains, and the special-use names test, local, internal.
+KNOWN_HOSTS = frozenset((
+    "localhost", "127.0.0.1", "0.0.0.0", "::1",
+    "github.com", "api.github.com", "docs.github.com", "gitlab.com", "docs.gitlab.com", "bitbucket.org",
+    "pypi.org", "test.pypi.org", "files.pythonhosted.org", "python.org", "docs.python.org", "peps.python.org",
+    "packaging.python.org", "pip.pypa.io", "npmjs.com", "docs.npmjs.com", "registry.npmjs.org", "registry.yarnpkg.com",
+    "yarnpkg.com", "nodejs.org", "crates.io", "docs.rs", "doc.rust-lang.org", "rust-lang.org", "go.dev",
+    "pkg.go.dev", "golang.org", "proxy.golang.org", "rubygems.org", "repo.maven.apache.org", "repo1.maven.org",
+    "search.maven.org", "central.sonatype.com", "plugins.gradle.org", "services.gradle.org", "docs.gradle.org",
+    "hub.docker.com", "docs.docker.com", "docker.io", "ghcr.io", "developer.mozilla.org", "stackoverflow.com",
+    "learn.microsoft.com", "docs.anthropic.com", "docs.claude.com", "api.anthropic.com",
+    "example.com", "example.org", "example.net",
+))
+
+class _Lazy:
+    """A regex compiled on first use: hooks import this module (through playbook.py) and must not
+    pay for compiling patterns they never run."""
+
+    __slots__ = ("args", "rx")
+
+    def __init__(self, *args) -> None:
+        self.args = args
+        self.rx = None
+
+    def __getattr__(self, name: str):
+        if self.rx is None:
+            self.rx = re.compile(*self.args)
+        return getattr(self.rx, name)
+
+
+_SHELL = r"(?:ba|z|da|k|c|tc|fi)?sh"
+_INTERP = r"(?:python[\d.]*|perl|ruby|node|php|deno|bun|pwsh|powershell)"
+_FETCH = r"(?:curl|wget|fetch|aria2c|iwr|irm|invoke-webrequest|invoke-restmethod|xh)"
+_W = r"[\W_]+"  # between the words of a phrase: spaces, punctuation, markdown emphasis, hyphens
+
+_RULES: list[tuple[str, str]] = [
+    ("fetches and runs code",
+     # a download piped into a shell, or into an interpreter that reads its program from stdin
+     rf"\b{_FETCH}\b[^\n]*?\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+)?(?:/\S*/)?(?:{_SHELL}\b|iex\b|source\b|"
+     rf"{_INTERP}(?:\s+-[uBIsSEq]+)*(?:\s+-)?(?=\s*(?:$|[|;&)`'\"\]]|--\s)))|"
+     # a download substituted into code: bash -c "$(curl …)", sh <(wget …), python -c "$(curl…)", eval
+     rf"\b(?:{_SHELL}|{_INTERP}|eval|source|exec|\.)\s+(?:-\S+\s+)*[\"']?\s*(?:\$\(|`|<\()\s*(?:sudo\s+)?{_FETCH}\b|"
+     rf"(?:^|[;&|(`]|\brun\s+|\bthen\s+|\bdo\s+)\s*\$\(\s*{_FETCH}\b|"
+     # downloaded, then executed
+     rf"\b(?:curl|wget)\b[^\n]*?(?:&&|;|\|\|)\s*(?:sudo\s+)?(?:{_SHELL}\s+\S|{_INTERP}\s+[^\s-]\S*\.\w+|"
+     rf"chmod\s+\S*\+?x\b|\./\S)|"
+     # decoded payloads run
+     rf"\b(?:base64|base32|xxd|openssl\s+(?:base64|enc))\b[^\n]*?(?:\s-d\b|--decode|\s-D\b|\s-r\b)[^\n]*?\|\s*"
+     rf"(?:sudo\s+)?(?:{_SHELL}|{_INTERP}|eval|source)\b|"
+     r"(?:\$\(|`)[^)`\n]*\bbase64\s+(?:-d|--decode|-D)\b|"
+     r"\b(?:exec|eval)\s*\(\s*[^\n]{0,80}?(?:b64decode|base64|atob|fromCharCode|urlopen|requests\.get|urllib|"
+     r"codecs\.decode|zlib\.decompress|marshal\.loads)|"
+     r"\b(?:iex|invoke-expression)\b|\s-e(?:nc(?:odedcommand)?)?\s+[A-Za-z0-9+/=]{40,}|"
+     # anything piped into a shell that reads its commands from stdin
+     rf"\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:/\S*/)?{_SHELL}\b(?!\s+[\w./-]+\.\w+\b)"),
+    ("sends data off the machine",
+     r"\bcurl\b[^\n]*(?:\s-d|--data(?:-binary|-raw|-urlencode|-ascii)?|\s-F|--form(?:-string)?|--json)\s*=?\s*[\"']?"
+     r"(?:[\w.\[\]-]+=)?[\"']?@|"
+     r"\bcurl\b[^\n]*(?:\s-T\s*|--upload-file[\s=]*)\S|\bwget\b[^\n]*--post-(?:file|data)|"
+     r"\|\s*(?:sudo\s+)?(?:curl|wget|nc|ncat|netcat|socat|telnet|openssl\s+s_client)\b|"
+     r"\b(?:nc|ncat|netcat|socat|telnet)\b(?:\s+-\S+)*\s+(?!localhost\b|127\.|0\.0\.0\.0\b|::1\b)[\w.:-]+\s+\d{2,5}\b|"
+     r"\bscp\b[^\n]*\s[\w.-]+@[\w.-]+:|\brsync\b[^\n]*[\w.-]+@[\w.-]+:|"
+     r"(?:\.ssh/|id_rsa|id_ed25519|id_ecdsa|\.aws/credentials|\.netrc|\.pypirc|\.npmrc|\.docker/config|/etc/shadow|"
+     r"/etc/passwd|\.env\b|\.git-credentials|\.kube/config|\.gnupg|\benv\b|\bprintenv\b)[^\n]{0,80}?"
+     r"\b(?:curl|wget|nc|ncat|scp|rsync|ftp|requests\.post|httpx\.post)\b|"
+     r"\b(?:curl|wget|nc|ncat|scp|requests\.post|httpx\.post)\b[^\n]{0,120}?(?:\.ssh/|id_rsa|id_ed25519|"
+     r"\.aws/credentials|\.netrc|/etc/shadow|/etc/passwd|\.git-credentials|\.kube/config)|"
+     r"\b(?:dig|nslookup|host|ping)\b[^\n]*(?:\$\(|`)|"
+     r"\b(?:send|upload|post|exfiltrat\w*|forward)\b[^\n]{0,60}\b(?:tokens?|keys?|secrets?|credentials?|"
+     r"passwords?|\.env|environment)\b[^\n]{0,60}https?://"),
+    ("destroys data or opens up the system",
+     r"\brm\s+(?:-[-\w]+\s+)*(?:-[a-z]*r[a-z]*|--recursive)\b(?:\s+-[-\w]+)*\s+[\"']?"
+     r"(?:/|/\*|~/?\*?|\$\{?HOME\}?/?\*?|~/\.(?:ssh|gnupg|aws)/?|/(?:home|etc|usr|var|boot|bin|sbin|lib\w*|root|opt|"
+     r"srv|sys|dev|mnt|Users|System)/?\*?)(?=[\s\"'`;|&)]|$)|"
+     r"--no-preserve-root|"
+     r"\bchmod\b[^\n;|&]*?\s(?:0?[0-7]?[0-7]{2}[2367]|[ugoa]*[ao][ugoa]*\+[rwxXst]*w[rwxXst]*|a=rwx|ugo\+rwx)(?![\w+])|"
+     r"\bchown\b[^\n;|&]*\s-R\b[^\n;|&]*\s/(?=[\s\"'`]|$)|"
+     r"\bdd\b[^\n]*\bof=/dev/(?!null\b|zero\b|stdout\b|stderr\b)|\bmkfs(?:\.\w+)?\b|\bwipefs\b|\bshred\b[^\n]*/dev/|"
+     r">\s*/dev/(?:sd[a-z]|nvme\d|hd[a-z]|vd[a-z]|xvd[a-z]|disk\d|mmcblk\d)|"
+     r":\s*\(\s*\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:|\bfind\s+(?:/|~|\$HOME)\s[^\n]*-delete\b"),
+    ("disables a safety check",
+     r"--no-verify\b|--insecure\b|\bcurl\b[^\n]*\s-k\b|\bverify\s*=\s*False\b|"
+     r"NODE_TLS_REJECT_UNAUTHORIZED\s*=?\s*[\"']?0|GIT_SSL_NO_VERIFY|sslverify\s*(?:=\s*)?false|"
+     r"strict-ssl\s*(?:=\s*)?false|PYTHONHTTPSVERIFY\s*=\s*0|--trusted-host\b|rejectUnauthorized\s*:\s*false|"
+     r"InsecureSkipVerify\s*:\s*true|--disable-(?:ssl|tls|cert)\w*|_create_unverified_context|"
+     r"--no-check-certificate|setenforce\s+0|\bufw\s+disable\b|\bgit\s+push\b[^\n]*(?:--force(?![\w-])|\s-f\b)"),
+    ("runs commands as root",
+     r"\bsudo\b|\bsu\s+(?:-\s|-$|-c\s|-l\b|root\b)|\bdoas\b|\bpkexec\b|/etc/sudoers|\bNOPASSWD\b|"
+     r"\bchmod\s+(?:-\w+\s+)*(?:[ugoa]*\+[rwxXt]*s|0?[2-7][0-7]{3})\b|\busermod\b[^\n]*-a?G\s*(?:sudo|wheel|root|admin)\b"),
+    ("widens the agent's permissions",
+     r"permissions[\s.\]\[\"':{]*(?:allow|defaultMode|additionalDirectories)|--dangerously-skip-permissions|"
+     r"--allow-dangerously-skip-permissions|bypass[\W_]*Permissions|--permission-mode[\s=]+(?:bypass\w*|acceptEdits)|"
+     r"skipDangerousModePermissionPrompt|dangerouslyDisableSandbox|enableAllProjectMcpServers|--allowedTools\b|"
+     r"\bBash\([^)\n]*\*\s*\)|\.claude/settings[\w.-]*\.json[^\n]*\b(?:allow|permission)|"
+     r"\b(?:allow|permission)\w*\b[^\n]*\.claude/settings[\w.-]*\.json"),
+    ("disables hooks or ace-engine",
+     r"\bACE_DISABLED\b|disable[\W_]*All[\W_]*Hooks|\bclaude\b[^\n]{0,80}\s--bare\b|\bace\s+(?:uninstall|disable)\b|"
+     r"\"?hooks\"?\s*:\s*(?:\{\s*\}|\[\s*\]|null)|"
+     r"\b(?:remove|delete|disable|empty|clear|comment\s+out)\b[^\n]{0,40}\bhooks?\b[^\n]{0,40}(?:\.claude|settings)|"
+     r"(?:\.claude/|settings[\w.-]*\.json)[^\n]{0,60}\b(?:remove|delete|disable|empty|clear)\b[^\n]{0,40}\bhooks?\b"),
+    ("plants keys or persistence",
+     r"authorized_keys|\bssh-copy-id\b|\.config/autostart|LaunchAgents|LaunchDaemons|/etc/cron|\bcrontab\s+-(?!l\b)|"
+     r"/etc/rc\.local|/etc/profile\.d/|/etc/systemd/system/"),
+    ("opens a reverse shell",
+     r"/dev/(?:tcp|udp)/|\bbash\s+-i\b|\b(?:nc|ncat|netcat)\b[^\n;|&]*\s-[a-z]*[ec]\s|"
+     r"\bmkfifo\b[^\n]*\b(?:nc|ncat|telnet)\b|\bsocat\b[^\n]*\bexec:|\bpty\.spawn\b|\bfsockopen\s*\(|"
+     r"\bsocket\.socket\b[^\n]*\b(?:subprocess|dup2|connect)|Net\.Sockets\.TCPClient|\bruby\s+-rsocket\b|\buse\s+Socket\b"),
+    ("addresses the model, not the task",
+     rf"\b(?:ignore|disregard|forget|override|bypass)(?:{_W}(?:all|any|the|your|of|these|those|every))*{_W}"
+     rf"(?:previous|prior|above|earlier|preceding|former|original|initial|system|safety|developer|security|existing)"
+     rf"{_W}(?:\w+{_W})?(?:instructions?|rules|messages?|directions|directives|guidelines|guardrails|prompts?|context|"
+     rf"constraints|commands|policies|restrictions)\b|"
+     rf"\b(?:ignore|disregard|forget)(?:{_W}(?:all|any|the|your|of|these|those|every))*{_W}(?:instructions|directives|"
+     rf"guidelines|guardrails|restrictions|system{_W}prompt)\b|"
+     rf"\bforget{_W}(?:everything|all){_W}(?:above|before|you)\b|"
+     rf"\byou{_W}are{_W}now\b(?!{_W}(?:logged|signed|connected|on{_W}branch|ready|able|in{_W}the\b))|"
+     rf"\bfrom{_W}now{_W}on,?{_W}you\b|\bnew{_W}instructions\s*:|"
+     rf"\b(?:reveal|print|show|output|repeat|leak|new|updated|override|replace|change){_W}(?:the{_W}|your{_W})?"
+     rf"system{_W}prompt\b|\b(?:enable|enter|activate|switch{_W}to){_W}(?:god|jailbreak|dan|unrestricted){_W}mode\b|"
+     rf"\bjailbr(?:eak|oken)\b|\bDAN{_W}mode\b|"
+     rf"\b(?:do{_W}not|don't|dont|never){_W}(?:tell|inform|notify|alert|warn|ask){_W}(?:the{_W})?user\b|"
+     rf"\bwithout{_W}(?:telling|asking|informing|notifying|alerting){_W}(?:the{_W})?user\b|"
+     rf"\b(?:note|message){_W}(?:to|for){_W}(?:the{_W})?(?:ai|llm|assistant|agent|model|claude)s?\b|"
+     rf"\b(?:ai|llm){_W}(?:agents?|assistants?|models?){_W}(?:reading|processing|parsing){_W}this\b|"
+     rf"\bif{_W}you{_W}are{_W}(?:an?{_W})?(?:ai|llm|language{_W}model|assistant|coding{_W}agent|claude)\b|"
+     r"<\s*/?\s*(?:system|system[_-]reminder|ace[\w-]*|im_start|im_end|function_calls|antml:[\w-]*|tool_result|"
+     r"tool_use|command-\w+|local-command-\w+|user-prompt-submit-hook)\b|"
+     r"<\s*/?\s*(?-i:user|assistant|human|instructions?|developer)\s*>|"
+     r"<\|(?:im_start|im_end|system|user|assistant|endoftext)\|>|\[/?INST\]|<<\s*/?SYS\s*>>|"
+     r"^\s*(?:#+\s*)?(?:system|human|assistant|developer)\s*:"),
+]
+# Advice *against* a risky habit ("Never run `git push --force` on main", "Don't use sudo for pip")
+# is a lesson worth keeping. Only for these two milder rules, a match right after a negation
+# (no punctuation in between, at most three words) doesn't count. "Don't forget to", "never
+# hesitate to" are not negations; every other rule ignores wording altogether.
+_NEGATABLE = ("disables a safety check", "runs commands as root")
+_NEGATED = _Lazy(r"\b(?:never|don't|dont|do\s+not|avoid|instead\s+of|rather\s+than)\s+"
+                      r"(?!(?:forget|hesitate|fail|skip|miss|neglect|omit|stop)\b)(?:[\w-]+\s+){0,3}[`'\"]?$",
+                      re.IGNORECASE)
+_BARE = _Lazy(r"(?<![\w-])--bare\b")
+_SEGMENT_BREAK = _Lazy(r"[;&|`\n]|\$\(")
+_compiled: list[tuple[str, "re.Pattern[str]"]] | None = None
+
+_URL_HOST = _Lazy(r"\b[a-z][a-z0-9+.-]*://(?:[^@/\s]*@)?(\[[0-9a-f:]+\]|[^/\s:'\"`)>\]?#]+)", re.IGNORECASE)
+_IP = _Lazy(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])")
+_SSH_HOST = _Lazy(r"\b(?:ssh|scp|sftp|rsync|git)\b[^\n]*?\b[\w.-]+@([\w-]+(?:\.[\w-]+)+)", re.IGNORECASE)
+# `curl evil.example/x.sh`: a downloader's bare host argument
+_BARE_HOST = _Lazy(r"\b(?:curl|wget|fetch|http|xh|nc|ncat|telnet)\s+(?:-{1,2}[\w-]+(?:[= ]\S+)?\s+)*"
+                        r"([a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?!(?:txt|json|sh|py|tar|gz|tgz|zip|log|md|html?|js|ya?ml|"
+                        r"toml|cfg|ini|xml|csv|whl|deb|rpm|out|tmp|bin|exe)\b)[a-z]{2,})(?=[/:\s\"'`]|$)", re.IGNORECASE)
+
+# Characters that look like Latin letters (Cyrillic, Greek) in words the rules look for.
+_CONFUSABLES = str.maketrans({
+    "а": "a", "е": "e", "о": "o", "р": "p", "с": "c", "у": "y", "х": "x", "і": "i", "ѕ": "s", "ј": "j",
+    "һ": "h", "ԁ": "d", "ɡ": "g", "ո": "n", "ν": "v", "ο": "o", "α": "a", "ε": "e", "ι": "i", "κ": "k",
+    "ρ": "p", "τ": "t", "υ": "u", "А": "A", "Е": "E", "О": "O", "Р": "P", "С": "C", "Х": "X", "І": "I",
+    "Ѕ": "S", "Ј": "J", "Н": "H", "М": "M", "Т": "T", "В": "B", "К": "K",
+})
+_INVISIBLE = _Lazy("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e"
+                        "\u2060-\u2064\u2066-\u206f\ufeff]")
+_ENTITY = _Lazy(r"&(?:lt|gt|quot|apos|amp|#0*60|#0*62|#x0*3c|#x0*3e);", re.IGNORECASE)
+_ENTITIES = {"lt": "<", "gt": ">", "quot": '"', "apos": "'", "amp": "&"}
+_SHELL_NOISE = _Lazy(r"\$\{?IFS\}?|\$'\\x20'")
+
+
+def _rules() -> list[tuple[str, "re.Pattern[str]"]]:
+    global _compiled
+    if _compiled is None:
+        _compiled = [(reason, re.compile(rx, re.IGNORECASE | re.MULTILINE)) for reason, rx in _RULES]
+    return _compiled
+
+
+def _entity(match: "re.Match[str]") -> str:
+    name = match.group(0)[1:-1].lower()
+    if name in _ENTITIES:
+        return _ENTITIES[name]
+    return "<" if name.rstrip(";").endswith(("60", "3c")) else ">"
+
+
+def _folded(text: str) -> str:
+    """The normalized copy the rules also see: what a shell or a model would read."""
+    import unicodedata  # first use only; keeps this module's import to `re`
+
+    text = unicodedata.normalize("NFKC", text)
+    text = _INVISIBLE.sub("", text).translate(_CONFUSABLES)
+    text = _ENTITY.sub(_entity, text)
+    text = _SHELL_NOISE.sub(" ", text)
+    # Shell quoting and escapes don't change what runs: c''url, "c"url, cu\rl are all curl.
+    text = text.replace("\\\n", "").replace("\\", "").replace("'", "").replace('"', "")
+    return " ".join(text.split())
+
+
+def normalize_hosts(names) -> frozenset[str]:
+    """Exact host names from a trusted-hosts setting: lower case, no trailing dot, one leading
+    `www.` dropped. Wildcards and leading dots are kept as written, so they match nothing."""
+    out = set()
+    for name in names or ():
+        host = str(name).strip().lower().rstrip(".")
+        if host:
+            out.add(host[4:] if host.startswith("www.") else host)
+    return frozenset(out)
+
+
+def remote_host(remote: str | None) -> str | None:
+    """The host of a project's normalized remote (`github.com/acme/widget` → `github.com`)."""
+    if not remote:
+        return None
+    host = str(remote).split("/", 1)[0].split("@")[-1].split(":")[0].strip().lower()
+    return host or None
+
+
+def hosts(text: str) -> list[str]:
+    """Every host the text names (URLs, IPs, `user@host:` forms, a downloader's bare argument)."""
+    found = [m.group(1) for m in _URL_HOST.finditer(text)] + _IP.findall(text) + _SSH_HOST.findall(text)
+    found += _BARE_HOST.findall(text)
+    return list(dict.fromkeys(h.strip(".[]").lower() for h in found if h.strip(".[]")))
+
+
+def _known(host: str, trusted: frozenset[str]) -> bool:
+    host = host.rstrip(".")
+    if host.startswith("www."):
+        host = host[4:]
+    return host in KNOWN_HOSTS or host in trusted or host.startswith("127.")
+
+
+def _fires(reason: str, rx: "re.Pattern[str]", text: str) -> bool:
+    if reason not in _NEGATABLE:
+        return rx.search(text) is not None
+    return any(not _NEGATED.search(text, max(0, m.start() - 80), m.start()) for m in rx.finditer(text))
+
+
+def _bare_flag(text: str) -> bool:
+    """`--bare` (Claude Code without hooks, so without ace-engine) outside a git command."""
+    for match in _BARE.finditer(text):
+        start = max((b.end() for b in _SEGMENT_BREAK.finditer(text, 0, match.start())), default=0)
+        if not re.search(r"\bgit\b", text[start:match.start()], re.IGNORECASE):
+            return True
+    return False
+
+
+def concerns(content: str, trusted_hosts=()) -> list[str]:
+    """Why this lesson must not be injected without review; empty when it may be.
+
+    `trusted_hosts`: exact host names the user trusts (user-level `learning.trusted_hosts`, the
+    project's git remote host). They only spare the unknown-host concern, never another rule."""
+    text = str(content)
+    folded = _folded(text)
+    reasons = [reason for reason, rx in _rules() if _fires(reason, rx, text) or _fires(reason, rx, folded)]
+    if "disables hooks or ace-engine" not in reasons and (_bare_flag(text) or _bare_flag(folded)):
+        reasons.append("disables hooks or ace-engine")
+    trusted = normalize_hosts(trusted_hosts)
+    named = hosts(text) + [h for h in hosts(folded) if h not in hosts(text)]
+    unknown = [h for h in named if not _known(h, trusted)]
+    if unknown:
+        reasons.append("contacts unknown host " + ", ".join(unknown[:3]))
+    if contains_secret(text):
+        reasons.append("contains a secret")
+    return reasons
+
+
+_MARKER = _Lazy(r"\[REDACTED:([\w-]+)\]")
+_KEY_VALUE_KINDS = ("env-secret", "secret-field")  # `KEY: value` guesses; everything else is a token format
+_PASSWORD_KEY = _Lazy(r"(?:passw(?:or)?d|passphrase|secret(?:_?key)?|api_?key|token)$")
+
+
+def contains_secret(text: str) -> bool:
+    """Would `capture.redact` change this lesson because of a secret in it?
+
+    Token formats (API keys, private keys, JWTs, passwords in URLs…) always count. The
+    `KEY: value` rule is a guess made to be safe in captured output, and in prose it fires on
+    words ("the fix in auth.py: the…"), so a value it redacted counts only if it looks like a
+    credential — one word of 8+ characters mixing letters and digits, or of 20+ — or if its key
+    is a password / secret / token / API key name and the value is one word of 6+.
+    """
+    from ..capture.redact import redact  # first use only
+
+    red = redact(text)
+    if red == text:
+        return False
+    pieces = _MARKER.split(red)  # literal, kind, literal, kind, …, literal
+    if any(kind not in _KEY_VALUE_KINDS for kind in pieces[1::2]):
+        return True
+    pos = len(pieces[0])
+    for i in range(1, len(pieces), 2):
+        after = pieces[i + 1]
+        end = text.find(after, pos) if after else len(text)
+        value = text[pos:end if end >= 0 else len(text)].strip("'\"` ")
+        key = re.search(r"([\w.-]*)[\W]*$", pieces[i - 1]).group(1).lower()
+        if _credential_like(value) or (_PASSWORD_KEY.search(key) and len(value) >= 6 and " " not in value):
+            return True
+        pos = (end if end >= 0 else len(text)) + len(after)
+    return False
+
+
+def _credential_like(value: str) -> bool:
+    if not value or any(c.isspace() for c in value):
+        return len(value) >= 20 and not any(c.isspace() for c in value)
+    has_digit = any(c.isdigit() for c in value)
+    has_alpha = any(c.isalpha() for c in value)
+    return (len(value) >= 8 and has_digit and has_alpha) or len(value) >= 20
