@@ -251,7 +251,8 @@ def test_fallback_spool_outside_home_is_never_a_planted_directory(tmp_path, monk
     os.symlink(planted, shared / f"ace-engine-{os.geteuid()}")
     assert paths.fallback_dir() is None and os.listdir(planted) == []
     os.unlink(shared / f"ace-engine-{os.geteuid()}")
-    (shared / f"ace-engine-{os.geteuid()}").mkdir(mode=0o755)  # ours but readable by others
+    (shared / f"ace-engine-{os.geteuid()}").mkdir()
+    os.chmod(shared / f"ace-engine-{os.geteuid()}", 0o755)  # ours but readable by others (not via mkdir: umask)
     assert paths.fallback_dir() is None
     os.rmdir(shared / f"ace-engine-{os.geteuid()}")
     made = paths.fallback_dir()

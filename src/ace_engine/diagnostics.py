@@ -144,7 +144,10 @@ def doctor(project_dir: str, fix: bool = False) -> list[Check]:
     if inside_repo and os.path.exists(os.path.join(inside_repo, ".git")):
         checks.append(Check("data dir", False, f"{home} is inside the git repository {inside_repo}",
                             "set ACE_HOME to a directory outside any repository", warn=True))
-    checks.append(_store_check(fix))
+    store_check = _store_check(fix)
+    checks.append(store_check)
+    if store_check.ok:
+        checks.append(_policy_check(fix))
 
     pending = spool.count_pending()
     where = ", ".join(sorted({os.path.dirname(p) for p in spool.pending_files()})) or paths.spool_dir()
@@ -222,6 +225,32 @@ def _store_check(fix: bool) -> Check:
             return Check("store", True, f"corrupt store moved to {aside}; a new one was created")
         remedy = _REMEDY.get(cause, _REMEDY["unavailable"]).format(home=paths.ace_home())
         return Check("store", False, f"{cause}: {message}", remedy)
+
+
+def _policy_check(fix: bool) -> Check:
+    """Were the stored lessons screened under this version's safety policy? Until they are, the
+    hooks inject nothing (and start a re-screen); `--fix` runs it here."""
+    from .playbook import rescreen
+
+    try:
+        with SQLiteStore() as store:
+            recorded = store.policy_version()
+            if not rescreen.outdated(store):
+                return Check("lesson policy", True, f"stored lessons screened under safety policy v{recorded}")
+            if not fix:
+                return Check("lesson policy", False,
+                             f"stored lessons were screened under safety policy v{recorded}, this ace-engine has "
+                             f"v{rescreen.POLICY_VERSION}: nothing is injected until they are re-screened",
+                             "run `ace doctor --fix` (the next session also starts it in the background)", warn=True)
+            result = rescreen.ensure_screened(store)
+    except Exception as exc:  # noqa: BLE001 — a store that opened can still be locked or full
+        return Check("lesson policy", False, f"re-screening the stored lessons failed: {type(exc).__name__}: {exc}",
+                     "fix the store problem, then run `ace doctor --fix` again")
+    if result is None:  # a background re-screen finished while we waited
+        return Check("lesson policy", True, f"stored lessons screened under safety policy v{rescreen.POLICY_VERSION}")
+    held = result["quarantined"]
+    return Check("lesson policy", True, f"{result['screened']} stored lessons re-screened under safety policy "
+                 f"v{result['version']}: {len(held)} quarantined" + (" (`ace review` lists them)" if held else ""))
 
 
 def _hook_checks(project_root: str) -> list[Check]:

@@ -255,7 +255,9 @@ def _recall(store, session_id: str, now: float) -> dict:
     injections = store.injected(session_id)
     pins = store.pins(session_id, now)
     ids = [p["bullet_id"] for p in pins] or list(dict.fromkeys(row["bullet_id"] for row in injections))
-    bullets = store.get_bullets(ids)
+    # Only what may still be injected: a lesson quarantined or archived since (e.g. by a
+    # re-screen under a newer safety policy) is not handed back to the agent.
+    bullets = [b for b in store.get_bullets(ids) if b.get("status") == "active"]
     return {
         "session_id": session_id,
         "bullets": bullets,

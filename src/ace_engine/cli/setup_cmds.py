@@ -120,7 +120,8 @@ def status(project_dir, as_json):
 
 @click.command()
 @project_option
-@click.option("--fix", is_flag=True, help="Apply the safe fixes: replay spooled records, move a corrupt store aside.")
+@click.option("--fix", is_flag=True, help="Apply the safe fixes: replay spooled records, move a corrupt store aside, "
+              "re-screen lessons stored under an older safety policy.")
 @json_option
 def doctor(project_dir, fix, as_json):
     """Check interpreter, store, hooks, Claude Code and config; say how to fix each failure."""

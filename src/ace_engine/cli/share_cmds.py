@@ -14,7 +14,7 @@ import click
 
 from .. import escape
 from ..integrations import agent_files
-from ..playbook import safety, transfer
+from ..playbook import rescreen, safety, transfer
 from ..playbook.playbook import Playbook
 from .common import json_option, load_config, open_store, project_of, project_option
 from .output import console, emit_json, fail, json_safe, say, table
@@ -125,6 +125,7 @@ def sync(remove, k, project_dir, as_json):
     if not remove:
         cfg = load_config(project.root)
         with open_store() as store:
+            rescreen.ensure_screened(store)  # lessons stored under an older policy: quarantined before reading
             project_id = known_project_id(store, project)
             if project_id is not None:
                 hosts = tuple(cfg["learning.trusted_hosts"] or ()) + (safety.remote_host(project.remote) or "",)

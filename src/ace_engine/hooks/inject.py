@@ -6,6 +6,10 @@ already shown in this session (unless compaction wiped them from the context sin
 PreToolUse on a file of another domain → that domain's bullets, `<ace-patterns-domain-shift>`;
 PreCompact → pin what this session was shown; SessionStart(compact) → re-inject the pins,
 `<ace-patterns-recalled>`. Every injection is recorded: that is `playbook_used` for learning.
+
+Nothing is injected from a store whose lessons were screened under an older safety policy than
+this code's (`screened`: one primary-key query); the hook starts the re-screen in the background
+(`maintenance.maybe_start_rescreen`) and injects again once it has run.
 """
 
 import re
@@ -146,12 +150,29 @@ def pin_for_compaction(hook) -> int:
     return len(shown)
 
 
+def screened(hook) -> bool:
+    """May the stored lessons be injected? Not while they were last screened under an older
+    safety policy: an older ace-engine (or rule set) let through lessons today's rules flag, and
+    they would reach the agent as they are. Then start the re-screen, detached, and say no."""
+    from ..playbook.policy_version import POLICY_VERSION  # two constants, not the policy's rules
+
+    if hook.store().policy_version() >= POLICY_VERSION:
+        return True
+    from .maintenance import maybe_start_rescreen
+
+    maybe_start_rescreen()
+    return False
+
+
 def safely(hook, what: str, fn, *args, injects: bool = True):
     """Run an injection step (or, `injects=False`, another step that needs the store); any failure
-    is logged and injects nothing (capture is unaffected)."""
+    is logged and injects nothing (capture is unaffected). An injection step runs only on
+    lessons screened under the current safety policy (`screened`)."""
     if (injects and not hook.cfg["inject.enabled"]) or hook.store() is None:
         return None
     try:
+        if injects and not screened(hook):
+            return None
         return fn(hook, *args)
     except Exception as exc:  # noqa: BLE001 — never let injection break the hook
         log.error(hook.event, f"{what} failed: {type(exc).__name__}: {exc}")

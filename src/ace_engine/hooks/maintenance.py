@@ -1,10 +1,15 @@
-"""Work a hook may start but must not wait for: the automatic size cap of the store.
+"""Work a hook may start but must not wait for: the automatic size cap of the store, and the
+re-screen of stored lessons under a newer safety policy.
 
 SessionStart checks the store's size on disk (two `stat` calls); past the configured cap it
 starts a detached, isolated `ace gc` (`background.spawn_python`) and returns at once. One gc at a
 time: the hook takes `state/gc.lock` (`background.ProcessLock`, flock) and hands it to the gc,
 so the lock lives exactly as long as that process — the same mechanism as the learning worker,
 never stale after a crash, never held by a finished gc.
+
+An injecting hook that finds the store's lessons screened under an older safety policy
+(`inject.screened`) starts `playbook.rescreen` the same way, under `state/rescreen.lock`, and
+injects nothing until it has run. Starting it imports nothing of the policy: the child does.
 """
 
 import os
@@ -45,4 +50,27 @@ def maybe_start_gc(max_db_mb: float) -> bool:
         return False
     lock.hand_over()
     log.write("INFO", "gc", f"store over {max_db_mb} MB: automatic gc started")
+    return True
+
+
+def rescreen_lock_path() -> str:
+    """Held by whoever re-screens the lessons (a background child, the worker, `ace sync`…)."""
+    return os.path.join(paths.ensure_private_dir(paths.state_dir()), "rescreen.lock")
+
+
+def maybe_start_rescreen() -> bool:
+    """Start a detached re-screen of the stored lessons unless one is running; True when started."""
+    lock = ProcessLock(rescreen_lock_path())
+    if not lock.acquire():
+        return False  # one is running: the next hook injects again once it recorded the version
+    code = f"from ace_engine.playbook.rescreen import main\nmain(lock_fd={lock.fd})\n"
+    try:
+        spawn_python(code, keep_fds=(lock.fd,))
+    except OSError as exc:
+        lock.release()
+        log.error("rescreen", f"could not start the re-screen of stored lessons: {exc}")
+        return False
+    lock.hand_over()
+    log.write("INFO", "rescreen", "lessons stored under an older safety policy: re-screen started, "
+                                  "nothing injected until it is done")
     return True

@@ -33,7 +33,10 @@ def settings_path(scope: str, project_root: str) -> str:
 
 
 def hook_command(event: str, python: str | None = None) -> str:
-    return f"{shlex.quote(python or sys.executable)} {shlex.quote(LAUNCHER)} {event}"
+    # `-I` (isolated): a repository's `.claude/settings.json` may set `env` for the session, and
+    # PYTHONPATH / PYTHONHOME / PYTHONSTARTUP there must not reach our interpreter; the launcher
+    # puts the package on sys.path itself.
+    return f"{shlex.quote(python or sys.executable)} -I {shlex.quote(LAUNCHER)} {event}"
 
 
 def is_ours(handler) -> bool:
@@ -209,7 +212,7 @@ def plugin_hooks_json() -> dict:
     for event, group in desired_entries("PYTHON").items():
         handler = dict(group["hooks"][0])
         handler["command"] = (
-            f'"${{ACE_PYTHON:-python3}}" "${{CLAUDE_PLUGIN_ROOT}}/hooks/{PLUGIN_MARKER}" {event}'
+            f'"${{ACE_PYTHON:-python3}}" -I "${{CLAUDE_PLUGIN_ROOT}}/hooks/{PLUGIN_MARKER}" {event}'
         )
         hooks[event] = [{**group, "hooks": [handler]}]
     return {"description": "ace-engine: capture, learn and inject coding lessons", "hooks": hooks}

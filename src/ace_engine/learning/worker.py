@@ -7,6 +7,10 @@ we hold the lock — then claims jobs one by one (lease, attempt count), learns 
 backoff, failed for good after `learning.max_attempts`. A job due within
 `learning.linger_seconds` is waited for; otherwise the worker releases the lock, looks at the
 queue once more (a hook that saw the lock held did not start anyone), and exits.
+
+Before any job it re-screens the stored lessons if they were screened under an older safety
+policy (`playbook.rescreen.ensure_screened`: one query when they were not), so lessons an older
+version let through are quarantined before learning builds on them or a hook could show them.
 """
 
 import os
@@ -67,6 +71,17 @@ def drain(store, project_id: int | None, lock: ProcessLock, cfg, *, linger: floa
         return done
 
 
+def _rescreen_first(store) -> None:
+    """Lessons stored under an older safety policy are re-screened before any job; a failure is
+    logged and learning goes on (the hooks inject nothing until a re-screen succeeds)."""
+    from ..playbook.rescreen import ensure_screened
+
+    try:
+        ensure_screened(store)
+    except Exception as exc:  # noqa: BLE001 — learning new lessons screens them anyway
+        log.error("rescreen", f"re-screen before learning failed: {type(exc).__name__}: {exc}")
+
+
 def main(project_key: str, lock_fd: int | None = None) -> None:
     """Entry point of the detached worker (see `queue.start_worker`)."""
     os.umask(0o077)
@@ -85,6 +100,7 @@ def main(project_key: str, lock_fd: int | None = None) -> None:
         project_id = store.project_id(project_key)
         row = store.project_row(project_id) if project_id is not None else None
         cfg = config_mod.load(row["root"] if row else None)
+        _rescreen_first(store)
         results = drain(store, project_id, lock, cfg)
         if results:
             log.write("INFO", "learning", f"worker {os.getpid()} for {project_key}: " + ", ".join(

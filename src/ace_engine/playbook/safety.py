@@ -45,7 +45,12 @@ this runs where lessons are written, never on a hook's injection path.
 
 import re
 
-__all__ = ["KNOWN_HOSTS", "concerns", "contains_secret", "hosts", "normalize_hosts", "remote_host"]
+# The policy's version: one integer, kept in policy_version.py so hooks can compare it without
+# importing these rules. BUMP IT whenever a change below can flag a lesson the policy passed before
+# (a rule, KNOWN_HOSTS, the folding, contains_secret): stores then re-screen their active lessons.
+from .policy_version import POLICY_VERSION
+
+__all__ = ["KNOWN_HOSTS", "POLICY_VERSION", "concerns", "contains_secret", "hosts", "normalize_hosts", "remote_host"]
 
 # Exact host names a lesson may mention without review: package registries, code hosts and
 # documentation sites whose content is not writable by an arbitrary stranger at a chosen path.
@@ -85,6 +90,7 @@ _INTERP = r"(?:python[\d.]*|perl|ruby|node|php|deno|bun|pwsh|powershell)"
 _FETCH = r"(?:curl|wget|fetch|aria2c|iwr|irm|invoke-webrequest|invoke-restmethod|xh)"
 _W = r"[\W_]+"  # between the words of a phrase: spaces, punctuation, markdown emphasis, hyphens
 
+# Changing a rule here? Bump POLICY_VERSION (policy_version.py), or stored lessons keep the old verdict.
 _RULES: list[tuple[str, str]] = [
     ("fetches and runs code",
      # a download piped into a shell, or into an interpreter that reads its program from stdin

@@ -6,6 +6,8 @@ its change-log row) run in one transaction through `transaction()`.
 
 import json
 
+from ..playbook.policy_version import META_KEY
+
 BULLET_COLUMNS = (
     "id", "project_id", "section", "content", "domains", "helpful", "harmful", "helpful_explicit",
     "harmful_explicit", "confidence", "status", "provenance", "content_key", "created_at",
@@ -327,6 +329,29 @@ class PlaybookSQL:
                 "INSERT OR REPLACE INTO bullet_vectors(bullet_id, model, content_key, vector) VALUES (?,?,?,?)",
                 [(bid, model, key, blob) for bid, key, blob in items],
             )
+
+    # -- the safety policy version the lessons were screened under (table `meta`) -----------------
+
+    def bullets_in_every_scope(self, statuses=("active",)) -> list[dict]:
+        """The bullets of every project and the global scope with one of `statuses`, in insertion
+        order (for the re-screen, which must not miss a bullet whose project row is gone)."""
+        marks = ",".join("?" * len(statuses))
+        return [_bullet(r) for r in self._rows(f"{_SELECT} WHERE b.status IN ({marks}) ORDER BY b.rowid",
+                                               tuple(statuses))]
+
+    def policy_version(self) -> int:
+        """The version recorded by the last re-screen (or at creation); 0 when none was. One
+        primary-key lookup: the hooks ask it before every injection."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key=?", (META_KEY,)).fetchone()
+        try:
+            return int(row[0]) if row else 0
+        except (TypeError, ValueError):  # unreadable: as if never screened
+            return 0
+
+    def set_policy_version(self, version: int) -> None:
+        with self.transaction():
+            self.conn.execute("INSERT INTO meta(key, value) VALUES (?, ?)"
+                              " ON CONFLICT(key) DO UPDATE SET value=excluded.value", (META_KEY, str(int(version))))
 
     # -- helpers -----------------------------------------------------------------------------------
 

@@ -259,6 +259,14 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (project_id, pattern_id, session_id)
     );
     """,
+    # 5: store-wide facts. `policy_version`: the lesson safety policy the active lessons were last
+    # screened under (playbook/policy_version.py); no row means "before versions were recorded".
+    """
+    CREATE TABLE meta (
+        key TEXT PRIMARY KEY,
+        value TEXT
+    );
+    """,
 ]
 
 LATEST = len(MIGRATIONS)

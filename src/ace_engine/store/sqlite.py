@@ -12,6 +12,7 @@ except ImportError:  # pragma: no cover - interpreters that only ship the packag
     import sqlite3
 
 from .. import paths
+from ..playbook.policy_version import META_KEY, POLICY_VERSION
 from .learning_sql import LearningSQL
 from .maintenance_sql import MaintenanceSQL
 from .playbook_sql import PlaybookSQL
@@ -86,6 +87,9 @@ class SQLiteStore(PlaybookSQL, LearningSQL, MaintenanceSQL):
                 for statement in _statements(MIGRATIONS[number - 1]):
                     conn.execute(statement)
                 conn.execute(f"PRAGMA user_version={number}")
+            if version == 0:  # a new store holds no lesson yet: nothing to re-screen
+                conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                             (META_KEY, str(POLICY_VERSION)))
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")

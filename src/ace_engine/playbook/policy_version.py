@@ -1,0 +1,21 @@
+"""The version of the lesson safety policy (`safety.py`), as one integer: the single source.
+
+The store records the policy version its lessons were last screened under (table `meta`, key
+`META_KEY`). A store whose recorded version is older than `POLICY_VERSION` may hold active lessons
+that today's rules would flag — stored by an older ace-engine, or before a rule was added — so
+nothing is injected until `rescreen` has put them through the policy again (the hooks start it in
+the background; the learning worker, `ace sync` and `ace doctor --fix` run it first).
+
+It lives apart from safety.py because every injecting hook compares it, and a hook must not import
+the policy's rules. Cost: importing this module defines two constants.
+
+Bump `POLICY_VERSION` whenever the policy can flag a lesson it passed before: a rule in
+safety.py's `_RULES`, `KNOWN_HOSTS` narrowed, the folding of evasions, `contains_secret` or the
+redactor it relies on. (Loosening it needs no bump: nothing passed before is flagged now.)
+
+  0  nothing recorded: a store written before policy versions existed (up to commit 2f8a758)
+  1  issue 7: one policy on every entry path, exact-match trusted hosts, the instruction corpus
+"""
+
+POLICY_VERSION = 1
+META_KEY = "policy_version"
