@@ -22,21 +22,32 @@ import re
 
 __all__ = ["strip_controls", "one_line", "terminal", "injected", "markdown", "html"]
 
-# C0 controls but tab and newline, DEL, C1 controls, and the Unicode direction overrides and
-# isolates that make text display differently from what it is ("Trojan Source").
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-# `<` that starts something a reader could take for a tag: `<name`, `</name`, `<!`, `<?`.
-_TAG_OPEN = re.compile(r"<(?=\s*(?:/\s*)?[A-Za-z!?])")
-# A closing `>` that ends a tag-looking run (`name>`, `/>`, `-->`) is harmless once the opening `<`
-# is neutralised, so only the opener is escaped: code like `a < b` or `x -> y` stays readable.
-# Words a model may read as a new turn or a higher-priority voice when they start a line or follow
-# a sentence break; one line can't start a line, but a model still reads `... Human: …`.
-_TURN = re.compile(r"(?i)\b(human|assistant|system|user|developer)(\s*):(?=\s)")
-# Rich markup: exactly what rich takes for a tag (rich/markup.py RE_TAGS): `[`, a lowercase
-# letter, `#`, `/` or `@`, then anything but `[` (newlines too) up to `]`, after any backslashes.
-_RICH_TAG = re.compile(r"(\\*)(\[[a-z#/@][^\[]*?\])")
-# Lone surrogates (undecodable bytes under `surrogateescape`): no terminal can encode them.
-_SURROGATE = re.compile("[\ud800-\udfff]")
+# The patterns are compiled on first use (`_rx`): the hooks import this module on every run and
+# most runs render nothing. Sources:
+_SOURCES = {
+    # C0 controls but tab and newline, DEL, C1 controls, and the Unicode direction overrides and
+    # isolates that make text display differently from what it is ("Trojan Source").
+    "controls": "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]",
+    # `<` that starts something a reader could take for a tag: `<name`, `</name`, `<!`, `<?`,
+    # `< system >`. A closing `>` is harmless once the opener is neutralised, so only the opener is
+    # escaped: `x -> y` stays as it is.
+    "tag_open": r"<(?=\s*(?:/\s*)?[A-Za-z!?])",
+    # Words a model may read as a new turn or a higher-priority voice (`... Human: …`).
+    "turn": r"(?i)\b(human|assistant|system|user|developer)(\s*):(?=\s)",
+    # Rich markup: exactly what rich takes for a tag (rich/markup.py RE_TAGS): `[`, a lowercase
+    # letter, `#`, `/` or `@`, then anything but `[` (newlines too) up to `]`, after backslashes.
+    "rich_tag": r"(\\*)(\[[a-z#/@][^\[]*?\])",
+    # Lone surrogates (undecodable bytes under `surrogateescape`): no terminal can encode them.
+    "surrogate": "[\ud800-\udfff]",
+}
+_compiled: dict[str, re.Pattern] = {}
+
+
+def _rx(name: str) -> re.Pattern:
+    rx = _compiled.get(name)
+    if rx is None:
+        rx = _compiled[name] = re.compile(_SOURCES[name])
+    return rx
 
 
 def _visible(match: re.Match) -> str:
@@ -47,7 +58,10 @@ def _visible(match: re.Match) -> str:
 
 def strip_controls(text: str) -> str:
     """Control characters (ESC included, so no ANSI sequence survives) shown as `\\xNN`."""
-    return _CONTROLS.sub(_visible, str(text))
+    text = str(text)
+    if text.isprintable():  # C speed; true for most lines (it is false for \n and \t too)
+        return text
+    return _rx("controls").sub(_visible, text)
 
 
 def one_line(text: str) -> str:
@@ -61,10 +75,11 @@ def terminal(text: object, *, markup: bool = True) -> str:
     for a value placed inside markup the code wrote: every tag is escaped the way
     `rich.markup.escape` does it, and a trailing backslash can't escape the code's next tag.
     `markup=False` gives the cleaned text itself, for a rich `Text` (cli/output.py builds those)."""
-    text = _SURROGATE.sub(_visible, strip_controls("" if text is None else str(text)))
+    text = _rx("surrogate").sub(_visible, strip_controls("" if text is None else str(text)))
     if not markup:
         return text
-    text = _RICH_TAG.sub(lambda m: f"{m.group(1)}{m.group(1)}\\{m.group(2)}", text)
+    if "[" in text:
+        text = _rx("rich_tag").sub(lambda m: f"{m.group(1)}{m.group(1)}\\{m.group(2)}", text)
     # A trailing run of n backslashes would pair with the caller's next `[tag]`; rich halves a run
     # before a tag and escapes the tag when the run is odd, so 2n prints n and escapes nothing.
     # (`rich.markup.escape` only fixes a single one: `\\\\\\` would still escape the tag.)
@@ -76,8 +91,11 @@ def injected(text: object) -> str:
     """One line of lesson text inside an injected block: it can't open or close any tag, start a
     line, or pose as a turn of the conversation."""
     line = one_line("" if text is None else str(text))
-    line = _TAG_OPEN.sub("&lt;", line)
-    return _TURN.sub(lambda m: f"{m.group(1)}{m.group(2)}\u2236", line)  # ∶ (ratio), not a colon
+    if "<" in line:
+        line = _rx("tag_open").sub("&lt;", line)
+    if ":" in line:
+        line = _rx("turn").sub(lambda m: f"{m.group(1)}{m.group(2)}\u2236", line)  # ∶ (ratio), not a colon
+    return line
 
 
 def markdown(text: object) -> str:

@@ -89,7 +89,7 @@ def history_reasons(bullet_id: str) -> list[str]:
 
 
 def wait_for_rescreen(timeout: float = 30.0) -> None:
-    from ace_engine.playbook.policy_version import META_KEY, POLICY_VERSION
+    from ace_engine.store.policy_version import META_KEY, POLICY_VERSION
 
     deadline = time.time() + timeout
     while time.time() < deadline:
@@ -209,7 +209,7 @@ def test_rescreen_trusts_the_hosts_the_curator_would(ace_home, tmp_path):
 
 def test_a_new_store_needs_no_rescreen_and_an_upgraded_one_does(ace_home, git_project):
     """Only a store that held lessons before policy versions existed waits for a re-screen."""
-    from ace_engine.playbook.policy_version import POLICY_VERSION
+    from ace_engine.store.policy_version import POLICY_VERSION
     from ace_engine.store.sqlite import SQLiteStore
 
     with SQLiteStore() as store:

@@ -523,6 +523,8 @@ def _redact(text):
             or "EARER" in text or _maybe_stated(text)):
         return text  # no KEY=value, flag, header, Bearer or "password is": skip 14 scans
     low = _lower(text)
+    if "-p" not in low and "-u" not in low and not any(t in low for t in _LOW_NEEDLES):
+        return text  # every rule below starts at one of these: ids, paths and code end here
     hits = {t: _starts(low, ((t, 0),)) for t in _LOW_NEEDLES}
     # Command lines first: `--password X` must not be read as prose by the KEY=value rule.
     hits["flag"] = [p for t in _KW_TRIGGERS for p in hits[t]] + hits["cookie"]

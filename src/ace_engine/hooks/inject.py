@@ -154,7 +154,7 @@ def screened(hook) -> bool:
     """May the stored lessons be injected? Not while they were last screened under an older
     safety policy: an older ace-engine (or rule set) let through lessons today's rules flag, and
     they would reach the agent as they are. Then start the re-screen, detached, and say no."""
-    from ..playbook.policy_version import POLICY_VERSION  # two constants, not the policy's rules
+    from ..store.policy_version import POLICY_VERSION  # two constants, not the policy's rules
 
     if hook.store().policy_version() >= POLICY_VERSION:
         return True

@@ -30,7 +30,7 @@ from .. import log
 from ..background import ProcessLock
 from . import safety
 from .playbook import Playbook
-from .policy_version import POLICY_VERSION
+from ..store.policy_version import POLICY_VERSION
 
 # What can reach the agent or a synced file. (Quarantined and archived lessons never do; there is
 # no `candidate` status.)

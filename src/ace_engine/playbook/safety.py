@@ -48,7 +48,7 @@ import re
 # The policy's version: one integer, kept in policy_version.py so hooks can compare it without
 # importing these rules. BUMP IT whenever a change below can flag a lesson the policy passed before
 # (a rule, KNOWN_HOSTS, the folding, contains_secret): stores then re-screen their active lessons.
-from .policy_version import POLICY_VERSION
+from ..store.policy_version import POLICY_VERSION
 
 __all__ = ["KNOWN_HOSTS", "POLICY_VERSION", "concerns", "contains_secret", "hosts", "normalize_hosts", "remote_host"]
 

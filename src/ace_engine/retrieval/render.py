@@ -133,13 +133,20 @@ def render_digest(bullets: list[dict], budget_tokens: int, *, tag: str = "ace-pl
     order). Returns (text, the bullets shown in display order); nothing → ('', [])."""
     block = _Block(tag, None, DIGEST_HEADER, budget_tokens)
     chosen: dict[str, list[dict]] = {}
+    rendered: dict[str, str] = {}  # each bullet's line is escaped once, not once per trial layout
+
+    def line_of(bullet: dict) -> str:
+        line = rendered.get(bullet["id"])
+        if line is None:
+            line = rendered[bullet["id"]] = bullet_line(bullet)
+        return line
 
     def lines_for(groups: dict[str, list[dict]]) -> list[str]:
         order = [s for s in DEFAULT_SECTIONS if s in groups] + [s for s in groups if s not in DEFAULT_SECTIONS]
         out: list[str] = []
         for section in order:
             out.append(f"## {title(section)}")
-            out.extend(bullet_line(b) for b in groups[section])
+            out.extend(line_of(b) for b in groups[section])
         return out
 
     for bullet in bullets or ():

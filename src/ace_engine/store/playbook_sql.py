@@ -6,7 +6,7 @@ its change-log row) run in one transaction through `transaction()`.
 
 import json
 
-from ..playbook.policy_version import META_KEY
+from .policy_version import META_KEY
 
 BULLET_COLUMNS = (
     "id", "project_id", "section", "content", "domains", "helpful", "harmful", "helpful_explicit",

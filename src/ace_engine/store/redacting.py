@@ -15,8 +15,6 @@ per str parameter; the hook's records arrive already redacted, and a string the 
 produced is recognised by identity (`capture.redact.is_clean`) and not scanned again.
 """
 
-from __future__ import annotations
-
 from ..capture.redact import redact
 
 _INT_MIN, _INT_MAX = -(1 << 63), (1 << 63) - 1

@@ -260,7 +260,7 @@ MIGRATIONS: list[str] = [
     );
     """,
     # 5: store-wide facts. `policy_version`: the lesson safety policy the active lessons were last
-    # screened under (playbook/policy_version.py); no row means "before versions were recorded".
+    # screened under (store/policy_version.py); no row means "before versions were recorded".
     """
     CREATE TABLE meta (
         key TEXT PRIMARY KEY,

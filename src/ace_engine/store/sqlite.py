@@ -12,7 +12,7 @@ except ImportError:  # pragma: no cover - interpreters that only ship the packag
     import sqlite3
 
 from .. import paths
-from ..playbook.policy_version import META_KEY, POLICY_VERSION
+from .policy_version import META_KEY, POLICY_VERSION
 from .learning_sql import LearningSQL
 from .maintenance_sql import MaintenanceSQL
 from .playbook_sql import PlaybookSQL

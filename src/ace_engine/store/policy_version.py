@@ -6,8 +6,9 @@ that today's rules would flag — stored by an older ace-engine, or before a rul
 nothing is injected until `rescreen` has put them through the policy again (the hooks start it in
 the background; the learning worker, `ace sync` and `ace doctor --fix` run it first).
 
-It lives apart from safety.py because every injecting hook compares it, and a hook must not import
-the policy's rules. Cost: importing this module defines two constants.
+It lives apart from `playbook/safety.py` because every injecting hook compares it, and a hook must
+not import the policy's rules; and in the store layer because the store records it and every layer
+above reads it (dependencies point down). Cost: importing this module defines two constants.
 
 Bump `POLICY_VERSION` whenever the policy can flag a lesson it passed before: a rule in
 safety.py's `_RULES`, `KNOWN_HOSTS` narrowed, the folding of evasions, `contains_secret` or the
