@@ -101,6 +101,30 @@ def spawn_python(code: str, *, keep_fds: tuple[int, ...] = (), env: dict | None 
                 pass
 
 
+def named_lock(name: str) -> "ProcessLock":
+    """`state/<name>.lock` under ACE_HOME: at most one background job of this kind at a time."""
+    from . import paths  # stdlib-only, and already imported by every hook
+
+    return ProcessLock(os.path.join(paths.ensure_private_dir(paths.state_dir()), name + ".lock"))
+
+
+def spawn_holding(lock: "ProcessLock", code: str) -> int | None:
+    """Take `lock` and start `code` detached while holding it: the child inherits the locked
+    descriptor (as `LOCK_FD` in `code`), so the lock lives exactly as long as that process and
+    dies with it, and "is one running?" and "start one" are a single atomic step — two hooks
+    racing start one child between them. None when another process holds the lock; OSError when
+    the spawn fails (the lock is released)."""
+    if not lock.acquire():
+        return None
+    try:
+        pid = spawn_python(f"LOCK_FD = {lock.fd}\n{code}", keep_fds=(lock.fd,))
+    except OSError:
+        lock.release()
+        raise
+    lock.hand_over()
+    return pid
+
+
 class ProcessLock:
     """An exclusive, non-blocking lock on a file, released by the kernel when the holding process
     dies — a killed worker never leaves a stale lock behind (flock(2) on POSIX).

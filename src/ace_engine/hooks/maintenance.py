@@ -15,7 +15,7 @@ injects nothing until it has run. Starting it imports nothing of the policy: the
 import os
 
 from .. import log, paths
-from ..background import ProcessLock, spawn_python
+from ..background import named_lock, spawn_holding
 
 
 def store_bytes() -> int:
@@ -28,49 +28,31 @@ def store_bytes() -> int:
     return total
 
 
-def lock_path() -> str:
-    return os.path.join(paths.ensure_private_dir(paths.state_dir()), "gc.lock")
-
-
 def maybe_start_gc(max_db_mb: float) -> bool:
     """Start a background gc when the store is over its cap; True when one was started."""
     if store_bytes() <= max_db_mb * 1024 * 1024:
         return False
-    lock = ProcessLock(lock_path())
-    if not lock.acquire():
-        return False  # a gc is running
     # The gc inherits the locked descriptor; `ace gc` itself knows nothing of it, and the kernel
     # releases the lock when the process exits, however it ends.
-    code = "from ace_engine.cli import main\nmain(['gc', '--json'])\n"
     try:
-        spawn_python(code, keep_fds=(lock.fd,))
+        if spawn_holding(named_lock("gc"), "from ace_engine.cli import main\nmain(['gc', '--json'])\n") is None:
+            return False  # a gc is running
     except OSError as exc:
-        lock.release()
         log.error("gc", f"could not start the automatic gc: {exc}")
         return False
-    lock.hand_over()
     log.write("INFO", "gc", f"store over {max_db_mb} MB: automatic gc started")
     return True
 
 
-def rescreen_lock_path() -> str:
-    """Held by whoever re-screens the lessons (a background child, the worker, `ace sync`…)."""
-    return os.path.join(paths.ensure_private_dir(paths.state_dir()), "rescreen.lock")
-
-
 def maybe_start_rescreen() -> bool:
     """Start a detached re-screen of the stored lessons unless one is running; True when started."""
-    lock = ProcessLock(rescreen_lock_path())
-    if not lock.acquire():
-        return False  # one is running: the next hook injects again once it recorded the version
-    code = f"from ace_engine.playbook.rescreen import main\nmain(lock_fd={lock.fd})\n"
     try:
-        spawn_python(code, keep_fds=(lock.fd,))
+        code = "from ace_engine.playbook.rescreen import main\nmain(lock_fd=LOCK_FD)\n"
+        if spawn_holding(named_lock("rescreen"), code) is None:
+            return False  # one is running: the next hook injects again once it recorded the version
     except OSError as exc:
-        lock.release()
         log.error("rescreen", f"could not start the re-screen of stored lessons: {exc}")
         return False
-    lock.hand_over()
     log.write("INFO", "rescreen", "lessons stored under an older safety policy: re-screen started, "
                                   "nothing injected until it is done")
     return True

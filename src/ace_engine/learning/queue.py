@@ -17,7 +17,7 @@ then waits in the queue for the next Stop or `ace learn`.
 import os
 
 from .. import log, paths
-from ..background import ProcessLock, spawn_python
+from ..background import ProcessLock, spawn_holding
 
 
 def lock_path(project_key: str) -> str:
@@ -36,19 +36,13 @@ def start_worker(project_key: str) -> int | None:
     descriptor), so a second hook sees it held and starts nothing; a killed worker's lock is
     released by the kernel and the next hook starts a new worker.
     """
-    lock = ProcessLock(lock_path(project_key))
-    if not lock.acquire():
-        return None  # a worker is running; it re-checks the queue before it exits
-    code = ("from ace_engine.learning.worker import main\n"
-            f"main({project_key!r}, lock_fd={lock.fd})\n")
+    code = f"from ace_engine.learning.worker import main\nmain({project_key!r}, lock_fd=LOCK_FD)\n"
     try:
-        pid = spawn_python(code, keep_fds=(lock.fd,))
+        # None: a worker is running; it re-checks the queue before it exits.
+        return spawn_holding(ProcessLock(lock_path(project_key)), code)
     except OSError as exc:
-        lock.release()
         log.error("learning", f"could not start the learning worker: {exc}")
         return None
-    lock.hand_over()
-    return pid
 
 
 def enqueue_from_hook(hook) -> list[int]:

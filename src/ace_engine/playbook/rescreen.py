@@ -27,7 +27,7 @@ import time
 
 from .. import config as config_mod
 from .. import log
-from ..background import ProcessLock
+from ..background import named_lock
 from . import safety
 from .playbook import Playbook
 from ..store.policy_version import POLICY_VERSION
@@ -98,9 +98,7 @@ def ensure_screened(store, *, now: float | None = None) -> dict | None:
     a re-screen another process runs (the hooks start one in the background), then checks again."""
     if not outdated(store):
         return None
-    from ..hooks.maintenance import rescreen_lock_path  # stdlib-only; shared with the hook that spawns `main`
-
-    lock = ProcessLock(rescreen_lock_path())
+    lock = named_lock("rescreen")  # the one a hook hands to the child running `main`
     lock.acquire(blocking=True)
     try:
         if not outdated(store):  # the one we waited for did it
@@ -118,10 +116,9 @@ def main(lock_fd: int | None = None) -> None:
         os.nice(10)  # background work: never compete with the hooks
     except (AttributeError, OSError):
         pass
-    from ..hooks.maintenance import rescreen_lock_path
     from ..store.sqlite import SQLiteStore
 
-    lock = ProcessLock(rescreen_lock_path())
+    lock = named_lock("rescreen")
     if lock_fd is not None:
         lock.adopt(lock_fd)
     elif not lock.acquire():

@@ -287,28 +287,24 @@ def replay_or_defer(store) -> tuple[int, bool]:
 
 
 def _replay_lock():
-    from ..background import ProcessLock
+    from ..background import named_lock
 
-    return ProcessLock(os.path.join(paths.ensure_private_dir(paths.state_dir()), "replay.lock"))
+    return named_lock("replay")
 
 
 def start_background_replay() -> bool:
     """Start a detached replay unless one runs; True when one is running now."""
-    from ..background import spawn_python
+    from ..background import spawn_holding
 
-    lock = _replay_lock()
     try:
-        if not lock.acquire():
+        code = "from ace_engine.store.spool import background_main\nbackground_main(LOCK_FD)\n"
+        if spawn_holding(_replay_lock(), code) is None:
             return True  # one is already at it
-        spawn_python(f"from ace_engine.store.spool import background_main\nbackground_main({lock.fd})\n",
-                     keep_fds=(lock.fd,))
-        lock.hand_over()
-        log.write("INFO", "spool", f"{pending_bytes()} bytes of spooled records: background replay started")
-        return True
     except OSError as exc:
-        lock.release()
         log.error("spool", f"could not start the background replay: {exc}")
         return False
+    log.write("INFO", "spool", f"{pending_bytes()} bytes of spooled records: background replay started")
+    return True
 
 
 def background_main(lock_fd: int | None = None) -> None:
