@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ace_engine.cli.app import cli
-from ace_engine.learning import bootstrap as bs
-from ace_engine.learning import bootstrap_files as bf
+from ace_engine import bootstrap as bs
+from ace_engine.bootstrap import files as bf
 from ace_engine.learning import quality
 from ace_engine.playbook.playbook import Playbook
 from ace_engine.project import identify

@@ -56,7 +56,7 @@ def test_learn_stdin_json_answers_the_plugins_learning_statistics_once(ace_home,
 
 
 def test_learn_runs_queued_jobs_in_the_foreground(ace_home, git_project, monkeypatch):
-    monkeypatch.setattr("ace_engine.learning.queue.start_worker", lambda key: None)
+    monkeypatch.setattr("ace_engine.jobs.queue.start_worker", lambda key: None)
     s = Session(git_project)
     s.start()
     fix_session(s)
@@ -145,7 +145,7 @@ def test_learn_session_queues_leftovers_and_jobs_retry_requeues_a_failed_job(ace
 
     from ace_engine.store.sqlite import SQLiteStore
 
-    monkeypatch.setattr("ace_engine.learning.queue.start_worker", lambda key: None)
+    monkeypatch.setattr("ace_engine.jobs.queue.start_worker", lambda key: None)
     s = Session(git_project)
     s.start()
     s.prompt("rename helper() to format_name()")  # interrupted: no Stop, so no job yet

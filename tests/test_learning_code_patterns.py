@@ -34,7 +34,7 @@ def _pattern_lessons(ace_home):
 
 
 def test_repeated_harmful_pattern_becomes_one_lesson_then_removal_marks_it_helpful(ace_home, git_project, monkeypatch):
-    monkeypatch.setattr("ace_engine.learning.queue.start_worker", lambda key: None)
+    monkeypatch.setattr("ace_engine.jobs.queue.start_worker", lambda key: None)
     _session(git_project, "s-1", BARE_EXCEPT, "Added the loader; tests pass.")
     _learn(git_project)
     assert not _pattern_lessons(ace_home), "one session is not a lesson"

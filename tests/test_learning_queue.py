@@ -13,15 +13,16 @@ from learnutil import Session, bullets, fix_session, rows, wait_for_learning
 
 from ace_engine import config
 from ace_engine.hooks.engine import Hook
-from ace_engine.learning import pipeline, worker
-from ace_engine.learning.queue import enqueue_from_hook, lock_path, start_worker
+from ace_engine.jobs import worker
+from ace_engine.learning import pipeline
+from ace_engine.jobs.queue import enqueue_from_hook, lock_path, start_worker
 from ace_engine.project import identify
 from ace_engine.store.sqlite import SQLiteStore
 
 
 def _no_worker(monkeypatch):
     """Queue without starting workers, to look at the jobs as the hooks left them."""
-    monkeypatch.setattr("ace_engine.learning.queue.start_worker", lambda key: None)
+    monkeypatch.setattr("ace_engine.jobs.queue.start_worker", lambda key: None)
 
 
 def _covered(job, table, ids):

@@ -22,7 +22,7 @@ def _steps(git_project):
 
 
 def test_captured_events_become_short_steps_with_their_facts(ace_home, git_project, monkeypatch):
-    monkeypatch.setattr("ace_engine.learning.queue.start_worker", lambda key: None)
+    monkeypatch.setattr("ace_engine.jobs.queue.start_worker", lambda key: None)
     s = Session(git_project)
     s.start()
     fix_session(s)
@@ -148,7 +148,7 @@ def test_git_context_of_a_repo_born_during_the_session_and_of_no_repo(tmp_path):
 
 
 def test_a_learned_job_carries_the_sessions_git_context(ace_home, git_project, monkeypatch):
-    monkeypatch.setattr("ace_engine.learning.queue.start_worker", lambda key: None)
+    monkeypatch.setattr("ace_engine.jobs.queue.start_worker", lambda key: None)
     _git(git_project, "add", "-A")
     _git(git_project, "commit", "-q", "-m", "initial", date="2020-01-01T00:00:00+0000")
     s = Session(git_project)
@@ -166,7 +166,7 @@ def test_a_learned_job_carries_the_sessions_git_context(ace_home, git_project, m
 
 
 def test_history_across_sessions_feeds_co_edit_and_repeated_failure_lessons(ace_home, git_project, monkeypatch):
-    monkeypatch.setattr("ace_engine.learning.queue.start_worker", lambda key: None)
+    monkeypatch.setattr("ace_engine.jobs.queue.start_worker", lambda key: None)
     from ace_engine.learning.pipeline import learn_job
 
     for n in range(3):

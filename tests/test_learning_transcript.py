@@ -73,7 +73,7 @@ def test_ace_learn_transcript_learns_each_turn_once(ace_home, git_project):
 
 
 def test_a_session_the_hooks_learned_is_not_learned_again_from_its_transcript(ace_home, git_project, monkeypatch):
-    monkeypatch.setattr("ace_engine.learning.queue.start_worker", lambda key: None)
+    monkeypatch.setattr("ace_engine.jobs.queue.start_worker", lambda key: None)
     s = Session(git_project, session_id=SESSION)
     s.start()
     s.prompt("fix it")

@@ -334,7 +334,7 @@ def test_worker_detection_sees_a_live_worker(loop, tmp_path):
     import subprocess
 
     env = dict(os.environ, ACE_HOME=str(loop.ace_home))
-    proc = subprocess.Popen([sys.executable, "-c", "import time  # ace_engine.learning.worker\ntime.sleep(30)"],
+    proc = subprocess.Popen([sys.executable, "-c", "import time  # ace_engine.jobs.worker\ntime.sleep(30)"],
                             env=env)
     try:
         found, _ = wait_until(lambda: worker_processes(loop.ace_home), 5.0, 0.05)

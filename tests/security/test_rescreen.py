@@ -174,7 +174,7 @@ def test_doctor_reports_and_fix_rescreens(project, planted):
 
 
 def test_learning_worker_rescreens_first(project, planted):
-    from ace_engine.learning.worker import main
+    from ace_engine.jobs.worker import main
 
     main(identify(project).key)
     assert_rescreened(planted)

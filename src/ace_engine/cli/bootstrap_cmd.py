@@ -4,7 +4,7 @@ import click
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from .. import escape
-from ..learning import bootstrap as bootstrap_mod
+from .. import bootstrap as bootstrap_mod
 from ..playbook.playbook import Playbook, PlaybookError
 from ..project import identify
 from .common import json_option, open_store, project_option, resolve_dir

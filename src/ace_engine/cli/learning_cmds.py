@@ -108,8 +108,8 @@ def _learn_queue(project, session_id, retry_failed, wait_seconds, reflector, as_
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..background import ProcessLock
-    from ..learning import worker
-    from ..learning.queue import lock_path
+    from ..jobs import worker
+    from ..jobs.queue import lock_path
 
     cfg = load_config(project.root)
     with open_store() as store:
@@ -182,7 +182,7 @@ def jobs(project_dir, all_projects, statuses, retry_id, limit, as_json):
         if retry_id is not None:
             if not store.retry_job(retry_id, time.time()):
                 fail(f"job {retry_id} is not a failed or skipped job of the queue; `ace jobs --status failed` lists them")
-            from ..learning.queue import start_worker
+            from ..jobs.queue import start_worker
 
             start_worker(project.key)
         rows = store.list_jobs(project_id, all_projects=all_projects, statuses=tuple(statuses), limit=limit)

@@ -149,7 +149,7 @@ def _wait_for_worker(project_key: str, timeout: float = 60.0) -> None:
     """Wait until no learning worker runs for the project (hooks hand the worker its lock, so
     holding the lock ourselves means none is left), so the temporary store can be removed."""
     from ..background import ProcessLock
-    from ..learning.queue import lock_path
+    from ..jobs.queue import lock_path
 
     lock = ProcessLock(lock_path(project_key))
     deadline = time.time() + timeout

@@ -60,7 +60,7 @@ def user_prompt_submit(hook):
 
 def _feedback(hook, prompt):
     """"ace: ctx-… was wrong", "that tip helped": explicit marks (3×) on the named or last-shown bullets."""
-    from ..learning.feedback import apply_feedback
+    from ..playbook.feedback import apply_feedback
 
     return apply_feedback(hook.store(), hook.project, hook.session_id, prompt, hook.now)
 
@@ -113,7 +113,7 @@ def stop(hook):
         "assistant", hook.payload.get("last_assistant_message"), hook.cfg
     )
     hook.save(record)
-    from ..learning.queue import enqueue_from_hook  # a learning job for this turn; detached worker
+    from ..jobs.queue import enqueue_from_hook  # a learning job for this turn; detached worker
 
     enqueue_from_hook(hook)
     return None
@@ -123,7 +123,7 @@ def session_end(hook):
     # Claude Code gives all SessionEnd hooks 1.5 s together: record, queue what no job covers yet
     # (e.g. a turn interrupted before Stop; ~1 ms, the worker is detached), and leave.
     hook.save(_record(hook, hook.payload.get("reason")))
-    from ..learning.queue import enqueue_from_hook
+    from ..jobs.queue import enqueue_from_hook
 
     enqueue_from_hook(hook)
     return None

@@ -116,7 +116,7 @@ def apply_feedback(store, project, session_id: str | None, prompt, now: float | 
     marks = parse_feedback(prompt)
     if not marks:
         return []
-    from ..playbook.playbook import Playbook
+    from .playbook import Playbook
 
     playbook = Playbook(store, project)
     done = []

@@ -9,7 +9,7 @@ setup.cfg / tox.ini / .flake8 / mypy.ini / pytest.ini sections, pyrightconfig.js
 
 import re
 
-from .bootstrap_files import _json, _toml, command, exists, note, read_ini, read_text, short
+from .files import _json, _toml, command, exists, note, read_ini, read_text, short
 
 
 def scan_conventions(root: str, problems: list, deep: bool = False) -> list[dict]:

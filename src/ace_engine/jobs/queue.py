@@ -36,7 +36,7 @@ def start_worker(project_key: str) -> int | None:
     descriptor), so a second hook sees it held and starts nothing; a killed worker's lock is
     released by the kernel and the next hook starts a new worker.
     """
-    code = f"from ace_engine.learning.worker import main\nmain({project_key!r}, lock_fd=LOCK_FD)\n"
+    code = f"from ace_engine.jobs.worker import main\nmain({project_key!r}, lock_fd=LOCK_FD)\n"
     try:
         # None: a worker is running; it re-checks the queue before it exits.
         return spawn_holding(ProcessLock(lock_path(project_key)), code)

@@ -20,7 +20,7 @@ from .. import config as config_mod
 from .. import log
 from ..background import ProcessLock
 from ..store.sqlite import SQLiteStore
-from . import pipeline
+from ..learning import pipeline
 from .queue import lock_path
 
 

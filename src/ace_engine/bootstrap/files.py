@@ -23,7 +23,7 @@ import json
 import os
 import re
 
-from . import commands as cmd_mod
+from ..learning import commands as cmd_mod
 
 # Lower rank wins when the same command is found in several places: a wrapper the team set up
 # (Makefile, package.json scripts, task runners) is what to tell the agent to run.

@@ -21,10 +21,10 @@ import re
 import time
 
 from ..playbook.playbook import content_key
-from . import bootstrap_conventions as conventions
-from . import bootstrap_files as files
-from . import commands as cmd_mod
-from . import git_context
+from ..learning import commands as cmd_mod
+from ..learning import git_context
+from . import conventions
+from . import files
 
 MODES = ("local-files", "git-history", "docs", "hybrid")
 LEVELS = {
