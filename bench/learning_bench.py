@@ -72,8 +72,9 @@ def seed(store, project, n: int, rng: random.Random):
 
 def record(project, session: str, at: float, event: str, **extra) -> dict:
     from ace_engine.capture import records
+    from ace_engine.hooks.hook_input import HookInput
 
-    r = records.base_record(event, {"session_id": session, "cwd": project.root}, at, project)
+    r = records.base_record(HookInput.parse(event, {"session_id": session, "cwd": project.root}), at, project)
     r.update(extra)
     return r
 
@@ -81,6 +82,7 @@ def record(project, session: str, at: float, event: str, **extra) -> dict:
 def capture_task(store, project, session: str, steps: int, rng: random.Random, cfg) -> None:
     """A realistic long task through the hook records: reads, edits, failing and passing checks."""
     from ace_engine.capture import records
+    from ace_engine.hooks.hook_input import HookInput
 
     t = time.time() - steps
     store.apply(record(project, session, t, "SessionStart"))
@@ -113,7 +115,7 @@ def capture_task(store, project, session: str, steps: int, rng: random.Random, c
             event = "PostToolUse"
         payload.update(tool_use_id=f"toolu_{session}_{n}", duration_ms=rng.randint(5, 4000))
         r = record(project, session, at, event, detail=payload["tool_name"])
-        r["tool_event"] = records.tool_event(event, payload, cfg)
+        r["tool_event"] = records.tool_event(HookInput.parse(event, payload), cfg)
         store.apply(r)
     store.apply({**record(project, session, t + steps, "Stop"),
                  "message": records.message("assistant", "Refactored checkout; the suite passes.", cfg)})

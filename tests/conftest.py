@@ -87,6 +87,63 @@ def _private_environment(tmp_path_factory, monkeypatch):
     return home
 
 
+# -- running the CLI ------------------------------------------------------------------------------------
+
+WIDE_COLUMNS = {"COLUMNS": "250"}  # wide tables: ids and paths are not folded
+
+
+def ace(*args, input=None, env=None, cwd=None, catch_exceptions=False, process=False, timeout=120):
+    """Run `ace ARGS` (arguments str()-ed) with `env` over a wide terminal (`WIDE_COLUMNS`; a None
+    value unsets a variable) and `input` on stdin, in `cwd` when given.
+
+    In-process by default, through click's CliRunner: a `click.testing.Result` (`exit_code`,
+    `output`, `stdout`, `stderr`, `exception`); an exception propagates unless `catch_exceptions`.
+    `process=True` runs a real `python -m ace_engine.cli` (what only a process shows: its umask,
+    environment, imports, exit path): a `subprocess.CompletedProcess` (`returncode`, `stdout`,
+    `stderr`, text)."""
+    argv = [str(a) for a in args]
+    env = {**WIDE_COLUMNS, **(env or {})}
+    if process:
+        full = {**os.environ, **env}
+        return subprocess.run([sys.executable, "-m", "ace_engine.cli", *argv], input=input, capture_output=True,
+                              text=True, cwd=cwd, timeout=timeout,
+                              env={k: v for k, v in full.items() if v is not None})
+    from click.testing import CliRunner
+
+    from ace_engine.cli.app import cli
+
+    old = os.getcwd()
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        return CliRunner().invoke(cli, argv, input=input, env=env, catch_exceptions=catch_exceptions)
+    finally:
+        os.chdir(old)
+
+
+# -- a scripted model -------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def scripted_chat():
+    """Start scripted chat-model servers (`llm_servers.ScriptedChatServer`: OpenAI and Anthropic
+    endpoints, one scripted reply per request): `start(replies, delay=0.0)` returns a started
+    server; all are stopped after the test. (The end-to-end tests drive Claude Code's agent loop
+    with `e2e.model_server.ScriptedModelServer`, their `model_server` fixture.)"""
+    from llm_servers import ScriptedChatServer
+
+    servers = []
+
+    def start(replies, delay=0.0):
+        server = ScriptedChatServer(replies, delay).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
 @pytest.fixture
 def ace_home(tmp_path, monkeypatch):
     """A private ACE_HOME and config dir for one test; the real user's data is never touched."""

@@ -101,16 +101,13 @@ def rows(ace_home, sql, params=()) -> list[dict]:
 
 def wait_for_learning(ace_home, timeout=60.0) -> list[dict]:
     """Wait until no job is queued or running and no worker holds a lock; return the jobs."""
-    from ace_engine import paths
-    from ace_engine.background import ProcessLock
+    from ace_engine.jobs.worker import wait_idle
 
     deadline = time.monotonic() + timeout
     while True:
         jobs = rows(ace_home, "SELECT * FROM jobs ORDER BY id")
         busy = [j for j in jobs if j["status"] in ("queued", "running")]
-        state = paths.state_dir()
-        locks = [os.path.join(state, f) for f in os.listdir(state) if f.startswith("learn-")] if os.path.isdir(state) else []
-        held = any(ProcessLock(p).held_elsewhere() for p in locks)
+        held = not wait_idle(None, timeout=0)
         if not busy and not held:
             return jobs
         if time.monotonic() > deadline:

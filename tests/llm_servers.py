@@ -26,7 +26,7 @@ class ScriptedChatServer:
         self._httpd: ThreadingHTTPServer | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
-    def start(self) -> "ScriptedChatServer":
+    def start(self) -> ScriptedChatServer:
         owner = self
 
         class Handler(_Handler):

@@ -15,9 +15,10 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ace_engine.cli.app import cli
 from ace_engine import bootstrap as bs
 from ace_engine.bootstrap import files as bf
+from ace_engine.bootstrap import readers as br
+from ace_engine.cli.app import cli
 from ace_engine.learning import quality
 from ace_engine.playbook.playbook import Playbook
 from ace_engine.project import identify
@@ -382,12 +383,12 @@ jobs:
     steps:
       - run: make lint  # trailing comment
 """
-    assert bf.yaml_commands(text) == [
+    assert br.yaml_commands(text) == [
         ("build", "npm ci"), ("build", "npm run build -- --prod"), ("build", "pytest -q --maxfail=1"),
         ("build", "ruff check ."), ("build", "cargo test --all"), ("other-job", "make lint"),
     ]
     gitlab = "test:\n  script:\n    - pip install -e .\n    - pytest -q\nlint:\n  script: ruff check .\n"
-    assert bf.yaml_commands(gitlab, ("script",)) == [("test", "pip install -e ."), ("test", "pytest -q"), ("lint", "ruff check .")]
+    assert br.yaml_commands(gitlab, ("script",)) == [("test", "pip install -e ."), ("test", "pytest -q"), ("lint", "ruff check .")]
 
 
 def test_makefile_parsing():
@@ -402,12 +403,12 @@ def test_makefile_parsing():
 @given(st.lists(st.from_regex(r"[a-z][a-z0-9 ._=/-]{0,40}[a-z0-9]", fullmatch=True), min_size=1, max_size=6))
 def test_block_run_steps_round_trip(lines):
     text = "jobs:\n  j:\n    steps:\n      - run: |\n" + "".join(f"          {line}\n" for line in lines)
-    assert bf.yaml_commands(text) == [("j", line.strip()) for line in lines]
+    assert br.yaml_commands(text) == [("j", line.strip()) for line in lines]
 
 
 def test_json_with_comments():
     text = '{"a": "http://x//y", /* c */ "b": [1, 2,], // tail\n "c": "/*not*/"}'
-    assert json.loads(bf.strip_json_comments(text)) == {"a": "http://x//y", "b": [1, 2], "c": "/*not*/"}
+    assert json.loads(br.strip_json_comments(text)) == {"a": "http://x//y", "b": [1, 2], "c": "/*not*/"}
 
 
 def test_ini_configs_task_runners_and_other_ci(tmp_path):

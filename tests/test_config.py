@@ -25,6 +25,58 @@ def test_user_level_keys_are_not_project_keys():
     assert config_mod.PROJECT_KEYS <= set(config_mod.DEFAULTS)
 
 
+def test_project_keys_are_marked_on_the_settings_table():
+    """`project=True` on a row is the trust list; this is the list issue 7 reviewed, key by key."""
+    marked = {s.key for s in config_mod.SETTINGS if s.project}
+    assert marked == config_mod.PROJECT_KEYS
+    assert marked == {key for key in config_mod.DEFAULTS if key.startswith(("capture.", "inject.", "retrieval."))} | {
+        "learning.enabled", "learning.merge_similarity", "learning.prune_confidence",
+        "learning.prune_min_observations", "learning.stale_days", "learning.max_bullets", "learning.max_tokens",
+        "learning.slow_step_seconds", "learning.co_edit_sessions", "learning.code_pattern_sessions"}
+
+
+def test_one_table_is_the_only_source_of_keys_defaults_and_help():
+    keys = [s.key for s in config_mod.SETTINGS]
+    assert len(keys) == len(set(keys)) == len(config_mod.DEFAULTS) == 56
+    for setting in config_mod.SETTINGS:
+        assert config_mod.SETTINGS_BY_KEY[setting.key] is setting
+        assert config_mod.DEFAULTS[setting.key] is setting.default
+        assert setting.type is type(setting.default) and setting.help.strip(), setting.key
+    assert not hasattr(config_mod, "DESCRIPTIONS")
+
+
+def test_values_are_coerced_once_at_load(ace_home, git_project, tmp_path, monkeypatch):
+    """`cfg[key]` is of its setting's type whatever layer set it: callers never coerce again."""
+    user_config = tmp_path / "xdg-config" / "ace-engine" / "config.toml"
+    user_config.parent.mkdir(parents=True, exist_ok=True)
+    user_config.write_text("[llm]\ntimeout_s = 30\n[retention]\nmax_age_days = 7.0\n")
+    monkeypatch.setenv("ACE_INJECT_PROMPT_K", "7")
+    monkeypatch.setenv("ACE_INJECT_ENABLED", "off")
+    monkeypatch.setenv("ACE_CAPTURE_SKIP_TOOLS", "Read, Grep")
+    monkeypatch.setenv("ACE_RETRIEVAL_ABBREVIATIONS", "k8s=kubernetes")
+    cfg = config_mod.load(str(git_project), strict=True)
+    for key in config_mod.DEFAULTS:
+        assert type(cfg[key]) is config_mod.SETTINGS_BY_KEY[key].type, key
+    assert cfg["llm.timeout_s"] == 30.0 and cfg["retention.max_age_days"] == 7 and cfg["inject.prompt_k"] == 7
+    assert cfg["inject.enabled"] is False and cfg["capture.skip_tools"] == ["Read", "Grep"]
+    assert cfg["retrieval.abbreviations"] == {"k8s": "kubernetes"}
+
+
+def test_a_value_of_the_wrong_type_names_the_key_and_the_expected_type(ace_home, git_project, monkeypatch):
+    import pytest
+
+    (git_project / ".ace.toml").write_text("[inject]\nenabled = 3\n")
+    with pytest.raises(config_mod.ConfigError, match=r"`inject.enabled` must be bool like True, got 3"):
+        config_mod.load(str(git_project), strict=True)
+    (git_project / ".ace.toml").write_text("[capture]\nmax_input_chars = true\n")
+    with pytest.raises(config_mod.ConfigError, match=r"`capture.max_input_chars` must be int like 8000, got True"):
+        config_mod.load(str(git_project), strict=True)
+    (git_project / ".ace.toml").write_text("")
+    monkeypatch.setenv("ACE_LLM_MODEL", "ok")  # strings from the environment are strings
+    assert config_mod.load(str(git_project), strict=True)["llm.model"] == "ok"
+    assert config_mod.load(str(git_project))["inject.enabled"] is True  # non-strict (hooks): the default stays
+
+
 def test_environment_and_user_config_stay_trusted(ace_home, git_project, tmp_path, monkeypatch):
     user_config = tmp_path / "xdg-config" / "ace-engine" / "config.toml"
     user_config.parent.mkdir(parents=True)
@@ -69,3 +121,16 @@ def test_a_hook_pays_for_trust_only_when_the_project_file_needs_it(ace_home, git
     assert run() == [False, 2]
     (git_project / ".ace.toml").write_text("[inject]\nprompt_k = 2\n[llm]\nprovider = \"claude-cli\"\n")
     assert run() == [True, 2]
+
+
+def test_the_table_costs_a_hook_no_import():
+    """Hooks load the config on every run: the table is plain `__slots__` objects, and `typing`,
+    `dataclasses` and `__future__` stay unloaded by it (`errors` is the one module it adds)."""
+    src = os.path.dirname(os.path.dirname(config_mod.__file__))
+    probe = (f"import sys; sys.path.insert(0, {src!r}); before = set(sys.modules)\n"
+             "from ace_engine import config\n"
+             "config.load(None)\n"
+             "print(' '.join(sorted(set(sys.modules) - before)))\n")
+    out = subprocess.run([sys.executable, "-I", "-c", probe], capture_output=True, text=True, check=True,
+                         env=dict(os.environ)).stdout.split()
+    assert set(out) <= {"ace_engine", "ace_engine.paths", "ace_engine.errors", "ace_engine.config"}, out

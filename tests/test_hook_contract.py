@@ -245,3 +245,44 @@ def test_ace_disabled_env_turns_hooks_into_no_ops(ace_home, tmp_path):
     code, out, _, _ = run_hook("UserPromptSubmit", data, env={"ACE_DISABLED": "1"})
     assert (code, out) == (0, "")
     assert not (ace_home / "ace.db").exists(), "nothing recorded"
+
+
+def test_hook_input_parses_each_field_once_with_its_type():
+    from ace_engine.hooks.hook_input import HookInput
+
+    inp = HookInput.parse("PostToolUse", {
+        "session_id": "s-1", "cwd": 7, "transcript_path": "", "tool_name": "Bash", "tool_input": ["odd"],
+        "tool_response": {"stdout": "x"}, "is_interrupt": 1, "duration_ms": True, "stop_hook_active": "yes",
+        "agent_id": None, "prompt": {"not": "text"}, "unknown": "ignored"})
+    assert (inp.event, inp.session_id, inp.tool_name) == ("PostToolUse", "s-1", "Bash")
+    assert inp.cwd is None and inp.transcript_path is None and inp.prompt is None and inp.agent_id is None
+    assert inp.tool_input == ["odd"] and inp.tool_response == {"stdout": "x"}, "JSON values kept for capture"
+    assert inp.is_interrupt is True and inp.duration_ms is None and inp.stop_hook_active is False
+    assert HookInput.parse("Stop", {"stop_hook_active": True, "duration_ms": 12.5}).stop_hook_active is True
+    assert HookInput.parse("Stop", {"duration_ms": 12.5}).duration_ms == 12.5
+    assert not hasattr(inp, "__dict__"), "__slots__: no stray attributes"
+
+
+def test_every_entry_point_calls_the_one_run_function():
+    """launch.py, `python -m ace_engine.hooks`, `ace hook` and the plugin's launcher: one function."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    entry_points = ["src/ace_engine/hooks/launch.py", "src/ace_engine/hooks/__main__.py", "src/ace_engine/cli/__init__.py",
+                    "src/ace_engine/cli/app.py", "hooks/ace_hook.py"]
+    for rel in entry_points:
+        with open(os.path.join(root, rel), encoding="utf-8") as fh:
+            text = fh.read()
+        assert "import run" in text and "engine import main" not in text, rel
+
+
+def test_tool_table_is_the_one_source():
+    from ace_engine import tools
+    from ace_engine.hooks.events import MATCHERS
+
+    assert MATCHERS["PreToolUse"] == "|".join(tools.SHIFT_TOOLS) == "Read|Glob|Grep|Edit|Write|MultiEdit|NotebookEdit"
+    assert MATCHERS["PermissionRequest"] == "Bash"
+    assert set(tools.SHIFT_TOOLS) <= set(tools.TOOLS) and tools.FILE_TOOLS <= tools.READ_TOOLS | tools.EDIT_TOOLS
+    assert tools.path_of("NotebookEdit", {"notebook_path": "a.ipynb"}) == "a.ipynb"
+    assert tools.path_of("Glob", {"pattern": "src/**/*.py"}) == "src/**/*.py"
+    assert tools.path_of("Read", "not a dict") is None and tools.path_of("Unknown", {"file_path": "x"}) is None
+    assert tools.command_of("Bash", {"command": "ace status"}) == "ace status"
+    assert tools.command_of("Read", {"command": "ace status"}) is None and tools.command_of("Bash", {"command": ""}) is None

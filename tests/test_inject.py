@@ -133,3 +133,23 @@ def test_explicit_feedback_applies_even_with_injection_off(seeded, git_project):
     with SQLiteStore() as store:
         bullet = store.get_bullet(seeded["docker"])
     assert bullet["harmful_explicit"] == 1 and bullet["confidence"] < 0.5
+
+
+def test_the_policy_runs_without_a_hook(seeded, git_project):
+    """The injection steps take an explicit context, so the CLI and tests call them directly."""
+    from ace_engine import config
+    from ace_engine.hooks import inject
+
+    project = identify(str(git_project))
+    with SQLiteStore() as store:
+        ctx = inject.Context(store, config.load(project.root), project, "sess-cli", 1000.0)
+        text = inject.safely(ctx, "prompt injection", inject.prompt, "why does the JWT refresh fail after a 401?")
+        assert seeded["auth-jwt"] in text and text.startswith("<ace-patterns")
+        assert inject.prompt(ctx, "why does the JWT refresh fail after a 401?") is None, "shown once per session"
+        shift = inject.domain_shift(ctx, "Read", {"file_path": str(git_project / "docker" / "Dockerfile")})
+        assert shift is None or "ace-patterns-domain-shift" in shift
+        assert inject.domain_shift(ctx, "Bash", {"command": "cat Dockerfile"}) is None, "not a file tool"
+        assert inject.pin_for_compaction(ctx) >= 1
+        assert inject.safely(None, "no store", inject.prompt, "anything at all here") is None
+        shown = {row["bullet_id"] for row in store.injected("sess-cli")}
+        assert seeded["auth-jwt"] in shown

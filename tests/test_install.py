@@ -10,13 +10,13 @@ import pytest
 
 from ace_engine.hooks.events import EVENTS, MATCHERS
 from ace_engine.integrations import claude_settings
+from conftest import ace as run_ace
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def ace(*args, cwd=None, env=None):
-    return subprocess.run([sys.executable, "-m", "ace_engine.cli", *args], capture_output=True, text=True,
-                          cwd=cwd, env={**os.environ, **(env or {})})
+    return run_ace(*args, cwd=cwd, env=env, process=True)
 
 
 EXISTING = {

@@ -2,10 +2,8 @@
 processes against a real store."""
 
 import json
-import os
-import subprocess
-import sys
 
+from conftest import ace as run_ace
 from learnutil import Session, bullets, fix_session, rows
 
 PAYLOAD = {
@@ -27,8 +25,7 @@ PAYLOAD = {
 
 
 def ace(*args, cwd=None, stdin=None):
-    proc = subprocess.run([sys.executable, "-m", "ace_engine.cli", *args], capture_output=True, text=True, cwd=cwd,
-                          input=stdin, env={**os.environ, "COLUMNS": "250"}, timeout=120)
+    proc = run_ace(*args, cwd=cwd, input=stdin, process=True)
     return proc.returncode, proc.stdout, proc.stderr
 
 
@@ -141,9 +138,8 @@ def test_review_lists_quarantined_lessons_and_approves_or_rejects_them(ace_home,
 
 
 def test_learn_session_queues_leftovers_and_jobs_retry_requeues_a_failed_job(ace_home, git_project, monkeypatch):
-    from learnutil import wait_for_learning
-
     from ace_engine.store.sqlite import SQLiteStore
+    from learnutil import wait_for_learning
 
     monkeypatch.setattr("ace_engine.jobs.queue.start_worker", lambda key: None)
     s = Session(git_project)

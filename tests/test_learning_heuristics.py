@@ -6,8 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ace_engine.learning import commands, quality
-from ace_engine.playbook import safety
 from ace_engine.learning.heuristics import HeuristicReflector
+from ace_engine.playbook import safety
 
 ROOT = "/home/dev/shop"
 

@@ -9,15 +9,14 @@ import threading
 import time
 
 import pytest
-from learnutil import Session, bullets, fix_session, rows, wait_for_learning
 
 from ace_engine import config
-from ace_engine.hooks.engine import Hook
 from ace_engine.jobs import worker
+from ace_engine.jobs.queue import enqueue_leftovers, enqueue_turn, lock_path, start_worker
 from ace_engine.learning import pipeline
-from ace_engine.jobs.queue import enqueue_from_hook, lock_path, start_worker
 from ace_engine.project import identify
 from ace_engine.store.sqlite import SQLiteStore
+from learnutil import Session, bullets, fix_session, rows, wait_for_learning
 
 
 def _no_worker(monkeypatch):
@@ -82,12 +81,9 @@ def test_session_end_queues_leftovers_of_an_interrupted_turn(ace_home, git_proje
     assert main["trigger"] == "SessionEnd" and main["tool_events"] == 1 and main["messages"] == 1
     assert agent["agent_id"] == "agent-9" and agent["tool_events"] == 1
     assert main["tool_from"] == jobs[0]["tool_to"], "leftovers start where the last job ended"
-    hook = Hook("SessionEnd", {"session_id": s.session_id, "cwd": s.cwd, "hook_event_name": "SessionEnd"},
-                time.perf_counter())
-    try:
-        assert enqueue_from_hook(hook) == [], "nothing left the second time"
-    finally:
-        hook.close()
+    with SQLiteStore() as store:
+        assert enqueue_leftovers(store, s.session_id, "SessionEnd", time.time(), 3) == [], "nothing left the second time"
+        assert enqueue_turn(store, s.session_id, None, None, "Stop", time.time(), 3) == [], "nor for a late Stop"
 
 
 def test_interrupted_turn_is_learned_on_its_own_not_mixed_with_the_next(ace_home, git_project, monkeypatch):
@@ -162,6 +158,25 @@ def _fake_git(tmp_path, monkeypatch) -> str:
     real = os.environ["PATH"]
     monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{real}")
     return real
+
+
+def test_waiting_for_the_worker_is_taking_its_lock(ace_home):
+    """`worker.wait_for_lock` / `wait_idle`: the one way the CLI, the demo and the tests wait."""
+    from ace_engine.background import ProcessLock
+
+    held = ProcessLock(lock_path("git:example.com/waiting"))
+    assert held.acquire()  # a worker of this project runs (flock: a second descriptor is refused)
+    try:
+        assert worker.wait_for_lock("git:example.com/waiting", 0.1) is None
+        assert not worker.wait_idle("git:example.com/waiting", 0.1)
+        assert not worker.wait_idle(None, 0.1)  # any project's worker counts
+        assert worker.wait_idle("git:example.com/other", 0.1)
+    finally:
+        held.release()
+    lock = worker.wait_for_lock("git:example.com/waiting", 1.0)
+    assert lock is not None and lock.fd is not None
+    lock.release()
+    assert worker.wait_idle(None, 0)
 
 
 def test_a_worker_killed_mid_job_leaves_it_to_be_retried_and_learned_once(ace_home, git_project, tmp_path, monkeypatch):

@@ -7,11 +7,11 @@ import time
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from learnutil import Session, fix_session
 
 from ace_engine.learning import git_context, trajectory
 from ace_engine.learning.gates import skip_reason
 from ace_engine.store.sqlite import SQLiteStore
+from learnutil import Session, fix_session
 
 
 def _steps(git_project):

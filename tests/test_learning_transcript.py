@@ -2,22 +2,18 @@
 with a subagent file beside it): parsing, sanitizing, learning once, through the real CLI."""
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-from learnutil import Session, bullets, rows
-
 from ace_engine.learning import transcript
+from conftest import ace as run_ace
+from learnutil import Session, bullets, rows
 
 FIXTURE = Path(__file__).parent / "fixtures" / "transcripts" / "5b2f6c1e-3d4a-4b8e-9f10-2a3b4c5d6e7f.jsonl"
 SESSION = "5b2f6c1e-3d4a-4b8e-9f10-2a3b4c5d6e7f"
 
 
 def ace(*args, cwd=None):
-    proc = subprocess.run([sys.executable, "-m", "ace_engine.cli", *args], capture_output=True, text=True, cwd=cwd,
-                          env={**os.environ, "COLUMNS": "250"}, timeout=120)
+    proc = run_ace(*args, cwd=cwd, process=True)
     return proc.returncode, proc.stdout, proc.stderr
 
 

@@ -18,7 +18,6 @@ from ace_engine import config as config_mod
 from ace_engine import llm
 from ace_engine.llm.budget import UsageLedger, usage_summary
 from e2e.model_server import ScriptedModelServer
-from llm_servers import ScriptedChatServer
 
 SCHEMA = {"type": "object", "required": ["answer"], "properties": {"answer": {"type": "string"}}}
 
@@ -37,17 +36,8 @@ def ledger(ace_home):
 
 
 @pytest.fixture
-def chat():
-    servers = []
-
-    def start(replies, delay=0.0):
-        server = ScriptedChatServer(replies, delay).start()
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.stop()
+def chat(scripted_chat):
+    return scripted_chat
 
 
 def openai_provider(server, ledger, **over):

@@ -17,11 +17,11 @@ from ace_engine import log
 from ace_engine.learning import llm_reflector, pipeline
 from ace_engine.learning import trajectory as traj_mod
 from ace_engine.learning.heuristics import HeuristicReflector
-from ace_engine.learning.reflector import ReflectorError, get_reflector
+from ace_engine.learning.reflector import ReflectorError
+from ace_engine.learning.reflector_choice import get_reflector
 from ace_engine.playbook.playbook import Playbook
 from ace_engine.project import identify
 from ace_engine.store.sqlite import SQLiteStore
-from llm_servers import ScriptedChatServer
 
 FAKE_KEY = "sk-ant-api03-" + "Q" * 40  # built here so no complete fake key sits in the repository
 ROOT = "/home/dev/widget"
@@ -76,17 +76,8 @@ REFLECTION = {
 
 
 @pytest.fixture
-def endpoint():
-    servers = []
-
-    def start(replies, delay=0.0):
-        server = ScriptedChatServer(replies, delay).start()
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.stop()
+def endpoint(scripted_chat):
+    return scripted_chat
 
 
 def llm_cfg(server, **extra) -> dict:

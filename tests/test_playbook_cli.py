@@ -3,26 +3,17 @@ real `python -m ace_engine.cli` processes (what scripts and the ACE plugin's hoo
 
 import json
 import os
-import subprocess
-import sys
 import time
 
 import pytest
-from click.testing import CliRunner
 
 from ace_engine.config import DEFAULTS
-from ace_engine.cli.app import cli
 from ace_engine.playbook.playbook import Playbook
 from ace_engine.project import identify
 from ace_engine.store.sqlite import SQLiteStore
+from conftest import ace
 
 ITEM_KEYS = {"id", "section", "content", "confidence", "helpful", "harmful", "domain", "evidence"}
-
-
-def ace(*args, input=None, env=None):
-    env = {"COLUMNS": "250", **(env or {})}  # wide tables: ids are not folded
-    result = CliRunner().invoke(cli, [str(a) for a in args], input=input, env=env, catch_exceptions=False)
-    return result
 
 
 def ace_json(*args, input=None):
@@ -32,8 +23,7 @@ def ace_json(*args, input=None):
 
 
 def ace_process(*args, input=None, cwd=None):
-    return subprocess.run([sys.executable, "-m", "ace_engine.cli", *map(str, args)], input=input,
-                          capture_output=True, text=True, cwd=cwd, env=dict(os.environ), timeout=60)
+    return ace(*args, input=input, cwd=cwd, process=True, timeout=60)
 
 
 @pytest.fixture

@@ -98,7 +98,7 @@ def test_never_over_budget_or_the_character_cap(hits, budget, tag):
     assert positions == sorted(positions)  # order kept, a subsequence of the hits
     body = text.split("\n")[2:-1]
     assert len(body) == len(shown)
-    for line, b in zip(body, shown):
+    for line, b in zip(body, shown, strict=True):
         assert line.startswith(f"- [{b['id']} ✓{b['helpful']} ✗{b['harmful']} conf ")
 
 

@@ -43,17 +43,42 @@ def test_newer_schema_is_refused(ace_home):
         SQLiteStore()
 
 
-def test_migrations_apply_in_order_from_any_version(ace_home, monkeypatch):
-    extra = "CREATE TABLE later_feature (id INTEGER PRIMARY KEY)"
+def test_migrations_apply_in_order_from_any_version(ace_home):
+    later = [*schema.MIGRATIONS, ("later_feature", "CREATE TABLE later_feature (id INTEGER PRIMARY KEY)")]
     SQLiteStore().close()
-    monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS + [extra])
-    import ace_engine.store.sqlite as sqlite_mod
-
-    monkeypatch.setattr(sqlite_mod, "MIGRATIONS", schema.MIGRATIONS)
-    monkeypatch.setattr(sqlite_mod, "LATEST", len(schema.MIGRATIONS))
-    with SQLiteStore() as store:
-        assert store.schema_version() == len(schema.MIGRATIONS)
+    with SQLiteStore(migrations=later) as store:  # a released store meets a newer ace-engine
+        assert store.schema_version() == len(later) == schema.LATEST + 1
         store.conn.execute("SELECT * FROM later_feature")
+    with pytest.raises(StoreError, match="upgrade ace-engine"):  # and the older one refuses it
+        SQLiteStore()
+
+
+def test_a_new_store_migrates_through_every_named_migration(ace_home):
+    """The numbering stores in the wild rely on: migration N is the N-th (name, SQL) pair."""
+    assert [name for name, _ in schema.MIGRATIONS] == ["capture", "playbook", "learning", "code_patterns", "meta"]
+    assert schema.LATEST == 5
+    with SQLiteStore(migrations=schema.MIGRATIONS[:2]) as store:  # a store an early ace-engine wrote
+        assert store.schema_version() == 2
+        assert store.conn.execute("SELECT COUNT(*) FROM sqlite_master WHERE name='jobs'").fetchone()[0] == 0
+    with SQLiteStore() as store:  # upgraded in place, rows kept
+        assert store.schema_version() == schema.LATEST
+        store.conn.execute("SELECT * FROM jobs, meta")
+
+
+def test_every_write_goes_through_one_transaction(ace_home):
+    """A record is all or nothing; a failing write inside `transaction()` leaves no trace."""
+    with SQLiteStore() as store:
+        with pytest.raises(StoreError):
+            store.apply_many([record(1), {"at": time.time(), "event": "Stop", "session_id": "s-1",
+                                          "message": {"role": None, "text": "a NOT NULL column left empty"}}])
+        assert store.counts()["tool_events"] == 0 and store.counts()["projects"] == 0
+        with store.transaction() as tx:
+            store.apply(record(2))  # joins the outer transaction
+            tx.discard()
+        assert not store.conn.in_transaction and store.counts()["tool_events"] == 0
+        store.apply(record(3))
+        assert store.counts("path:/p")["tool_events"] == 1 and store.counts("path:/nowhere")["tool_events"] == 0
+        assert store.ensure_project("path:/p", "/p", None, "p", time.time()) == store.project_id("path:/p")
 
 
 def _hammer(home: str, worker: int, count: int, queue) -> None:

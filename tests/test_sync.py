@@ -6,15 +6,14 @@ import os
 import stat
 
 import pytest
-from click.testing import CliRunner
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from ace_engine.cli.app import cli
 from ace_engine.integrations import agent_files as af
 from ace_engine.playbook.playbook import Playbook
 from ace_engine.project import identify
 from ace_engine.store.sqlite import SQLiteStore
+from conftest import ace
 
 BULLETS = [
     {"id": "ctx-0000000001aaaaaaaaaa", "section": "troubleshooting_and_pitfalls", "content": "JWT expires after 15 min",
@@ -25,10 +24,6 @@ BULLETS = [
      "created_at": 1.0},
 ]
 OTHER = [{"id": "ctx-0000000009dddddddddd", "section": "apis_to_use", "content": "Use httpx", "created_at": 4.0}]
-
-
-def ace(*args):
-    return CliRunner().invoke(cli, [str(a) for a in args], env={"COLUMNS": "250"}, catch_exceptions=False)
 
 
 # -- the pure text functions --------------------------------------------------------------------------

@@ -5,23 +5,18 @@ import json
 import time
 
 import pytest
-from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ace_engine.cli.app import cli
 from ace_engine.playbook import transfer
 from ace_engine.playbook.playbook import Playbook, content_key
 from ace_engine.project import identify
 from ace_engine.store.sqlite import SQLiteStore
+from conftest import ace
 
 BULLET_KEYS = {"id", "scope", "project", "section", "content", "domains", "helpful", "harmful", "helpful_explicit",
                "harmful_explicit", "confidence", "status", "provenance", "created_at", "updated_at", "last_used_at",
                "retrieval_count"}
-
-
-def ace(*args, input=None):
-    return CliRunner().invoke(cli, [str(a) for a in args], input=input, env={"COLUMNS": "250"}, catch_exceptions=False)
 
 
 def ace_json(*args):

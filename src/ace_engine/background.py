@@ -22,7 +22,7 @@ import sys
 try:  # POSIX; elsewhere ProcessLock falls back to an exclusive lock file
     import fcntl
 except ImportError:  # pragma: no cover - Windows
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]  # no flock there: ProcessLock checks for None
 
 
 def package_parent() -> str:
@@ -79,9 +79,9 @@ def spawn_python(code: str, *, keep_fds: tuple[int, ...] = (), env: dict | None 
     try:
         if hasattr(os, "posix_spawn"):
             devnull = os.devnull
-            actions = [(os.POSIX_SPAWN_OPEN, 0, devnull, os.O_RDONLY, 0),
-                       (os.POSIX_SPAWN_OPEN, 1, devnull, os.O_WRONLY, 0),
-                       (os.POSIX_SPAWN_OPEN, 2, devnull, os.O_WRONLY, 0)]
+            actions: list[tuple[object, ...]] = [(os.POSIX_SPAWN_OPEN, 0, devnull, os.O_RDONLY, 0),
+                                                 (os.POSIX_SPAWN_OPEN, 1, devnull, os.O_WRONLY, 0),
+                                                 (os.POSIX_SPAWN_OPEN, 2, devnull, os.O_WRONLY, 0)]
             actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in _stray_fds(keep_fds)]
             try:
                 return os.posix_spawn(sys.executable, argv, environ, file_actions=actions, setsid=True)
@@ -114,10 +114,11 @@ def spawn_holding(lock: "ProcessLock", code: str) -> int | None:
     dies with it, and "is one running?" and "start one" are a single atomic step — two hooks
     racing start one child between them. None when another process holds the lock; OSError when
     the spawn fails (the lock is released)."""
-    if not lock.acquire():
+    if not lock.acquire() or lock.fd is None:  # (acquired means a descriptor: the None is for mypy)
         return None
+    fd = lock.fd
     try:
-        pid = spawn_python(f"LOCK_FD = {lock.fd}\n{code}", keep_fds=(lock.fd,))
+        pid = spawn_python(f"LOCK_FD = {fd}\n{code}", keep_fds=(fd,))
     except OSError:
         lock.release()
         raise

@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import sys
 import time
+from typing import Any
 
 from . import config, log, paths
 from .hooks import health
@@ -47,7 +48,7 @@ def hook_installs(project_root: str) -> list[dict]:
 def status(project_dir: str) -> dict:
     project = identify(project_dir)
     installs = hook_installs(project.root)
-    report = {
+    report: dict[str, Any] = {
         "project": {"root": project.root, "remote": project.remote, "name": project.name, "key": project.key},
         "enabled": bool(installs) or plugin_enabled(),
         "installs": [{k: v for k, v in i.items() if k != "commands"} for i in installs],

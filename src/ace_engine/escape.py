@@ -40,17 +40,17 @@ _SOURCES = {
     # Lone surrogates (undecodable bytes under `surrogateescape`): no terminal can encode them.
     "surrogate": "[\ud800-\udfff]",
 }
-_compiled: dict[str, re.Pattern] = {}
+_compiled: dict[str, re.Pattern[str]] = {}
 
 
-def _rx(name: str) -> re.Pattern:
+def _rx(name: str) -> re.Pattern[str]:
     rx = _compiled.get(name)
     if rx is None:
         rx = _compiled[name] = re.compile(_SOURCES[name])
     return rx
 
 
-def _visible(match: re.Match) -> str:
+def _visible(match: re.Match[str]) -> str:
     ch = match.group(0)
     code = ord(ch)
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
@@ -75,16 +75,16 @@ def terminal(text: object, *, markup: bool = True) -> str:
     for a value placed inside markup the code wrote: every tag is escaped the way
     `rich.markup.escape` does it, and a trailing backslash can't escape the code's next tag.
     `markup=False` gives the cleaned text itself, for a rich `Text` (cli/output.py builds those)."""
-    text = _rx("surrogate").sub(_visible, strip_controls("" if text is None else str(text)))
+    clean = _rx("surrogate").sub(_visible, strip_controls("" if text is None else str(text)))
     if not markup:
-        return text
-    if "[" in text:
-        text = _rx("rich_tag").sub(lambda m: f"{m.group(1)}{m.group(1)}\\{m.group(2)}", text)
+        return clean
+    if "[" in clean:
+        clean = _rx("rich_tag").sub(lambda m: f"{m.group(1)}{m.group(1)}\\{m.group(2)}", clean)
     # A trailing run of n backslashes would pair with the caller's next `[tag]`; rich halves a run
     # before a tag and escapes the tag when the run is odd, so 2n prints n and escapes nothing.
     # (`rich.markup.escape` only fixes a single one: `\\\\\\` would still escape the tag.)
-    trailing = len(text) - len(text.rstrip("\\"))
-    return text + "\\" * trailing
+    trailing = len(clean) - len(clean.rstrip("\\"))
+    return clean + "\\" * trailing
 
 
 def injected(text: object) -> str:

@@ -19,9 +19,11 @@ import os
 import stat
 import sys
 
+from .errors import AceError
+
 PROJECT_CONFIG_NAME = ".ace.toml"
 
-class UnsafeDirError(PermissionError):
+class UnsafeDirError(AceError, PermissionError):
     """A directory ace-engine would keep data in is not private to the current user."""
 
 

@@ -22,6 +22,7 @@ import stat
 import time
 
 from . import paths
+from .files import atomic_write
 
 FILE_NAME = "trust.json"
 
@@ -64,15 +65,7 @@ def _read() -> dict[str, dict]:
 def _write(files: dict[str, dict]) -> None:
     home = paths.ensure_private_dir(paths.ace_home())
     target = os.path.join(home, FILE_NAME)
-    tmp = f"{target}.{os.getpid()}.tmp"
-    fd = paths.open_nofollow(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump({"version": 1, "files": files}, fh, indent=1, sort_keys=True)
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    atomic_write(target, json.dumps({"version": 1, "files": files}, indent=1, sort_keys=True), mode=0o600)
 
 
 def is_trusted(path: str, data: bytes) -> bool:

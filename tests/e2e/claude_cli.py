@@ -34,10 +34,11 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
 from .model_server import describe_request
 
@@ -262,7 +263,7 @@ class ClaudeResult:
             f"model server requests:\n{requests or '<none>'}"
         )
 
-    def check(self) -> "ClaudeResult":
+    def check(self) -> ClaudeResult:
         """Assert the run completed normally; return self for chaining."""
         assert self.returncode == 0 and self.json is not None and not self.is_error, self.describe()
         return self

@@ -263,7 +263,7 @@ class ScriptedModelServer:
         self._thread: threading.Thread | None = None
 
     # -- lifecycle ------------------------------------------------------------------------
-    def start(self) -> "ScriptedModelServer":
+    def start(self) -> ScriptedModelServer:
         server = self
 
         class Handler(_Handler):
@@ -281,7 +281,7 @@ class ScriptedModelServer:
             self._httpd.server_close()
             self._httpd = None
 
-    def __enter__(self) -> "ScriptedModelServer":
+    def __enter__(self) -> ScriptedModelServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -68,7 +68,7 @@ def ace_json(env: dict[str, str], home: Path, *args: str) -> dict:
     try:
         return json.loads(proc.stdout)
     except ValueError:
-        raise AssertionError(f"`ace {' '.join(args)} --json` did not print JSON:\n{proc.stdout}")
+        raise AssertionError(f"`ace {' '.join(args)} --json` did not print JSON:\n{proc.stdout}") from None
 
 
 def wait_for_events(env, home, session_id, predicate, timeout=10.0) -> dict:

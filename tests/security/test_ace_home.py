@@ -9,16 +9,15 @@ planted inside it. Real hook processes, the real CLI, real files; each test fail
 
 import os
 import subprocess
-import sys
 
 import pytest
 
+from conftest import ace as run_ace
 from hookutil import check_answer, payload, run_hook
 
 
 def ace(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ace_engine.cli", *args], capture_output=True, text=True,
-                          timeout=60, env={**os.environ, **(env or {})})
+    return run_ace(*args, env=env, process=True, timeout=60)
 
 
 def _tool(cwd: str, n: int) -> dict:

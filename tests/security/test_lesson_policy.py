@@ -17,13 +17,12 @@ import re
 import sqlite3
 
 import pytest
-from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ace_engine.cli.app import cli
 from ace_engine.project import identify
 from ace_engine.store.sqlite import SQLiteStore
+from conftest import ace
 from hookutil import check_answer, payload, run_hook
 
 FIXTURES = os.path.join(os.path.dirname(__file__), os.pardir, "fixtures", "injection")
@@ -37,12 +36,6 @@ def _lines(name: str) -> list[str]:
 PAYLOADS = _lines("payloads.txt")
 BENIGN = _lines("benign.txt")
 ID = re.compile(r"ctx-[0-9a-z]+")
-
-
-def ace(*args, input=None):
-    result = CliRunner().invoke(cli, [str(a) for a in args], input=input, env={"COLUMNS": "250"},
-                                catch_exceptions=False)
-    return result
 
 
 def ace_json(*args, input=None):

@@ -14,9 +14,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-from click.testing import CliRunner
-
-from ace_engine.cli.app import cli
+from conftest import ace as run_ace
 from hookutil import payload, run_hook
 
 A = "a1B2c3D4e5F6g7H8j9K0"
@@ -91,13 +89,7 @@ TEXTS = {kind: tmpl.format(s=s) for kind, tmpl, s in CASES}
 
 
 def ace(*args, input=None, cwd=None):
-    old = os.getcwd()
-    if cwd:
-        os.chdir(cwd)
-    try:
-        return CliRunner().invoke(cli, [str(a) for a in args], input=input, env={"COLUMNS": "250"})
-    finally:
-        os.chdir(old)
+    return run_ace(*args, input=input, cwd=cwd, catch_exceptions=True)
 
 
 def written_bytes(ace_home: Path, *extra: Path) -> bytes:
@@ -194,7 +186,7 @@ def test_spooled_records_are_redacted(ace_home, git_project):
     lock = sqlite3.connect(ace_home / "ace.db", timeout=0, isolation_level=None)
     lock.execute("BEGIN EXCLUSIVE")
     try:
-        for i, (kind, text) in enumerate(TEXTS.items()):
+        for i, (_kind, text) in enumerate(TEXTS.items()):
             if i % 6:
                 continue  # a sample: each spooled hook waits out the busy timeout
             _hook("PostToolUse", payload("PostToolUse", cwd, session_id=f"s-{SECRETS['vault-hvs']}",

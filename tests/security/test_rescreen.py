@@ -18,12 +18,11 @@ import subprocess
 import time
 
 import pytest
-from click.testing import CliRunner
 
 from ace_engine import paths
-from ace_engine.cli.app import cli
 from ace_engine.project import identify
 from ace_engine.store import schema
+from conftest import ace
 from hookutil import check_answer, payload, run_hook
 
 OLD_SCHEMA = 4  # commit 2f8a758: migrations 1-4, no `meta` table, no policy version
@@ -49,7 +48,7 @@ def old_store(project: str, lessons: list[tuple[str, str, bool]]) -> dict[str, s
     con = sqlite3.connect(db, isolation_level=None)
     try:
         con.execute("PRAGMA journal_mode=WAL")
-        for script in schema.MIGRATIONS[:OLD_SCHEMA]:  # released migrations never change
+        for _name, script in schema.MIGRATIONS[:OLD_SCHEMA]:  # released migrations never change
             con.executescript(script)
         con.execute(f"PRAGMA user_version={OLD_SCHEMA}")
         now = time.time() - 3600
@@ -106,10 +105,6 @@ def context(event: str, project: str, **fields) -> str:
     answer = check_answer(event, out)
     specific = (answer or {}).get("hookSpecificOutput") or {}
     return specific.get("additionalContext", "")
-
-
-def ace(*args):
-    return CliRunner().invoke(cli, [str(a) for a in args], env={"COLUMNS": "250"}, catch_exceptions=False)
 
 
 def assert_rescreened(ids: dict[str, str]) -> None:

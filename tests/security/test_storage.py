@@ -12,17 +12,16 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
 import time
 
 import pytest
 
+from conftest import ace as run_ace
 from hookutil import check_answer, payload, run_hook
 
 
 def ace(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ace_engine.cli", *args], capture_output=True, text=True,
-                          timeout=120, env={**os.environ, **(env or {})})
+    return run_ace(*args, env=env, process=True, timeout=120)
 
 
 @pytest.fixture

@@ -12,16 +12,11 @@ import sqlite3
 import stat
 
 import pytest
-from click.testing import CliRunner
 
-from ace_engine.cli.app import cli
 from ace_engine.store.sqlite import SQLiteStore
+from conftest import ace
 
 START = "<!-- ACE_SECTION_START -->"
-
-
-def ace(*args):
-    return CliRunner().invoke(cli, [str(a) for a in args], env={"COLUMNS": "250"}, catch_exceptions=False)
 
 
 def add(project, content: str) -> dict:
@@ -49,7 +44,7 @@ def outside(tmp_path):
 
 def snapshot(root) -> dict:
     out = {}
-    for base, dirs, files in os.walk(root):
+    for base, _dirs, files in os.walk(root):
         for name in files:
             path = os.path.join(base, name)
             with open(path, "rb") as fh:

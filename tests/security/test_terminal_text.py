@@ -22,14 +22,13 @@ import traceback
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ace_engine.cli as cli_package
-from ace_engine.cli.app import cli
 from ace_engine.project import identify
 from ace_engine.store.sqlite import SQLiteStore
+from conftest import ace as run_ace
 from hookutil import payload, run_hook
 
 # What a terminal acts on or hides: C0 controls but tab/newline, DEL, C1 (0x9b is CSI), bidi
@@ -43,7 +42,7 @@ ERROR_LINE = "ERROR tests/test_app.py - see [/tmp/log] for details"
 
 def ace(*args, input=None):
     """Run `ace ARGS` in-process; any exception is kept in the result, never raised."""
-    return CliRunner().invoke(cli, [str(a) for a in args], input=input, env=WIDE)
+    return run_ace(*args, input=input, env=WIDE, catch_exceptions=True)
 
 
 def assert_shown(result, *needles: str) -> str:

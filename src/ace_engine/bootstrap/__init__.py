@@ -14,17 +14,33 @@ commits) updates its bullet in place; a bullet the user archived stays archived.
 Modes: `local-files` (build files, CI, configuration), `docs` (README, CONTRIBUTING, docs/),
 `git-history` (git log), `hybrid` (all). Thoroughness `light` / `medium` / `deep` sets how far
 each source is read and how many bullets are kept.
+
+Layout: `readers.py` reads files without trusting them, `findings.py` holds the shapes and their
+builders, `files.py` and `conventions.py` scan, this module merges, ranks and seeds.
+Cost: file reads and one `git log` (bounded by the level's commit count); run only by the CLI.
 """
+
+from __future__ import annotations
 
 import os
 import re
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from ..playbook.playbook import content_key
+from ..errors import AceError
 from ..learning import commands as cmd_mod
 from ..learning import git_context
-from . import conventions
-from . import files
+from ..playbook.playbook import content_key
+from . import conventions, files, findings
+from .findings import Candidate, CommandFinding, Finding, NoteFinding
+from .readers import Problem
+
+if TYPE_CHECKING:
+    from .._types import Bullet
+    from ..playbook.playbook import Playbook
+
+OnStep = Callable[[str, int, int], object]  # (label, index, total), before each step: progress bars
 
 MODES = ("local-files", "git-history", "docs", "hybrid")
 LEVELS = {
@@ -36,13 +52,13 @@ LEVELS = {
 SOURCE = "bootstrap"
 
 # How a command of each kind is introduced in its bullet, and its order in the playbook.
-VERBS = {"test": "Run the tests with", "lint": "Lint with", "typecheck": "Type-check with", "format": "Format code with",
-         "build": "Build with", "install": "Install dependencies with", "run": "Start the app locally with",
-         "other": "Project task:"}
+VERBS = {"test": "Run the tests with", "lint": "Lint with", "typecheck": "Type-check with",
+         "format": "Format code with", "build": "Build with", "install": "Install dependencies with",
+         "run": "Start the app locally with", "other": "Project task:"}
 KIND_ORDER = ("test", "lint", "typecheck", "format", "build", "install", "run", "other")
 
 
-class BootstrapError(ValueError):
+class BootstrapError(AceError, ValueError):
     """Bad mode / thoroughness / directory; the message names the fix."""
 
 
@@ -66,7 +82,8 @@ def plan(mode: str = "hybrid", thoroughness: str = "medium") -> list[tuple[str, 
     return steps
 
 
-def collect(root: str, mode: str = "hybrid", thoroughness: str = "medium", on_step=None) -> dict:
+def collect(root: str, mode: str = "hybrid", thoroughness: str = "medium",
+            on_step: OnStep | None = None) -> dict[str, Any]:
     """Candidate bullets for the repository at `root`.
 
     Returns `{"candidates": [{content, section, files, evidence, key, kind}], "problems": [{file,
@@ -77,7 +94,7 @@ def collect(root: str, mode: str = "hybrid", thoroughness: str = "medium", on_st
     steps = plan(mode, thoroughness)
     level = LEVELS[thoroughness]
     deep, medium = thoroughness == "deep", thoroughness in ("medium", "deep")
-    scanners = {
+    scanners: dict[str, Callable[[list[Problem]], list[Finding]]] = {
         "managers": lambda p: files.scan_package_managers(root, p),
         "pyproject": lambda p: files.scan_pyproject(root, p, deep),
         "package-json": lambda p: files.scan_package_json(root, p, deep),
@@ -88,28 +105,30 @@ def collect(root: str, mode: str = "hybrid", thoroughness: str = "medium", on_st
         "docs": lambda p: files.scan_docs(root, p, deep, medium),
         "git": lambda p: scan_git_history(root, p, level),
     }
-    findings: list[dict] = []
-    problems: list[dict] = []
+    found_all: list[Finding] = []
+    problems: list[Problem] = []
     report = []
     for index, (step, label) in enumerate(steps):
         if on_step:
             on_step(label, index, len(steps))
         started = time.perf_counter()
         found = scanners[step](problems)
-        findings.extend(found)
+        found_all.extend(found)
         report.append({"step": step, "findings": len(found), "seconds": round(time.perf_counter() - started, 4)})
     if on_step:
         on_step("done", len(steps), len(steps))
-    candidates = merge_commands([f for f in findings if f["type"] == "command"])
-    candidates += _notes([f for f in findings if f["type"] == "note"])
+    candidates = merge_commands([f for f in found_all if f["type"] == "command"])
+    candidates += _notes([f for f in found_all if f["type"] == "note"])
     return {"candidates": candidates[: level["max_bullets"]], "problems": problems, "steps": report,
             "dropped": max(0, len(candidates) - level["max_bullets"])}
 
 
-def _notes(notes: list[dict]) -> list[dict]:
+def _notes(notes: list[NoteFinding]) -> list[Candidate]:
     """Notes as candidates, the first of each key winning (a tool configured in two files)."""
-    seen, out = set(), []
-    order = {"strategies_and_hard_rules": 0, "apis_to_use": 1, "useful_code_snippets": 2, "troubleshooting_and_pitfalls": 3}
+    seen: set[str] = set()
+    out: list[Candidate] = []
+    order = {"strategies_and_hard_rules": 0, "apis_to_use": 1, "useful_code_snippets": 2,
+             "troubleshooting_and_pitfalls": 3}
     for n in sorted(notes, key=lambda n: order.get(n["section"], 9)):
         if n["key"] in seen:
             continue
@@ -123,17 +142,18 @@ def _command_key(text: str | None) -> str:
     return cmd_mod.key(text).lower() if text else ""
 
 
-def merge_commands(found: list[dict]) -> list[dict]:
+def merge_commands(found: list[CommandFinding]) -> list[Candidate]:
     """One candidate per command: the same command from several files (a Makefile target, the CI
     job that runs it, the README that mentions it) becomes one bullet naming all of them."""
-    groups: list[dict] = []
-    by_key: dict[str, dict] = {}
+    groups: list[dict[str, Any]] = []
+    by_key: dict[str, dict[str, Any]] = {}
     for item in sorted(found, key=lambda f: f["rank"]):
         keys = {_command_key(item["run"])}
-        if item.get("does"):  # a wrapper (`make lint`) also answers for each check it runs
-            keys.update(_command_key(part) for part in cmd_mod.parts(item["does"]) if cmd_mod.kind(part) in cmd_mod.CHECK_KINDS)
-            if " && " not in item["does"]:
-                keys.add(_command_key(item["does"]))
+        does = item.get("does")
+        if does:  # a wrapper (`make lint`) also answers for each check it runs
+            keys.update(_command_key(part) for part in cmd_mod.parts(does) if cmd_mod.kind(part) in cmd_mod.CHECK_KINDS)
+            if " && " not in does:
+                keys.add(_command_key(does))
         group = next((by_key[k] for k in keys if k in by_key), None)
         if group is None and item["source"] == "config" and " " not in item["run"]:
             # `pytest` configured in pyproject.toml joins whatever command runs pytest.
@@ -154,7 +174,7 @@ def merge_commands(found: list[dict]) -> list[dict]:
     return [_command_candidate(g) for g in groups]
 
 
-def _command_candidate(group: dict) -> dict:
+def _command_candidate(group: dict[str, Any]) -> Candidate:
     where = group["where"]
     if group["source"] == "ci":
         detail = f"run by CI in {where}"
@@ -179,16 +199,18 @@ def _command_candidate(group: dict) -> dict:
 _FIX = re.compile(r"(?i)\b(?:fix(?:e[sd])?|bug(?:fix)?|hotfix|regression|broken|crash(?:es|ed)?)\b|^fix[(:!]")
 _REVERT = re.compile(r'^Revert "(.+)"\s*$')
 _REVERTS_SHA = re.compile(r"This reverts commit ([0-9a-f]{7,40})")
-_CONVENTIONAL = re.compile(r"^(?:feat|fix|chore|docs|refactor|test|tests|ci|build|perf|style|revert)(?:\([^)]*\))?!?: \S")
-_NOISE_FILES = re.compile(r"(?i)(?:^|/)(?:changelog|changes|history|news)(?:\.\w+)?$|\.lock$|(?:^|/)(?:package-lock\.json|"
-                          r"pnpm-lock\.yaml|yarn\.lock|uv\.lock|poetry\.lock|Cargo\.lock|go\.sum)$|(?:^|/)(?:version|_version)\.py$")
+_CONVENTIONAL = re.compile(r"^(?:feat|fix|chore|docs|refactor|test|tests|ci|build|perf|style|"
+                           r"revert)(?:\([^)]*\))?!?: \S")
+_NOISE_FILES = re.compile(r"(?i)(?:^|/)(?:changelog|changes|history|news)(?:\.\w+)?$|\.lock$"
+                          r"|(?:^|/)(?:package-lock\.json|pnpm-lock\.yaml|yarn\.lock|uv\.lock|poetry\.lock|Cargo\.lock"
+                          r"|go\.sum)$|(?:^|/)(?:version|_version)\.py$")
 
 
-def git_log(root: str, limit: int) -> list[dict] | None:
+def git_log(root: str, limit: int) -> list[dict[str, Any]] | None:
     """Recent non-merge commits `[{sha, full_sha, subject, body, files}]`, newest first; None if
     `root` is not a git work tree (or git is missing or too slow)."""
     fmt = "%x1e%h%x1f%H%x1f%s%x1f%b%x1f"
-    out = git_context._git(root, "-c", "core.quotepath=off", "log", "--no-merges", f"-n{int(limit)}",
+    out = git_context.run_git(root, "-c", "core.quotepath=off", "log", "--no-merges", f"-n{int(limit)}",
                            f"--format={fmt}", "--name-only", "--no-renames")
     if out is None:
         return None
@@ -199,18 +221,19 @@ def git_log(root: str, limit: int) -> list[dict] | None:
             continue
         short_sha, sha, subject, body, tail = parts[:5]
         changed = [line.strip() for line in tail.splitlines() if line.strip()]
-        commits.append({"sha": short_sha, "full_sha": sha, "subject": subject.strip(), "body": body.strip(), "files": changed})
+        commits.append({"sha": short_sha, "full_sha": sha, "subject": subject.strip(), "body": body.strip(),
+                        "files": changed})
     return commits
 
 
-def scan_git_history(root: str, problems: list, level: dict) -> list[dict]:
+def scan_git_history(root: str, problems: list[Problem], level: dict[str, int]) -> list[Finding]:
     commits = git_log(root, level["commits"])
     if commits is None:
         problems.append({"file": ".git", "problem": "not a git repository (or git is missing): history skipped"})
         return []
     if not commits:
         return []
-    found = []
+    found: list[Finding] = []
     total = len(commits)
     span = f"the last {total} commits" if total >= level["commits"] else f"all {total} commits"
     # Files that keep needing fixes.
@@ -220,10 +243,11 @@ def scan_git_history(root: str, problems: list, level: dict) -> list[dict]:
             for f in c["files"]:
                 if not _NOISE_FILES.search(f):
                     fixes.setdefault(f, []).append(c)
-    hot = sorted(((f, cs) for f, cs in fixes.items() if len(cs) >= level["min_fixes"]), key=lambda fc: (-len(fc[1]), fc[0]))
+    hot = sorted(((f, cs) for f, cs in fixes.items() if len(cs) >= level["min_fixes"]),
+                 key=lambda fc: (-len(fc[1]), fc[0]))
     for path, cs in hot[: level["hotspots"]]:
-        examples = "; ".join(f"{c['sha']} “{files.short(c['subject'], 60)}”" for c in cs[:2])
-        found.append(files.note(
+        examples = "; ".join(f"{c['sha']} “{findings.short(c['subject'], 60)}”" for c in cs[:2])
+        found.append(findings.note(
             f"fix-hotspot:{path}",
             f"`{path}` needed fixes in {len(cs)} of {span} (e.g. {examples}); read its tests before changing it and "
             f"run them after.", "troubleshooting_and_pitfalls", [path],
@@ -240,9 +264,9 @@ def scan_git_history(root: str, problems: list, level: dict) -> list[dict]:
         what = original["sha"] if original else (target.group(1)[:7] if target else None)
         touched = (original or c)["files"][:3]
         where = f" (touching {', '.join(f'`{f}`' for f in touched)})" if touched else ""
-        found.append(files.note(
+        found.append(findings.note(
             f"revert:{(original or c)['sha']}",
-            f"The change “{files.short(m.group(1), 80)}”" + (f" (commit {what})" if what else "")
+            f"The change “{findings.short(m.group(1), 80)}”" + (f" (commit {what})" if what else "")
             + f" was reverted by commit {c['sha']}"
             f"{where}; find out why before re-applying it.", "troubleshooting_and_pitfalls", touched,
             f"revert commit {c['sha']}" + (f" of {what}" if what else "")))
@@ -251,27 +275,30 @@ def scan_git_history(root: str, problems: list, level: dict) -> list[dict]:
     conventional = sum(1 for c in commits if _CONVENTIONAL.match(c["subject"]))
     if total >= 10 and conventional / total >= 0.6:
         share = round(100 * conventional / total)
-        found.append(files.note(
-            "commit-style", f"Commit messages follow Conventional Commits (`fix(scope): …`, `feat: …`) — {share}% of {span}; "
+        found.append(findings.note(
+            "commit-style", f"Commit messages follow Conventional Commits (`fix(scope): …`, `feat: …`) — {share}% of "
+                            f"{span}; "
             "write new ones the same way.", "strategies_and_hard_rules", [], f"{conventional}/{total} commits"))
     return found
 
 
 # -- seeding -----------------------------------------------------------------------------------------
 
-def seed(playbook, candidates: list[dict], *, mode: str = "hybrid", dry_run: bool = False, now: float | None = None) -> dict:
+def seed(playbook: Playbook, candidates: list[Candidate], *, mode: str = "hybrid", dry_run: bool = False,
+         now: float | None = None) -> dict[str, Any]:
     """Add `candidates` to `playbook` (a `playbook.Playbook`); idempotent (see the module doc).
 
     Returns `{"created", "updated", "unchanged", "bullets": [{id, status, content, section, files}]}`;
     with `dry_run` nothing is written and `status` says what would happen."""
     now = now or time.time()
-    existing = {}
-    for bullet in playbook.bullets(include_global=False, statuses=("active", "quarantined", "archived"), order="created"):
-        key = (bullet.get("provenance") or {}).get("bootstrap_key")
-        if key and (key not in existing or bullet["status"] == "active"):
-            existing[key] = bullet
+    existing: dict[str, Bullet] = {}
+    for row in playbook.bullets(include_global=False, statuses=("active", "quarantined", "archived"), order="created"):
+        key = (row.get("provenance") or {}).get("bootstrap_key")
+        if key and (key not in existing or row["status"] == "active"):
+            existing[key] = row
     counts = {"created": 0, "updated": 0, "unchanged": 0}
     out = []
+    bullet: Bullet | None
     with playbook:
         for cand in candidates:
             provenance = {"source": SOURCE, "files": cand["files"], "evidence": cand["evidence"],
@@ -283,8 +310,8 @@ def seed(playbook, candidates: list[dict], *, mode: str = "hybrid", dry_run: boo
                 else:
                     status = "updated"
                     bullet = old if dry_run else playbook.update(
-                        old["id"], content=cand["content"], provenance={**old["provenance"], **provenance}, source=SOURCE,
-                        reason="bootstrap: the repository changed", now=now)
+                        old["id"], content=cand["content"], provenance={**old["provenance"], **provenance},
+                        source=SOURCE, reason="bootstrap: the repository changed", now=now)
             elif dry_run:
                 match = playbook.store.find_by_content_key(content_key(cand["content"]), playbook.project_id)
                 status, bullet = ("unchanged", match) if match else ("created", None)
@@ -299,8 +326,8 @@ def seed(playbook, candidates: list[dict], *, mode: str = "hybrid", dry_run: boo
     return {**counts, "dry_run": dry_run, "bullets": out}
 
 
-def bootstrap(playbook, root: str, *, mode: str = "hybrid", thoroughness: str = "medium", dry_run: bool = False,
-              on_step=None) -> dict:
+def bootstrap(playbook: Playbook, root: str, *, mode: str = "hybrid", thoroughness: str = "medium",
+              dry_run: bool = False, on_step: OnStep | None = None) -> dict[str, Any]:
     """`collect` + `seed`: the whole of `ace bootstrap`."""
     started = time.perf_counter()
     found = collect(root, mode, thoroughness, on_step)

@@ -4,27 +4,35 @@ test runner settings hold in this repository, each phrased as a bullet that name
 pyproject.toml `[tool.*]` tables (pytest, ruff, black, isort, mypy, pyright, coverage), ruff.toml,
 setup.cfg / tox.ini / .flake8 / mypy.ini / pytest.ini sections, pyrightconfig.json, tsconfig.json
 (comments and trailing commas allowed), ESLint / Prettier / Biome configs, .editorconfig and
-.pre-commit-config.yaml. Findings have the shapes described in `bootstrap_files.py`.
+.pre-commit-config.yaml. Findings have the shapes of `findings.py`; files are read through `readers.py`, which never
+raise on a malformed file. Cost: a few small file reads; nothing is executed.
 """
 
+from __future__ import annotations
+
+import configparser
 import re
+from collections.abc import Mapping
+from typing import Any
 
-from .files import _json, _toml, command, exists, note, read_ini, read_text, short
+from .findings import Finding, NoteFinding, command, note, short
+from .readers import Problem, exists, read_ini, read_json, read_text, read_toml
 
 
-def scan_conventions(root: str, problems: list, deep: bool = False) -> list[dict]:
-    found: list[dict] = []
-    tool = (_toml(root, "pyproject.toml", []) or {}).get("tool") or {}  # scan_pyproject reports a broken file
+def scan_conventions(root: str, problems: list[Problem], deep: bool = False) -> list[Finding]:
+    found: list[Finding] = []
+    tool = (read_toml(root, "pyproject.toml", []) or {}).get("tool") or {}  # scan_pyproject reports a broken file
     found.extend(_python_tool_config(tool if isinstance(tool, dict) else {}, "pyproject.toml"))
     for rel in ("ruff.toml", ".ruff.toml"):
-        data = _toml(root, rel, problems)
+        data = read_toml(root, rel, problems)
         if isinstance(data, dict):
             found.append(_ruff_note(data, rel, rel))
             break
     # INI files: (file, section, what it configures).
-    parsers: dict = {}
+    parsers: dict[str, configparser.ConfigParser | None] = {}
     for rel, section, what in ((".flake8", "flake8", "flake8"), ("setup.cfg", "flake8", "flake8"),
-                               ("tox.ini", "flake8", "flake8"), ("setup.cfg", "mypy", "mypy"), ("mypy.ini", "mypy", "mypy"),
+                               ("tox.ini", "flake8", "flake8"), ("setup.cfg", "mypy", "mypy"),
+                               ("mypy.ini", "mypy", "mypy"),
                                ("setup.cfg", "tool:pytest", "pytest"), ("tox.ini", "pytest", "pytest"),
                                ("pytest.ini", "pytest", "pytest")):
         if rel not in parsers:  # each file read once; tox.ini's problems are reported with its environments
@@ -40,11 +48,11 @@ def scan_conventions(root: str, problems: list, deep: bool = False) -> list[dict
             found.append(_mypy_note(options, where, rel))
         else:
             found.extend(_pytest_findings(options, rel, f"[{section}]"))
-    data = _json(root, "pyrightconfig.json", problems, comments=True)
+    data = read_json(root, "pyrightconfig.json", problems, comments=True)
     if isinstance(data, dict):
-        found.append(note("pyright", f"Types are checked with Pyright in `{data.get('typeCheckingMode', 'standard')}` mode "
-                          "(pyrightconfig.json); run `pyright`.", "strategies_and_hard_rules", ["pyrightconfig.json"],
-                          "pyrightconfig.json"))
+        found.append(note("pyright", f"Types are checked with Pyright in `{data.get('typeCheckingMode', 'standard')}` "
+                          "mode (pyrightconfig.json); run `pyright`.", "strategies_and_hard_rules",
+                          ["pyrightconfig.json"], "pyrightconfig.json"))
     found.extend(_tsconfig(root, problems))
     found.extend(_eslint_prettier_biome(root, problems))
     found.extend(_editorconfig(root))
@@ -56,8 +64,8 @@ _TS_STRICT_EXTRAS = ("noUncheckedIndexedAccess", "exactOptionalPropertyTypes", "
                      "noUnusedLocals", "noUnusedParameters", "noFallthroughCasesInSwitch")
 
 
-def _tsconfig(root: str, problems: list) -> list[dict]:
-    data = _json(root, "tsconfig.json", problems, comments=True)
+def _tsconfig(root: str, problems: list[Problem]) -> list[Finding]:
+    data = read_json(root, "tsconfig.json", problems, comments=True)
     if not isinstance(data, dict):
         return []
     opts = data.get("compilerOptions") or {}
@@ -80,7 +88,8 @@ def _tsconfig(root: str, problems: list) -> list[dict]:
             parts.append(f"import aliases {alias}")
     if not parts:
         return []
-    return [note("tsconfig", "TypeScript (tsconfig.json): " + "; ".join(parts) + ". Check types with `npx tsc --noEmit`.",
+    return [note("tsconfig", "TypeScript (tsconfig.json): " + "; ".join(parts) + ". Check types with `npx tsc "
+                                                                                 "--noEmit`.",
                  "strategies_and_hard_rules", ["tsconfig.json"], "compilerOptions")]
 
 
@@ -88,17 +97,18 @@ def _first_existing(root: str, names: tuple[str, ...]) -> str | None:
     return next((n for n in names if exists(root, n)), None)
 
 
-def _eslint_prettier_biome(root: str, problems: list) -> list[dict]:
-    found = []
-    pkg = _json(root, "package.json", []) if exists(root, "package.json") else None
+def _eslint_prettier_biome(root: str, problems: list[Problem]) -> list[Finding]:
+    found: list[Finding] = []
+    pkg = read_json(root, "package.json", []) if exists(root, "package.json") else None
     pkg = pkg if isinstance(pkg, dict) else {}
     eslint = _first_existing(root, ("eslint.config.js", "eslint.config.mjs", "eslint.config.cjs", "eslint.config.ts",
-                                    ".eslintrc.json", ".eslintrc.js", ".eslintrc.cjs", ".eslintrc.yml", ".eslintrc.yaml", ".eslintrc"))
+                                    ".eslintrc.json", ".eslintrc.js", ".eslintrc.cjs", ".eslintrc.yml",
+                                    ".eslintrc.yaml", ".eslintrc"))
     if eslint or "eslintConfig" in pkg:
         rel = eslint or "package.json"
         extends = []
         if rel in (".eslintrc.json", ".eslintrc"):
-            data = _json(root, rel, problems, comments=True)
+            data = read_json(root, rel, problems, comments=True)
             if isinstance(data, dict):
                 ext = data.get("extends") or []
                 extends = [ext] if isinstance(ext, str) else list(ext)
@@ -115,7 +125,7 @@ def _eslint_prettier_biome(root: str, problems: list) -> list[dict]:
         rel = prettier or "package.json"
         options = None
         if rel in (".prettierrc", ".prettierrc.json"):
-            options = _json(root, rel, [], comments=True)
+            options = read_json(root, rel, [], comments=True)
         elif rel == "package.json" and isinstance(pkg.get("prettier"), dict):
             options = pkg["prettier"]
         details = []
@@ -127,8 +137,9 @@ def _eslint_prettier_biome(root: str, problems: list) -> list[dict]:
             for key in ("printWidth", "tabWidth", "trailingComma"):
                 if key in options:
                     details.append(f"{key} {options[key]}")
-        found.append(note("prettier", f"Prettier formats the code ({rel}" + (f": {', '.join(details)}" if details else "")
-                          + "); run `npx prettier --write .` instead of formatting by hand.", "strategies_and_hard_rules",
+        listed = f": {', '.join(details)}" if details else ""
+        found.append(note("prettier", f"Prettier formats the code ({rel}{listed}); run `npx prettier --write .` "
+                          "instead of formatting by hand.", "strategies_and_hard_rules",
                           [rel], rel))
     biome = _first_existing(root, ("biome.json", "biome.jsonc"))
     if biome:
@@ -137,12 +148,13 @@ def _eslint_prettier_biome(root: str, problems: list) -> list[dict]:
     return found
 
 
-def _editorconfig(root: str) -> list[dict]:
+def _editorconfig(root: str) -> list[Finding]:
     text = read_text(root, ".editorconfig")
     if text is None:
         return []
     rules = []
-    glob, props = None, {}
+    glob: str | None = None
+    props: dict[str, str] = {}
 
     def flush():
         if glob and glob != "*" or glob == "*" and props:
@@ -177,7 +189,7 @@ def _editorconfig(root: str) -> list[dict]:
                  "strategies_and_hard_rules", [".editorconfig"], f"{len(rules)} sections")]
 
 
-def _pre_commit(root: str) -> list[dict]:
+def _pre_commit(root: str) -> list[Finding]:
     text = read_text(root, ".pre-commit-config.yaml")
     if text is None:
         return []
@@ -185,13 +197,14 @@ def _pre_commit(root: str) -> list[dict]:
     if not ids:
         return []
     shown = ", ".join(f"`{i}`" for i in ids[:8]) + ("…" if len(ids) > 8 else "")
-    return [note("pre-commit", f"pre-commit hooks run {shown} (.pre-commit-config.yaml); run `pre-commit run --all-files` "
+    return [note("pre-commit", f"pre-commit hooks run {shown} (.pre-commit-config.yaml); run `pre-commit run "
+                               "--all-files` "
                  "before committing, or install them with `pre-commit install`.", "strategies_and_hard_rules",
                  [".pre-commit-config.yaml"], f"{len(ids)} hooks")]
 
 
-def _python_tool_config(tool: dict, rel: str) -> list[dict]:
-    found = []
+def _python_tool_config(tool: dict[str, Any], rel: str) -> list[Finding]:
+    found: list[Finding] = []
     pytest_cfg = (tool.get("pytest") or {}).get("ini_options") or {}
     if pytest_cfg:
         found.extend(_pytest_findings(pytest_cfg, rel, "[tool.pytest.ini_options]"))
@@ -203,8 +216,9 @@ def _python_tool_config(tool: dict, rel: str) -> list[dict]:
         details = [f"line-length {black['line-length']}"] if black.get("line-length") else []
         if black.get("target-version"):
             details.append("target " + ", ".join(black["target-version"]))
-        found.append(note("black", "Python code is formatted with Black" + (f" ({'; '.join(details)})" if details else "")
-                          + f" — {rel} [tool.black]; run `black .` before committing.", "strategies_and_hard_rules",
+        listed = f" ({'; '.join(details)})" if details else ""
+        found.append(note("black", f"Python code is formatted with Black{listed} — {rel} [tool.black]; run `black .` "
+                          "before committing.", "strategies_and_hard_rules",
                           [rel], "[tool.black]"))
     isort = tool.get("isort")
     if isinstance(isort, dict):
@@ -217,7 +231,8 @@ def _python_tool_config(tool: dict, rel: str) -> list[dict]:
     pyright = tool.get("pyright")
     if isinstance(pyright, dict):
         mode = pyright.get("typeCheckingMode", "standard")
-        found.append(note("pyright", f"Types are checked with Pyright in `{mode}` mode ({rel} [tool.pyright]); run `pyright`.",
+        found.append(note("pyright", f"Types are checked with Pyright in `{mode}` mode ({rel} [tool.pyright]); run "
+                                     "`pyright`.",
                           "strategies_and_hard_rules", [rel], "[tool.pyright]"))
     coverage = ((tool.get("coverage") or {}).get("report") or {})
     if isinstance(coverage, dict) and coverage.get("fail_under") is not None:
@@ -227,7 +242,7 @@ def _python_tool_config(tool: dict, rel: str) -> list[dict]:
     return found
 
 
-def _pytest_findings(cfg: dict, rel: str, table: str) -> list[dict]:
+def _pytest_findings(cfg: Mapping[str, Any], rel: str, table: str) -> list[Finding]:
     details = []
     if cfg.get("testpaths"):
         paths = cfg["testpaths"] if isinstance(cfg["testpaths"], list) else str(cfg["testpaths"]).split()
@@ -236,7 +251,7 @@ def _pytest_findings(cfg: dict, rel: str, table: str) -> list[dict]:
         addopts = cfg["addopts"] if isinstance(cfg["addopts"], str) else " ".join(cfg["addopts"])
         details.append(f"always with `{short(addopts, 80)}`")
     where = f"configured in {rel} {table}" + (f": {', '.join(details)}" if details else "")
-    found = [command("pytest", "test", rel, where, "config")]
+    found: list[Finding] = [command("pytest", "test", rel, where, "config")]
     markers = cfg.get("markers") or []
     if isinstance(markers, str):
         markers = [m for m in markers.splitlines() if m.strip()]
@@ -252,8 +267,8 @@ def _pytest_findings(cfg: dict, rel: str, table: str) -> list[dict]:
     return found
 
 
-def _ruff_note(ruff: dict, where: str, rel: str) -> dict:
-    lint = ruff.get("lint") if isinstance(ruff.get("lint"), dict) else ruff
+def _ruff_note(ruff: dict[str, Any], where: str, rel: str) -> NoteFinding:
+    lint: dict[str, Any] = ruff["lint"] if isinstance(ruff.get("lint"), dict) else ruff
     details = []
     if ruff.get("line-length"):
         details.append(f"line-length {ruff['line-length']}")
@@ -269,7 +284,7 @@ def _ruff_note(ruff: dict, where: str, rel: str) -> dict:
                 + (" and `ruff format .`" if formats else "") + ".", "strategies_and_hard_rules", [rel], where)
 
 
-def _mypy_note(mypy: dict, where: str, rel: str) -> dict:
+def _mypy_note(mypy: Mapping[str, Any], where: str, rel: str) -> NoteFinding:
     truthy = lambda v: v is True or str(v).lower() in ("true", "1", "yes")  # noqa: E731 - INI or TOML values
     flags = [f for f in ("disallow_untyped_defs", "disallow_any_generics", "warn_return_any", "no_implicit_optional")
              if truthy(mypy.get(f))]
@@ -285,12 +300,13 @@ def _mypy_note(mypy: dict, where: str, rel: str) -> dict:
                 "strategies_and_hard_rules", [rel], where)
 
 
-def _flake8_note(options: dict, where: str, rel: str) -> dict:
+def _flake8_note(options: Mapping[str, str], where: str, rel: str) -> NoteFinding:
     details = []
     if options.get("max-line-length"):
         details.append(f"max line length {options['max-line-length']}")
     ignore = options.get("extend-ignore") or options.get("ignore")
     if ignore:
-        details.append("ignoring " + ", ".join(i.strip() for i in ignore.replace("\n", ",").split(",") if i.strip())[:60])
+        codes = [i.strip() for i in ignore.replace("\n", ",").split(",") if i.strip()]
+        details.append("ignoring " + ", ".join(codes)[:60])
     return note("flake8", "flake8 lints the Python code" + (f" ({'; '.join(details)})" if details else "")
                 + f" — {where}; run `flake8`.", "strategies_and_hard_rules", [rel], where)

@@ -1,142 +1,27 @@
 """What a repository's own files say about working in it: commands and conventions, for `ace bootstrap`.
 
-Each scanner reads one kind of file and returns *findings*, plain dicts of two shapes:
-
-* a command — `{"type": "command", "run": "make test", "kind": "test", "does": "pytest -q -x",
-  "file": "Makefile", "where": "Makefile target `test`", "rank": 0}`: how the project builds,
-  tests, lints…; `bootstrap.py` merges the same command found in several files (a Makefile
-  target that CI also runs) into one bullet;
-* a note — `{"type": "note", "key": "tsconfig", "content": "…", "section": "…",
-  "files": [...], "evidence": "…"}`: a fact or convention, already phrased as a bullet.
+Each scanner reads one kind of file and returns *findings* (`findings.py`: a command — how the
+project builds, tests, lints… — or a note, a fact already phrased as a bullet); `merge_commands`
+in `bootstrap/__init__.py` folds the same command found in several files into one bullet.
 
 This module reads the files that say how to *run* things (pyproject.toml metadata and task
 runners, package.json, Makefile / justfile, tox / nox, CI workflows, READMEs);
-`bootstrap_conventions.py` reads the configuration of linters, formatters and type checkers.
+`conventions.py` reads the configuration of linters, formatters and type checkers.
 
 Scanners never raise on a malformed file: they return what they could read and name what they
-skipped in `problems` (a list passed in). YAML (CI workflows, pre-commit) is read line by line —
-only `run:` / `script:` steps and hook ids are needed, not a YAML library.
+skipped in `problems` (a list passed in); the files are read through `readers.py`.
+Cost: a few small file reads per scanner; nothing is executed.
 """
 
-import configparser
+from __future__ import annotations
+
 import json
 import os
 import re
 
 from ..learning import commands as cmd_mod
-
-# Lower rank wins when the same command is found in several places: a wrapper the team set up
-# (Makefile, package.json scripts, task runners) is what to tell the agent to run.
-RANK = {"makefile": 0, "justfile": 0, "package.json": 1, "pyproject-tasks": 1, "tox": 2, "nox": 2,
-        "ci": 3, "docs": 4, "config": 5}
-MAX_DOES = 140
-_TARGET_KINDS = {
-    "test": "test", "tests": "test", "check": "test", "unit": "test", "e2e": "test", "integration": "test",
-    "lint": "lint", "format": "format", "fmt": "format", "typecheck": "typecheck", "types": "typecheck",
-    "mypy": "typecheck", "build": "build", "dist": "build", "compile": "build", "install": "install",
-    "setup": "install", "deps": "install", "bootstrap": "install", "venv": "install", "dev": "run",
-    "run": "run", "serve": "run", "start": "run", "watch": "run", "docs": "build", "release": "other",
-    "clean": "other",
-}
-
-
-def read_text(root: str, rel: str, limit: int = 512_000) -> str | None:
-    try:
-        with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as fh:
-            return fh.read(limit)
-    except OSError:
-        return None
-
-
-def exists(root: str, rel: str) -> bool:
-    return os.path.exists(os.path.join(root, rel))
-
-
-def short(text: str, limit: int = MAX_DOES) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
-def kind_of(name: str, commands_text: str = "") -> str:
-    """test / lint / typecheck / format / build / install / run / other for a named task."""
-    found = cmd_mod.kind(commands_text) if commands_text else "other"
-    if found in cmd_mod.CHECK_KINDS or found == "install":
-        return found
-    base = re.split(r"[:._-]", name.lower())[0]
-    return _TARGET_KINDS.get(name.lower()) or _TARGET_KINDS.get(base) or ("build" if found == "build" else "other")
-
-
-def command(run: str, kind: str, file: str, where: str, source: str, does: str | None = None) -> dict:
-    return {"type": "command", "run": short(run, 200), "kind": kind, "does": short(does) if does else None,
-            "file": file, "where": where, "rank": RANK[source], "source": source}
-
-
-def note(key: str, content: str, section: str, files: list[str], evidence: str) -> dict:
-    return {"type": "note", "key": key, "content": content, "section": section, "files": files, "evidence": evidence}
-
-
-def _toml(root: str, rel: str, problems: list) -> dict | None:
-    text = read_text(root, rel)
-    if text is None:
-        return None
-    import tomllib
-
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        problems.append({"file": rel, "problem": f"invalid TOML ({exc})"})
-        return None
-
-
-def _json(root: str, rel: str, problems: list, *, comments: bool = False):
-    text = read_text(root, rel)
-    if text is None:
-        return None
-    if comments:
-        text = strip_json_comments(text)
-    try:
-        return json.loads(text)
-    except ValueError as exc:
-        problems.append({"file": rel, "problem": f"invalid JSON ({exc})"})
-        return None
-
-
-def read_ini(root: str, rel: str, problems: list):
-    """A `configparser.ConfigParser` of `rel`, None when missing or unreadable (then noted in `problems`)."""
-    text = read_text(root, rel)
-    if text is None:
-        return None
-    parser = configparser.ConfigParser(interpolation=None, strict=False)
-    try:
-        parser.read_string(text)
-    except configparser.Error as exc:
-        problems.append({"file": rel, "problem": f"unreadable INI ({exc.__class__.__name__})"})
-        return None
-    return parser
-
-
-def strip_json_comments(text: str) -> str:
-    """JSON with comments and trailing commas (tsconfig, .eslintrc) → JSON; strings are kept."""
-    out, i, n = [], 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            out.append(text[i:j + 1])
-            i = j + 1
-        elif text.startswith("//", i):
-            j = text.find("\n", i)
-            i = n if j == -1 else j
-        elif text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            i = n if j == -1 else j + 2
-        else:
-            out.append(ch)
-            i += 1
-    return re.sub(r",(\s*[}\]])", r"\1", "".join(out))
-
+from .findings import Finding, command, command_kind, kind_of, note, short
+from .readers import Problem, exists, read_ini, read_json, read_text, read_toml, yaml_commands
 
 # -- package managers ------------------------------------------------------------------------------
 
@@ -168,8 +53,8 @@ WORKSPACE_RUN = {"pnpm": "pnpm --filter <pkg> <script>", "npm": "npm run <script
                  "yarn": "yarn workspace <pkg> <script>", "bun": "bun run --filter <pkg> <script>"}
 
 
-def scan_package_managers(root: str, problems: list) -> list[dict]:
-    found = []
+def scan_package_managers(root: str, problems: list[Problem]) -> list[Finding]:
+    found: list[Finding] = []
     for lock, manager, install, runner in PY_MANAGERS:
         if exists(root, lock):
             found.append(note(f"py-manager:{manager}",
@@ -178,24 +63,24 @@ def scan_package_managers(root: str, problems: list) -> list[dict]:
                               "strategies_and_hard_rules", [lock], f"{lock} present"))
             break
     if exists(root, "package.json"):
-        manager, lock = js_manager(root)
-        if lock:
-            others = [m for m in ("npm", "yarn", "pnpm", "bun") if m != manager]
-            others = ", ".join(others[:-1]) + " or " + others[-1]
-            found.append(note(f"js-manager:{manager}",
-                              f"Install JavaScript dependencies with `{manager} install` ({lock} is committed); "
-                              f"don't use {others} here — they ignore {lock}.",
-                              "strategies_and_hard_rules", [lock, "package.json"], f"{lock} present"))
+        js, js_lock = js_manager(root)
+        if js_lock:
+            others = [m for m in ("npm", "yarn", "pnpm", "bun") if m != js]
+            named = ", ".join(others[:-1]) + " or " + others[-1]
+            found.append(note(f"js-manager:{js}",
+                              f"Install JavaScript dependencies with `{js} install` ({js_lock} is committed); "
+                              f"don't use {named} here — they ignore {js_lock}.",
+                              "strategies_and_hard_rules", [js_lock, "package.json"], f"{js_lock} present"))
     return found
 
 
 # -- pyproject.toml -------------------------------------------------------------------------------
 
-def scan_pyproject(root: str, problems: list, deep: bool = False) -> list[dict]:
-    data = _toml(root, "pyproject.toml", problems)
+def scan_pyproject(root: str, problems: list[Problem], deep: bool = False) -> list[Finding]:
+    data = read_toml(root, "pyproject.toml", problems)
     if not data:
         return []
-    found: list[dict] = []
+    found: list[Finding] = []
     project = data.get("project") or {}
     tool = data.get("tool") or {}
     rel = "pyproject.toml"
@@ -206,7 +91,8 @@ def scan_pyproject(root: str, problems: list, deep: bool = False) -> list[dict]:
                           "strategies_and_hard_rules", [rel], f"requires-python = {project['requires-python']!r}"))
     scripts = project.get("scripts") or (tool.get("poetry") or {}).get("scripts") or {}
     if isinstance(scripts, dict) and scripts:
-        listed = ", ".join(f"`{name}` → `{target}`" for name, target in list(scripts.items())[:5] if isinstance(target, str))
+        listed = ", ".join(f"`{name}` → `{target}`" for name, target in list(scripts.items())[:5]
+                           if isinstance(target, str))
         if listed:
             found.append(note("entry-points", f"Console entry points (pyproject.toml [project.scripts]): {listed}.",
                               "apis_to_use", [rel], "project.scripts"))
@@ -225,7 +111,8 @@ def scan_pyproject(root: str, problems: list, deep: bool = False) -> list[dict]:
     for env_name, env in ((tool.get("hatch") or {}).get("envs") or {}).items():
         if isinstance(env, dict) and isinstance(env.get("scripts"), dict):
             prefix = "" if env_name == "default" else f"{env_name}:"
-            runners.append(("hatch", env["scripts"], f"hatch run {prefix}{{name}}", f"[tool.hatch.envs.{env_name}.scripts]"))
+            runners.append(("hatch", env["scripts"], f"hatch run {prefix}{{name}}",
+                            f"[tool.hatch.envs.{env_name}.scripts]"))
     for _runner, tasks, template, table in runners:
         if not isinstance(tasks, dict):
             continue
@@ -243,7 +130,8 @@ def scan_pyproject(root: str, problems: list, deep: bool = False) -> list[dict]:
     return found
 
 
-def _task_text(spec) -> str:
+def _task_text(spec: object) -> str:
+    """The command(s) of a task-runner entry: a string, a list, or a table with `cmd` / `shell` / …."""
     if isinstance(spec, str):
         return spec
     if isinstance(spec, list):
@@ -276,11 +164,11 @@ def package_json_files(root: str, deep: bool) -> list[str]:
     return files
 
 
-def scan_package_json(root: str, problems: list, deep: bool = False) -> list[dict]:
-    found: list[dict] = []
+def scan_package_json(root: str, problems: list[Problem], deep: bool = False) -> list[Finding]:
+    found: list[Finding] = []
     manager, _ = js_manager(root)
     for rel in package_json_files(root, deep):
-        data = _json(root, rel, problems)
+        data = read_json(root, rel, problems)
         if not isinstance(data, dict):
             continue
         in_dir = os.path.dirname(rel)
@@ -309,7 +197,8 @@ def scan_package_json(root: str, problems: list, deep: bool = False) -> list[dic
             if data.get("workspaces"):
                 ws = data["workspaces"].get("packages") if isinstance(data["workspaces"], dict) else data["workspaces"]
                 listed = ", ".join(f"`{w}`" for w in (ws or [])[:5])
-                found.append(note("workspaces", f"This is a {manager} workspace monorepo (package.json `workspaces`: {listed}); "
+                found.append(note("workspaces", f"This is a {manager} workspace monorepo (package.json `workspaces`: "
+                                                f"{listed}); "
                                   f"run a package's script from the root with `{WORKSPACE_RUN[manager]}`.",
                                   "strategies_and_hard_rules", [rel], "workspaces"))
     return found
@@ -358,8 +247,8 @@ def parse_makefile(text: str) -> dict[str, tuple[list[str], list[str]]]:
     return {name: (prereqs, [expand(c) for c in recipe]) for name, (prereqs, recipe) in targets.items()}
 
 
-def scan_makefile(root: str, problems: list, deep: bool = False) -> list[dict]:
-    found = []
+def scan_makefile(root: str, problems: list[Problem], deep: bool = False) -> list[Finding]:
+    found: list[Finding] = []
     for rel in ("Makefile", "makefile", "GNUmakefile"):
         text = read_text(root, rel)
         if text is None:
@@ -371,10 +260,12 @@ def scan_makefile(root: str, problems: list, deep: bool = False) -> list[dict]:
             if kind == "other" and not deep:
                 continue
             if recipe:
-                found.append(command(f"make {name}", kind, rel, f"{rel} target `{name}`", "makefile", does=" && ".join(recipe)))
+                found.append(command(f"make {name}", kind, rel, f"{rel} target `{name}`", "makefile",
+                                     does=" && ".join(recipe)))
             else:  # only prerequisites: `check: lint test`
                 listed = " and ".join(f"`{p}`" for p in prereqs[:4])
-                found.append(command(f"make {name}", kind, rel, f"{rel} target `{name}` runs the {listed} targets", "makefile"))
+                found.append(command(f"make {name}", kind, rel, f"{rel} target `{name}` runs the {listed} targets",
+                                     "makefile"))
         break
     text = read_text(root, "justfile") or read_text(root, "Justfile")
     if text is not None:
@@ -396,12 +287,13 @@ def scan_makefile(root: str, problems: list, deep: bool = False) -> list[dict]:
             kind = kind_of(name, " && ".join(lines))
             if kind == "other" and not deep:
                 continue
-            found.append(command(f"just {name}", kind, rel, f"{rel} recipe `{name}`", "justfile", does=" && ".join(lines)))
+            found.append(command(f"just {name}", kind, rel, f"{rel} recipe `{name}`", "justfile",
+                                 does=" && ".join(lines)))
     return found
 
 
-def scan_tox_nox(root: str, problems: list, deep: bool = False) -> list[dict]:
-    found = []
+def scan_tox_nox(root: str, problems: list[Problem], deep: bool = False) -> list[Finding]:
+    found: list[Finding] = []
     parser = read_ini(root, "tox.ini", problems)
     if parser is not None:
         envs = []
@@ -423,78 +315,6 @@ def scan_tox_nox(root: str, problems: list, deep: bool = False) -> list[dict]:
 
 # -- CI workflows ----------------------------------------------------------------------------------
 
-_BLOCK = re.compile(r"^[|>][+-]?\d*$")
-_MAPPING_KEY = re.compile(r"^[\w.-]+[ \t]*:[ \t]*$")  # `name:` opening a nested mapping
-
-
-def yaml_commands(text: str, keys: tuple[str, ...] = ("run",)) -> list[tuple[str, str]]:
-    """(job, command line) of every `run:` (or other `keys`) value in a YAML file, without a YAML
-    library: inline values, `|` / `>` blocks and `- item` lists under the key are understood."""
-    out: list[tuple[str, str]] = []
-    lines = text.splitlines()
-    job, jobs_indent, job_indent = "", None, None
-    key_rx = re.compile(r"^([ \t]*)(-[ \t]+)?(" + "|".join(map(re.escape, keys)) + r")[ \t]*:[ \t]*(.*)$")
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        stripped = line.strip()
-        indent = len(line) - len(line.lstrip())
-        if re.match(r"^jobs[ \t]*:", line):
-            jobs_indent, job_indent = 0, None
-        elif jobs_indent is not None and _MAPPING_KEY.match(stripped):
-            if job_indent is None and indent > jobs_indent:
-                job_indent = indent
-            if indent == job_indent:
-                job = stripped.rstrip(":").strip()
-        elif jobs_indent is None and indent == 0 and _MAPPING_KEY.match(stripped) and not stripped.startswith("."):
-            job = stripped.rstrip(":").strip()  # GitLab CI: top-level keys are jobs
-        m = key_rx.match(line)
-        if not m:
-            i += 1
-            continue
-        key_indent = len(m.group(1)) + len(m.group(2) or "")
-        value = _yaml_scalar(m.group(4))
-        i += 1
-        if value and not _BLOCK.match(value):
-            out.extend((job, c) for c in _command_lines(value))
-            continue
-        block: list[str] = []
-        while i < len(lines) and (not lines[i].strip() or len(lines[i]) - len(lines[i].lstrip()) > key_indent):
-            block.append(lines[i])
-            i += 1
-        if value.startswith(">"):
-            text_block = " ".join(b.strip() for b in block if b.strip())
-            out.extend((job, c) for c in _command_lines(text_block))
-        elif value:
-            out.extend((job, c) for c in _command_lines(_dedent(block)))
-        else:  # a list of commands (GitLab `script:`)
-            for item in block:
-                item = item.strip()
-                if item.startswith("- "):
-                    out.extend((job, c) for c in _command_lines(_yaml_scalar(item[2:])))
-    return out
-
-
-def _yaml_scalar(value: str) -> str:
-    value = value.strip()
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-        return value[1:-1]
-    return re.sub(r"[ \t]+#.*$", "", value)
-
-
-def _dedent(block: list[str]) -> str:
-    real = [b for b in block if b.strip()]
-    if not real:
-        return ""
-    cut = min(len(b) - len(b.lstrip()) for b in real)
-    return "\n".join(b[cut:] for b in block)
-
-
-def _command_lines(text: str) -> list[str]:
-    joined = re.sub(r"[ \t]*\\\n[ \t]*", " ", text)
-    return [line.strip() for line in joined.splitlines() if line.strip() and not line.strip().startswith("#")]
-
-
 def ci_files(root: str) -> list[str]:
     files = []
     workflows = os.path.join(root, ".github", "workflows")
@@ -506,8 +326,8 @@ def ci_files(root: str) -> list[str]:
     return files[:20]
 
 
-def scan_ci(root: str, problems: list, deep: bool = False) -> list[dict]:
-    found = []
+def scan_ci(root: str, problems: list[Problem], deep: bool = False) -> list[Finding]:
+    found: list[Finding] = []
     for rel in ci_files(root):
         text = read_text(root, rel)
         if text is None:
@@ -549,8 +369,8 @@ def doc_files(root: str, deep: bool, medium: bool) -> list[str]:
     return files[:60]
 
 
-def scan_docs(root: str, problems: list, deep: bool = False, medium: bool = True) -> list[dict]:
-    found = []
+def scan_docs(root: str, problems: list[Problem], deep: bool = False, medium: bool = True) -> list[Finding]:
+    found: list[Finding] = []
     for rel in doc_files(root, deep, medium):
         text = read_text(root, rel, 256_000)
         if not text:
@@ -591,16 +411,3 @@ def _doc_commands(block: str, lang: str) -> list[str]:
             continue
         out.append(line)
     return out[:30]
-
-
-_SCRIPT = re.compile(r"^(?:(?:ba|z)?sh[ \t]+(?:\./)?|\./)((?:[\w.-]+/)*)([\w-]+)(?:\.(?:sh|bash|py|ps1))?(?:[ \t]|$)"
-                     r"|^((?:[\w.-]+/)+)([\w-]+)\.(?:sh|bash)(?:[ \t]|$)")
-
-
-def command_kind(line: str) -> str:
-    """`commands.kind`, plus scripts named for what they do (`bash scripts/test.sh` → test)."""
-    kind = cmd_mod.kind(line)
-    if kind != "other":
-        return kind
-    m = _SCRIPT.match(cmd_mod.key(line))
-    return kind_of(m.group(2) or m.group(4)) if m else kind

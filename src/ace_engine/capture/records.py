@@ -1,4 +1,5 @@
-"""Turn a validated hook payload into the one record the store writes (or the spool keeps).
+"""Turn a parsed hook input (`hooks.hook_input.HookInput`) into the one record the store writes
+(or the spool keeps): a `CaptureRecord` (`_types`).
 
 Contract: every string of a record — content, ids, names, paths, the event detail — has been
 through `text.sanitize`/`redact_value`/`short_text`: UTF-8 repaired, `<private>` spans dropped,
@@ -14,8 +15,18 @@ import json
 import os
 import re
 
+from ..tools import SHELL_TOOLS
 from .redact import mark_clean, redact, redact_value
 from .text import cap, is_blank, repair_utf8, sanitize, strip_private
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks must not import `typing` (~3 ms)
+if TYPE_CHECKING:
+    from typing import Literal
+
+    from .._types import CapturedMessage, CaptureRecord, ToolEvent
+    from ..config import Config
+    from ..hooks.hook_input import HookInput  # the type only: capture imports nothing from hooks
+    from ..project import Project
 
 _EXIT_CODE = re.compile(r"exit code:?\s*(-?\d+)", re.IGNORECASE)
 MAX_DEPTH = 64  # deeper structure is replaced by a marker (json/recursion would fail near 1000)
@@ -28,7 +39,7 @@ def _deep_marker(depth: int) -> str:
     return f"[ace: nested deeper than {depth} levels, cut]"
 
 
-def _clean_leaves(value, limit: int, depth: int = 0, budget: list | None = None):
+def _clean_leaves(value: object, limit: int, depth: int = 0, budget: list[int] | None = None) -> object:
     """Repair, de-privatize and pre-cap every string leaf (keys too: redacted) before redaction;
     cut what is nested deeper than MAX_DEPTH or lies beyond the item budget, with a marker."""
     if budget is None:
@@ -44,8 +55,8 @@ def _clean_leaves(value, limit: int, depth: int = 0, budget: list | None = None)
     if depth >= MAX_DEPTH:
         return _deep_marker(MAX_DEPTH)
     items = value.items() if isinstance(value, dict) else enumerate(value)
-    out_d: dict = {}
-    out_l: list = []
+    out_d: dict[str, object] = {}
+    out_l: list[object] = []
     for n, (k, v) in enumerate(items):
         budget[0] -= 1
         if budget[0] < 0:
@@ -69,7 +80,7 @@ def _big_int(value: int) -> str:
     return f"{digits[:60]} [ace: integer too large to store as a number]"
 
 
-def sanitize_value(value, limit: int) -> str | None:
+def sanitize_value(value: object, limit: int) -> str | None:
     """A JSON-able value → redacted, capped text (JSON when it fits within `limit`)."""
     if value is None:
         return None
@@ -80,18 +91,18 @@ def sanitize_value(value, limit: int) -> str | None:
     return mark_clean(cap(text, limit))  # joined from redacted leaves: the store won't rescan it
 
 
-def short_text(value, limit: int = ID_CHARS) -> str | None:
+def short_text(value: object, limit: int = ID_CHARS) -> str | None:
     """An id, name, path or detail: repaired, redacted, capped; None for non-strings."""
     if not isinstance(value, str):
         return None
     return cap(redact(strip_private(repair_utf8(value))), limit)
 
 
-def _text(value) -> str | None:
+def _text(value: object) -> str | None:
     return short_text(value, PATH_CHARS)
 
 
-def _number(value):
+def _number(value: object) -> int | float | None:
     """A number SQLite can hold, or None (bools, huge ints and non-numbers are not durations)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
@@ -100,21 +111,22 @@ def _number(value):
     return value
 
 
-def base_record(event: str, payload: dict, at: float, project) -> dict:
-    record = {
+def base_record(inp: "HookInput", at: float, project: "Project | None") -> "CaptureRecord":
+    """The fields every event's record has; the handler adds `detail`, `message` or `tool_event`."""
+    record: CaptureRecord = {
         "v": 1,
         "at": at,
-        "event": event,
-        "session_id": _text(payload.get("session_id")),
-        "agent_id": _text(payload.get("agent_id")),
-        "agent_type": _text(payload.get("agent_type")),
+        "event": inp.event,
+        "session_id": _text(inp.session_id),
+        "agent_id": _text(inp.agent_id),
+        "agent_type": _text(inp.agent_type),
         "detail": None,
         "project": None,
         "session": {
-            "cwd": _text(payload.get("cwd")),
-            "transcript_path": _text(payload.get("transcript_path")),
-            "permission_mode": _text(payload.get("permission_mode")),
-            "agent_type": _text(payload.get("agent_type")),
+            "cwd": _text(inp.cwd),
+            "transcript_path": _text(inp.transcript_path),
+            "permission_mode": _text(inp.permission_mode),
+            "agent_type": _text(inp.agent_type),
         },
     }
     if project is not None:
@@ -127,22 +139,21 @@ def base_record(event: str, payload: dict, at: float, project) -> dict:
     return record
 
 
-def tool_event(event: str, payload: dict, cfg) -> dict | None:
+def tool_event(inp: "HookInput", cfg: "Config") -> "ToolEvent | None":
     """The `tool_event` part of a PostToolUse / PostToolUseFailure record; None when skipped."""
-    raw_name = payload.get("tool_name")
-    if isinstance(raw_name, str) and raw_name in cfg["capture.skip_tools"]:
+    if inp.tool_name is not None and inp.tool_name in cfg["capture.skip_tools"]:
         return None
-    tool_name = short_text(raw_name) or "unknown"
-    tool_use_id = short_text(payload.get("tool_use_id")) or f"ace-noid-{os.urandom(8).hex()}"
-    response = payload.get("tool_response")
-    failed = event == "PostToolUseFailure"
+    tool_name = short_text(inp.tool_name) or "unknown"
+    tool_use_id = short_text(inp.tool_use_id) or f"ace-noid-{os.urandom(8).hex()}"
+    response = inp.tool_response
+    failed = inp.event == "PostToolUseFailure"
     error = None
-    exit_code = None
+    exit_code: int | None = None
     if failed:
-        raw_error = payload.get("error")
+        raw_error = inp.error
         error = sanitize_value(raw_error, cfg["capture.max_response_chars"])
         m = _EXIT_CODE.search(raw_error[:200]) if isinstance(raw_error, str) else None
-        exit_code = _number(int(m.group(1))) if m else None
+        exit_code = int(m.group(1)) if m else None
     elif isinstance(response, dict):
         if response.get("interrupted") or response.get("is_error"):
             failed = True
@@ -150,8 +161,8 @@ def tool_event(event: str, payload: dict, cfg) -> dict | None:
         if isinstance(code, int) and not isinstance(code, bool):
             exit_code = code
             failed = failed or code != 0
-        elif tool_name == "Bash" and not failed:
-            exit_code = 0
+        elif tool_name in SHELL_TOOLS and not failed:
+            exit_code = 0  # a shell call whose response carries no code ran without error
     if exit_code is not None and _number(exit_code) is None:
         # The response text keeps the number; the column can't, and the record must not be lost.
         error = error or f"[ace: exit code {_big_int(exit_code)}]"
@@ -159,17 +170,17 @@ def tool_event(event: str, payload: dict, cfg) -> dict | None:
     return {
         "tool_use_id": tool_use_id,
         "tool_name": tool_name,
-        "input": sanitize_value(payload.get("tool_input"), cfg["capture.max_input_chars"]),
+        "input": sanitize_value(inp.tool_input, cfg["capture.max_input_chars"]),
         "response": sanitize_value(response, cfg["capture.max_response_chars"]),
         "success": not failed,
         "exit_code": exit_code,
         "error": error,
-        "is_interrupt": bool(payload.get("is_interrupt")),
-        "duration_ms": _number(payload.get("duration_ms")),
+        "is_interrupt": inp.is_interrupt,
+        "duration_ms": _number(inp.duration_ms),
     }
 
 
-def message(role: str, text, cfg) -> dict | None:
+def message(role: "Literal['user', 'assistant']", text: str | None, cfg: "Config") -> "CapturedMessage | None":
     """A prompt or final assistant message; None when nothing is left (e.g. wholly private)."""
     if not isinstance(text, str):
         return None

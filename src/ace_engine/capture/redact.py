@@ -29,7 +29,8 @@ Choices worth knowing (the tests pin them down):
   ``{{ x }}``, ``{name}``, ``<your-key>``), ``null``/``true``/..., masks
   (``****``, ``xxxx``), type annotations (``token: str``) and code
   (``token = get_token()``, ``password=self.password``).  Real-looking
-  placeholders such as ``changeme`` are redacted: they might be real.
+  placeholders such as ``changeme`` are redacted: they might be real.  That
+  judgement lives in :mod:`kv_values`.
 * A PEM ``BEGIN ... PRIVATE KEY`` with no END is redacted to the end of the
   text: safer to lose the tail than to leak the key.
 * :mod:`secret_forms` adds the shapes of issue 7: vendor prefixes (Stripe
@@ -51,11 +52,10 @@ so that second call costs one dict lookup.
 
 import re
 
-from ace_engine.capture.secret_forms import command_lines, prose_and_files, vendor_tokens
+from .kv_values import KW, KW_TRIGGERS, MARK, kv_rule, marker, placeholder, type_annotation
+from .secret_forms import command_lines, prose_and_files, vendor_tokens
 
 __all__ = ["KINDS", "MARK", "is_clean", "is_secret_key", "mark_clean", "redact", "redact_value"]
-
-MARK = "[REDACTED:"
 
 KINDS = (
     "private-key", "url-password", "slack-webhook", "anthropic-key",
@@ -68,17 +68,6 @@ KINDS = (
     "twilio-key", "databricks-token", "cli-secret", "user-password", "cookie",
     "netrc-password", "stated-secret", "high-entropy",
 )
-
-# Words that make a key name look secret.  `token` excludes "tokens"/"tokenizer"
-# (max_tokens, input_tokens are everywhere in LLM tooling) and `auth` excludes
-# "author", "authority" and "authorization" (the auth-header rule owns that).
-_KW = (
-    r"(?:secret|token(?!s|iz)|passw(?:or)?d|passphrase|pwd|api[_-]?key"
-    r"|private[_-]?key|access[_-]?key|credentials?|auth(?!or))"
-)
-# Lower-case needles: every _KW alternative starts with one of them.
-_KW_TRIGGERS = ("secret", "token", "passw", "passphrase", "pwd", "api",
-                "private", "access", "credential", "auth")
 
 _SOURCES = {
     # -----BEGIN [RSA|EC|OPENSSH|ENCRYPTED|PGP ...] PRIVATE KEY----- ... END,
@@ -110,21 +99,10 @@ _SOURCES = {
     "auth": (r"(?:(?<![\w-])|(?<=proxy-))authorization(?P<kq>\\?[\"'])?[ \t]*:"
              r"[ \t]*(?P<vq>\\?[\"'])?(?P<val>[^\r\n\"'\\]+)", 0),
     "bearer": (r"(?<![\w-])bearer[ \t]+(?P<tok>[a-z0-9._~+/-]{16,}=*)", 0),
-    # KEY<sep>value.  The match starts at the secret word inside the key;
-    # the unquoted value is measured in Python (_kv_value).
-    "kv": (_KW + r"(?P<rest>[\w.-]{0,80})(?P<kq>\\?[\"'])?"
-           r"(?P<sp1>[ \t]*)(?P<sep>[:=])(?![:=])(?P<sp2>[ \t]*)"
-           r"(?P<val>\\\"(?:(?!\\\")[^\r\n])*\\\"|\"(?:[^\"\\\r\n]|\\.)*\""
-           r"|'(?:[^'\\\r\n]|\\.)*')?", 0),
-    "kv_key": (_KW + r"|authorization", 0),
-    # An unquoted value in the middle of a line ends where a shell word would.
-    "kv_word": (r"[^\s\"'`;&|<>]*", 0),
-    # An identifier path right before "(" or "[": a call or a subscript.
-    "code": (r"[A-Za-z_][\w.]*[ \t]*[(\[]", 0),
-    "marker": (r"\[REDACTED:[\w-]+\]", 0),
+    "kv_key": (KW + r"|authorization", 0),
 }
 
-_compiled = {}
+_compiled: dict[str, re.Pattern[str]] = {}
 
 
 def _rx(name):
@@ -134,188 +112,6 @@ def _rx(name):
         pattern, flags = _SOURCES[name]
         rx = _compiled[name] = re.compile(pattern, flags)
     return rx
-
-
-def _marker(kind):
-    return MARK + kind + "]"
-
-
-def _is_marker(v):
-    """True if `v` is only markers (and blanks or escaped newlines), e.g. a
-    JSON "private_key" value whose PEM block was already redacted."""
-    if MARK not in v:
-        return False
-    rest = _rx("marker").sub("", v).replace("\\n", "").replace("\\r", "")
-    return not rest.strip()
-
-
-_LITERALS = frozenset(("none", "null", "nil", "true", "false", "undefined",
-                       "''", '""', "[]", "{}"))
-_MASK_CHARS = frozenset("*xX.•…-_#")
-_OPENER = {")": "(", "]": "[", "}": "{"}
-_TYPE_WORDS = frozenset((
-    "str", "bytes", "int", "float", "bool", "string", "number", "boolean",
-    "any", "none", "optional", "union", "list", "dict", "object", "unknown",
-    "char", "secretstr", "secretbytes", "text",
-))
-
-
-def _placeholder(v):
-    """True for values that name or mask a secret rather than being one."""
-    v = v.strip()
-    if not v:
-        return True
-    c, last = v[0], v[-1]
-    if c == "$":  # $VAR, ${VAR}, $(cmd), ${{ secrets.X }}
-        return True
-    if (c == "<" and last == ">") or (c == "{" and last == "}"):
-        return True  # <your-key>, {token}, {{ vault.x }}
-    if c == "%" and v.startswith("%("):
-        return True  # %(password)s
-    if v.lower() in _LITERALS or (len(v) >= 3 and set(v) <= _MASK_CHARS):
-        return True
-    return _is_marker(v)
-
-
-def _type_annotation(v):
-    """`str`, `Optional[str] = None`, `string;`: a declaration, not a value."""
-    i = 0
-    n = len(v)
-    while i < n and (v[i].isalnum() or v[i] == "_"):
-        i += 1
-    return i > 0 and v[:i].lower() in _TYPE_WORDS
-
-
-def _is_ident_path(v):
-    """`token`, `self._password`, `settings.API_KEY`."""
-    return bool(v) and not v[0].isdigit() and v.replace(".", "").replace(
-        "_", "").isalnum() and ".." not in v
-
-
-def _same_name(v, key):
-    """`token=token`, `password=args.password`: a variable, not a secret."""
-    if not _is_ident_path(v):
-        return False
-    a = v.rsplit(".", 1)[-1].lstrip("_").lower()
-    b = key.rsplit(".", 1)[-1].lstrip("-_").lower()
-    return a == b
-
-
-def _random_word(text, vs):
-    """`password = pypiPass2024x` mid-line (a flattened pypirc, a prose note): the value is a
-    bare word with a digit and a capital or symbol, not a call, an attribute or a snake_case
-    name -- so not code."""
-    m = _rx("kv_word").match(text, vs)
-    v = text[vs:m.end()].rstrip(",;)")
-    if len(v) < 6 or "_" in v or "." in v or "(" in v or "[" in v:
-        return False
-    return (any(c.isdigit() for c in v)
-            and (any(c.isupper() for c in v) or not v.isalnum()))
-
-
-def _kv_value(text, m):
-    """Decide what to redact for one "kv" match (made on the lower-cased
-    text; its spans index `text`).
-
-    Returns (start, end, kind), or None when the value should stay.
-    """
-    ks = m.start()
-    lo = max(0, ks - 80)
-    while ks > lo and (text[ks - 1].isalnum() or text[ks - 1] in "_.-"):
-        ks -= 1
-    key = text[ks:m.end("rest")]
-    if key.lower().lstrip("-") in ("pwd", "oldpwd"):
-        return None  # the shell's working directory, not a password
-    quoted_key = m.group("kq") is not None
-    kind = "secret-field" if quoted_key else "env-secret"
-    numeric_ok = m.group(0)[:4] in ("toke", "auth")  # token_count: 5
-
-    val = m.group("val")
-    if val is not None:  # a quoted value: redact inside the quotes
-        q = 2 if val[0] == "\\" else 1
-        vs, ve = m.start("val") + q, m.end("val") - q
-        inner = text[vs:ve]
-        if _placeholder(inner) or (numeric_ok and inner.isdigit()):
-            return None
-        return vs, ve, kind
-
-    sep = m.group("sep")
-    spaced = bool(m.group("sp1") or m.group("sp2"))
-    vs = m.end()
-    n = len(text)
-    # "Line form": the key starts its line (after indentation, `export`, a
-    # YAML list dash).  There a `KEY: value` or `KEY = value` runs to the end
-    # of the line (YAML, INI, headers); elsewhere a value ends like a shell
-    # word, so `TOKEN=x cmd --flag` keeps its command.
-    ls = text.rfind("\n", lo, ks) + 1
-    line_form = False
-    if not quoted_key and (ls or lo == 0):
-        prefix = text[ls:ks].strip()
-        line_form = prefix in ("", "export", "set", "-", "env", "#")
-    if line_form and (sep == ":" or spaced):
-        ve = text.find("\n", vs)
-        if ve < 0:
-            ve = n
-        while ve > vs and text[ve - 1] in " \t\r":
-            ve -= 1
-        v = text[vs:ve]
-        if not v or v[0] in "\"'`":
-            return (vs, ve, kind) if v.strip("\"'` ") else None
-        if sep == ":" and _type_annotation(v):
-            return None
-        if _rx("code").match(v):
-            return None
-        if spaced and sep == "=" and (_is_ident_path(v) and "." in v):
-            return None  # token = settings.TOKEN
-    else:
-        if sep == "=" and spaced and not _random_word(text, vs):
-            return None  # `x = token` mid-line is code, not config (unless the value is no name)
-        if vs < n and text[vs] in "\"'`":
-            # An unterminated quote (a terminated one matched above).
-            ve = text.find("\n", vs)
-            ve = n if ve < 0 else ve
-            return (vs, ve, kind) if text[vs + 1:ve].strip() else None
-        ve = _rx("kv_word").match(text, vs).end()
-        if _rx("code").match(text, vs, min(n, ve + 1)):
-            return None  # token=get_token(), api_key=os.environ["X"]
-        v = text[vs:ve]
-        # Drop closers that belong to the surrounding code: f(token=abc),
-        # {"token": abc} -- but keep balanced ones: p(ss), [REDACTED:x].
-        while v and v[-1] in ")]},":
-            c = v[-1]
-            if c != "," and v.count(_OPENER[c]) >= v.count(c):
-                break
-            v = v[:-1]
-        ve = vs + len(v)
-        if sep == ":" and _type_annotation(v):
-            return None  # def f(token: str)
-    if _placeholder(v) or _same_name(v, key) or (numeric_ok and v.isdigit()):
-        return None
-    return vs, ve, kind
-
-
-def _kv_rule(text, starts, low):
-    """Redact KEY=value values; `starts` are the secret words' positions."""
-    rx = _rx("kv")
-    out = []
-    last = 0
-    for p in starts:
-        if p < last:
-            continue  # inside a value already redacted
-        m = rx.match(low, p)
-        if m is None:
-            continue
-        found = _kv_value(text, m)
-        if found is None:
-            continue
-        vs, ve, kind = found
-        out.append(text[last:vs])
-        out.append(_marker(kind))
-        last = ve
-    if not out:
-        return text
-    out.append(text[last:])
-    return "".join(out)
 
 
 _AUTH_SCHEMES = frozenset(("basic", "bearer", "token", "digest", "negotiate",
@@ -328,17 +124,17 @@ def _auth_repl(m, text):
     v = raw.rstrip()
     if m.group("kq") and not m.group("vq"):
         return whole  # {"Authorization": token} -- code, not a header
-    if _type_annotation(v) or _placeholder(v) or v.lower() in _AUTH_SCHEMES:
+    if type_annotation(v) or placeholder(v) or v.lower() in _AUTH_SCHEMES:
         return whole  # a declaration, a reference, a bare "Bearer "
     scheme, sp, cred = v.partition(" ")
     if sp and cred.strip() and scheme.replace("-", "").isalnum():
         cred = cred.strip()
-        if _placeholder(cred) or cred.startswith(("+", "{", "%")):
+        if placeholder(cred) or cred.startswith(("+", "{", "%")):
             return whole  # "Bearer " + token, Bearer {token}
         keep = scheme + " "
     else:
         keep = ""
-    return (text[m.start():m.start("val")] + keep + _marker("auth-header")
+    return (text[m.start():m.start("val")] + keep + marker("auth-header")
             + raw[len(v):])
 
 
@@ -347,7 +143,7 @@ def _bearer_repl(m, text):
     has_digit = any(c.isdigit() for c in tok)
     mixed = not tok.islower() and not tok.isupper() and len(tok) >= 20
     if has_digit or mixed:  # prose ("bearer authentication") has neither
-        return text[m.start():m.start("tok")] + _marker("bearer-token")
+        return text[m.start():m.start("tok")] + marker("bearer-token")
     return text[m.start():m.end()]
 
 
@@ -378,17 +174,17 @@ def _replacer(name, repl):
 
 def _keep1(kind):
     """Replacement keeping group 1 (a key name, a URL prefix)."""
-    mark = _marker(kind)
+    mark = marker(kind)
     return lambda m, text: text[m.start(1):m.end(1)] + mark
 
 
 def _sk_repl(m, text):
-    return _marker("anthropic-key" if m.group("ant") else "openai-key")
+    return marker("anthropic-key" if m.group("ant") else "openai-key")
 
 
 def _url_repl(m, text):
     return ("://" + text[m.start("user"):m.end("user")] + ":"
-            + _marker("url-password") + "@")
+            + marker("url-password") + "@")
 
 
 # Case-sensitive rules: (gate char, ((needle, offset), ...), rule).  A rule
@@ -402,28 +198,28 @@ def _url_repl(m, text):
 # rules (in redact) so that those see markers, not secrets.
 _RULES = (
     ("-", (("-----BEGIN", 0),),
-     _replacer("pem", _marker("private-key"))),
+     _replacer("pem", marker("private-key"))),
     ("@", (("://", 0),), _replacer("url", _url_repl)),
     ("/", (("hooks.slack.com/", 0),),
      _replacer("slack_hook", _keep1("slack-webhook"))),
     ("-", (("sk-", 0),), _replacer("sk", _sk_repl)),
-    ("I", (("IA", 2),), _replacer("aws_id", _marker("aws-access-key"))),
+    ("I", (("IA", 2),), _replacer("aws_id", marker("aws-access-key"))),
     ("z", (("AIza", 0),),
-     _replacer("google", _marker("google-api-key"))),
-    ("J", (("eyJ", 0),), _replacer("jwt", _marker("jwt"))),
+     _replacer("google", marker("google-api-key"))),
+    ("J", (("eyJ", 0),), _replacer("jwt", marker("jwt"))),
 )
 
 # Lower-case rules, run on positions found in text.lower(): (needle, rule).
 # Each needle is searched once per call and its hits shared: aws-secret and
 # KEY=value both start at "secret", Authorization at "auth".  The KEY=value
-# rule ("kv") starts at every secret word of _KW_TRIGGERS; so do the
+# rule ("kv") starts at every secret word of KW_TRIGGERS; so do the
 # command-line flag rule (`--token X`) and the stated-password rule.
-_LOW_NEEDLES = _KW_TRIGGERS + ("bearer", "cookie")
+_LOW_NEEDLES = KW_TRIGGERS + ("bearer", "cookie")
 _LOW_RULES = (
     ("secret", _replacer("aws_secret", _keep1("aws-secret-key"))),
     ("auth", _replacer("auth", _auth_repl)),
     ("bearer", _replacer("bearer", _bearer_repl)),
-    ("kv", _kv_rule),
+    ("kv", kv_rule),
 )
 
 
@@ -457,7 +253,7 @@ def _maybe_stated(text):
 def _short_options(low):
     """Positions of `-u`/`-U`/`--user` (as "u") and `-p` (as "p"): one regex with a literal
     first char (a memchr-speed scan) instead of two 2-char finds (~4x slower)."""
-    hits = {"u": [], "p": []}
+    hits: dict[str, list[int]] = {"u": [], "p": []}
     rx = _compiled.get("short_opts")
     if rx is None:
         rx = _compiled["short_opts"] = re.compile(r"-[up]")
@@ -472,7 +268,7 @@ def _short_options(low):
 # The last long strings redact() returned, by identity: a record redacted in the hook is
 # written through the store's redacting connection (the choke point) and would otherwise be
 # scanned twice.  Values are kept referenced, so an id cannot be reused while listed.
-_recent = {}
+_recent: dict[int, str] = {}
 _RECENT_MIN, _RECENT_MAX = 256, 64
 
 
@@ -527,7 +323,7 @@ def _redact(text):
         return text  # every rule below starts at one of these: ids, paths and code end here
     hits = {t: _starts(low, ((t, 0),)) for t in _LOW_NEEDLES}
     # Command lines first: `--password X` must not be read as prose by the KEY=value rule.
-    hits["flag"] = [p for t in _KW_TRIGGERS for p in hits[t]] + hits["cookie"]
+    hits["flag"] = [p for t in KW_TRIGGERS for p in hits[t]] + hits["cookie"]
     short = _short_options(low)
     hits["userpass"], hits["-p"] = short["u"], short["p"]
     new = command_lines(text, low, hits)
@@ -542,7 +338,7 @@ def _redact(text):
         hits = {t: _starts(low, ((t, 0),)) for t in _LOW_NEEDLES}
     for needle, rule in _LOW_RULES:
         if needle == "kv":
-            starts = sorted(p for t in _KW_TRIGGERS for p in hits[t])
+            starts = sorted(p for t in KW_TRIGGERS for p in hits[t])
         elif needle == "auth":
             starts = [p for p in hits[needle]
                       if low.startswith("authorization", p)]
@@ -566,18 +362,18 @@ def is_secret_key(key):
     low = key.lower()
     if low.lstrip("-") in ("pwd", "oldpwd"):
         return False
-    for t in _KW_TRIGGERS:
+    for t in KW_TRIGGERS:
         if t in low:
             return _rx("kv_key").search(low) is not None
     return False
 
 
 def _secret_field_value(key, v):
-    if _placeholder(v):
+    if placeholder(v):
         return v
     if v.isdigit() and ("token" in key.lower() or "auth" in key.lower()):
         return v  # {"token_count": "12"}
-    return _marker("secret-field")
+    return marker("secret-field")
 
 
 def redact_value(obj):

@@ -17,10 +17,10 @@ the entropy idea), re-expressed here; no code is copied.
 
 import re
 
-_compiled: dict = {}
+_compiled: dict[str, re.Pattern[str]] = {}
 
 
-def _rx(name: str, pattern: str, flags: int = 0):
+def _rx(name: str, pattern: str, flags: int = 0) -> re.Pattern[str]:
     rx = _compiled.get(name)
     if rx is None:
         rx = _compiled[name] = re.compile(pattern, flags)
@@ -185,7 +185,7 @@ def vendor_tokens(text: str) -> str:
                 vendor = _rx("vendor", _VENDOR)
             for v in vendor.finditer(text, s, e):
                 pieces.append(text[done:v.start()])
-                pieces.append(_mark(_KIND[v.lastgroup]))
+                pieces.append(_mark(_KIND[v.lastgroup or ""]))  # each alternative of _VENDOR is a named group
                 done = v.end()
         if not pieces:
             # KEY=value inside the token, or a quoted/spaced value right after `"key": `.

@@ -79,7 +79,7 @@ def is_blank(s):
 
 
 def _cut_marker(n):
-    return "\n…[ace: %d chars cut]…\n" % n
+    return f"\n…[ace: {n} chars cut]…\n"
 
 
 def _splice(head, tail, total, limit):

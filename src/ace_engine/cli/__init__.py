@@ -7,7 +7,7 @@ import sys
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["hook"]:
-        from ..hooks.engine import main as run_hook
+        from ..hooks.engine import run as run_hook
 
         run_hook(args[1:])
         return

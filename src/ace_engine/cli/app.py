@@ -1,15 +1,45 @@
-"""`ace` commands. Thin: each parses options, calls the layer that owns the work, prints."""
+"""`ace` commands. Thin: each parses options, calls the layer that owns the work, prints.
+
+Errors: every error ace-engine raises on purpose is an `errors.AceError` whose message names the
+problem and the fix. `AceGroup` turns one that reaches it from any command (subgroups included)
+into `error: <message>` and exit code 1, so a command catches an error only to add context or to
+carry on; anything else is a bug and keeps its traceback.
+"""
+
+from typing import Any
 
 import click
 
 from .. import __version__
-from . import (bootstrap_cmd, capture_cmds, demo_cmd, history_cmds, learning_cmds, playbook_cmds, playbook_edit_cmds,
-               setup_cmds, share_cmds, trust_cmd)
+from ..errors import AceError
+from . import (
+    bootstrap_cmd,
+    capture_cmds,
+    demo_cmd,
+    history_cmds,
+    learning_cmds,
+    playbook_cmds,
+    playbook_edit_cmds,
+    setup_cmds,
+    share_cmds,
+    trust_cmd,
+)
+from .output import CommandError
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class AceGroup(click.Group):
+    """The `ace` group: one place where an `AceError` becomes a clean message and exit code."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except AceError as exc:
+            raise CommandError(str(exc)) from exc
+
+
+@click.group(cls=AceGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="ace-engine")
-def cli():
+def cli() -> None:
     """ace-engine: a self-improving context engine for Claude Code.
 
     Hooks capture every session (redacted) into a local store; later releases learn lessons
@@ -19,9 +49,9 @@ def cli():
 
 @cli.command("hook", context_settings={"ignore_unknown_options": True})
 @click.argument("event")
-def hook_cmd(event):
+def hook_cmd(event: str) -> None:
     """Run the hook for EVENT (reads Claude Code's JSON on stdin). Used by the installed hooks."""
-    from ..hooks.engine import main as run_hook
+    from ..hooks.engine import run as run_hook
 
     run_hook([event])
 

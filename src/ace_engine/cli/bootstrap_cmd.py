@@ -3,12 +3,12 @@
 import click
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from .. import escape
 from .. import bootstrap as bootstrap_mod
-from ..playbook.playbook import Playbook, PlaybookError
-from ..project import identify
+from .. import escape
+from ..playbook.playbook import Playbook
+from ..project import Project, identify
 from .common import json_option, open_store, project_option, resolve_dir
-from .output import console, emit_json, fail, say, styled, table
+from .output import console, emit_json, say, styled, table
 
 STATUS_STYLE = {"created": ("new", "green"), "updated": ("updated", "yellow"), "unchanged": ("exists", "dim")}
 
@@ -34,14 +34,11 @@ def bootstrap(mode, thoroughness, dry_run, project_dir, as_json):
     store = open_store()
     try:
         playbook = Playbook(store, project)
-        try:
-            if as_json:
-                result = bootstrap_mod.bootstrap(playbook, project.root, mode=mode, thoroughness=thoroughness,
-                                                 dry_run=dry_run)
-            else:
-                result = _with_progress(playbook, project.root, mode, thoroughness, dry_run)
-        except (bootstrap_mod.BootstrapError, PlaybookError) as exc:
-            fail(str(exc))
+        if as_json:
+            result = bootstrap_mod.bootstrap(playbook, project.root, mode=mode, thoroughness=thoroughness,
+                                             dry_run=dry_run)
+        else:
+            result = _with_progress(playbook, project.root, mode, thoroughness, dry_run)
     finally:
         store.close()
     if as_json:
@@ -49,7 +46,7 @@ def bootstrap(mode, thoroughness, dry_run, project_dir, as_json):
     _print(result, project)
 
 
-def _with_progress(playbook, root, mode, thoroughness, dry_run) -> dict:
+def _with_progress(playbook: Playbook, root: str, mode: str, thoroughness: str, dry_run: bool) -> dict:
     columns = (SpinnerColumn(), TextColumn("[bold]{task.description}"), BarColumn(),
                TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=True) as progress:
@@ -64,7 +61,7 @@ def _with_progress(playbook, root, mode, thoroughness, dry_run) -> dict:
                                        on_step=on_step)
 
 
-def _print(result: dict, project) -> None:
+def _print(result: dict, project: Project) -> None:
     bullets = result["bullets"]
     if not bullets:
         say("Nothing to bootstrap in [bold]{}[/] ({}, {}): no build files, configs, docs or history found. "

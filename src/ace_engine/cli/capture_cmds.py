@@ -1,5 +1,10 @@
 """What was captured: sessions, events, and keeping the store bounded (gc)."""
 
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
 import click
 
 from .. import config as config_mod
@@ -7,6 +12,10 @@ from ..project import identify
 from ..store import spool
 from .common import json_option, open_store, project_option, resolve_dir
 from .output import emit_json, fail, iso, say, size, table, when
+
+if TYPE_CHECKING:
+    from .._types import SessionRow
+    from ..store.interfaces import Store
 
 
 @click.command()
@@ -20,9 +29,8 @@ def sessions(project_dir, all_projects, limit, as_json):
     with open_store() as store:
         rows = store.list_sessions(key, limit)
     if as_json:
-        for row in rows:
-            row["started_at_iso"], row["ended_at_iso"] = iso(row["started_at"]), iso(row["ended_at"])
-        return emit_json({"sessions": rows})
+        return emit_json({"sessions": [{**row, "started_at_iso": iso(row["started_at"]),
+                                        "ended_at_iso": iso(row["ended_at"])} for row in rows]})
     if not rows:
         say("No sessions captured yet. Is ace-engine on? Try `ace status`.")
         return
@@ -34,17 +42,18 @@ def sessions(project_dir, all_projects, limit, as_json):
     ])
 
 
-def _find_session(store, session_id: str) -> dict:
+def _find_session(store: Store, session_id: str) -> SessionRow:
     found = store.session(session_id)
     if found:
         return found
     matches = [s for s in store.list_sessions(None, 10_000) if s["session_id"].startswith(session_id)]
     if len(matches) == 1:
-        return store.session(matches[0]["session_id"])
-    if matches:
+        found = store.session(matches[0]["session_id"])
+        if found:  # else it was removed meanwhile (gc): "no session" below
+            return found
+    elif matches:
         fail(f"`{session_id}` matches {len(matches)} sessions; give more of the id (see `ace sessions`)")
     fail(f"no session `{session_id}` in the store; `ace sessions` lists the captured ones")
-    raise AssertionError  # unreachable
 
 
 @click.command()
@@ -79,10 +88,8 @@ def gc(max_db_mb, max_age_days, dry_run, as_json):
     with open_store() as store:
         replayed = 0 if dry_run else spool.replay(store)
         result = store.gc(max_bytes=int(max_mb * 1024 * 1024), max_age_days=max_days, dry_run=dry_run)
-    result["replayed"] = replayed
-    result["dry_run"] = dry_run
     if as_json:
-        return emit_json(result)
+        return emit_json({**result, "replayed": replayed, "dry_run": dry_run})
     verb = "Would remove" if dry_run else "Removed"
     say("{} {} sessions, {} tool events, {} messages, {} hook events; store {} → {} on disk; {} running "
         "session(s) kept.", verb, result["sessions"], result["tool_events"], result["messages"],
@@ -90,7 +97,7 @@ def gc(max_db_mb, max_age_days, dry_run, as_json):
         result["kept_running"])
 
 
-def render_session(session: dict, data: dict, full: bool = False) -> None:
+def render_session(session: Mapping[str, Any], data: Mapping[str, Any], full: bool = False) -> None:
     """One time-ordered table of a session's hooks, tool calls and messages."""
     say("Session [bold]{}[/] in {} ({}, started {})", session["session_id"], session["project_root"],
         session["status"], when(session["started_at"]))

@@ -56,7 +56,7 @@ def demo_cmd(keep, as_json):
         say("Kept: ACE_HOME={} ace sessions", result["ace_home"])
 
 
-def _answer_summary(answer) -> str:
+def _answer_summary(answer: dict | None) -> str:
     if not answer:
         return "(none)"
     specific = answer.get("hookSpecificOutput") or {}

@@ -3,7 +3,7 @@
 
 import click
 
-from ..playbook.playbook import Playbook, PlaybookError
+from ..playbook.playbook import Playbook
 from ..project import identify
 from .common import json_option, open_store, project_option, resolve_dir
 from .output import emit_json, fail, iso, say, table, when
@@ -81,10 +81,7 @@ def log_cmd(project_dir, bullet_id, all_projects, limit, as_json):
     project = identify(resolve_dir(project_dir))
     with open_store() as store:
         if bullet_id:
-            try:
-                bullet_id = Playbook(store, None).get(bullet_id)["id"]
-            except PlaybookError as exc:
-                fail(str(exc))
+            bullet_id = Playbook(store, None).get(bullet_id)["id"]
             rows = store.changes(bullet_id=bullet_id, limit=limit)
         else:
             project_id = None if all_projects else store.project_id(project.key)
@@ -114,7 +111,8 @@ def _what(change: dict) -> str:
         text = f"absorbed {detail.get('absorbed')}"
     elif op == "UPDATE":
         after = detail.get("after") or {}
-        text = ", ".join(f"{k}: {str(v)[:60]}" for k, v in after.items()) or ("evidence" if detail.get("provenance") else "")
+        text = (", ".join(f"{k}: {str(v)[:60]}" for k, v in after.items())
+                or ("evidence" if detail.get("provenance") else ""))
     else:
         text = f"{detail.get('from', '')} → {detail.get('to', '')}".strip(" →")
     reason = change.get("reason")
@@ -137,12 +135,10 @@ def review(project_dir, approve_ids, reject_ids, as_json):
         playbook = Playbook(store, project)
         for ids, action in ((approve_ids, "approve"), (reject_ids, "reject")):
             for given in ids:
-                try:
-                    bullet = playbook.get(given)
-                except PlaybookError as exc:
-                    fail(str(exc))
+                bullet = playbook.get(given)
                 if bullet["status"] != "quarantined":
-                    fail(f"{bullet['id']} is {bullet['status']}, not quarantined; `ace review` lists the ones to review")
+                    fail(f"{bullet['id']} is {bullet['status']}, not quarantined; "
+                         "`ace review` lists the ones to review")
                 if action == "approve":
                     playbook.restore(bullet["id"], source="user", reason="approved in `ace review`", reviewed=True)
                 else:

@@ -30,7 +30,7 @@ from .output import console, emit_json, fail, iso, say, table, when
 def learn(project_dir, transcript_file, from_stdin, session_id, retry_failed, force, wait_seconds, heuristic, as_json):
     """Learn now, in the foreground: run this project's pending jobs (what the hooks queued and
     the background worker hasn't done yet), or learn from a transcript or a payload."""
-    from ..learning.reflector import heuristic as heuristic_reflector
+    from ..learning.reflector_choice import heuristic as heuristic_reflector
 
     if sum(bool(x) for x in (transcript_file, from_stdin)) > 1:
         fail("--transcript and --stdin are alternatives; give one")
@@ -98,7 +98,8 @@ def _learn_transcript(path, project, force, reflector, as_json):
     if not turns:
         say("No turns found in that transcript (is it a Claude Code session file?).")
         return
-    table(f"Session {result['session_id']}", ["task", "status", "created", "updated", "merged", "quarantined", "rejected"], [
+    columns = ["task", "status", "created", "updated", "merged", "quarantined", "rejected"]
+    table(f"Session {result['session_id']}", columns, [
         [(t.get("task") or "")[:60], "learned before" if t["already_learned"] else t.get("status"),
          t["summary"].get("created", 0), t["summary"].get("updated", 0), t["summary"].get("merged", 0),
          t["summary"].get("quarantined", 0), t["summary"].get("rejected", 0)] for t in turns])
@@ -107,9 +108,7 @@ def _learn_transcript(path, project, force, reflector, as_json):
 def _learn_queue(project, session_id, retry_failed, wait_seconds, reflector, as_json):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from ..background import ProcessLock
     from ..jobs import worker
-    from ..jobs.queue import lock_path
 
     cfg = load_config(project.root)
     with open_store() as store:
@@ -121,18 +120,16 @@ def _learn_queue(project, session_id, retry_failed, wait_seconds, reflector, as_
         if session_id:
             if store.session(session_id) is None:
                 fail(f"no session `{session_id}` in the store; `ace sessions` lists them")
-            queued = store.enqueue_leftovers(session_id, "cli", time.time(), int(cfg["learning.max_attempts"]))
+            queued = store.enqueue_leftovers(session_id, "cli", time.time(), cfg["learning.max_attempts"])
         if retry_failed:
             for job in store.list_jobs(project_id, statuses=("failed",), limit=1000):
                 store.retry_job(job["id"], time.time())
-        lock = ProcessLock(lock_path(project.key))
-        deadline = time.monotonic() + max(0.0, wait_seconds)
-        with console.status("a background worker is learning this project; waiting for it…") if not as_json else nullcontext():
-            while not lock.acquire():
-                if time.monotonic() >= deadline:
-                    fail(f"a background learning worker still holds {lock.path} after {wait_seconds:g}s; "
-                         "try again later or pass a longer --wait")
-                time.sleep(0.2)
+        waiting = console.status("a background worker is learning this project; waiting for it…")
+        with waiting if not as_json else nullcontext():
+            lock = worker.wait_for_lock(project.key, wait_seconds)
+        if lock is None:
+            fail(f"a background learning worker still holds {worker.lock_path(project.key)} after {wait_seconds:g}s; "
+                 "try again later or pass a longer --wait")
         try:
             total = store.runnable_jobs(project_id, time.time(), ignore_backoff=True) + \
                 store.job_counts(project_id).get("running", 0)
@@ -162,8 +159,8 @@ def _learn_queue(project, session_id, retry_failed, wait_seconds, reflector, as_
         rows.append([r["job"], (job.get("session_id") or "")[:12], job.get("agent_id") or "main", r["status"],
                      summary.get("created", 0), summary.get("updated", 0), summary.get("merged", 0),
                      summary.get("pruned", 0), summary.get("quarantined", 0), note[:60]])
-    table("Learned", ["job", "session", "agent", "status", "created", "updated", "merged", "pruned", "quarantined", "note"],
-          rows)
+    table("Learned",
+          ["job", "session", "agent", "status", "created", "updated", "merged", "pruned", "quarantined", "note"], rows)
 
 
 @click.command()
@@ -181,7 +178,8 @@ def jobs(project_dir, all_projects, statuses, retry_id, limit, as_json):
         project_id = store.project_id(project.key)
         if retry_id is not None:
             if not store.retry_job(retry_id, time.time()):
-                fail(f"job {retry_id} is not a failed or skipped job of the queue; `ace jobs --status failed` lists them")
+                fail(f"job {retry_id} is not a failed or skipped job of the queue; "
+                     "`ace jobs --status failed` lists them")
             from ..jobs.queue import start_worker
 
             start_worker(project.key)
@@ -195,7 +193,8 @@ def jobs(project_dir, all_projects, statuses, retry_id, limit, as_json):
         say("No learning jobs yet: they are queued when a Claude Code turn ends (Stop).")
         return
     table(None, ["job", "project", "session", "agent", "trigger", "status", "attempts", "events", "created", "note"], [
-        [j["id"], j["project"], (j["session_id"] or "")[:12], j["agent_id"] or ("main" if j["kind"] == "session" else j["kind"]),
+        [j["id"], j["project"], (j["session_id"] or "")[:12],
+         j["agent_id"] or ("main" if j["kind"] == "session" else j["kind"]),
          j["trigger"], j["status"], f"{j['attempts']}/{j['max_attempts']}",
          f"{j['tool_events']} tools, {j['messages']} msgs" if j["kind"] == "session" else "-",
          when(j["created_at"]), _note(j)] for j in rows])

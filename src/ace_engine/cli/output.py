@@ -11,6 +11,8 @@ the functions here, and none of them lets it be read as rich markup or as a term
   each `{}` is filled with a value as literal text — inserted after the markup is parsed, so a
   value can neither open, close nor escape a tag, whatever brackets or backslashes it holds.
 * `plain(text)` for `click.echo` and `fail()`: controls made visible, no markup involved.
+* `fail(message)` and `CommandError(message)`: `error: <message>` on stderr and a non-zero exit;
+  `cli/app.py` turns any `errors.AceError` a command lets through into a `CommandError`.
 * `emit_json` (and `json_safe` for other JSON text) escapes, on top of what `json.dumps` does,
   the C1 controls, line separators, direction overrides and lone surrogates it leaves raw with
   `ensure_ascii=False` (the JSON value is unchanged).
@@ -20,10 +22,13 @@ sources); `console` stays exported for progress bars and spinners, whose text th
 Cost: rich is imported with the CLI anyway; each value costs a few regex passes.
 """
 
+from __future__ import annotations
+
 import json
 import re
 import sys
 import time
+from typing import IO, Any, NoReturn
 
 import click
 from rich.console import Console
@@ -91,15 +96,22 @@ def json_safe(text: str) -> str:
     return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
-def emit_json(data) -> None:
+def emit_json(data: Any) -> None:
     click.echo(json_safe(json.dumps(data, indent=2, ensure_ascii=False, default=str)))
 
 
-def fail(message: str, code: int = 1) -> None:
+def fail(message: str, code: int = 1) -> NoReturn:
     """Print an error that names the problem and the fix, then exit non-zero. The message may
     quote stored or user text: it is printed plain, controls made visible."""
     click.echo(f"error: {plain(message)}", err=True)  # plain: never wrapped, never parsed as markup
     sys.exit(code)
+
+
+class CommandError(click.ClickException):
+    """`fail()` as an exception, for click to show: the same `error: <message>` line, exit code 1."""
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        click.echo(f"error: {plain(self.format_message())}", err=True, file=file)
 
 
 def when(epoch: float | None) -> str:
@@ -122,7 +134,7 @@ def size(num: float) -> str:
     return f"{num} B"
 
 
-def table(title: str | None, columns: list[str], rows: list[list]) -> None:
+def table(title: str | None, columns: list[str], rows: list[list[Any]]) -> None:
     """A table of plain values (None shows as `-`); no value is read as markup."""
     t = Table(title=None if title is None else _text(title), title_justify="left", show_lines=False)
     for column in columns:

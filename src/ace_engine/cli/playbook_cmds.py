@@ -4,9 +4,12 @@
 Changing the playbook: `playbook_edit_cmds`; export / import / sync: `share_cmds`.
 """
 
+from __future__ import annotations
+
 import json
 import sys
 import time
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -14,8 +17,19 @@ from ..playbook.playbook import STATUSES, Playbook
 from ..playbook.transfer import public_bullet
 from .common import json_option, load_config, open_store, project_of, project_option
 from .output import emit_json, fail, iso, say, table, when
-from .playbook_common import (BULLET_COLUMNS, bullet_row, compat_item, counters_text, get_bullet, known_project_id,
-                              section_option_value, totals)
+from .playbook_common import (
+    BULLET_COLUMNS,
+    bullet_row,
+    compat_item,
+    counters_text,
+    get_bullet,
+    known_project_id,
+    section_option_value,
+    totals,
+)
+
+if TYPE_CHECKING:
+    from ..store.interfaces import Store
 
 SEARCH_MODES = ("auto", "lexical", "semantic", "hybrid")
 
@@ -23,7 +37,7 @@ SEARCH_MODES = ("auto", "lexical", "semantic", "hybrid")
 # -- search ----------------------------------------------------------------------------------------
 
 
-def _first(request: dict, *keys):
+def _first(request: dict, *keys: str) -> Any:
     for key in keys:
         value = request.get(key)
         if value not in (None, "", []):
@@ -31,7 +45,7 @@ def _first(request: dict, *keys):
     return None
 
 
-def _names(value) -> list[str]:
+def _names(value: object) -> list[str]:
     """Domain names from a string (comma or space separated) or a list of strings."""
     if isinstance(value, str):
         value = value.replace(",", " ").split()
@@ -79,7 +93,8 @@ def read_search_request(raw: str) -> dict:
 @click.option("--exclude-domain", "excluded", multiple=True, help="No bullets of this domain (repeatable).")
 @click.option("--threshold", type=float, default=None, help="Minimum score 0..1 [default: retrieval.threshold].")
 @click.option("--mode", type=click.Choice(SEARCH_MODES), default="auto", show_default=True,
-              help="lexical (full text), semantic (embeddings), hybrid, or auto (hybrid when retrieval.semantic is on).")
+              help="lexical (full text), semantic (embeddings), hybrid, "
+                   "or auto (hybrid when retrieval.semantic is on).")
 @click.option("--stdin", "from_stdin", is_flag=True,
               help="Read the request from stdin: the ACE plugin's JSON ({query, limit, threshold, "
                    "allowed_domains, blocked_domains}) or plain text.")
@@ -110,7 +125,7 @@ def search(query, k, domains, excluded, threshold, mode, from_stdin, project_dir
     project = project_of(project_dir)
     cfg = load_config(project.root)
     threshold = threshold if threshold is not None else request["threshold"]
-    effective = float(cfg["retrieval.threshold"] if threshold is None else threshold)
+    effective: float = cfg["retrieval.threshold"] if threshold is None else threshold
     with open_store() as store:
         project_id = known_project_id(store, project)
         hits = run_search(store, project_id, request["query"], k=k, domains_allowed=allowed or None,
@@ -121,7 +136,7 @@ def search(query, k, domains, excluded, threshold, mode, from_stdin, project_dir
         items = [compat_item(h) for h in hits]
         answer = {"similar_patterns": items, "domains_summary": summary, "count": len(items), "threshold": effective}
         if not from_stdin:
-            for item, hit in zip(items, hits):
+            for item, hit in zip(items, hits, strict=True):
                 item.update(score=hit.get("score"), why=hit.get("why"), domains=hit.get("domains"))
             answer["query"] = request["query"]
         return emit_json(answer)
@@ -134,7 +149,7 @@ def search(query, k, domains, excluded, threshold, mode, from_stdin, project_dir
         for rank, h in enumerate(hits, 1)])
 
 
-def _domains_summary(store, project_id) -> dict[str, int]:
+def _domains_summary(store: Store, project_id: int | None) -> dict[str, int]:
     """Domain → number of active bullets (the project's and the global ones), most first."""
     counts = store.domain_counts(project_id)
     return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
@@ -145,7 +160,8 @@ def _domains_summary(store, project_id) -> dict[str, int]:
 
 @click.command()
 @click.option("--section", default=None, help="Only this section (aliases like `pitfalls` work).")
-@click.option("--min-helpful", type=click.IntRange(min=0), default=0, help="Only bullets marked helpful at least N times.")
+@click.option("--min-helpful", type=click.IntRange(min=0), default=0,
+              help="Only bullets marked helpful at least N times.")
 @click.option("--domain", default=None, help="Only bullets of this domain.")
 @click.option("--status", type=click.Choice(STATUSES + ("all",)), default="active", show_default=True)
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="At most this many.")
@@ -184,7 +200,8 @@ def top(k, project_dir, as_json):
     with open_store() as store:
         rows = run_top(store, known_project_id(store, project), k, cfg=cfg)
     if as_json:
-        return emit_json({"bullets": [{**public_bullet(b), "score": b.get("score"), "why": b.get("why")} for b in rows]})
+        return emit_json({"bullets": [{**public_bullet(b), "score": b.get("score"), "why": b.get("why")}
+                                      for b in rows]})
     if not rows:
         say("The playbook is empty. `ace add` writes a lesson by hand; `ace bootstrap` seeds it.")
         return
@@ -249,7 +266,7 @@ def show(bullet_id, as_json):
 # -- what a session was shown ---------------------------------------------------------------------
 
 
-def _recall(store, session_id: str, now: float) -> dict:
+def _recall(store: Store, session_id: str, now: float) -> dict:
     """What `session_id` was shown: its injections, its live pins, and the bullets to recall —
     the pinned ones, or, before any compaction pinned them, every bullet injected so far."""
     injections = store.injected(session_id)
@@ -268,7 +285,7 @@ def _recall(store, session_id: str, now: float) -> dict:
     }
 
 
-def _session_id(store, given: str) -> str:
+def _session_id(store: Store, given: str) -> str:
     """`given` when the store has anything for it, else the one captured session it prefixes."""
     if store.session(given) or store.injected(given) or store.pins(given, 0):
         return given
@@ -299,7 +316,8 @@ def recall(session_id, as_json):
         return
     table(f"Injected in session {found['session_id']}", ["when", "hook", "rank", "score", "id", "lesson"], [
         [when(r["created_at"]), r["hook"], r["rank"], "-" if r["score"] is None else f"{r['score']:.2f}",
-         r["bullet_id"], (by_id.get(r["bullet_id"]) or {}).get("content", "(deleted)")] for r in found["injections"]])
+         r["bullet_id"], by_id[r["bullet_id"]]["content"] if r["bullet_id"] in by_id else "(deleted)"]
+        for r in found["injections"]])
     if found["pins"]:
         say("{} bullets pinned for recall after compaction, until {}.", len(found["pins"]), when(found["expires_at"]))
     else:

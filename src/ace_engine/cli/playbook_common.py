@@ -1,45 +1,46 @@
 """Helpers shared by the playbook commands: the project and its config, the ACE plugin's JSON item
 shape, bullets as table rows."""
 
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
 from ..playbook import sections
-from ..playbook.playbook import Playbook, PlaybookError
-from .output import fail
+from ..playbook.playbook import Playbook
+
+if TYPE_CHECKING:
+    from .._types import Bullet
+    from ..project import Project
+    from ..store.interfaces import Store
 
 EVIDENCE_ITEMS = 5
 
 
-def known_project_id(store, project) -> int | None:
+def known_project_id(store: Store, project: Project) -> int | None:
     """The store's id of `project` without creating it (read-only commands); None when the store
     has never seen it — then only the global bullets apply."""
     return store.project_id(project.key)
 
 
-def get_bullet(playbook: Playbook, given: str) -> dict:
-    """The bullet for an id or a unique id prefix, else exit with the reason."""
-    try:
-        return playbook.get(given)
-    except PlaybookError as exc:
-        fail(str(exc))
-        raise  # unreachable: fail exits
+def get_bullet(playbook: Playbook, given: str) -> Bullet:
+    """The bullet for an id or a unique id prefix; PlaybookError (the reason) otherwise."""
+    return playbook.get(given)
 
 
 def section_option_value(name: str | None, extra: tuple[str, ...] = ()) -> str | None:
     if name is None:
         return None
-    try:
-        return sections.normalize(name, extra)
-    except sections.SectionError as exc:
-        fail(str(exc))
-        raise
+    return sections.normalize(name, extra)  # SectionError names the known sections
 
 
-def totals(bullet: dict) -> tuple[int, int]:
+def totals(bullet: Mapping[str, Any]) -> tuple[int, int]:
     """helpful, harmful: implicit and explicit marks together (what people and the plugin see)."""
     return (int(bullet.get("helpful") or 0) + int(bullet.get("helpful_explicit") or 0),
             int(bullet.get("harmful") or 0) + int(bullet.get("harmful_explicit") or 0))
 
 
-def evidence(bullet: dict) -> list[str]:
+def evidence(bullet: Mapping[str, Any]) -> list[str]:
     """The `evidence` of the plugin's item: a list of strings, most recent observation last — the
     evidence the lesson was learned from (`provenance.evidence`), then that of each later
     observation (`provenance.evidence_log`), at most EVIDENCE_ITEMS, duplicates dropped. [] for a
@@ -59,7 +60,7 @@ def evidence(bullet: dict) -> list[str]:
     return unique[:1] + unique[1:][-(EVIDENCE_ITEMS - 1):] if len(unique) > EVIDENCE_ITEMS else unique
 
 
-def compat_item(bullet: dict) -> dict:
+def compat_item(bullet: Mapping[str, Any]) -> dict:
     """One `similar_patterns` item of the ACE plugin's `ace-cli`, exactly:
     {id, section, content, confidence, helpful, harmful, domain, evidence}; `domain` is the
     bullet's primary (first) domain."""
@@ -77,12 +78,12 @@ def compat_item(bullet: dict) -> dict:
     }
 
 
-def counters_text(bullet: dict) -> str:
+def counters_text(bullet: Mapping[str, Any]) -> str:
     helpful, harmful = totals(bullet)
     return f"✓{helpful} ✗{harmful} {float(bullet.get('confidence') or 0.0):.2f}"
 
 
-def bullet_row(bullet: dict) -> list:
+def bullet_row(bullet: Mapping[str, Any]) -> list:
     return [bullet["id"], bullet["section"], bullet["content"], ", ".join(bullet.get("domains") or []),
             counters_text(bullet)]
 

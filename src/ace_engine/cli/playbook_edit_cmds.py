@@ -1,25 +1,17 @@
 """Changing the playbook by hand: `ace add`, `edit`, `rm`, `tag`, `clear`. Each goes through the
-playbook's delta operations (source `user`), so it is in the change log (`ace log`, `ace show`)."""
+playbook's delta operations (source `user`), so it is in the change log (`ace log`, `ace show`).
+A refused delta raises PlaybookError or SectionError with the reason; the `ace` group prints it."""
 
 import sys
 
 import click
 
 from ..playbook import sections
-from ..playbook.playbook import Playbook, PlaybookError
+from ..playbook.playbook import Playbook
 from ..playbook.transfer import public_bullet
 from .common import json_option, open_store, project_of, project_option
 from .output import emit_json, fail, plain, say
 from .playbook_common import counters_text, get_bullet, known_project_id, section_option_value
-
-
-def _apply(fn, *args, **kwargs):
-    """Run a delta; a refused one exits with its reason."""
-    try:
-        return fn(*args, **kwargs)
-    except (PlaybookError, sections.SectionError) as exc:
-        fail(str(exc))
-        raise  # unreachable
 
 
 @click.command()
@@ -44,8 +36,8 @@ def add(content, section, domains, is_global, project_dir, as_json):
     hosts = load_config(project.root)["learning.trusted_hosts"] or ()
     with open_store() as store:
         playbook = Playbook(store, project, trusted_hosts=hosts)
-        bullet, created = _apply(playbook.add, content, section, domains=list(domains) or None,
-                                 scope="global" if is_global else "project", source="user", reason="ace add")
+        bullet, created = playbook.add(content, section, domains=list(domains) or None,
+                                       scope="global" if is_global else "project", source="user", reason="ace add")
     if as_json:
         return emit_json({**public_bullet(bullet), "created": created})
     if not created:
@@ -76,8 +68,8 @@ def edit(bullet_id, content, section, domains, as_json):
                 return
             content = edited
         section = section_option_value(section, playbook.extra_sections)
-        updated = _apply(playbook.update, bullet["id"], content=content, section=section,
-                         domains=list(domains) or None, source="user", reason="ace edit")
+        updated = playbook.update(bullet["id"], content=content, section=section,
+                                  domains=list(domains) or None, source="user", reason="ace edit")
     changed = updated["updated_at"] != bullet["updated_at"]  # UPDATE stamps only a real change
     if as_json:
         return emit_json({**public_bullet(updated), "changed": changed})
@@ -110,7 +102,7 @@ def rm(bullet_id, purge, as_json):
                 return emit_json({"id": bullet["id"], "purged": True, "previous_status": was})
             say("{} deleted for good, with its history.", bullet["id"])
             return
-        bullet = _apply(playbook.remove, bullet["id"], source="user", reason="ace rm")
+        bullet = playbook.remove(bullet["id"], source="user", reason="ace rm")
     if as_json:
         return emit_json({**public_bullet(bullet), "previous_status": was})
     say("{} archived." if was != "archived" else "{} was already archived.", bullet["id"])
@@ -119,7 +111,8 @@ def rm(bullet_id, purge, as_json):
 @click.command()
 @click.argument("bullet_id")
 @click.argument("verdict", type=click.Choice(["helpful", "harmful"]))
-@click.option("--implicit", is_flag=True, help="Count it as an implicit outcome (weight 1) instead of an explicit mark (weight 3).")
+@click.option("--implicit", is_flag=True,
+              help="Count it as an implicit outcome (weight 1) instead of an explicit mark (weight 3).")
 @json_option
 def tag(bullet_id, verdict, implicit, as_json):
     """Mark a bullet helpful or harmful. Your marks are explicit and weigh 3× an outcome observed
@@ -127,7 +120,7 @@ def tag(bullet_id, verdict, implicit, as_json):
     with open_store() as store:
         playbook = Playbook(store, None)
         bullet = get_bullet(playbook, bullet_id)
-        bullet = _apply(playbook.tag, bullet["id"], verdict, explicit=not implicit, source="user", reason="ace tag")
+        bullet = playbook.tag(bullet["id"], verdict, explicit=not implicit, source="user", reason="ace tag")
     if as_json:
         return emit_json(public_bullet(bullet))
     say("{} marked {}{}: {}", bullet["id"], verdict, " (implicit)" if implicit else "", counters_text(bullet))

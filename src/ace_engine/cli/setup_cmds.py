@@ -22,7 +22,7 @@ def _scoped(fn):
     return fn
 
 
-def _target(scope, project) -> tuple[str, str]:
+def _target(scope: str | None, project: str | None) -> tuple[str, str]:
     root = identify(resolve_dir(project)).root
     scope = scope or "project"
     return scope, claude_settings.settings_path(scope, root)
@@ -43,7 +43,7 @@ def install(scope, project_dir, python, as_json):
     try:
         result = claude_settings.install(path, python)
         claude_settings.precompile()
-    except (claude_settings.SettingsError, OSError) as exc:
+    except OSError as exc:  # SettingsError is an AceError: the `ace` group shows it
         fail(str(exc))
     if as_json:
         return emit_json({**result, "scope": scope})
@@ -65,7 +65,7 @@ def uninstall(scope, project_dir, as_json):
     scope, path = _target(scope, project_dir)
     try:
         result = claude_settings.uninstall(path)
-    except (claude_settings.SettingsError, OSError) as exc:
+    except OSError as exc:
         fail(str(exc))
     if as_json:
         return emit_json({**result, "scope": scope})
@@ -152,10 +152,7 @@ def config_group():
 def config_show(project_dir, as_json):
     """Effective values and where each came from (default < user < project < ACE_* env)."""
     root = identify(resolve_dir(project_dir)).root
-    try:
-        cfg = config_mod.load(root, strict=True)
-    except config_mod.ConfigError as exc:
-        fail(str(exc))
+    cfg = config_mod.load(root, strict=True)
     if as_json:
         shown = {
             key: {"value": cfg.values[key], "source": cfg.sources[key], "env": config_mod.env_name(key),
@@ -166,7 +163,7 @@ def config_show(project_dir, as_json):
             shown[key]["ignored"] = {"value": value, "source": f"project ({path})", "fix": config_mod.ignored_fix(path)}
         return emit_json(shown)
     table(None, ["key", "value", "source", "description"], [
-        [key, cfg.values[key], cfg.sources[key], config_mod.DESCRIPTIONS.get(key, "")]
+        [key, cfg.values[key], cfg.sources[key], config_mod.SETTINGS_BY_KEY[key].help]
         for key in cfg.values
     ])
     if cfg.ignored:

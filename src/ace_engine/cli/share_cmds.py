@@ -7,18 +7,25 @@ Trust: an export file is private data (written 0600, atomically); an import file
 applies either way); the synced files are committed and read by every agent, so only active
 lessons the safety policy passes go there, and never outside the project root."""
 
+from __future__ import annotations
+
 import json
 import os
+from typing import TYPE_CHECKING
 
 import click
 
 from .. import escape
+from ..files import atomic_write
 from ..integrations import agent_files
 from ..playbook import rescreen, safety, transfer
 from ..playbook.playbook import Playbook
 from .common import json_option, load_config, open_store, project_of, project_option
 from .output import console, emit_json, fail, json_safe, say, table
 from .playbook_common import known_project_id
+
+if TYPE_CHECKING:
+    from .._types import ImportItem, ScoredBullet
 
 PROGRESS_FROM = 200  # items: smaller files import in a blink
 
@@ -46,7 +53,7 @@ def export_cmd(output, force, all_projects, project_dir, as_json):
     if os.path.isdir(path):
         fail(f"{output} is a directory; give a file name")
     try:
-        agent_files.atomic_write(path, text, mode=0o600)  # lessons and provenance are private: owner only
+        atomic_write(path, text, mode=0o600)  # lessons and provenance are private: owner only
     except OSError as exc:
         fail(f"cannot write {output} ({exc.strerror}); check that its directory exists and is writable")
     summary = {"file": path, "bullets": len(document["bullets"]), "format": transfer.FORMAT,
@@ -94,7 +101,7 @@ def import_cmd(file, trust, project_dir, as_json):
         say("Status, scope and counters in the file were not taken (pass --trust for a file you vouch for).")
 
 
-def _with_progress(playbook, items, name, trust) -> dict:
+def _with_progress(playbook: Playbook, items: list[ImportItem], name: str, trust: bool) -> dict:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     columns = (TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -121,7 +128,7 @@ def sync(remove, k, project_dir, as_json):
     from ..retrieval.search import top
 
     project = project_of(project_dir)
-    bullets: list[dict] = []
+    bullets: list[ScoredBullet] = []
     if not remove:
         cfg = load_config(project.root)
         with open_store() as store:
@@ -135,9 +142,7 @@ def sync(remove, k, project_dir, as_json):
                            if b["status"] == "active" and not safety.concerns(b["content"], hosts)][:k]
     try:
         entries = agent_files.sync(project.root, bullets, remove=remove)
-    except agent_files.SyncError as exc:
-        fail(str(exc))
-    except OSError as exc:
+    except OSError as exc:  # SyncError is an AceError: the `ace` group shows it
         fail(f"cannot write {exc.filename or 'a file'} ({exc.strerror}); check the permissions of the project "
              "directory, then re-run")
     if as_json:

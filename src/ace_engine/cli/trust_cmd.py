@@ -57,14 +57,11 @@ def trust(project_dir, revoke, list_all, as_json):
         else:
             say(f"{escape.one_line(path)} was not trusted; nothing changed.")
         return
-    try:
-        found = config_mod.read_toml_bytes(path)
-    except config_mod.ConfigError as exc:
-        fail(str(exc))
+    found = config_mod.read_toml_bytes(path)
     if found is None:
         fail(f"{path} does not exist; there is nothing to trust (run in the project, or pass --project DIR)")
     table_, data = found
-    unknown = [key for key in table_ if key not in config_mod.DEFAULTS]
+    unknown = [key for key in table_ if key not in config_mod.SETTINGS_BY_KEY]
     if unknown:
         fail(f"{path}: unknown key `{unknown[0]}`; fix the file (`ace config show` lists valid keys), then re-run")
     restricted = {key: value for key, value in table_.items() if not config_mod.project_may_set(key)}

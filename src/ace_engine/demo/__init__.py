@@ -14,6 +14,7 @@ import sys
 import tempfile
 import time
 from importlib import resources
+from typing import Any
 
 # Fake secrets are assembled at run time so no scanner mistakes this file for a leak.
 FAKES = {
@@ -23,7 +24,8 @@ FAKES = {
 }
 
 
-def _fill(value, subs: dict):
+def _fill(value: Any, subs: dict[str, str]) -> Any:
+    """`value` (a recorded event, JSON-shaped) with every `{name}` placeholder filled in."""
     if isinstance(value, str):
         for key, sub in subs.items():
             value = value.replace("{" + key + "}", sub)
@@ -35,11 +37,11 @@ def _fill(value, subs: dict):
     return value
 
 
-def load_script() -> dict:
+def load_script() -> dict[str, Any]:
     return json.loads(resources.files(__package__).joinpath("session.json").read_text("utf-8"))
 
 
-def _make_project(root: str, files: dict) -> None:
+def _make_project(root: str, files: dict[str, str]) -> None:
     for rel, content in files.items():
         path = os.path.join(root, rel)
         os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -50,7 +52,7 @@ def _make_project(root: str, files: dict) -> None:
             subprocess.run(["git", *args], cwd=root, capture_output=True, check=False)
 
 
-def run(workdir: str | None = None, python: str | None = None) -> dict:
+def run(workdir: str | None = None, python: str | None = None) -> dict[str, Any]:
     """Replay the recorded session; return the hook calls and what the store captured."""
     script = load_script()
     base = workdir or tempfile.mkdtemp(prefix="ace-demo-")
@@ -70,6 +72,7 @@ def run(workdir: str | None = None, python: str | None = None) -> dict:
     previous = os.environ.get("ACE_HOME")
     os.environ["ACE_HOME"] = home
     try:
+        from ..jobs.worker import wait_idle
         from ..store.sqlite import SQLiteStore
 
         with SQLiteStore() as store:
@@ -79,7 +82,9 @@ def run(workdir: str | None = None, python: str | None = None) -> dict:
 
             key = identify(project).key
             playbook = store.list_bullets(store.project_id(key), statuses=None, order="created")
-        _wait_for_worker(key)
+        # Hooks hand the worker its lock: once we could take it, none is left and the temporary
+        # store can be removed.
+        wait_idle(key, timeout=60.0)
     finally:
         if previous is None:
             os.environ.pop("ACE_HOME", None)
@@ -101,7 +106,8 @@ def run(workdir: str | None = None, python: str | None = None) -> dict:
     }
 
 
-def _replay(events: list, session_id: str, subs: dict, project: str, base: str, env: dict, python) -> list[dict]:
+def _replay(events: list[dict[str, Any]], session_id: str, subs: dict[str, str], project: str, base: str,
+            env: dict[str, str], python: str | None) -> list[dict[str, Any]]:
     """Run each recorded event through its own hook process; the hooks' answers, in order."""
     calls = []
     for number, raw in enumerate(events, 1):
@@ -133,7 +139,7 @@ def _replay(events: list, session_id: str, subs: dict, project: str, base: str, 
     return calls
 
 
-def _learn(project: str, env: dict, python) -> dict:
+def _learn(project: str, env: dict[str, str], python: str | None) -> dict[str, Any]:
     """`ace learn` in the foreground (it waits for the worker the Stop hooks started)."""
     proc = subprocess.run(
         [python or sys.executable, "-m", "ace_engine.cli", "learn", "--project", project, "--heuristic", "--json"],
@@ -143,19 +149,6 @@ def _learn(project: str, env: dict, python) -> dict:
         return json.loads(proc.stdout)
     except ValueError:
         return {"error": (proc.stderr or proc.stdout).decode("utf-8", "replace").strip()[-500:]}
-
-
-def _wait_for_worker(project_key: str, timeout: float = 60.0) -> None:
-    """Wait until no learning worker runs for the project (hooks hand the worker its lock, so
-    holding the lock ourselves means none is left), so the temporary store can be removed."""
-    from ..background import ProcessLock
-    from ..jobs.queue import lock_path
-
-    lock = ProcessLock(lock_path(project_key))
-    deadline = time.time() + timeout
-    while not lock.acquire() and time.time() < deadline:
-        time.sleep(0.05)
-    lock.release()
 
 
 def _secrets_in_store(home: str) -> list[str]:

@@ -1,5 +1,8 @@
+"""`python -m ace_engine.hooks EVENT`: the same hook run as the installed launcher (`launch.py`),
+with runpy's few milliseconds on top; kept for tests and hand use."""
+
 import sys
 
-from .engine import main
+from .engine import run
 
-main(sys.argv[1:])
+run(sys.argv[1:])

@@ -1,8 +1,14 @@
-"""Run one hook: read stdin, validate, dispatch to the event's handler, answer, exit 0.
+"""Run one hook: read stdin, parse it into a `HookInput`, dispatch to the event's handler, answer.
+
+`run(argv)` is the one entry point of a hook process — the installed launcher (`launch.py`),
+`python -m ace_engine.hooks`, `ace hook EVENT` and the plugin's `hooks/ace_hook.py` all call it —
+and `main(argv, stdin, stdout)` the same run in-process, for tests and the benchmark.
 
 Whatever happens inside — malformed or huge input, a broken store, a full disk, a bug — the
 process exits 0 and stdout holds nothing or one JSON object valid for the event. A watchdog
 answers on its own when the event's budget runs out.
+
+Cost: stdlib only; config, project and store are opened lazily, by the handlers that need them.
 """
 
 import json
@@ -13,34 +19,40 @@ import time
 
 from .. import log
 from .events import EVENTS
+from .hook_input import HookInput
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks must not import `typing` (~3 ms)
+if TYPE_CHECKING:
+    from typing import Any, BinaryIO, NoReturn, TextIO
+
+    from .._types import CaptureRecord
+    from ..config import Config
+    from ..project import Project
+    from ..store.sqlite import SQLiteStore
 
 MAX_STDIN_BYTES = 64 * 1024 * 1024
 
 
 class Hook:
-    """One hook invocation: its event, payload, and lazily opened config, project and store."""
+    """One hook invocation: its parsed input, and lazily opened config, project and store."""
 
-    def __init__(self, event: str, payload: dict, started: float):
-        self.event = event
-        self.payload = payload
+    def __init__(self, inp: HookInput, started: float):
+        self.input = inp
+        self.event = inp.event
+        self.session_id = inp.session_id
         self.started = started
         self.now = time.time()
         self.store_error: str | None = None
-        self._cfg = None
-        self._project = None
-        self._store = None
-
-    @property
-    def session_id(self) -> str | None:
-        sid = self.payload.get("session_id")
-        return sid if isinstance(sid, str) and sid else None
+        self._cfg: Config | None = None
+        self._project: Project | None = None
+        self._store: SQLiteStore | None = None
 
     @property
     def cwd(self) -> str:
-        return resolve_cwd(self.payload)
+        return resolve_cwd(self.input.cwd, self.input.transcript_path)
 
     @property
-    def project(self):
+    def project(self) -> "Project":
         if self._project is None:
             from ..project import identify
 
@@ -48,19 +60,19 @@ class Hook:
         return self._project
 
     @property
-    def cfg(self):
+    def cfg(self) -> "Config":
         if self._cfg is None:
             from ..config import load
 
             self._cfg = load(self.project.root)
         return self._cfg
 
-    def store(self):
+    def store(self) -> "SQLiteStore | None":
         """The store, or None (and `store_error` set) when it cannot be opened."""
         if self._store is None and self.store_error is None:
             from ..store.sqlite import SQLiteStore, StoreError
 
-            busy = min(int(self.cfg["store.busy_timeout_ms"]), int(EVENTS[self.event]["budget"] * 300))
+            busy = min(self.cfg["store.busy_timeout_ms"], int(EVENTS[self.event]["budget"] * 300))
             try:
                 self._store = SQLiteStore(busy_timeout_ms=busy)
             except StoreError as exc:
@@ -68,7 +80,7 @@ class Hook:
                 log.error(self.event, f"store unavailable: {exc}")
         return self._store
 
-    def save(self, record: dict) -> None:
+    def save(self, record: "CaptureRecord") -> None:
         """Write the record to the store; if that fails, spool it so it is written later."""
         record["duration_ms"] = round((time.perf_counter() - self.started) * 1000, 2)
         store = self.store()
@@ -92,15 +104,13 @@ class Hook:
             self._store.close()
 
 
-def resolve_cwd(payload: dict) -> str:
-    """Payload `cwd`, else the `cwd` recorded in the transcript, else `$CLAUDE_PROJECT_DIR`,
+def resolve_cwd(cwd: str | None, transcript_path: str | None) -> str:
+    """The payload's `cwd`, else the `cwd` recorded in the transcript, else `$CLAUDE_PROJECT_DIR`,
     else the process's working directory."""
-    cwd = payload.get("cwd")
-    if isinstance(cwd, str) and cwd and os.path.isdir(cwd):
+    if cwd and os.path.isdir(cwd):
         return cwd
-    transcript = payload.get("transcript_path")
-    if isinstance(transcript, str) and transcript:
-        found = _cwd_from_transcript(transcript)
+    if transcript_path:
+        found = _cwd_from_transcript(transcript_path)
         if found:
             return found
     env_dir = os.environ.get("CLAUDE_PROJECT_DIR")
@@ -130,7 +140,7 @@ def _cwd_from_transcript(path: str) -> str | None:
     return None
 
 
-def read_payload(stream) -> tuple[dict, str | None]:
+def read_payload(stream: "BinaryIO") -> "tuple[dict[str, Any], str | None]":
     """Parse stdin into a dict; on any problem return `({}, reason)`."""
     try:
         raw = stream.read(MAX_STDIN_BYTES + 1)
@@ -152,11 +162,11 @@ def read_payload(stream) -> tuple[dict, str | None]:
 class _Answer:
     """Makes sure exactly one answer is written, by the handler or by the watchdog."""
 
-    def __init__(self, out):
+    def __init__(self, out: "TextIO"):
         self.out = out
         self.sent = False
 
-    def send(self, obj: dict | None) -> None:
+    def send(self, obj: "dict[str, Any] | None") -> None:
         if self.sent:
             return
         self.sent = True
@@ -169,16 +179,32 @@ class _Answer:
             pass  # Claude Code went away; nothing to tell
 
 
-def main(argv: list[str], stdin=None, stdout=None) -> None:
+def run(argv: list[str]) -> "NoReturn":
+    """A hook process: answer on stdout, then leave without closing the store or finalizing the
+    interpreter. Closing the last connection checkpoints the whole WAL (~10+ ms); committed rows
+    are already safe in the WAL, and the next writer's auto-checkpoint folds them in."""
+    _handle(argv, sys.stdin.buffer, sys.stdout)
+    os._exit(0)
+
+
+def main(argv: list[str], stdin: "BinaryIO", stdout: "TextIO") -> "NoReturn":
+    """The same run in-process (tests, benchmark): closes the store and raises SystemExit(0)."""
+    hook = _handle(argv, stdin, stdout)
+    if hook is not None:
+        hook.close()
+    sys.exit(0)
+
+
+def _handle(argv: list[str], stdin: "BinaryIO", stdout: "TextIO") -> Hook | None:
+    """Answer exactly once whatever happens; the Hook (to close) when a handler ran."""
     started = time.perf_counter()
     os.umask(0o077)
-    out = stdout or sys.stdout
-    answer = _Answer(out)
+    answer = _Answer(stdout)
     event = argv[0] if argv else ""
 
     if event in EVENTS and hasattr(signal, "setitimer"):
 
-        def on_deadline(signum, frame):
+        def on_deadline(signum: int, frame: object) -> None:
             log.error(event, f"budget of {EVENTS[event]['budget']}s exceeded; answered empty")
             answer.send(None)
             os._exit(0)
@@ -188,34 +214,26 @@ def main(argv: list[str], stdin=None, stdout=None) -> None:
 
     hook = None
     try:
-        payload, problem = read_payload(stdin or sys.stdin.buffer)
-        named = payload.get("hook_event_name")
+        payload, problem = read_payload(stdin)
+        inp = HookInput.parse(event, payload)
+        named = inp.hook_event_name
         if event not in EVENTS:
             log.warning("hook", f"unknown hook event {event!r} (payload says {named!r}); ignored")
-            return
+            return None
         if os.environ.get("ACE_DISABLED", "") not in ("", "0"):
-            return  # e.g. the headless `claude` that the learning worker runs: never capture ourselves
+            return None  # e.g. the headless `claude` that the learning worker runs: never capture ourselves
         if problem:
             log.warning(event, problem)
         elif named != event:
             log.warning(event, f"payload hook_event_name is {named!r}; handled as {event}")
         from .handlers import HANDLERS
 
-        hook = Hook(event, payload, started)
+        hook = Hook(inp, started)
         answer.send(HANDLERS[event](hook))
     except BaseException as exc:  # noqa: BLE001 — the host agent must never see our failure
-        if isinstance(exc, KeyboardInterrupt):
-            pass
         log.error(event or "hook", f"{type(exc).__name__}: {exc}")
     finally:
         answer.send(None)
         if hasattr(signal, "setitimer"):
             signal.setitimer(signal.ITIMER_REAL, 0)
-    if stdin is None and stdout is None:
-        # A real hook process: leave without closing the store or finalizing the interpreter.
-        # Closing the last connection checkpoints the whole WAL (~10+ ms); committed rows are
-        # already safe in the WAL, and the next writer's auto-checkpoint folds them in.
-        os._exit(0)
-    if hook is not None:
-        hook.close()
-    sys.exit(0)
+    return hook

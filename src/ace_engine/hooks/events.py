@@ -5,6 +5,8 @@ plugin write into Claude Code's settings (seconds), comfortably above the budget
 never has to cancel us. All SessionEnd hooks together get 1.5 s from Claude Code.
 """
 
+from ..tools import SHELL_TOOLS, SHIFT_TOOLS
+
 EVENTS: dict[str, dict] = {
     "SessionStart": {"budget": 8.0, "timeout": 15, "context": True},
     "UserPromptSubmit": {"budget": 5.0, "timeout": 10, "context": True},
@@ -18,8 +20,8 @@ EVENTS: dict[str, dict] = {
     "SessionEnd": {"budget": 1.2, "timeout": 2, "context": False},
 }
 
-# Matchers written into settings: tool events and SessionStart fire for everything.
+# Matchers written into settings (from the tool table): the other events fire for everything.
 MATCHERS: dict[str, str | None] = {
-    "PreToolUse": "Read|Glob|Grep|Edit|Write|MultiEdit|NotebookEdit",
-    "PermissionRequest": "Bash",
+    "PreToolUse": "|".join(SHIFT_TOOLS),  # a file or place that may shift the session's domain
+    "PermissionRequest": "|".join(sorted(SHELL_TOOLS)),  # `ace` commands run through a shell
 }

@@ -1,18 +1,33 @@
 """One handler per hook event: record what happened, answer what the event allows.
 
-Each handler returns the JSON object to print, or None for no output. The record is saved first,
-so capture never depends on injection (`inject`) or learning succeeding.
+Each handler reads the parsed `HookInput` (`hook.input`), decides what its event calls for, and
+calls narrow functions for it: `capture.records` builds the record, `inject` the context to add,
+`jobs.queue` the learning jobs. It returns the JSON object to print, or None for no output. The
+record is saved first, so capture never depends on injection or learning succeeding.
+
+Cost: stdlib only; each handler opens only what it uses (the store, the config, the project).
 """
 
+from .. import log
 from ..capture import records
 from . import health, inject
 
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks must not import `typing` (~3 ms)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
-def context_answer(event: str, context: str | None = None, system_message: str | None = None):
+    from .._types import CaptureRecord
+    from .engine import Hook
+
+    Answer = dict[str, Any] | None
+
+
+def context_answer(event: str, context: str | None = None, system_message: str | None = None) -> "Answer":
     """The answer for events that take `additionalContext`; None when there is nothing to say."""
     if not context and not system_message:
         return None
-    answer: dict = {}
+    answer: dict[str, Any] = {}
     if system_message:
         answer["systemMessage"] = system_message
     if context:
@@ -20,63 +35,76 @@ def context_answer(event: str, context: str | None = None, system_message: str |
     return answer
 
 
-def _record(hook, detail=None) -> dict:
-    record = records.base_record(hook.event, hook.payload, hook.now, hook.project)
-    if isinstance(detail, str):
+def _record(hook: "Hook", detail: str | None = None) -> "CaptureRecord":
+    record = records.base_record(hook.input, hook.now, hook.project)
+    if detail is not None:
         record["detail"] = records.short_text(detail)  # redacted: a spooled record is clean too
     return record
 
 
-def session_start(hook):
-    record = _record(hook, hook.payload.get("source"))
+def _context(hook: "Hook") -> "inject.Context | None":
+    """What an injection step needs, once the store is open; None when it could not be."""
+    store = hook.store()
+    if store is None:
+        return None
+    return inject.Context(store, hook.cfg, hook.project, hook.session_id, hook.now, hook.event)
+
+
+def session_start(hook: "Hook") -> "Answer":
+    record = _record(hook, hook.input.source)
     hook.save(record)
     deferred = False
-    if hook.store_error is None:
+    store = hook.store() if hook.store_error is None else None
+    if store is not None:
         from ..store import spool
 
         if spool.pending_files():
             try:  # a small spool now; a large one in a detached replay, outside our budget
-                deferred = spool.replay_or_defer(hook.store())[1]
-            except Exception as exc:  # kept in the spool for the next try
+                deferred = spool.replay_or_defer(store)[1]
+            except Exception as exc:  # noqa: BLE001 — kept in the spool for the next try; the hook goes on
                 hook.store_error = f"spool replay failed: {exc}"
     if hook.store_error is None:
         from .maintenance import maybe_start_gc
 
         maybe_start_gc(hook.cfg["retention.max_db_mb"])
     notice = health.notice_for(hook.session_id, hook.store_error, deferred=deferred)
-    context = inject.safely(hook, "session-start injection", inject.session_start, record["detail"])
+    context = inject.safely(_context(hook), "session-start injection", inject.session_start, record["detail"])
     return context_answer("SessionStart", context, notice)
 
 
-def user_prompt_submit(hook):
+def user_prompt_submit(hook: "Hook") -> "Answer":
+    prompt = hook.input.prompt
     record = _record(hook)
-    record["message"] = records.message("user", hook.payload.get("prompt"), hook.cfg)
+    record["message"] = records.message("user", prompt, hook.cfg)
     hook.save(record)
+    ctx = _context(hook)
     # Feedback first: "that tip helped" means the bullets shown before this prompt.
-    inject.safely(hook, "explicit feedback", _feedback, hook.payload.get("prompt"), injects=False)
-    context = inject.safely(hook, "prompt injection", inject.prompt, hook.payload.get("prompt"))
+    inject.safely(ctx, "explicit feedback", _feedback, prompt, injects=False)
+    context = inject.safely(ctx, "prompt injection", inject.prompt, prompt)
     return context_answer("UserPromptSubmit", context)
 
 
-def _feedback(hook, prompt):
+def _feedback(ctx: "inject.Context", prompt: str | None) -> object:
     """"ace: ctx-… was wrong", "that tip helped": explicit marks (3×) on the named or last-shown bullets."""
     from ..playbook.feedback import apply_feedback
 
-    return apply_feedback(hook.store(), hook.project, hook.session_id, prompt, hook.now)
+    return apply_feedback(ctx.store, ctx.project, ctx.session_id, prompt, ctx.now)
 
 
-def pre_tool_use(hook):
-    hook.save(_record(hook, hook.payload.get("tool_name")))
-    context = inject.safely(hook, "domain-shift injection", inject.domain_shift)
+def pre_tool_use(hook: "Hook") -> "Answer":
+    inp = hook.input
+    hook.save(_record(hook, inp.tool_name))
+    context = inject.safely(_context(hook), "domain-shift injection", inject.domain_shift, inp.tool_name,
+                            inp.tool_input)
     return context_answer("PreToolUse", context)
 
 
-def permission_request(hook):
+def permission_request(hook: "Hook") -> "Answer":
     from .permission import decide
 
-    verdict = decide(hook.payload.get("tool_name"), hook.payload.get("tool_input"), hook.session_id,
-                     (hook.cwd, hook.project.root))
-    hook.save(_record(hook, f"{verdict[0] if verdict else 'none'}:{hook.payload.get('tool_name')}"))
+    inp = hook.input
+    verdict = decide(inp.tool_name, inp.tool_input, hook.session_id, (hook.cwd, hook.project.root))
+    hook.save(_record(hook, f"{verdict[0] if verdict else 'none'}:{inp.tool_name}"))
     if verdict is None:
         return None
     behavior, message = verdict
@@ -86,50 +114,75 @@ def permission_request(hook):
     return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}}
 
 
-def post_tool_use(hook):
-    record = _record(hook, hook.payload.get("tool_name"))
-    record["tool_event"] = records.tool_event(hook.event, hook.payload, hook.cfg)
+def post_tool_use(hook: "Hook") -> "Answer":
+    record = _record(hook, hook.input.tool_name)
+    record["tool_event"] = records.tool_event(hook.input, hook.cfg)
     hook.save(record)
     return None
 
 
-def pre_compact(hook):
-    hook.save(_record(hook, hook.payload.get("trigger")))
-    inject.safely(hook, "pinning", inject.pin_for_compaction, injects=False)
+def pre_compact(hook: "Hook") -> "Answer":
+    hook.save(_record(hook, hook.input.trigger))
+    inject.safely(_context(hook), "pinning", inject.pin_for_compaction, injects=False)
     return None  # PreCompact takes no additionalContext
 
 
-def stop(hook):
-    if hook.payload.get("stop_hook_active") is True:
+def stop(hook: "Hook") -> "Answer":
+    inp = hook.input
+    if inp.stop_hook_active:
         return None  # Claude is already continuing because of a stop hook: do nothing at all
     record = _record(hook)
-    if hook.event == "SubagentStop" and not hook.payload.get("agent_type"):
+    subagent = hook.event == "SubagentStop"
+    if subagent and not inp.agent_type:
         # `/compact` runs its summarizer as an untyped subagent: its "final message" is the
         # conversation summary, not work done. Record that it happened, keep no message.
         record["detail"] = "compaction"
         hook.save(record)
         return None
-    record["message"] = records.message(
-        "assistant", hook.payload.get("last_assistant_message"), hook.cfg
-    )
+    record["message"] = records.message("assistant", inp.last_assistant_message, hook.cfg)
     hook.save(record)
-    from ..jobs.queue import enqueue_from_hook  # a learning job for this turn; detached worker
-
-    enqueue_from_hook(hook)
+    # A learning job for this turn — the main agent's, or the finished subagent's under its own id.
+    agent_id, agent_type = (inp.agent_id, inp.agent_type) if subagent else (None, None)
+    _queue_learning(hook, agent_id=agent_id, agent_type=agent_type)
     return None
 
 
-def session_end(hook):
+def session_end(hook: "Hook") -> "Answer":
     # Claude Code gives all SessionEnd hooks 1.5 s together: record, queue what no job covers yet
     # (e.g. a turn interrupted before Stop; ~1 ms, the worker is detached), and leave.
-    hook.save(_record(hook, hook.payload.get("reason")))
-    from ..jobs.queue import enqueue_from_hook
-
-    enqueue_from_hook(hook)
+    hook.save(_record(hook, hook.input.reason))
+    _queue_learning(hook, leftovers=True)
     return None
 
 
-HANDLERS = {
+def _queue_learning(hook: "Hook", *, leftovers: bool = False, agent_id: str | None = None,
+                    agent_type: str | None = None) -> list[int]:
+    """Queue this turn's learning job (of the main agent, or of subagent `agent_id`), or with
+    `leftovers` a job per agent for events no job covers yet; make sure a detached worker runs
+    them. Never raises: learning must never break a hook."""
+    try:
+        session_id = hook.session_id
+        if not session_id or hook.store_error is not None or not hook.cfg["learning.enabled"]:
+            return []
+        store = hook.store()
+        if store is None:
+            return []
+        from ..jobs import queue
+
+        attempts = hook.cfg["learning.max_attempts"]
+        if leftovers:
+            jobs = queue.enqueue_leftovers(store, session_id, hook.event, hook.now, attempts)
+        else:
+            jobs = queue.enqueue_turn(store, session_id, agent_id, agent_type, hook.event, hook.now, attempts)
+        if jobs:
+            queue.start_worker(hook.project.key)
+        return jobs
+    except Exception as exc:  # noqa: BLE001 — learning must never break a hook
+        log.error(hook.event, f"queueing the learning job failed: {type(exc).__name__}: {exc}")
+        return []
+
+
+HANDLERS: "dict[str, Callable[[Hook], Answer]]" = {
     "SessionStart": session_start,
     "UserPromptSubmit": user_prompt_submit,
     "PreToolUse": pre_tool_use,

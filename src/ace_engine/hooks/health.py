@@ -16,6 +16,7 @@ import os
 import time
 
 from .. import paths
+from ..files import atomic_write
 
 STATE_NAME = "degraded.json"
 LOST_NAME = "lost.count"
@@ -83,17 +84,11 @@ def _write(data: dict) -> None:
     if directory is None:
         return
     path = os.path.join(directory, STATE_NAME)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        fd = paths.open_nofollow(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with open(fd, "w", encoding="utf-8") as fh:
-            json.dump({k: v for k, v in data.items() if k not in ("lost", "spooled")}, fh)
-        os.replace(tmp, path)
+    try:  # advisory state written on a hook's path: no fsync
+        atomic_write(path, json.dumps({k: v for k, v in data.items() if k not in ("lost", "spooled")}),
+                     mode=0o600, fsync=False)
     except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        pass
 
 
 def _bump(name: str) -> bool:
@@ -227,6 +222,8 @@ def notice_for(session_id: str | None, live_error: str | None, *, deferred: bool
         state["told"] = (told + [session_id])[-50:] if session_id else told
         _write(state)
         return text
+    if state is None:
+        return None  # (a live error of "" names nothing: no notice)
     cause = state.get("cause") or diagnose(state.get("reason"))
     lost = state.get("lost") or 0
     spooled_text = ("spooled records are being written in the background" if deferred

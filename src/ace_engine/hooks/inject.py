@@ -10,19 +10,57 @@ PreCompact → pin what this session was shown; SessionStart(compact) → re-inj
 Nothing is injected from a store whose lessons were screened under an older safety policy than
 this code's (`screened`: one primary-key query); the hook starts the re-screen in the background
 (`maintenance.maybe_start_rescreen`) and injects again once it has run.
+
+Every step takes an explicit `Context` (store, config, project, session id, time) — not the hook —
+so the CLI and tests can run the same policy. Cost: stdlib at import; retrieval and rendering are
+imported by the steps that use them, one store query or a search each.
 """
 
 import re
 
-from .. import log
+from .. import log, tools
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks must not import `typing` (~3 ms)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import Any, TypeVar
+
+    from ..config import Config
+    from ..project import Project
+    from ..store.interfaces import Store
+
+    T = TypeVar("T")
 
 # Compiled on first use (re caches it): only UserPromptSubmit needs it.
 _TRIVIAL = (
     r"^\s*(?:hi|hello|hey|thanks?|thank you|thx|ok(?:ay)?|yes|no|yep|nope|sure|cool|great|nice|"
     r"continue|go on|go ahead|proceed|done|lgtm|ty)\W*$"
 )
-FILE_TOOLS = {"Read": "file_path", "Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path",
-              "NotebookEdit": "notebook_path", "Glob": "pattern", "Grep": "path"}
+
+
+class Context:
+    """What an injection step works with: the open store, the effective config, the project, the
+    session (None: no session, e.g. the CLI; nothing is remembered per session then), the time,
+    and who asks (`source`: the hook event, or e.g. "cli", for the log)."""
+
+    __slots__ = ("store", "cfg", "project", "session_id", "now", "source", "_project_id")
+
+    def __init__(self, store: "Store", cfg: "Config", project: "Project", session_id: str | None, now: float,
+                 source: str = "cli"):
+        self.store = store
+        self.cfg = cfg
+        self.project = project
+        self.session_id = session_id
+        self.now = now
+        self.source = source
+        self._project_id: int | None = None
+
+    @property
+    def project_id(self) -> int | None:
+        """The project's id in the store (looked up once; None before its first record)."""
+        if self._project_id is None:
+            self._project_id = self.store.project_id(self.project.key)
+        return self._project_id
 
 
 def skip_prompt(prompt: str) -> bool:
@@ -33,86 +71,79 @@ def skip_prompt(prompt: str) -> bool:
     return bool(re.match(_TRIVIAL, text, re.IGNORECASE)) or len(re.findall(r"\w+", text)) < 2
 
 
-def _project_id(hook):
-    store = hook.store()
-    return store.project_id(hook.project.key) if store is not None else None
-
-
-def _record(hook, label: str, shown: list[dict]) -> None:
+def _record(ctx: Context, label: str, shown: "Sequence[Mapping[str, Any]]") -> None:
     if not shown:
         return
-    hook.store().record_injections(
-        hook.session_id, _project_id(hook), label,
-        [(b["id"], round(float(b.get("score") or 0.0), 4), rank) for rank, b in enumerate(shown, 1)], hook.now,
+    ctx.store.record_injections(
+        ctx.session_id, ctx.project_id, label,
+        [(b["id"], round(float(b.get("score") or 0.0), 4), rank) for rank, b in enumerate(shown, 1)], ctx.now,
     )
 
 
-def _shown_ids(hook) -> set[str]:
+def _shown_ids(ctx: Context) -> set[str]:
     """Bullets already in this session's context: shown since the last compaction."""
-    store = hook.store()
-    if not hook.session_id:
+    if not ctx.session_id:
         return set()
-    since = store.get_state(hook.session_id, "compacted_at")
-    return {row["bullet_id"] for row in store.injected(hook.session_id, float(since) if since else None)}
+    since = ctx.store.get_state(ctx.session_id, "compacted_at")
+    return {row["bullet_id"] for row in ctx.store.injected(ctx.session_id, float(since) if since else None)}
 
 
-def session_start(hook, source: str | None) -> str | None:
+def session_start(ctx: Context, source: str | None) -> str | None:
+    """SessionStart: the digest, or after a compaction (`source` "compact") the pinned bullets."""
     from ..retrieval.render import render_digest, render_patterns
     from ..retrieval.search import top
 
-    store, cfg = hook.store(), hook.cfg
-    if source == "compact" and hook.session_id:
-        store.set_state(hook.session_id, "compacted_at", repr(hook.now))
-        pinned = [p["bullet_id"] for p in store.pins(hook.session_id, hook.now)]
+    store, cfg, session_id = ctx.store, ctx.cfg, ctx.session_id
+    if source == "compact" and session_id:
+        store.set_state(session_id, "compacted_at", repr(ctx.now))
+        pinned = [p["bullet_id"] for p in store.pins(session_id, ctx.now)]
         bullets = [b for b in store.get_bullets(pinned) if b["status"] == "active"]
         text, shown = render_patterns("ace-patterns-recalled", bullets, cfg["inject.recall_tokens"])
-        _record(hook, "SessionStart:compact", shown)
+        _record(ctx, "SessionStart:compact", shown)
         return text or None
-    if hook.session_id and source != "clear":
+    if session_id and source != "clear":
         # A resumed conversation still holds its digest (since the last compaction): don't send
         # another one — it would repeat lessons, or pad the context with less valuable ones.
-        since = store.get_state(hook.session_id, "compacted_at")
+        since = store.get_state(session_id, "compacted_at")
         # (after a compaction, the recalled block is that digest)
         if any(row["hook"].startswith("SessionStart")
-               for row in store.injected(hook.session_id, float(since) if since else None)):
+               for row in store.injected(session_id, float(since) if since else None)):
             return None
-    in_context = _shown_ids(hook)  # e.g. the block recalled after a compaction
-    bullets = [b for b in top(store, _project_id(hook), 40, cfg=cfg) if b["id"] not in in_context]
+    in_context = _shown_ids(ctx)  # e.g. the block recalled after a compaction
+    bullets = [b for b in top(store, ctx.project_id, 40, cfg=cfg) if b["id"] not in in_context]
     text, shown = render_digest(bullets, cfg["inject.session_start_tokens"])
-    _record(hook, "SessionStart", shown)
+    _record(ctx, "SessionStart", shown)
     return text or None
 
 
-def prompt(hook, prompt_text) -> str | None:
-    if not isinstance(prompt_text, str) or skip_prompt(prompt_text):
+def prompt(ctx: Context, prompt_text: str | None) -> str | None:
+    """UserPromptSubmit: the best matches for the prompt not yet shown in this session."""
+    if not prompt_text or skip_prompt(prompt_text):
         return None
     from ..retrieval.render import render_patterns
     from ..retrieval.search import search
 
-    store, cfg = hook.store(), hook.cfg
-    hits = search(store, _project_id(hook), prompt_text, k=cfg["inject.prompt_k"], exclude_ids=_shown_ids(hook),
+    store, cfg = ctx.store, ctx.cfg
+    hits = search(store, ctx.project_id, prompt_text, k=cfg["inject.prompt_k"], exclude_ids=_shown_ids(ctx),
                   cfg=cfg)
     text, shown = render_patterns("ace-patterns", hits, cfg["inject.prompt_tokens"])
-    _record(hook, "UserPromptSubmit", shown)
-    if shown and hook.session_id and shown[0]["domains"]:
-        store.set_state(hook.session_id, "domain", shown[0]["domains"][0])
+    _record(ctx, "UserPromptSubmit", shown)
+    if shown and ctx.session_id and shown[0]["domains"]:
+        store.set_state(ctx.session_id, "domain", shown[0]["domains"][0])
     return text or None
 
 
-def domain_shift(hook) -> str | None:
+def domain_shift(ctx: Context, tool_name: str | None, tool_input: object) -> str | None:
     """A block for the domain of the file this tool call touches, if it differs from the current."""
-    tool_input = hook.payload.get("tool_input")
-    field = FILE_TOOLS.get(hook.payload.get("tool_name"))
-    path = tool_input.get(field) if field and isinstance(tool_input, dict) else None
-    if not isinstance(path, str) or not path or not hook.session_id:
+    path = tools.path_of(tool_name, tool_input) if tool_name in tools.SHIFT_TOOLS else None
+    if not path or not ctx.session_id:
         return None
     # Only the part inside the project says something about the domain (not /home/me/work/…).
-    root = hook.project.root.rstrip("/") + "/"
+    root = ctx.project.root.rstrip("/") + "/"
     if path.startswith(root):
         path = path[len(root):]
-    store = hook.store()
-    project_id = _project_id(hook)
-    known = store.domain_counts(project_id)
+    store = ctx.store
+    known = store.domain_counts(ctx.project_id)
     if not known:
         return None
     from ..playbook.domains import match_path, path_words
@@ -121,42 +152,41 @@ def domain_shift(hook) -> str | None:
     if match is None:
         return None
     domain = match[0]
-    if store.get_state(hook.session_id, "domain") == domain:
+    if store.get_state(ctx.session_id, "domain") == domain:
         return None
-    store.set_state(hook.session_id, "domain", domain)
+    store.set_state(ctx.session_id, "domain", domain)
     from ..retrieval.render import render_patterns
     from ..retrieval.search import search
 
-    cfg = hook.cfg
+    cfg = ctx.cfg
     query = " ".join(path_words(path) + domain.split("-"))
-    hits = search(store, project_id, query, k=cfg["inject.domain_shift_k"], files=(path,),
-                  domains_allowed=[domain], exclude_ids=_shown_ids(hook), threshold=0.0, cfg=cfg)
+    hits = search(store, ctx.project_id, query, k=cfg["inject.domain_shift_k"], files=(path,),
+                  domains_allowed=[domain], exclude_ids=_shown_ids(ctx), threshold=0.0, cfg=cfg)
     text, shown = render_patterns("ace-patterns-domain-shift", hits, cfg["inject.domain_shift_tokens"],
                                   attrs={"domain": domain})
-    _record(hook, "PreToolUse", shown)
+    _record(ctx, "PreToolUse", shown)
     return text or None
 
 
-def pin_for_compaction(hook) -> int:
+def pin_for_compaction(ctx: Context) -> int:
     """Pin every bullet shown in this session so SessionStart(compact) can bring them back."""
-    if not hook.session_id:
+    if not ctx.session_id:
         return 0
-    store = hook.store()
     # Most recent first: if the recall budget runs short, the digest's general bullets go before
     # the ones a prompt or a file brought in.
-    shown = list(dict.fromkeys(row["bullet_id"] for row in reversed(store.injected(hook.session_id))))
+    shown = list(dict.fromkeys(row["bullet_id"] for row in reversed(ctx.store.injected(ctx.session_id))))
     if shown:
-        store.set_pins(hook.session_id, shown, hook.now, hook.cfg["inject.pin_hours"] * 3600)
+        ctx.store.set_pins(ctx.session_id, shown, ctx.now, ctx.cfg["inject.pin_hours"] * 3600)
     return len(shown)
 
 
-def screened(hook) -> bool:
+def screened(ctx: Context) -> bool:
     """May the stored lessons be injected? Not while they were last screened under an older
     safety policy: an older ace-engine (or rule set) let through lessons today's rules flag, and
     they would reach the agent as they are. Then start the re-screen, detached, and say no."""
     from ..store.policy_version import POLICY_VERSION  # two constants, not the policy's rules
 
-    if hook.store().policy_version() >= POLICY_VERSION:
+    if ctx.store.policy_version() >= POLICY_VERSION:
         return True
     from .maintenance import maybe_start_rescreen
 
@@ -164,16 +194,18 @@ def screened(hook) -> bool:
     return False
 
 
-def safely(hook, what: str, fn, *args, injects: bool = True):
-    """Run an injection step (or, `injects=False`, another step that needs the store); any failure
-    is logged and injects nothing (capture is unaffected). An injection step runs only on
-    lessons screened under the current safety policy (`screened`)."""
-    if (injects and not hook.cfg["inject.enabled"]) or hook.store() is None:
+def safely(ctx: Context | None, what: str, fn: "Callable[..., T]", *args: object,
+           injects: bool = True) -> "T | None":
+    """Run `fn(ctx, *args)`, an injection step (or, `injects=False`, another step that needs the
+    store); None without a context (the store could not be opened). Any failure is logged and
+    injects nothing (capture is unaffected). An injection step runs only when injection is
+    enabled and on lessons screened under the current safety policy (`screened`)."""
+    if ctx is None or (injects and not ctx.cfg["inject.enabled"]):
         return None
     try:
-        if injects and not screened(hook):
+        if injects and not screened(ctx):
             return None
-        return fn(hook, *args)
+        return fn(ctx, *args)
     except Exception as exc:  # noqa: BLE001 — never let injection break the hook
-        log.error(hook.event, f"{what} failed: {type(exc).__name__}: {exc}")
+        log.error(ctx.source, f"{what} failed: {type(exc).__name__}: {exc}")
         return None

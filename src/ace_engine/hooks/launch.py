@@ -5,17 +5,18 @@ about 5 ms on every hook. It puts the directory holding `ace_engine` first on sy
 of its own directory, which a plain `python launch.py` puts there; `-I` puts nothing there), so it
 also works with an interpreter that has ace-engine not installed, or only in the user site that
 `-I` skips. Neither the project directory (the hook's cwd) nor PYTHON* variables reach sys.path.
+Like every way a hook starts, it calls `engine.run`.
 """
 
 import os
 import sys
 
-_here = os.path.dirname(os.path.abspath(__file__))
-if sys.path and sys.path[0] == _here:
-    sys.path[0] = os.path.dirname(os.path.dirname(_here))
-else:
-    sys.path.insert(0, os.path.dirname(os.path.dirname(_here)))
+if __name__ == "__main__":  # a script; importing it (e.g. a walk over the package) changes and runs nothing
+    _here = os.path.dirname(os.path.abspath(__file__))
+    if sys.path and sys.path[0] == _here:
+        sys.path[0] = os.path.dirname(os.path.dirname(_here))
+    else:
+        sys.path.insert(0, os.path.dirname(os.path.dirname(_here)))
+    from ace_engine.hooks.engine import run
 
-from ace_engine.hooks.engine import main  # noqa: E402
-
-main(sys.argv[1:])
+    run(sys.argv[1:])

@@ -17,7 +17,7 @@ An approval cannot be widened. `allow` needs all of:
 refusing cannot widen anything.
 
 Cost: pure string work plus, for a would-be `allow`, a PATH walk (one stat per entry) and one
-read of at most 4 KB. Imports only os, shlex and the data table.
+read of at most 4 KB. Imports only os, shlex and the data tables (`cli_marks`, `tools`).
 """
 
 import os
@@ -25,6 +25,7 @@ import shlex
 import stat
 
 from ..cli_marks import DESTRUCTIVE, FLAG, HELP, READS, REFUSE, SESSION, TEXT, TOP_LEVEL
+from ..tools import command_of
 
 # Anything that could chain a second command, redirect, substitute, expand or comment out part of
 # the line makes the request not ours: what bash runs must be exactly the words shlex sees.
@@ -52,24 +53,23 @@ _SCRIPT_LINES = frozenset({
 _SCRIPT_REQUIRED = ("from ace_engine.cli import main", "sys.exit(main())")
 
 
-def decide(tool_name, tool_input, session_id: str | None = None,
-           project_dirs: tuple = ()) -> tuple[str, str] | None:
-    """('allow' | 'deny', message) for ace commands; None for anything else.
+def decide(tool_name: str | None, tool_input: object, session_id: str | None = None,
+           project_dirs: tuple[str, ...] = ()) -> tuple[str, str] | None:
+    """('allow' | 'deny', message) for ace commands run through a shell tool; None for anything else.
 
     `session_id` is the asking session's; `project_dirs` the directories an `ace` on PATH must
     not live in (the payload's cwd, the project root); the process's working directory and
     `$CLAUDE_PROJECT_DIR` are always added."""
-    if tool_name != "Bash" or not isinstance(tool_input, dict):
-        return None
-    command = tool_input.get("command")
-    words = _plain_words(command) if isinstance(command, str) else None
+    command = command_of(tool_name, tool_input)
+    words = _plain_words(command) if command else None
     if not words:
         return None
     head, argv = words[0], words[1:]
     if head != "ace":
         # Not approvable, but a recognisable ace-engine invocation can still be refused.
+        module_args = (["-m", "ace_engine"], ["-m", "ace_engine.cli"])
         named_ace = os.path.basename(head) == "ace" or (
-            os.path.basename(head).startswith("python") and argv[:2] in (["-m", "ace_engine"], ["-m", "ace_engine.cli"]))
+            os.path.basename(head).startswith("python") and argv[:2] in module_args)
         if not named_ace:
             return None
         argv = argv[2:] if argv[:1] == ["-m"] else argv

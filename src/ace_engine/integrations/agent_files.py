@@ -31,9 +31,12 @@ tag, no line break, no conversation turn.
 """
 
 import os
-import tempfile
+from collections.abc import Mapping, Sequence
+from typing import Any
 
+from ..errors import SyncError
 from ..escape import markdown
+from ..files import atomic_write
 from ..playbook.sections import DEFAULT_SECTIONS, title
 
 START = "<!-- ACE_SECTION_START -->"
@@ -44,10 +47,6 @@ INTRO = ("Maintained by `ace sync` from this project's playbook: edit outside th
          "them is replaced. Say \"ctx-… helped\" or \"ctx-… was wrong\" to give feedback on a lesson.")
 EMPTY = "_No lessons yet: they appear here as ace-engine learns from your sessions (then run `ace sync`)._"
 _ENCODING = ("utf-8", "surrogateescape")  # any bytes round-trip unchanged
-
-
-class SyncError(ValueError):
-    """A file `ace sync` refuses to change; the message names it and the fix."""
 
 
 # -- the text of the section (pure functions) --------------------------------------------------------
@@ -65,11 +64,11 @@ def escape(content: str) -> str:
     return markdown(content)
 
 
-def render_block(bullets: list[dict], nl: str = "\n") -> str:
+def render_block(bullets: Sequence[Mapping[str, Any]], nl: str = "\n") -> str:
     """The whole marked section, START to END inclusive: bullets grouped by section (the
     playbook's order), oldest first within one, so re-syncing an unchanged playbook changes nothing
     and a new lesson is a one-line diff."""
-    groups: dict[str, list[dict]] = {}
+    groups: dict[str, list[Mapping[str, Any]]] = {}
     for bullet in bullets:
         groups.setdefault(bullet.get("section") or DEFAULT_SECTIONS[0], []).append(bullet)
     lines = [START, HEADING, "", INTRO, ""]
@@ -100,7 +99,7 @@ def find_section(text: str, name: str = "the file") -> tuple[int, int] | None:
     return start, end + len(END)
 
 
-def with_section(text: str, bullets: list[dict], name: str = "the file") -> str:
+def with_section(text: str, bullets: Sequence[Mapping[str, Any]], name: str = "the file") -> str:
     """`text` with its marked section replaced by the current one, or with one appended."""
     span = find_section(text, name)
     nl = newline_of(text)
@@ -157,34 +156,6 @@ def _read(path: str) -> str | None:
         raise SyncError(f"{path}: cannot be read ({exc.strerror}); check its permissions") from exc
 
 
-def atomic_write(path: str, text: str, *, mode: int | None = None) -> None:
-    """Replace `path` with `text` in one rename. The file gets `mode` when given (`ace export`:
-    0600), else the permission bits of the file it replaces (a new file: 0666 less the umask).
-
-    The temporary file is created by `mkstemp` (O_EXCL, owner-only, unpredictable name), so a
-    planted file or symlink at a guessable name can't redirect the write. A symlink at `path`
-    itself is replaced, not followed: resolve it first when writing through it is meant."""
-    directory = os.path.dirname(path) or "."
-    if mode is None:
-        try:
-            mode = os.stat(path).st_mode & 0o7777
-        except FileNotFoundError:
-            umask = os.umask(0o022)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".ace-tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(text.encode(*_ENCODING))
-            fh.flush()
-            os.fchmod(fh.fileno(), mode)
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.lexists(tmp):
-            os.unlink(tmp)
-
-
 def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
@@ -202,7 +173,8 @@ def contained(root: str, rel: str) -> str:
     return real
 
 
-def plan(root: str, bullets: list[dict], *, remove: bool = False, targets=TARGETS) -> list[dict]:
+def plan(root: str, bullets: Sequence[Mapping[str, Any]], *, remove: bool = False,
+         targets: Sequence[str] = TARGETS) -> list[dict]:
     """What `sync` would do to each target, computed without writing anything:
     [{"file" (relative), "path" (real path), "action", "reason"?, "text"? (the new content)}],
     action one of created / updated / unchanged / removed / deleted / absent / skipped.
@@ -243,7 +215,8 @@ def plan(root: str, bullets: list[dict], *, remove: bool = False, targets=TARGET
     return out
 
 
-def sync(root: str, bullets: list[dict], *, remove: bool = False, targets=TARGETS) -> list[dict]:
+def sync(root: str, bullets: Sequence[Mapping[str, Any]], *, remove: bool = False,
+         targets: Sequence[str] = TARGETS) -> list[dict]:
     """Write (or with `remove`, take out) the marked section in each target; all files are checked
     before the first is written. Returns `plan`'s entries without the file texts."""
     entries = plan(root, bullets, remove=remove, targets=targets)

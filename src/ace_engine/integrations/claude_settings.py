@@ -12,6 +12,8 @@ import shlex
 import shutil
 import sys
 
+from ..errors import SettingsError
+from ..files import atomic_write
 from ..hooks.events import EVENTS, MATCHERS
 
 PLUGIN_MARKER = "ace_hook.py"
@@ -19,10 +21,6 @@ PLUGIN_MARKER = "ace_hook.py"
 # install), `-m ace_engine.hooks EVENT`, `ace hook EVENT`, or the plugin's launcher.
 OURS = re.compile(r"ace_engine[./\\]hooks|\bace hook |" + re.escape(PLUGIN_MARKER))
 LAUNCHER = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hooks", "launch.py")
-
-
-class SettingsError(Exception):
-    """The settings file can't be merged; the message says what is wrong and how to fix it."""
 
 
 def settings_path(scope: str, project_root: str) -> str:
@@ -39,7 +37,7 @@ def hook_command(event: str, python: str | None = None) -> str:
     return f"{shlex.quote(python or sys.executable)} -I {shlex.quote(LAUNCHER)} {event}"
 
 
-def is_ours(handler) -> bool:
+def is_ours(handler: object) -> bool:
     return isinstance(handler, dict) and bool(OURS.search(str(handler.get("command", ""))))
 
 
@@ -83,16 +81,7 @@ def _write(path: str, data: dict, existed: bool) -> str | None:
         backup = f"{path}.ace-backup"
         shutil.copy2(path, backup)
         mode = os.stat(path).st_mode & 0o777
-    tmp = f"{path}.ace-tmp-{os.getpid()}"
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=2, ensure_ascii=False)
-            fh.write("\n")
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", mode=mode)
     return backup
 
 
@@ -110,7 +99,8 @@ def precompile() -> None:
 def desired_entries(python: str | None = None) -> dict[str, dict]:
     entries = {}
     for event, spec in EVENTS.items():
-        group: dict = {"hooks": [{"type": "command", "command": hook_command(event, python), "timeout": spec["timeout"]}]}
+        handler = {"type": "command", "command": hook_command(event, python), "timeout": spec["timeout"]}
+        group: dict = {"hooks": [handler]}
         if MATCHERS.get(event):
             group = {"matcher": MATCHERS[event], **group}
         entries[event] = group
@@ -181,7 +171,8 @@ def uninstall(path: str) -> dict:
         # Nothing but our hooks was in it: we created it, so leave nothing behind — not the file,
         # not its backup (which holds only our hooks too), not a `.claude` folder left empty.
         os.unlink(path)
-        os.unlink(backup)
+        if backup is not None:  # always, as the file existed
+            os.unlink(backup)
         backup = None
         try:
             os.rmdir(os.path.dirname(path))

@@ -1,6 +1,6 @@
 """Jobs: the learning work queue and the detached worker that drains it.
 
-    hook (Stop / SubagentStop / SessionEnd) ── queue.enqueue_from_hook ──▶ jobs table
+    hook (Stop / SubagentStop / SessionEnd) ── queue.enqueue_turn / enqueue_leftovers ──▶ jobs table
     worker (detached, one per project, under a flock) ── learning.pipeline.learn_job per job
 
 `queue` is what a hook imports (stdlib-light: the store and `background` only, no learning

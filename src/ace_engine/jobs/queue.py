@@ -1,8 +1,10 @@
 """The hook side of learning: queue a job for what was just captured, start a worker, return.
 
-Called by Stop / SubagentStop (a job for the session's main agent, or for the finished subagent
-under its own agent id) and SessionEnd (leftovers: a job per agent for events no job covers —
-e.g. a turn interrupted with Esc, which never fires Stop). Hook-safe: stdlib, the store and
+The hook handlers decide per event and call the narrow functions here: Stop / SubagentStop
+`enqueue_turn` (a job for the session's main agent, or for the finished subagent under its own
+agent id), SessionEnd `enqueue_leftovers` (a job per agent for events no job covers — e.g. a turn
+interrupted with Esc, which never fires Stop), then `start_worker` when a job was queued. Nothing
+here knows hooks or their payload. Hook-safe: stdlib, the store and
 `background` only — no subprocess, no learning code; about a millisecond of SQL plus a
 posix_spawn when no worker is running for the project. The worker is started isolated
 (`background.spawn_python`: `python -I`, neutral working directory, the installed package only),
@@ -18,6 +20,10 @@ import os
 
 from .. import log, paths
 from ..background import ProcessLock, spawn_holding
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks must not import `typing` (~3 ms)
+if TYPE_CHECKING:
+    from ..store.interfaces import JobsStore
 
 
 def lock_path(project_key: str) -> str:
@@ -45,27 +51,15 @@ def start_worker(project_key: str) -> int | None:
         return None
 
 
-def enqueue_from_hook(hook) -> list[int]:
-    """Queue this hook's learning job(s) and make sure a worker will run them. Never raises."""
-    try:
-        session_id = hook.session_id
-        if not session_id or hook.store_error is not None or not hook.cfg["learning.enabled"]:
-            return []
-        store = hook.store()
-        if store is None:
-            return []
-        attempts = int(hook.cfg["learning.max_attempts"])
-        if hook.event == "SessionEnd":
-            jobs = store.enqueue_leftovers(session_id, "SessionEnd", hook.now, attempts)
-        else:
-            agent_id = hook.payload.get("agent_id") if hook.event == "SubagentStop" else None
-            agent_type = hook.payload.get("agent_type") if hook.event == "SubagentStop" else None
-            job = store.enqueue_job(session_id, agent_id if isinstance(agent_id, str) else None,
-                                    agent_type if isinstance(agent_type, str) else None, hook.event, hook.now, attempts)
-            jobs = [job] if job else []
-        if jobs:
-            start_worker(hook.project.key)
-        return jobs
-    except Exception as exc:  # noqa: BLE001 — learning must never break a hook
-        log.error(hook.event, f"queueing the learning job failed: {type(exc).__name__}: {exc}")
-        return []
+def enqueue_turn(store: "JobsStore", session_id: str, agent_id: str | None, agent_type: str | None, event: str,
+                 now: float, attempts: int) -> list[int]:
+    """Queue the job of the turn that just ended (`event`: Stop or SubagentStop, stored as its
+    trigger) for `agent_id` (None: the main agent); [] when it has no new events."""
+    job = store.enqueue_job(session_id, agent_id, agent_type, event, now, attempts)
+    return [job] if job else []
+
+
+def enqueue_leftovers(store: "JobsStore", session_id: str, event: str, now: float, attempts: int) -> list[int]:
+    """Queue one job per agent of the session for the events no job covers yet (`event`, e.g.
+    SessionEnd or cli, is stored as the jobs' trigger)."""
+    return store.enqueue_leftovers(session_id, event, now, attempts)

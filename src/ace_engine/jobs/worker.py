@@ -11,20 +11,71 @@ queue once more (a hook that saw the lock held did not start anyone), and exits.
 Before any job it re-screens the stored lessons if they were screened under an older safety
 policy (`playbook.rescreen.ensure_screened`: one query when they were not), so lessons an older
 version let through are quarantined before learning builds on them or a hook could show them.
+
+Waiting for a worker to be gone (`wait_for_lock`, `wait_idle`) is here too, the one way the CLI,
+the demo and the tests do it: the worker holds its project's lock for as long as it runs, so
+"the lock is free" is "no worker runs". Cost: polling a flock every 50 ms while one does.
 """
+
+from __future__ import annotations
 
 import os
 import time
+from typing import TYPE_CHECKING, Any, cast
 
 from .. import config as config_mod
-from .. import log
+from .. import log, paths
 from ..background import ProcessLock
-from ..store.sqlite import SQLiteStore
 from ..learning import pipeline
+from ..store.sqlite import SQLiteStore
 from .queue import lock_path
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
-def run_one(store, job: dict, cfg, *, reflector=None) -> dict:
+    from .._types import JobRow
+    from ..config import Config
+    from ..learning.reflector import Reflector
+    from ..store.interfaces import Store
+
+POLL_SECONDS = 0.05
+
+
+def wait_for_lock(project_key: str, timeout: float) -> ProcessLock | None:
+    """Take the project's worker lock, waiting up to `timeout` seconds for a running worker to
+    exit; the held lock (the caller releases it), or None when the worker is still running."""
+    lock = ProcessLock(lock_path(project_key))
+    deadline = time.monotonic() + max(0.0, timeout)
+    while not lock.acquire():
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(POLL_SECONDS)
+    return lock
+
+
+def wait_idle(project_key: str | None = None, timeout: float = 60.0) -> bool:
+    """Wait until no learning worker runs for the project (None: for any project — every
+    `learn-*.lock` that `queue.lock_path` names); True when none does, False when one still ran
+    after `timeout` seconds."""
+    if project_key is not None:
+        lock = wait_for_lock(project_key, timeout)
+        if lock is None:
+            return False
+        lock.release()
+        return True
+    deadline = time.monotonic() + max(0.0, timeout)
+    state = paths.state_dir()
+    while True:
+        names = [n for n in os.listdir(state) if n.startswith("learn-") and n.endswith(".lock")] \
+            if os.path.isdir(state) else []
+        if not any(ProcessLock(os.path.join(state, n)).held_elsewhere() for n in names):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(POLL_SECONDS)
+
+
+def run_one(store: Store, job: JobRow, cfg: Config, *, reflector: Reflector | None = None) -> dict[str, Any]:
     """Learn one claimed job; on failure record the attempt. Returns {job, status, summary|error}."""
     try:
         summary = pipeline.learn_job(store, job, reflector=reflector)
@@ -35,26 +86,29 @@ def run_one(store, job: dict, cfg, *, reflector=None) -> dict:
         import traceback  # only on failure: it costs a detached worker 20 ms to import
 
         error = f"{type(exc).__name__}: {exc}\n" + "".join(traceback.format_exc().splitlines(True)[-6:])
-        status = store.fail_job(job, error, time.time(), float(cfg["learning.backoff_seconds"]))
-        log.error("learning", f"job {job['id']} attempt {job['attempts']} failed ({status}): {type(exc).__name__}: {exc}")
+        status = store.fail_job(job, error, time.time(), cfg["learning.backoff_seconds"])
+        log.error("learning",
+                  f"job {job['id']} attempt {job['attempts']} failed ({status}): {type(exc).__name__}: {exc}")
         return {"job": job["id"], "status": status, "error": error}
     final = store.get_job(job["id"]) or {}
     return {"job": job["id"], "status": final.get("status", "done"), "summary": summary}
 
 
-def drain(store, project_id: int | None, lock: ProcessLock, cfg, *, linger: float | None = None,
-          ignore_backoff: bool = False, on_job=None, reflector=None) -> list[dict]:
+def drain(store: Store, project_id: int | None, lock: ProcessLock, cfg: Config, *, linger: float | None = None,
+          ignore_backoff: bool = False, on_job: Callable[[dict[str, Any]], object] | None = None,
+          reflector: Reflector | None = None) -> list[dict[str, Any]]:
     """Run the project's jobs until the queue is empty (the caller holds `lock`)."""
     pid = os.getpid()
-    lease = float(cfg["learning.lease_seconds"])
-    linger = float(cfg["learning.linger_seconds"]) if linger is None else linger
+    lease = cfg["learning.lease_seconds"]
+    linger = cfg["learning.linger_seconds"] if linger is None else linger
     store.requeue_orphans(project_id, time.time())
     done = []
     while True:
         now = time.time()
         job = store.claim_job(project_id, pid, now, lease, ignore_backoff=ignore_backoff)
         if job is not None:
-            result = run_one(store, job, cfg, reflector=reflector)
+            # The store's interface types rows as plain dicts; a `jobs` row has JobRow's keys.
+            result = run_one(store, cast("JobRow", job), cfg, reflector=reflector)
             done.append(result)
             if on_job:
                 on_job(result)
@@ -71,7 +125,7 @@ def drain(store, project_id: int | None, lock: ProcessLock, cfg, *, linger: floa
         return done
 
 
-def _rescreen_first(store) -> None:
+def _rescreen_first(store: Store) -> None:
     """Lessons stored under an older safety policy are re-screened before any job; a failure is
     logged and learning goes on (the hooks inject nothing until a re-screen succeeds)."""
     from ..playbook.rescreen import ensure_screened

@@ -1,6 +1,6 @@
 """Learning: from captured trajectories to a curated playbook, with or without an LLM.
 
-    hook (Stop / SubagentStop / SessionEnd) ── jobs.queue.enqueue_from_hook ──▶ jobs table
+    hook (Stop / SubagentStop / SessionEnd) ── jobs.queue.enqueue_turn / enqueue_leftovers ──▶ jobs table
     jobs.worker (detached, one per project) ── pipeline.learn_job:
         trajectory (captured tool events, split into turns) + git context + history
         → gates (trivial turns: feedback only) → reflector (LLM or heuristics)

@@ -27,13 +27,23 @@ inside comments), `example` and
 `counter` (a text it must and must not match — checked when the file is loaded). A pattern with
 a built-in's id replaces it.
 
-Regexes are compiled once per table, on first use; a text is scanned only by the patterns of
-its language whose `hint` it contains.
+The built-in table is `code_pattern_table.py`. Regexes are compiled once per table, on first use;
+a text is scanned only by the patterns of its language whose `hint` it contains.
 """
+
+from __future__ import annotations
 
 import json
 import os
 import re
+from typing import TYPE_CHECKING, Any
+
+from ..errors import AceError
+from ..tools import EDIT_TOOLS
+from .code_pattern_table import BUILTIN_PATTERNS
+
+if TYPE_CHECKING:
+    from ..config import Config
 
 LANGUAGES = {
     ".py": "python", ".pyi": "python", ".pyw": "python",
@@ -41,159 +51,11 @@ LANGUAGES = {
     ".ts": "typescript", ".tsx": "typescript", ".mts": "typescript", ".cts": "typescript",
     ".vue": "typescript", ".svelte": "typescript",
 }
-EDIT_TOOLS = ("Edit", "MultiEdit", "Write", "NotebookEdit")
 POLARITIES = ("helpful", "harmful")
-_JS = ["javascript", "typescript"]
-_TEST_FILES = r"(?:^|/)(?:tests?|testing|__tests__|spec)/|(?:^|/)(?:test_[^/]*|[^/]*_test\.py|conftest\.py|[^/]*\.(?:test|spec)\.[jt]sx?)$"
 _COMMENT_STARTS = ("#", "//", "/*", "*")
 
-# Each entry: id, languages, polarity, regex, lesson, and the optional keys described above.
-BUILTIN_PATTERNS: list[dict] = [
-    # -- Python, harmful -------------------------------------------------------------------------
-    {"id": "py-bare-except", "languages": ["python"], "polarity": "harmful", "hint": "except",
-     "regex": r"^[ \t]*except[ \t]*:",
-     "lesson": "Bare `except:` also catches KeyboardInterrupt and SystemExit; catch the specific exception (or `except Exception`).",
-     "example": "try:\n    run()\nexcept:\n    pass\n", "counter": "try:\n    run()\nexcept ValueError:\n    pass\n"},
-    {"id": "py-except-pass", "languages": ["python"], "polarity": "harmful", "hint": "except",
-     "regex": r"^[ \t]*except[ \t]+(?:\(?[ \t]*(?:Base)?Exception[ \t]*\)?)(?:[ \t]+as[ \t]+\w+)?[ \t]*:[ \t]*(?:\n[ \t]*)?(?:pass|\.\.\.)[ \t]*$",
-     "lesson": "`except Exception: pass` silently swallows every error; log it, narrow the exception, or let it propagate.",
-     "example": "try:\n    x()\nexcept Exception:\n    pass\n", "counter": "try:\n    x()\nexcept Exception:\n    log.exception('x failed')\n"},
-    {"id": "py-mutable-default", "languages": ["python"], "polarity": "harmful", "hint": "def ",
-     "regex": r"^[ \t]*(?:async[ \t]+)?def[ \t]+\w+[ \t]*\([^)]*?=[ \t]*(?:\[\]|\{\}|\[[^\]\n]+\]|\{[^}\n]*\}|list\(\)|dict\(\)|set\(\))[ \t]*[,)]",
-     "lesson": "Mutable default arguments (`def f(x=[])`) are shared between calls; default to None and create the list inside.",
-     "example": "def add(item, items=[]):\n    items.append(item)\n", "counter": "def add(item, items=None):\n    items = items or []\n"},
-    {"id": "py-print-debug", "languages": ["python"], "polarity": "harmful", "hint": "print(",
-     "regex": r"^[ \t]*print\((?:f?[\"'](?:debug|DEBUG|XXX|TODO|>>>|---|here|HERE)|[A-Za-z_][\w.\[\]'\"]*\)[ \t]*$|repr\()",
-     "lesson": "Debugging `print(...)` left in code pollutes output; remove it or use the `logging` module.",
-     "example": "def f(x):\n    print(x)\n    return x\n", "counter": "def f(x):\n    print(f'Processed {len(x)} items')\n"},
-    {"id": "py-eval-exec", "languages": ["python"], "polarity": "harmful", "hint": ["eval(", "exec("],
-     "regex": r"(?<![\w.])(?:eval|exec)\(",
-     "lesson": "`eval` / `exec` run arbitrary code; parse the input (`ast.literal_eval`, `json.loads`) or dispatch explicitly.",
-     "example": "value = eval(user_input)\n", "counter": "value = ast.literal_eval(user_input)\n"},
-    {"id": "py-shell-true", "languages": ["python"], "polarity": "harmful", "hint": "shell",
-     "regex": r"subprocess\.\w+\((?:[^()]|\([^()]*\))*?\bshell[ \t]*=[ \t]*True",
-     "lesson": "`subprocess(..., shell=True)` invites shell injection and quoting bugs; pass an argument list instead.",
-     "example": "subprocess.run(f'git log {ref}', shell=True)\n", "counter": "subprocess.run(['git', 'log', ref], check=True)\n"},
-    {"id": "py-os-system", "languages": ["python"], "polarity": "harmful", "hint": "os.system",
-     "regex": r"\bos\.system\(",
-     "lesson": "`os.system` ignores failures and goes through the shell; use `subprocess.run([...], check=True)`.",
-     "example": "os.system('make build')\n", "counter": "subprocess.run(['make', 'build'], check=True)\n"},
-    {"id": "py-assert-validation", "languages": ["python"], "polarity": "harmful", "hint": "assert",
-     "regex": r"^[ \t]*assert[ \t(]", "skip_files": _TEST_FILES,
-     "lesson": "`assert` is stripped under `python -O`; validate inputs with an explicit `if …: raise ValueError(...)`.",
-     "example": "def pay(amount):\n    assert amount > 0\n", "counter": "def pay(amount):\n    if amount <= 0:\n        raise ValueError('amount')\n"},
-    {"id": "py-sleep-in-async", "languages": ["python"], "polarity": "harmful", "hint": "time.sleep",
-     "regex": r"\btime\.sleep\(", "requires": r"\basync[ \t]+def\b",
-     "lesson": "`time.sleep` in async code blocks the event loop; use `await asyncio.sleep(...)`.",
-     "example": "async def poll():\n    time.sleep(1)\n", "counter": "async def poll():\n    await asyncio.sleep(1)\n"},
-    {"id": "py-missing-await", "languages": ["python"], "polarity": "harmful", "hint": "asyncio.",
-     "regex": r"\basyncio\.(?:sleep|gather|wait_for|wait|open_connection|create_subprocess_exec|create_subprocess_shell|to_thread)\(",
-     "unless_line": r"\b(?:await|return|yield|create_task|ensure_future|run|run_until_complete)\b",
-     "lesson": "A coroutine called without `await` never runs (RuntimeWarning: coroutine was never awaited); await it or schedule it with `asyncio.create_task`.",
-     "example": "async def f():\n    asyncio.sleep(1)\n", "counter": "async def f():\n    await asyncio.sleep(1)\n"},
-    {"id": "py-open-without-with", "languages": ["python"], "polarity": "harmful", "hint": "open(",
-     "regex": r"(?<![\w.])open\(", "unless_line": r"^[ \t]*(?:async[ \t]+)?with\b|\b(?:exit_stack|enter_context)\b",
-     "lesson": "`open()` outside a `with` block leaks the file handle when an error occurs; use `with open(...) as fh:` (or `Path.read_text`).",
-     "example": "data = open(path).read()\n", "counter": "with open(path) as fh:\n    data = fh.read()\n"},
-    {"id": "py-naive-now", "languages": ["python"], "polarity": "harmful", "hint": "datetime",
-     "regex": r"\bdatetime\.(?:now\([ \t]*\)|utcnow\(|today\([ \t]*\))",
-     "lesson": "`datetime.now()` / `utcnow()` give naive datetimes (utcnow is deprecated since 3.12); use `datetime.now(timezone.utc)`.",
-     "example": "stamp = datetime.now()\n", "counter": "stamp = datetime.now(timezone.utc)\n"},
-    {"id": "py-requests-no-timeout", "languages": ["python"], "polarity": "harmful", "hint": "requests.",
-     "regex": r"\brequests\.(?:get|post|put|patch|delete|head|request)\((?![^()]*(?:\([^()]*\)[^()]*)*\btimeout[ \t]*=)",
-     "lesson": "`requests` calls without `timeout=` can hang forever; always pass a timeout.",
-     "example": "r = requests.get(url)\n", "counter": "r = requests.get(url, timeout=10)\n"},
-    {"id": "py-yaml-load", "languages": ["python"], "polarity": "harmful", "hint": "yaml.load",
-     "regex": r"\byaml\.load\((?![^)]*Loader)",
-     "lesson": "`yaml.load` without a Loader can construct arbitrary objects; use `yaml.safe_load`.",
-     "example": "cfg = yaml.load(fh)\n", "counter": "cfg = yaml.safe_load(fh)\n"},
-    {"id": "py-bare-type-ignore", "languages": ["python"], "polarity": "harmful", "hint": "type:", "in_comments": True,
-     "regex": r"#[ \t]*type:[ \t]*ignore(?![ \t]*\[)",
-     "lesson": "A bare `# type: ignore` hides every type error on the line; name the code (`# type: ignore[attr-defined]`) or fix the type.",
-     "example": "x = f()  # type: ignore\n", "counter": "x = f()  # type: ignore[no-untyped-call]\n"},
-    # -- Python, helpful -------------------------------------------------------------------------
-    {"id": "py-with-open", "languages": ["python"], "polarity": "helpful", "hint": "with",
-     "regex": r"^[ \t]*(?:async[ \t]+)?with[ \t]+(?:\w+\.)?open\(",
-     "lesson": "Files are opened in a `with` block, so they are closed even when an error occurs.",
-     "example": "with open(path, encoding='utf-8') as fh:\n    text = fh.read()\n", "counter": "fh = open(path)\n"},
-    {"id": "py-aware-datetime", "languages": ["python"], "polarity": "helpful", "hint": "datetime",
-     "regex": r"\bdatetime\.now\([ \t]*(?:tz[ \t]*=|(?:datetime\.)?timezone\.utc|UTC\b|ZoneInfo\()",
-     "lesson": "Timestamps are timezone-aware (`datetime.now(timezone.utc)`), so comparisons and serialization are unambiguous.",
-     "example": "now = datetime.now(timezone.utc)\n", "counter": "now = datetime.now()\n"},
-    {"id": "py-subprocess-check", "languages": ["python"], "polarity": "helpful", "hint": "check",
-     "regex": r"subprocess\.run\((?:[^()]|\([^()]*\))*?\bcheck[ \t]*=[ \t]*True",
-     "lesson": "`subprocess.run([...], check=True)` turns a failing command into an exception instead of a silent exit code.",
-     "example": "subprocess.run(['make'], check=True)\n", "counter": "subprocess.run(['make'])\n"},
-    # -- JavaScript and TypeScript, harmful --------------------------------------------------------
-    {"id": "js-var", "languages": _JS, "polarity": "harmful", "hint": "var",
-     "regex": r"(?:^|[;{}(][ \t]*)[ \t]*var[ \t]+[A-Za-z_$]",
-     "lesson": "`var` is function-scoped and hoisted; use `const` (or `let` when reassigned).",
-     "example": "var count = 0;\n", "counter": "let count = 0;\n"},
-    {"id": "js-loose-equality", "languages": _JS, "polarity": "harmful", "hint": "=",
-     "regex": r"[\w)\]'\"`][ \t]*(?<![=!<>])[!=]=(?!=)[ \t]*(?!null\b|undefined\b)[\w(\['\"`-]",
-     "lesson": "`==` / `!=` coerce types (`0 == ''` is true); use `===` / `!==` (`== null` is the one accepted idiom).",
-     "example": "if (a == b) { go(); }\n", "counter": "if (a === b || c == null) { go(); }\n"},
-    {"id": "js-console-log", "languages": _JS, "polarity": "harmful", "hint": "console.",
-     "regex": r"\bconsole\.(?:log|debug|trace|dir)\(",
-     "lesson": "`console.log` left in code is debugging noise; remove it or use the project's logger.",
-     "example": "console.log('user', user);\n", "counter": "logger.info('user loaded');\n"},
-    {"id": "js-eval", "languages": _JS, "polarity": "harmful", "hint": ["eval(", "Function("],
-     "regex": r"(?<![\w.$])eval\(|\bnew[ \t]+Function\(",
-     "lesson": "`eval` / `new Function` execute arbitrary strings; parse data with `JSON.parse` or dispatch explicitly.",
-     "example": "const v = eval(input);\n", "counter": "const v = JSON.parse(input);\n"},
-    {"id": "js-inner-html", "languages": _JS, "polarity": "harmful", "hint": "innerHTML",
-     "regex": r"\.innerHTML[ \t]*\+?=(?!=)",
-     "lesson": "Assigning `innerHTML` from data is an XSS hole; use `textContent` or build nodes.",
-     "example": "el.innerHTML = comment.body;\n", "counter": "el.textContent = comment.body;\n"},
-    {"id": "js-debugger", "languages": _JS, "polarity": "harmful", "hint": "debugger",
-     "regex": r"^[ \t]*debugger[ \t]*;?[ \t]*$",
-     "lesson": "A `debugger` statement was left in; remove it before committing.",
-     "example": "function f() {\n  debugger;\n}\n", "counter": "function f() {\n  return 1;\n}\n"},
-    {"id": "js-settimeout-string", "languages": _JS, "polarity": "harmful", "hint": "set",
-     "regex": r"\bset(?:Timeout|Interval)\([ \t]*[\"'`]",
-     "lesson": "`setTimeout('code', …)` evaluates a string; pass a function.",
-     "example": "setTimeout('refresh()', 100);\n", "counter": "setTimeout(() => refresh(), 100);\n"},
-    {"id": "js-async-foreach", "languages": _JS, "polarity": "harmful", "hint": "forEach",
-     "regex": r"\.forEach\([ \t]*async\b",
-     "lesson": "`array.forEach(async …)` does not wait for the callbacks; use `for … of` with `await` or `await Promise.all(array.map(...))`.",
-     "example": "items.forEach(async (item) => { await save(item); });\n",
-     "counter": "await Promise.all(items.map((item) => save(item)));\n"},
-    {"id": "js-missing-await", "languages": _JS, "polarity": "harmful", "hint": ["fetch(", "fs.promises.", "fsPromises."],
-     "regex": r"(?<![\w.$])(?:fetch|fs\.promises\.\w+|fsPromises\.\w+)\(", "unless_line": r"\b(?:await|return|then|yield|Promise\.\w+)\b",
-     "requires": r"\basync\b",
-     "lesson": "A promise-returning call (`fetch`, `fs.promises.*`) inside async code without `await` runs unawaited; errors are lost and ordering breaks.",
-     "example": "async function load() {\n  const res = fetch(url);\n}\n",
-     "counter": "async function load() {\n  const res = await fetch(url);\n}\n"},
-    {"id": "js-eslint-disable-file", "languages": _JS, "polarity": "harmful", "hint": "eslint-disable", "in_comments": True,
-     "regex": r"/\*[ \t]*eslint-disable[ \t]*\*/|//[ \t]*eslint-disable(?:-next-line|-line)?[ \t]*$",
-     "lesson": "`eslint-disable` without a rule name switches off every rule; name the rule and say why.",
-     "example": "/* eslint-disable */\n", "counter": "// eslint-disable-next-line no-console -- CLI output\n"},
-    # -- TypeScript, harmful --------------------------------------------------------------------
-    {"id": "ts-any", "languages": ["typescript"], "polarity": "harmful", "hint": "any",
-     "regex": r"(?::[ \t]*any\b(?![\w-])|\bas[ \t]+any\b|<any>|\bany\[\]|Array<any>)",
-     "lesson": "`any` switches off type checking; use a precise type, a generic, or `unknown` with narrowing.",
-     "example": "function parse(data: any) { return data.x; }\n", "counter": "function parse(data: unknown) { return data; }\n"},
-    {"id": "ts-ignore", "languages": ["typescript"], "polarity": "harmful", "hint": "@ts-ignore", "in_comments": True,
-     "regex": r"@ts-ignore\b",
-     "lesson": "`// @ts-ignore` hides the error even after it is fixed; fix the type, or use `// @ts-expect-error` with a reason.",
-     "example": "// @ts-ignore\nconst x: number = 'a';\n", "counter": "// @ts-expect-error legacy API returns string\nconst x: number = f();\n"},
-    {"id": "ts-non-null-assertion", "languages": ["typescript"], "polarity": "harmful", "hint": "!",
-     "regex": r"[\w\])](?<!\bas)!(?=\.|\[|\)|;|,)",
-     "lesson": "Non-null assertions (`user!.name`) crash at run time when the value is missing; narrow with a check or `?.`.",
-     "example": "const name = user!.name;\n", "counter": "const name = user?.name ?? 'anonymous';\n"},
-    # -- TypeScript, helpful ------------------------------------------------------------------
-    {"id": "ts-expect-error", "languages": ["typescript"], "polarity": "helpful", "hint": "@ts-expect-error", "in_comments": True,
-     "regex": r"@ts-expect-error[ \t]+\S",
-     "lesson": "`// @ts-expect-error <reason>` documents a known type gap and fails once the gap is fixed.",
-     "example": "// @ts-expect-error legacy API\nconst x: number = f();\n", "counter": "// @ts-ignore\nconst x: number = f();\n"},
-    {"id": "ts-catch-unknown", "languages": ["typescript"], "polarity": "helpful", "hint": "catch",
-     "regex": r"\bcatch[ \t]*\([ \t]*\w+[ \t]*:[ \t]*unknown[ \t]*\)",
-     "lesson": "Caught errors are typed `unknown` and narrowed (`if (err instanceof Error)`) before use.",
-     "example": "try { f(); } catch (err: unknown) { report(err); }\n", "counter": "try { f(); } catch (err: any) { report(err); }\n"},
-]
 
-
-class PatternError(ValueError):
+class PatternError(AceError, ValueError):
     """A pattern (built-in or from `learning.code_patterns_file`) that can't be used; says why."""
 
 
@@ -268,7 +130,8 @@ def normalize_spec(raw: dict, source: str = "built-in") -> dict:
         raise PatternError(f"{source}: pattern {pid!r} needs `languages` from {sorted(known)}, got {languages!r}")
     spec["languages"] = list(languages)
     if spec.get("polarity") not in POLARITIES:
-        raise PatternError(f"{source}: pattern {pid!r} needs `polarity` helpful or harmful, got {spec.get('polarity')!r}")
+        raise PatternError(f"{source}: pattern {pid!r} needs `polarity` helpful or harmful, got "
+                           f"{spec.get('polarity')!r}")
     for key in ("regex", "lesson"):
         if not isinstance(spec.get(key), str) or not spec[key].strip():
             raise PatternError(f"{source}: pattern {pid!r} needs a non-empty `{key}`")
@@ -314,7 +177,7 @@ class CodePatterns:
                     found[pattern.id] = hits
         return found
 
-    def detect(self, tool_name: str, tool_input) -> list[dict]:
+    def detect(self, tool_name: str, tool_input: object) -> list[dict[str, Any]]:
         """Observations for one Edit / MultiEdit / Write / NotebookEdit call (see the module doc)."""
         written = _written_texts(tool_name, tool_input)
         if written is None:
@@ -323,7 +186,7 @@ class CodePatterns:
         if not language:
             return []
         by_id = {p.id: p for p in self.patterns}
-        added: dict[str, list] = {}
+        added: dict[str, list[tuple[int, str]]] = {}
         removed: dict[str, int] = {}
         for old, new in pairs:
             new_hits = self.scan(new, path, language)
@@ -334,7 +197,7 @@ class CodePatterns:
                     added.setdefault(pid, []).extend(new_hits[pid][before:])
                 elif before > after:
                     removed[pid] = removed.get(pid, 0) + before - after
-        observations = []
+        observations: list[dict[str, Any]] = []
         for pid, hits in added.items():
             observations.append(_observation(by_id[pid], language, path, "added", len(hits), hits[0]))
         for pid, count in removed.items():
@@ -345,9 +208,10 @@ class CodePatterns:
         return observations
 
 
-def _observation(pattern: _Compiled, language: str, path: str, change: str, count: int, first) -> dict:
-    obs = {"pattern_id": pattern.id, "language": language, "polarity": pattern.polarity, "lesson": pattern.lesson,
-           "file": path, "count": count, "change": change}
+def _observation(pattern: _Compiled, language: str, path: str, change: str, count: int,
+                 first: tuple[int, str] | None) -> dict[str, Any]:
+    obs: dict[str, Any] = {"pattern_id": pattern.id, "language": language, "polarity": pattern.polarity,
+                           "lesson": pattern.lesson, "file": path, "count": count, "change": change}
     if first is not None:
         obs["line"], obs["match"] = first
     return obs
@@ -362,7 +226,7 @@ def _check_examples(pattern: _Compiled, source: str) -> None:
         raise PatternError(f"{source}: pattern {pattern.id!r} matches its `counter` example")
 
 
-def _written_texts(tool_name: str, tool_input):
+def _written_texts(tool_name: str, tool_input: object) -> tuple[str, str | None, list[tuple[str, str]]] | None:
     """(path, language, [(old text, new text), …]) of a file-writing tool call, else None."""
     if tool_name not in EDIT_TOOLS:
         return None
@@ -375,19 +239,21 @@ def _written_texts(tool_name: str, tool_input):
         return None
     path = str(tool_input.get("file_path") or tool_input.get("notebook_path") or tool_input.get("path") or "")
     language = language_of(path)
+    pairs: list[tuple[Any, Any]]
     if tool_name == "Write":
         pairs = [("", tool_input.get("content"))]
     elif tool_name == "Edit":
         pairs = [(tool_input.get("old_string"), tool_input.get("new_string"))]
     elif tool_name == "MultiEdit":
-        pairs = [(e.get("old_string"), e.get("new_string")) for e in tool_input.get("edits") or [] if isinstance(e, dict)]
+        pairs = [(e.get("old_string"), e.get("new_string")) for e in tool_input.get("edits") or []
+                 if isinstance(e, dict)]
     else:  # NotebookEdit: code cells of a Jupyter notebook are Python unless told otherwise
         if tool_input.get("cell_type", "code") != "code":
             return None
         language = language or "python"
         pairs = [("", tool_input.get("new_source"))]
-    pairs = [(old if isinstance(old, str) else "", new) for old, new in pairs if isinstance(new, str) and new]
-    return path, language, pairs
+    texts = [(old if isinstance(old, str) else "", new) for old, new in pairs if isinstance(new, str) and new]
+    return path, language, texts
 
 
 # -- loading the table --------------------------------------------------------------------------
@@ -411,7 +277,8 @@ def load_file(path: str) -> CodePatterns:
     except OSError as exc:
         raise PatternError(f"{path}: cannot be read ({exc.strerror}); fix `learning.code_patterns_file`") from None
     except ValueError as exc:
-        raise PatternError(f"{path}: invalid JSON ({exc}); fix the file or unset `learning.code_patterns_file`") from None
+        raise PatternError(f"{path}: invalid JSON ({exc}); fix the file or unset `learning.code_patterns_file`"
+                           ) from None
     if isinstance(data, list):
         data = {"patterns": data}
     if not isinstance(data, dict):
@@ -425,13 +292,14 @@ def load_file(path: str) -> CodePatterns:
     replaced = {spec["id"] for spec in user_specs}
     unknown = set(disable) - {s["id"] for s in BUILTIN_PATTERNS} - replaced
     if unknown:
-        raise PatternError(f"{path}: `disable` names unknown patterns {sorted(unknown)}; see `learning/code_patterns.py`")
+        raise PatternError(f"{path}: `disable` names unknown patterns {sorted(unknown)}; see "
+                           "`learning/code_patterns.py`")
     specs = [s for s in BUILTIN_PATTERNS if s["id"] not in replaced and s["id"] not in disable]
     specs += [s for s in user_specs if s["id"] not in disable]
     return CodePatterns(specs, check_examples=False, source=path)
 
 
-def load(cfg=None) -> CodePatterns:
+def load(cfg: Config | None = None) -> CodePatterns:
     """The table for a config (`learning.code_patterns_file`), cached per file and mtime.
 
     A broken user file is logged and the built-in table used: learning must not stop over it."""
@@ -462,6 +330,6 @@ def load(cfg=None) -> CodePatterns:
     return table
 
 
-def detect(tool_name: str, tool_input, cfg=None) -> list[dict]:
+def detect(tool_name: str, tool_input: object, cfg: Config | None = None) -> list[dict[str, Any]]:
     """Observations for one file-writing tool call, with the table `cfg` configures."""
     return load(cfg).detect(tool_name, tool_input)

@@ -72,35 +72,50 @@ _KIND_RULES = [
     ("readonly", r"^(?:ace|!ace)\b"),
     ("test", r"^(?:\S*/)?(?:uv run |poetry run |pipenv run |hatch run |pdm run |rye run )?"
              r"(?:python3?(?:\.\d+)? -m )?(?:pytest|py\.test|unittest|tox|nox|nosetests)\b"),
-    ("test", r"^(?:npm|pnpm|yarn|bun)(?: run)? test\S*\b|^(?:npx |pnpm exec |yarn )?(?:jest|vitest|mocha|ava|playwright test|cypress run)\b"),
+    ("test", r"^(?:npm|pnpm|yarn|bun)(?: run)? test\S*\b|^(?:npx |pnpm exec |yarn )?(?:jest|vitest|mocha|ava|"
+             r"playwright test|cypress run)\b"),
     ("test", r"^(?:cargo (?:test|nextest)|go test|deno test|bun test|mix test|dotnet test|ctest|swift test)\b"),
-    ("test", r"^(?:bundle exec )?(?:rspec|rake test)\b|^(?:\S*/)?(?:phpunit)\b|^(?:mvn|\S*mvnw)\b.*\btest\b|^(?:gradle|\S*gradlew)\b.*\btest\b"),
+    ("test", r"^(?:bundle exec )?(?:rspec|rake test)\b|^(?:\S*/)?(?:phpunit)\b|^(?:mvn|\S*mvnw)\b.*\btest\b|^(?:gradle|"
+             r"\S*gradlew)\b.*\btest\b"),
     ("test", r"^make\b.*\b(?:test|tests|check)\b"),
-    ("typecheck", r"^(?:\S*/)?(?:uv run |poetry run )?(?:python3? -m )?(?:mypy|pyright|basedpyright)\b|^(?:npx )?tsc\b.*--noEmit|"
+    ("typecheck", r"^(?:\S*/)?(?:uv run |poetry run )?(?:python3? -m )?(?:mypy|pyright|basedpyright)\b|"
+                  r"^(?:npx )?tsc\b.*--noEmit|"
                   r"^(?:npm|pnpm|yarn)(?: run)? (?:typecheck|type-check|tsc|check-types)\b|^cargo check\b"),
-    ("lint", r"^(?:\S*/)?(?:uv run |poetry run )?(?:python3? -m )?(?:ruff(?! format)|flake8|pylint|pyflakes|pycodestyle|bandit)\b"),
+    ("lint", r"^(?:\S*/)?(?:uv run |poetry run )?(?:python3? -m )?(?:ruff(?! format)|flake8|pylint|pyflakes|"
+             r"pycodestyle|bandit)\b"),
     ("lint", r"^(?:npx )?(?:eslint|stylelint|biome (?:check|lint)|oxlint)\b|^(?:npm|pnpm|yarn)(?: run)? lint\S*\b|"
              r"^(?:golangci-lint|shellcheck|hadolint|rubocop|cargo clippy|pre-commit run)\b|^make\b.*\blint\b"),
     ("format", r"^(?:\S*/)?(?:uv run |poetry run )?(?:python3? -m )?(?:black|isort|ruff format|autopep8|yapf)\b|"
-               r"^(?:npx )?prettier\b|^(?:gofmt|goimports|cargo fmt|rustfmt|clang-format)\b|^(?:npm|pnpm|yarn)(?: run)? format\b"),
-    ("install", r"^(?:\S*/)?(?:uv |python3? -m )?pip3? install\b|^uv (?:sync|add|lock|pip install)\b|^poetry (?:install|add|lock)\b|"
-                r"^(?:npm|pnpm) (?:install|i|ci|add)\b|^yarn(?: install| add)?$|^yarn (?:install|add)\b|^bun (?:install|add)\b|"
-                r"^cargo (?:add|fetch)\b|^go (?:get|mod tidy|mod download)\b|^(?:apt-get|apt|brew|dnf|yum|apk) (?:install|add)\b|"
+               r"^(?:npx )?prettier\b|^(?:gofmt|goimports|cargo fmt|rustfmt|clang-format)\b|^(?:npm|pnpm|"
+               r"yarn)(?: run)? format\b"),
+    ("install", r"^(?:\S*/)?(?:uv |python3? -m )?pip3? install\b|^uv (?:sync|add|lock|pip install)\b|"
+                r"^poetry (?:install|add|lock)\b|"
+                r"^(?:npm|pnpm) (?:install|i|ci|add)\b|^yarn(?: install| add)?$|^yarn (?:install|add)\b|"
+                r"^bun (?:install|add)\b|"
+                r"^cargo (?:add|fetch)\b|^go (?:get|mod tidy|mod download)\b|^(?:apt-get|apt|brew|dnf|yum|"
+                r"apk) (?:install|add)\b|"
                 r"^bundle install\b|^gem install\b|^pipx install\b|^conda install\b"),
     ("build", r"^(?:npm|pnpm|yarn|bun)(?: run)? build\S*\b|^(?:cargo build|go build|cmake|ninja|meson|bazel build|"
               r"python3? -m build|docker build|docker compose build|mvn (?:package|install|compile)|gradle build|"
-              r"\S*gradlew build|dotnet build|swift build|zig build)\b|^(?:npx )?(?:tsc|webpack|vite build|esbuild|rollup|next build)\b|^make\b"),
-    ("vcs", r"^git (?:commit|push|pull|merge|rebase|checkout|switch|reset|revert|cherry-pick|stash(?! list)|add|rm|mv|tag \S|branch \S)\b"),
+              r"\S*gradlew build|dotnet build|swift build|zig build)\b|^(?:npx )?(?:tsc|webpack|vite build|esbuild|"
+              r"rollup|next build)\b|^make\b"),
+    ("vcs", r"^git (?:commit|push|pull|merge|rebase|checkout|switch|reset|revert|cherry-pick|stash(?! list)|add|rm|mv|"
+            r"tag \S|branch \S)\b"),
     ("readonly", r"^git (?:status|log|diff|show|branch|remote|rev-parse|blame|ls-files|grep|describe|tag|config --get|"
                  r"stash list|reflog|shortlog|fetch --dry-run)\b|^git$"),
-    ("readonly", r"^(?:ls|ll|la|cat|bat|head|tail|less|more|grep|egrep|fgrep|rg|ag|ack|find|fd|tree|pwd|echo|printf|which|"
-                 r"type|whereis|wc|stat|file|du|df|ps|top|htop|env|printenv|date|uname|whoami|id|hostname|cmp|sort|uniq|"
+    ("readonly", r"^(?:ls|ll|la|cat|bat|head|tail|less|more|grep|egrep|fgrep|rg|ag|ack|find|fd|tree|pwd|echo|printf|"
+                 r"which|"
+                 r"type|whereis|wc|stat|file|du|df|ps|top|htop|env|printenv|date|uname|whoami|id|hostname|cmp|sort|"
+                 r"uniq|"
                  r"cut|jq|yq|man|help|history|true|false|sleep|realpath|dirname|basename|nproc|free|uptime|lsof|column|"
                  r"xxd|hexdump|od|md5sum|sha256sum|tldr|test|\[)\b"),
-    ("readonly", r"^(?:python3?|node|npm|pip3?|cargo|go|rustc|ruby|java|gcc|clang|uv|poetry|deno|bun) (?:-V|--version|-v|version)\b|"
-                 r"^(?:pip3?|uv pip) (?:list|show|freeze|check)\b|^npm (?:ls|list|view|outdated|config get)\b|^cargo tree\b|"
+    ("readonly", r"^(?:python3?|node|npm|pip3?|cargo|go|rustc|ruby|java|gcc|clang|uv|poetry|deno|bun) (?:-V|--version|"
+                 r"-v|version)\b|"
+                 r"^(?:pip3?|uv pip) (?:list|show|freeze|check)\b|^npm (?:ls|list|view|outdated|config get)\b|"
+                 r"^cargo tree\b|"
                  r"^go (?:env|list|version)\b|^docker (?:ps|images|logs|inspect)\b|^kubectl (?:get|describe|logs)\b"),
-    ("readonly", r"^sed -n\b|^awk\b(?!.*>)|^(?:curl|wget|http|xh)\b(?!.*(?:-X\s*(?:POST|PUT|DELETE|PATCH)|--data|-d\s|-F\s|--upload|-T\s|-o\s|-O\b))"),
+    ("readonly", r"^sed -n\b|^awk\b(?!.*>)|^(?:curl|wget|http|xh)\b(?!.*(?:-X\s*(?:POST|PUT|DELETE|PATCH)|--data|-d\s|"
+                 r"-F\s|--upload|-T\s|-o\s|-O\b))"),
 ]
 _compiled_rules = None
 
@@ -148,7 +163,8 @@ def is_state_changing(command: str) -> bool:
     return kind(command) != "readonly"
 
 
-_FAMILY_SKIP = re.compile(r"^(?:\S*/)?(?:uv run|poetry run|pipenv run|hatch run|pdm run|rye run|npx|pnpm exec|bundle exec|"
+_FAMILY_SKIP = re.compile(r"^(?:\S*/)?(?:uv run|poetry run|pipenv run|hatch run|pdm run|rye run|npx|pnpm exec|"
+                          r"bundle exec|"
                           r"python3?(?:\.\d+)? -m|python3?(?:\.\d+)?)\s+")
 
 
@@ -185,14 +201,16 @@ def same_check(a: str, b: str) -> bool:
 # (name, pattern): the first line matching, searched in this order, is the error's signature.
 _SIGNATURES = [
     ("pytest", r"^(?:FAILED|ERROR) (\S+::\S+|\S+\.py)(?: - (.+))?$"),
-    ("python", r"^(?:E\s+|\S+:\d+:\s+)?((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Warning|Interrupt|NotFound|Failure))(?::\s*(.*))?$"),
+    ("python", r"^(?:E\s+|\S+:\d+:\s+)?((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Warning|Interrupt|"
+               r"NotFound|Failure))(?::\s*(.*))?$"),
     ("ts", r"(error TS\d+:.*)$"),
     ("rust", r"^(error(?:\[E\d+\])?:.*)$"),
     ("go", r"^(\S+\.go:\d+(?::\d+)?: .*)$"),
     ("npm", r"^(npm (?:ERR!|error) (?:code|missing|ERESOLVE|404|notarget|enoent|Missing script).*)$"),
     ("node", r"^((?:Type|Reference|Syntax|Range)Error: .*|Error: Cannot find module .*)$"),
     ("shell", r"^(?:(?:ba|z)?sh: (?:line \d+: )?)?(.*(?:command not found|No such file or directory|Permission denied|"
-              r"not found in PATH|Could not find|cannot find|Unable to locate|unrecognized arguments?|No module named).*)$"),
+              r"not found in PATH|Could not find|cannot find|Unable to locate|unrecognized arguments?|"
+              r"No module named).*)$"),
     ("assert", r"^\s*(assert .+)$"),
     ("compiler", r"^(\S+:\d+:\d+: (?:fatal )?error: .*)$"),
     ("lint", r"^(\S+\.\w+:\d+:\d+: [A-Z]+\d+ .*)$"),                     # ruff / flake8 / pylint

@@ -9,7 +9,8 @@ import re
 _LEAD = re.compile(r"^\s*(?:no|nope|wrong|not that|stop|wait|actually|careful|hmm|ugh)\b[\s,.!:;—-]*", re.IGNORECASE)
 _RULE = re.compile(
     r"(?P<rule>\b(?:(?:please\s+)?(?:use|run|call|prefer|try)\s+.{2,120}?\s+(?:instead of|not|rather than)\s+.{2,80}?"
-    r"|(?:don't|do not|never|stop)\s+(?:use|run|call|touch|edit|modify|change|commit|push|add|delete|remove|import|write)\s+.{2,120}?"
+    r"|(?:don't|do not|never|stop)\s+(?:use|run|call|touch|edit|modify|change|commit|push|add|delete|remove|import|"
+    r"write)\s+.{2,120}?"
     r"|always\s+(?:use|run|call|add|write|keep|put)\s+.{2,120}?"
     r"|(?:we|this project|this repo)\s+(?:use|uses|run|runs)\s+.{2,80}?\s+(?:not|instead of|rather than)\s+.{2,80}?))"
     r"(?:[.!?;\n]|$)", re.IGNORECASE)
@@ -29,7 +30,8 @@ def correction(prompt: str | None) -> str | None:
     opened = _LEAD.match(text)
     body = text[opened.end():] if opened else text
     m = _RULE.search(body)
-    if not m or (not opened and m.start() > 0 and not re.match(r"^(?:please\s+)?(?:don't|do not|never|always|use|we|this)", body, re.I)):
+    if not m or (not opened and m.start() > 0 and not re.match(r"^(?:please\s+)?(?:don't|do not|never|always|use|we|"
+                                                               r"this)", body, re.I)):
         return None
     rule = m.group("rule").strip().rstrip(".!;")
     return rule[0].upper() + rule[1:]

@@ -24,13 +24,22 @@ after `learning.prune_min_observations` marks, stale ones (unused for `learning.
 helpful), and the least valuable beyond `learning.max_bullets` / `learning.max_tokens`.
 """
 
-import time
+from __future__ import annotations
 
+import time
+from typing import TYPE_CHECKING, Any
+
+from ..config import DEFAULTS
 from ..playbook import sections
 from ..playbook.playbook import PlaybookError, clean_content, content_key
 from . import quality
 from . import similarity as sim
 from .trajectory import text_of
+
+if TYPE_CHECKING:
+    from .._types import Bullet, BulletTag, Candidate, Reflection, Trajectory
+    from ..config import Config
+    from ..playbook.playbook import Playbook
 
 RELEVANCE_OVERLAP = 0.3   # share of a bullet's words found in the task's text…
 RELEVANCE_MIN_WORDS = 2   # …and at least this many of them
@@ -40,29 +49,30 @@ EVIDENCE_KEPT = 10
 
 
 class Curator:
-    def __init__(self, playbook, cfg=None, *, source: str = "learning", now: float | None = None):
+    def __init__(self, playbook: Playbook, cfg: Config | None = None, *, source: str = "learning",
+                 now: float | None = None) -> None:
         self.pb = playbook
         self.store = playbook.store
         self.source = source
         self.now = now or time.time()
-        get = (lambda k, d: cfg[k]) if cfg is not None else (lambda k, d: d)
-        self.threshold = float(get("learning.merge_similarity", 0.8))
-        self.prune_confidence = float(get("learning.prune_confidence", 0.3))
-        self.prune_min_observations = int(get("learning.prune_min_observations", 10))
-        self.stale_days = float(get("learning.stale_days", 90.0))
-        self.max_bullets = int(get("learning.max_bullets", 500))
-        self.max_tokens = int(get("learning.max_tokens", 40_000))
+        settings = cfg if cfg is not None else DEFAULTS  # typed values, defaults from the one table
+        self.threshold = settings["learning.merge_similarity"]
+        self.prune_confidence = settings["learning.prune_confidence"]
+        self.prune_min_observations = settings["learning.prune_min_observations"]
+        self.stale_days = settings["learning.stale_days"]
+        self.max_bullets = settings["learning.max_bullets"]
+        self.max_tokens = settings["learning.max_tokens"]
         # User-level only (config.py refuses the key in project files); exact host names. The
         # playbook adds the project's git remote host itself.
-        playbook.trust_hosts(get("learning.trusted_hosts", []) or ())
+        playbook.trust_hosts(settings["learning.trusted_hosts"] or ())
 
     # -- the whole pass ----------------------------------------------------------------------------
 
-    def curate(self, reflection: dict, trajectory: dict, *, job_id: int | None = None, learn: bool = True,
-               prune: bool = True) -> dict:
+    def curate(self, reflection: Reflection, trajectory: Trajectory, *, job_id: int | None = None, learn: bool = True,
+               prune: bool = True) -> dict[str, Any]:
         """Apply a reflection; returns the run's statistics. `learn=False` (a gated turn) applies
         only the feedback tags. Call inside `store.transaction()` to make it all-or-nothing."""
-        stats = {"created": 0, "updated": 0, "merged": 0, "pruned": 0, "quarantined": 0, "rejected": 0,
+        stats: dict[str, Any] = {"created": 0, "updated": 0, "merged": 0, "pruned": 0, "quarantined": 0, "rejected": 0,
                  "helpful": 0, "harmful": 0, "candidates": len(reflection.get("candidates") or []),
                  "touched": [], "rejections": [], "tagged": []}
         self._job_id = job_id
@@ -76,15 +86,17 @@ class Curator:
                 self._prune(stats)
         touched = self.store.get_bullets(list(dict.fromkeys(stats["touched"]))) or \
             self.store.get_bullets([t["bullet_id"] for t in stats["tagged"]])
-        stats["average_confidence"] = round(sum(b["confidence"] for b in touched) / len(touched), 4) if touched else None
+        stats["average_confidence"] = (round(sum(b["confidence"] for b in touched) / len(touched), 4)
+                                       if touched else None)
         return stats
 
     # -- candidates --------------------------------------------------------------------------------
 
-    def _candidate(self, cand: dict, trajectory: dict, stats: dict) -> None:
+    def _candidate(self, cand: Candidate, trajectory: Trajectory, stats: dict[str, Any]) -> None:
         try:
             content = clean_content(cand.get("content") or "")
-            section = sections.normalize(str(cand.get("section") or "troubleshooting_and_pitfalls"), self.pb.extra_sections)
+            section = sections.normalize(str(cand.get("section") or "troubleshooting_and_pitfalls"),
+                                         self.pb.extra_sections)
         except (PlaybookError, sections.SectionError) as exc:
             stats["rejected"] += 1
             stats["rejections"].append({"content": str(cand.get("content"))[:200], "reason": str(exc)})
@@ -118,7 +130,8 @@ class Curator:
             for _, other in matches[1:]:
                 # The lesson matches both: they say the same thing. Keep the closest.
                 best = self.pb.merge(best["id"], other["id"], source=self.source, now=self.now,
-                                     reason=f"duplicates of each other (both ≥ {self.threshold} similar to a new lesson)",
+                                     reason=f"duplicates of each other (both ≥ {self.threshold} similar to a new "
+                                            "lesson)",
                                      session_id=trajectory.get("session_id"))
                 stats["merged"] += 1
             more_specific = quality.specificity(content) > quality.specificity(best["content"])
@@ -131,7 +144,7 @@ class Curator:
         stats["created" if created else "updated"] += 1
         stats["touched"].append(bullet["id"])
 
-    def _near_duplicates(self, content: str, section: str) -> list[tuple[float, dict]]:
+    def _near_duplicates(self, content: str, section: str) -> list[tuple[float, Bullet]]:
         """Bullets of this project and section at least `threshold` similar, closest first."""
         match = sim.neighbour_query(content)
         if match is None:
@@ -146,7 +159,7 @@ class Curator:
         found.sort(key=lambda pair: (-pair[0], pair[1]["created_at"]))
         return found
 
-    def _provenance(self, cand: dict, trajectory: dict) -> dict:
+    def _provenance(self, cand: Candidate, trajectory: Trajectory) -> dict:
         steps = {s.get("step"): s for s in trajectory.get("trajectory") or []}
         used = [steps[n] for n in cand.get("source_steps") or [] if n in steps]
         return {
@@ -166,8 +179,8 @@ class Curator:
             "observations": 1,
         }
 
-    def _observe(self, bullet: dict, provenance: dict, stats: dict, *, new_content: str | None = None,
-                 similarity: float | None = None, may_restore: bool = True) -> None:
+    def _observe(self, bullet: Bullet, provenance: dict[str, Any], stats: dict[str, Any], *,
+                 new_content: str | None = None, similarity: float | None = None, may_restore: bool = True) -> None:
         """Another observation of an existing lesson: its evidence grows (and, for a near
         duplicate, its wording may become the more specific one). A lesson the curator archived
         as stale or over the cap comes back; one archived for doing harm, or by the user, stays
@@ -176,8 +189,8 @@ class Curator:
         prov["observations"] = int(prov.get("observations") or 1) + 1
         log = list(prov.get("evidence_log") or [])
         log.append({"session_id": provenance.get("session_id"), "job_id": provenance.get("job_id"),
-                    "tool_event_ids": provenance.get("tool_event_ids"), "evidence": provenance.get("evidence", "")[:300],
-                    "similarity": similarity, "at": self.now})
+                    "tool_event_ids": provenance.get("tool_event_ids"),
+                    "evidence": provenance.get("evidence", "")[:300], "similarity": similarity, "at": self.now})
         prov["evidence_log"] = log[-EVIDENCE_KEPT:]
         reason = (f"re-observed (similarity {similarity})" if similarity is not None else "re-observed") + \
             f": {provenance.get('evidence', '')[:200]}"
@@ -204,7 +217,7 @@ class Curator:
 
     # -- feedback on the bullets used ----------------------------------------------------------------
 
-    def _feedback(self, reflector_tags: list[dict], trajectory: dict, stats: dict) -> None:
+    def _feedback(self, reflector_tags: list[BulletTag], trajectory: Trajectory, stats: dict[str, Any]) -> None:
         used = list(dict.fromkeys((trajectory.get("playbook_used") or []) + self._cited(trajectory)))
         decided: dict[str, tuple[str, str]] = {}
         for tag in reflector_tags:
@@ -218,29 +231,29 @@ class Curator:
                 continue
             words = sim.tokens(bullet["content"])
             shared = len(words & context)
-            relevant = bullet["id"] in cited or (shared >= RELEVANCE_MIN_WORDS and sim.overlap(bullet["content"], context)
-                                                 >= RELEVANCE_OVERLAP)
+            relevant = bullet["id"] in cited or (
+                shared >= RELEVANCE_MIN_WORDS and sim.overlap(bullet["content"], context) >= RELEVANCE_OVERLAP)
             if not relevant:
                 continue
             why = "cited by the agent" if bullet["id"] in cited else f"shown, {shared} of its words in the task"
             decided[bullet["id"]] = ("helpful", f"task succeeded; {why}") if success else \
                 ("harmful", f"task failed around it; {why}")
-        for bullet_id, (tag, reason) in decided.items():
+        for bullet_id, (verdict, reason) in decided.items():
             try:
-                self.pb.tag(bullet_id, tag, source=self.source, reason=reason, session_id=trajectory.get("session_id"),
-                            now=self.now)
+                self.pb.tag(bullet_id, verdict, source=self.source, reason=reason,
+                            session_id=trajectory.get("session_id"), now=self.now)
             except PlaybookError:
                 continue  # a bullet the reflector made up
-            stats[tag] += 1
-            stats["tagged"].append({"bullet_id": bullet_id, "tag": tag, "reason": reason})
+            stats[verdict] += 1
+            stats["tagged"].append({"bullet_id": bullet_id, "tag": verdict, "reason": reason})
 
     @staticmethod
-    def _cited(trajectory: dict) -> list[str]:
+    def _cited(trajectory: Trajectory) -> list[str]:
         return [c for c in trajectory.get("cited") or [] if isinstance(c, str)]
 
     # -- pruning -------------------------------------------------------------------------------------
 
-    def _prune(self, stats: dict) -> None:
+    def _prune(self, stats: dict[str, Any]) -> None:
         pid = self.pb.project_id
         protect = set(stats["touched"])
 
@@ -252,7 +265,8 @@ class Curator:
             stats["pruned"] += 1
 
         for bullet_id in self.store.low_confidence_bullets(pid, self.prune_confidence, self.prune_min_observations):
-            archive(bullet_id, f"confidence below {self.prune_confidence} after ≥ {self.prune_min_observations} observations")
+            archive(bullet_id, f"confidence below {self.prune_confidence} after ≥ {self.prune_min_observations} "
+                               "observations")
         for bullet_id in self.store.stale_bullets(pid, self.now - self.stale_days * 86400):
             if bullet_id not in protect:
                 archive(bullet_id, f"unused for {self.stale_days:g} days and never (or rarely) helpful")
@@ -266,6 +280,7 @@ class Curator:
         for bullet_id, length in self.store.least_valuable_bullets(pid, max(over_count, 0) + 200, tuple(protect)):
             if over_count <= 0 and over_chars <= 0:
                 break
-            archive(bullet_id, f"playbook over its cap ({self.max_bullets} bullets / {self.max_tokens} tokens): least valuable")
+            archive(bullet_id, f"playbook over its cap ({self.max_bullets} bullets / {self.max_tokens} tokens): least "
+                               "valuable")
             over_count -= 1
             over_chars -= length

@@ -6,9 +6,15 @@ work — no Edit / Write and no state-changing command. Questions, listings and 
 fall out of that last rule: they only read.
 """
 
+from __future__ import annotations
+
 import re
+from typing import TYPE_CHECKING
 
 from . import commands
+
+if TYPE_CHECKING:
+    from .._types import Trajectory
 
 _GREETING = re.compile(
     r"^\s*(?:hi|hello|hey|yo|thanks?(?: you)?|thank you|thx|ty|ok(?:ay)?|yes|no|yep|nope|sure|cool|great|nice|"
@@ -16,17 +22,18 @@ _GREETING = re.compile(
 _ACE_COMMAND = re.compile(r"^\s*(?:!?ace\b|/)", re.IGNORECASE)
 
 
-def substantial(trajectory: dict) -> bool:
+def substantial(trajectory: Trajectory) -> bool:
     """Did the turn change anything: an edit, or a command that is not read-only?"""
     for step in trajectory.get("trajectory") or []:
         if step.get("kind") == "edit":
             return True
-        if step.get("command") and commands.is_state_changing(step["command"]):
+        command = step.get("command")
+        if command and commands.is_state_changing(command):
             return True
     return False
 
 
-def skip_reason(trajectory: dict) -> str | None:
+def skip_reason(trajectory: Trajectory) -> str | None:
     """Why this turn is not learned from, or None when it is."""
     task = (trajectory.get("task") or "").strip()
     steps = trajectory.get("trajectory") or []

@@ -1,6 +1,7 @@
 """Git context of a task: branch, commits made during the session, files changed, lines added
 and removed. Runs `git` (fine in the worker, never in a hook), each call bounded by a timeout,
-with optional locks off so it never blocks the user's own git commands.
+with optional locks off so it never blocks the user's own git commands (`run_git`, also used by
+`ace bootstrap` to read the history). Cost: up to six `git` processes per learned task.
 """
 
 import os
@@ -8,7 +9,8 @@ import os
 TIMEOUT_SECONDS = 10.0
 
 
-def _git(root: str, *args: str) -> str | None:
+def run_git(root: str, *args: str) -> str | None:
+    """`git -C root ARGS`'s stdout; None when git is missing, fails or takes over TIMEOUT_SECONDS."""
     import subprocess  # only for tasks that are learned (see pipeline.job_trajectories)
 
     env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"}
@@ -26,36 +28,36 @@ def context(root: str | None, since: float | None = None) -> dict:
     deletions."""
     if not root or not os.path.isdir(root):
         return {}
-    inside = _git(root, "rev-parse", "--is-inside-work-tree")
+    inside = run_git(root, "rev-parse", "--is-inside-work-tree")
     if not inside or inside.strip() != "true":
         return {}
     out: dict = {"branch": None, "head": None, "commits": [], "files_changed": [], "insertions": 0, "deletions": 0}
-    branch = _git(root, "rev-parse", "--abbrev-ref", "HEAD")
+    branch = run_git(root, "rev-parse", "--abbrev-ref", "HEAD")
     out["branch"] = branch.strip() if branch else None
-    head = _git(root, "rev-parse", "--verify", "-q", "HEAD")
+    head = run_git(root, "rev-parse", "--verify", "-q", "HEAD")
     out["head"] = head.strip() if head else None
     base = None
     if out["head"] and since:
-        log = _git(root, "log", f"--since=@{int(since)}", "--format=%H%x1f%s%x1f%an%x1f%ct", "-n", "50")
+        log = run_git(root, "log", f"--since=@{int(since)}", "--format=%H%x1f%s%x1f%an%x1f%ct", "-n", "50")
         for line in (log or "").splitlines():
             sha, _, rest = line.partition("\x1f")
             subject, _, rest = rest.partition("\x1f")
             author, _, when = rest.partition("\x1f")
             out["commits"].append({"sha": sha[:12], "subject": subject[:200], "author": author,
                                    "time": int(when) if when.isdigit() else None})
-        before = _git(root, "rev-list", "-1", f"--before=@{int(since)}", "HEAD")
+        before = run_git(root, "rev-list", "-1", f"--before=@{int(since)}", "HEAD")
         base = before.strip() if before and before.strip() else None
         if base is None and out["commits"]:
             base = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # the empty tree: all commits are new
     diff_args = ["diff", "--numstat", base] if base else (["diff", "--numstat", "HEAD"] if out["head"] else None)
     files: dict[str, tuple[int, int]] = {}
     if diff_args:
-        for line in (_git(root, *diff_args) or "").splitlines():
+        for line in (run_git(root, *diff_args) or "").splitlines():
             added, _, rest = line.partition("\t")
             removed, _, path = rest.partition("\t")
             if path:
                 files[path] = (int(added) if added.isdigit() else 0, int(removed) if removed.isdigit() else 0)
-    for line in (_git(root, "status", "--porcelain", "--untracked-files=normal") or "").splitlines():
+    for line in (run_git(root, "status", "--porcelain", "--untracked-files=normal") or "").splitlines():
         if line.startswith("??"):
             files.setdefault(line[3:].strip(), (0, 0))
     out["files_changed"] = sorted(files)[:200]

@@ -18,15 +18,27 @@ No lesson restates the task, says "be careful", or names nothing concrete: the q
 (`quality.py`) stands behind this module, but the miners are written not to need it.
 """
 
-import re
+from __future__ import annotations
 
+import re
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..tools import FILE_TOOLS
 from . import commands
 from .corrections import correction
 from .trajectory import enrich
 
+if TYPE_CHECKING:
+    from .._types import Bullet, BulletTag, Candidate, Reflection, Trajectory
+    from ..config import Config
+
+# An enriched step (`trajectory.enrich`) as the miners read it: every key present, values loosely typed.
+Step = Mapping[str, Any]
+
 _CD = re.compile(r"^cd\s+(?P<dir>\"[^\"]+\"|'[^']+'|\S+)$")
 _NARROW = re.compile(r"::|\s-k\s|\s--grep\b|\s-t\s|(?:^|\s)[\w./-]+\.(?:py|ts|tsx|js|jsx|rs|go|rb|java)(?:\s|$)")
-_TOOL_FAILURES = frozenset(("Edit", "MultiEdit", "Write", "Read", "NotebookEdit"))
+_TOOL_FAILURES = FILE_TOOLS  # an editing tool, or Read, failing on one named file
 KIND_NOUN = {"test": "the tests", "build": "the build", "lint": "the linter", "typecheck": "the type checker",
              "format": "the formatter"}
 
@@ -39,7 +51,7 @@ def code(text: str | None, limit: int = 90) -> str:
     return f"`{one}`"
 
 
-def display_command(step: dict, root: str | None) -> str:
+def display_command(step: Step, root: str | None) -> str:
     """The command to recommend: its key, with the `cd sub/dir &&` that made it work kept."""
     full = step.get("command") or ""
     core = commands.key(full)
@@ -62,15 +74,16 @@ class HeuristicReflector:
         self.co_edit_sessions = co_edit_sessions
 
     @classmethod
-    def from_config(cls, cfg) -> "HeuristicReflector":
-        return cls(slow_step_seconds=cfg["learning.slow_step_seconds"], co_edit_sessions=cfg["learning.co_edit_sessions"])
+    def from_config(cls, cfg: Config) -> HeuristicReflector:
+        return cls(slow_step_seconds=cfg["learning.slow_step_seconds"],
+                   co_edit_sessions=cfg["learning.co_edit_sessions"])
 
     # -- the interface ---------------------------------------------------------------------------
 
-    def reflect(self, trajectory: dict, playbook: list[dict]) -> dict:
+    def reflect(self, trajectory: Trajectory, playbook: list[Bullet]) -> Reflection:
         steps = [enrich(s, i) for i, s in enumerate(trajectory.get("trajectory") or [], 1)]
         root = (trajectory.get("project") or {}).get("root")
-        candidates: list[dict] = []
+        candidates: list[Candidate] = []
         runs = [s for s in steps if s.get("command") and not s.get("interrupted")]
         resolved: set[int] = set()
         candidates += self._check_sequences(steps, runs, root, resolved)
@@ -80,7 +93,8 @@ class HeuristicReflector:
         candidates += self._correction(trajectory)
         candidates += self._slow_steps(runs, root)
         # One lesson per content; the first (most specific miner) wins.
-        seen, unique = set(), []
+        seen: set[str] = set()
+        unique: list[Candidate] = []
         for cand in candidates:
             key = cand["content"].lower()
             if key not in seen:
@@ -90,9 +104,10 @@ class HeuristicReflector:
 
     # -- miners ----------------------------------------------------------------------------------
 
-    def _check_sequences(self, steps: list[dict], runs: list[dict], root, resolved: set[int]) -> list[dict]:
+    def _check_sequences(self, steps: Sequence[Step], runs: Sequence[Step], root: str | None, resolved: set[int]
+                         ) -> list[Candidate]:
         """Error → fix, command variants and flaky commands, from consecutive runs of a check."""
-        out = []
+        out: list[Candidate] = []
         for i, fail in enumerate(runs):
             if fail["success"] or fail.get("kind") == "readonly":
                 continue
@@ -118,7 +133,7 @@ class HeuristicReflector:
             elif not fixes and nxt["success"] and commands.key(nxt["command"]) != commands.key(fail["command"]):
                 resolved.add(fail["step"])
                 better = display_command(nxt, root)
-                what = KIND_NOUN.get(fail.get("kind"), "it")
+                what = KIND_NOUN.get(fail.get("kind") or "", "it")
                 reason = f" (that fails with {code(sig, 110)})" if sig else ""
                 verb = f"Run {what} with" if what != "it" else "Use"
                 out.append({
@@ -128,7 +143,8 @@ class HeuristicReflector:
                                 f"{nxt['action']} → {nxt['result']}",
                     "source_steps": [fail["step"], nxt["step"]],
                 })
-            elif not fixes and nxt["success"] and not [s for s in between if s.get("command") and s.get("kind") != "readonly"]:
+            elif not fixes and nxt["success"] and not [s for s in between
+                                                       if s.get("command") and s.get("kind") != "readonly"]:
                 resolved.add(fail["step"])
                 if sig:
                     out.append({
@@ -140,13 +156,14 @@ class HeuristicReflector:
                     })
         return out
 
-    def _error_fix(self, fail: dict, nxt: dict, fixes: list[dict], cmd: str, sig: str) -> dict:
+    def _error_fix(self, fail: Step, nxt: Step, fixes: Sequence[Step], cmd: str, sig: str) -> Candidate:
         edits = [s for s in fixes if s.get("kind") == "edit"]
         others = [s for s in fixes if s.get("kind") != "edit"]
         parts = []
         files = list(dict.fromkeys(f for s in edits for f in s.get("files") or []))
         if edits:
-            change = next((s.get("change") for s in edits if s.get("change") and (s["change"].get("old") or s["change"].get("new"))), None)
+            change = next((s.get("change") for s in edits
+                           if s.get("change") and (s["change"].get("old") or s["change"].get("new"))), None)
             where = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
             if change and len(files) == 1:
                 more = f" (+{len(edits) - 1} more edit{'s' if len(edits) > 2 else ''})" if len(edits) > 1 else ""
@@ -173,9 +190,10 @@ class HeuristicReflector:
             "source_steps": [fail["step"]] + [s["step"] for s in fixes] + [nxt["step"]],
         }
 
-    def _working_commands(self, runs: list[dict], root) -> list[dict]:
+    def _working_commands(self, runs: Sequence[Step], root: str | None) -> list[Candidate]:
         """The project's test / build / lint / type-check commands that passed in this task."""
-        out, seen = [], set()
+        out: list[Candidate] = []
+        seen: set[str] = set()
         for step in reversed(runs):
             kind = step.get("kind")
             if kind not in ("test", "build", "lint", "typecheck") or not step["success"] or kind in seen:
@@ -192,9 +210,10 @@ class HeuristicReflector:
             })
         return out
 
-    def _repeated_failures(self, steps, runs, root, resolved: set[int], history: dict) -> list[dict]:
-        out = []
-        by_cmd: dict[str, list[dict]] = {}
+    def _repeated_failures(self, steps: Sequence[Step], runs: Sequence[Step], root: str | None, resolved: set[int],
+                           history: Mapping[str, Any]) -> list[Candidate]:
+        out: list[Candidate] = []
+        by_cmd: dict[str, list[Step]] = {}
         for step in runs:
             by_cmd.setdefault(commands.key(step["command"]), []).append(step)
         past = history.get("commands") or {}
@@ -211,15 +230,15 @@ class HeuristicReflector:
                 continue
             where = f"in {sessions} sessions" if sessions >= 3 else f"{sigs.count(sig)} times in one task"
             out.append({
-                "content": f"{code(display_command(group[0], root))} keeps failing with {code(sig, 140)} ({where}, never "
-                           f"fixed yet): check that error before assuming your change broke it.",
+                "content": f"{code(display_command(group[0], root))} keeps failing with {code(sig, 140)} ({where}, "
+                           "never fixed yet): check that error before assuming your change broke it.",
                 "section": "troubleshooting_and_pitfalls", "kind": "repeated_failure", "confidence": 0.55,
                 "evidence": "; ".join(f"step {s['step']}: {s['result']}" for s in group[:4])
                             + (f"; failed in {sessions - 1} earlier sessions" if sessions > 1 else ""),
                 "source_steps": [s["step"] for s in group],
             })
         # An editing tool failing on the same file with the same error.
-        tool_fails: dict[tuple, list[dict]] = {}
+        tool_fails: dict[tuple[str, str, str], list[Step]] = {}
         for step in steps:
             if step["tool"] in _TOOL_FAILURES and not step["success"] and step.get("files") and step.get("error"):
                 tool_fails.setdefault((step["tool"], step["files"][0], step["error"]), []).append(step)
@@ -228,7 +247,8 @@ class HeuristicReflector:
                 continue
             advice = " read it again right before editing" if tool in ("Edit", "MultiEdit") else ""
             out.append({
-                "content": f"{tool} on {code(path)} failed {len(group)} times with {code(sig, 100)}:{advice or ' check the path and content'}"
+                "content": f"{tool} on {code(path)} failed {len(group)} times with "
+                           f"{code(sig, 100)}:{advice or ' check the path and content'}"
                            + ("." if advice else "."),
                 "section": "troubleshooting_and_pitfalls", "kind": "tool_failure", "confidence": 0.55, "files": [path],
                 "evidence": "; ".join(f"step {s['step']}: {s['action']} → {s['result']}" for s in group[:4]),
@@ -236,8 +256,8 @@ class HeuristicReflector:
             })
         return out
 
-    def _co_edits(self, trajectory: dict) -> list[dict]:
-        out = []
+    def _co_edits(self, trajectory: Trajectory) -> list[Candidate]:
+        out: list[Candidate] = []
         for pair in (trajectory.get("history") or {}).get("co_edits") or []:
             together = int(pair.get("sessions") or 0) + 1  # + this one
             if together < self.co_edit_sessions:
@@ -252,7 +272,7 @@ class HeuristicReflector:
             })
         return out
 
-    def _correction(self, trajectory: dict) -> list[dict]:
+    def _correction(self, trajectory: Trajectory) -> list[Candidate]:
         prompts = trajectory.get("prompts") or ([trajectory["task"]] if trajectory.get("task") else [])
         for prompt in prompts:
             rule = correction(prompt)
@@ -270,8 +290,9 @@ class HeuristicReflector:
             }]
         return []
 
-    def _slow_steps(self, runs: list[dict], root) -> list[dict]:
-        out, seen = [], set()
+    def _slow_steps(self, runs: Sequence[Step], root: str | None) -> list[Candidate]:
+        out: list[Candidate] = []
+        seen: set[str] = set()
         for step in runs:
             ms = step.get("duration_ms") or 0
             if ms < self.slow_ms or not step["success"] or step.get("kind") == "readonly":
@@ -284,8 +305,8 @@ class HeuristicReflector:
             bucket = next(b for b in (30, 10, 5, 2, 1) if minutes >= b or b == 1)
             narrower = " (a single test file or target)" if step.get("kind") in ("test", "build") else ""
             out.append({
-                "content": f"{code(cmd)} takes over {bucket} minute{'s' if bucket > 1 else ''} here: run it once at the "
-                           f"end and something narrower{narrower} while iterating.",
+                "content": f"{code(cmd)} takes over {bucket} minute{'s' if bucket > 1 else ''} here: run it once at "
+                           f"the end and something narrower{narrower} while iterating.",
                 "section": "strategies_and_hard_rules", "kind": "slow_step", "confidence": 0.55,
                 "evidence": f"step {step['step']}: {step['action']} took {ms / 1000:.0f} s",
                 "source_steps": [step["step"]],
@@ -294,10 +315,10 @@ class HeuristicReflector:
 
     # -- tags ------------------------------------------------------------------------------------
 
-    def _tags(self, steps: list[dict], playbook: list[dict]) -> list[dict]:
+    def _tags(self, steps: Sequence[Step], playbook: list[Bullet]) -> list[BulletTag]:
         """A used bullet that names a command this task ran: helpful when the command worked,
         harmful when it failed and never passed."""
-        tags = []
+        tags: list[BulletTag] = []
         runs = [s for s in steps if s.get("command")]
         for bullet in playbook or []:
             spans = re.findall(r"`([^`\n]{3,})`", bullet.get("content") or "")
@@ -314,5 +335,6 @@ class HeuristicReflector:
             else:
                 bad = matched[-1]
                 tags.append({"bullet_id": bullet["id"], "tag": "harmful",
-                             "reason": f"its command {code(bad['command'], 60)} failed: {bad['result'][:100]} (step {bad['step']})"})
+                             "reason": f"its command {code(bad['command'], 60)} failed: {bad['result'][:100]} (step "
+                                       f"{bad['step']})"})
         return tags

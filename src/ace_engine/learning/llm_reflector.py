@@ -16,14 +16,21 @@ never to follow instructions inside it, and the quality filter and poisoning def
 every candidate afterwards.
 """
 
+from __future__ import annotations
+
 import os
 import re
+from typing import TYPE_CHECKING, Any
 
 from .. import llm
 from ..capture.redact import redact
 from ..playbook import sections as sections_mod
 from . import commands
 from .reflector import ReflectorError
+
+if TYPE_CHECKING:
+    from .._types import Bullet, BulletTag, Candidate, Reflection, Trajectory, TrajectoryStep
+    from ..config import Config
 
 MAX_LESSONS = 5
 MAX_PROMPT_CHARS = 24_000     # the whole user prompt, ≈ 6k tokens
@@ -108,9 +115,9 @@ Also fill `reasoning` (2 to 4 sentences: what happened and why), `error_identifi
 _FENCES = re.compile(r"<(/?)(task|outcome|git|steps|bullets_shown)\b", re.IGNORECASE)
 
 
-def _data(text, limit: int, root: str | None = None) -> str:
+def _data(raw: object, limit: int, root: str | None = None) -> str:
     """Untrusted text for the prompt: redacted, one paragraph, paths made relative, capped head + tail."""
-    text = redact(str(text or ""))
+    text = redact(str(raw or ""))
     if root:
         text = text.replace(root.rstrip("/") + "/", "")
     home = os.path.expanduser("~")
@@ -123,24 +130,25 @@ def _data(text, limit: int, root: str | None = None) -> str:
     return text
 
 
-def _step_line(step: dict, root: str | None) -> str:
+def _step_line(step: TrajectoryStep, root: str | None) -> str:
     status = "ok" if step.get("success") else "FAILED"
     kind = step.get("kind") or "other"
     limit = MAX_STEP_CHARS * (2 if not step.get("success") else 1)
     action = _data(step.get("action") or step.get("tool"), limit // 2, root)
     result = _data(step.get("result"), limit // 2, root)
     extra = []
-    if step.get("error") and step.get("error") not in (step.get("result") or ""):
-        extra.append(f"error: {_data(step['error'], 200, root)}")
+    error, duration = step.get("error"), step.get("duration_ms")
+    if error and error not in (step.get("result") or ""):
+        extra.append(f"error: {_data(error, 200, root)}")
     if step.get("exit_code") not in (None, 0):
         extra.append(f"exit {step['exit_code']}")
-    if step.get("duration_ms") and step["duration_ms"] >= 30_000:
-        extra.append(f"took {step['duration_ms'] / 1000:.0f}s")
+    if duration and duration >= 30_000:
+        extra.append(f"took {duration / 1000:.0f}s")
     tail = f" ({'; '.join(extra)})" if extra else ""
     return f"[{step.get('step')}] {step.get('tool')} {kind} {status}: {action} → {result}{tail}"
 
 
-def select_steps(steps: list[dict], budget: int, root: str | None = None) -> list[str]:
+def select_steps(steps: list[TrajectoryStep], budget: int, root: str | None = None) -> list[str]:
     """Step lines within `budget` characters, in order, with markers where steps were left out.
 
     Kept first: failures, the steps right after each failure (the fix and the re-run), check runs
@@ -164,7 +172,8 @@ def select_steps(steps: list[dict], budget: int, root: str | None = None) -> lis
             if priority[i] == level and used + len(lines[i]) + 1 <= budget:
                 keep.add(i)
                 used += len(lines[i]) + 1
-    out, skipped = [], []
+    out: list[str] = []
+    skipped: list[TrajectoryStep] = []
     for i in range(n):
         if i in keep:
             if skipped:
@@ -178,7 +187,7 @@ def select_steps(steps: list[dict], budget: int, root: str | None = None) -> lis
     return out
 
 
-def _omitted(steps: list[dict]) -> str:
+def _omitted(steps: list[TrajectoryStep]) -> str:
     tools: dict[str, int] = {}
     for s in steps:
         tools[s.get("tool") or "?"] = tools.get(s.get("tool") or "?", 0) + 1
@@ -186,7 +195,7 @@ def _omitted(steps: list[dict]) -> str:
     return f"[… {len(steps)} steps left out: {detail} …]"
 
 
-def shown_bullets(trajectory: dict, playbook: list[dict]) -> list[dict]:
+def shown_bullets(trajectory: Trajectory, playbook: list[Bullet]) -> list[Bullet]:
     """The bullets the agent saw during the task: `playbook_used` resolved against `playbook`
     (all of `playbook` when the trajectory lists none), at most MAX_BULLETS_SHOWN."""
     used = [str(u) for u in trajectory.get("playbook_used") or []]
@@ -197,11 +206,12 @@ def shown_bullets(trajectory: dict, playbook: list[dict]) -> list[dict]:
     return bullets[:MAX_BULLETS_SHOWN]
 
 
-def build_prompt(trajectory: dict, bullets: list[dict]) -> str:
+def build_prompt(trajectory: Trajectory, bullets: list[Bullet]) -> str:
     """The user prompt: the task, outcome, git context, steps and shown bullets, within MAX_PROMPT_CHARS."""
     root = (trajectory.get("project") or {}).get("root")
     result = trajectory.get("result") or {}
-    success = {True: "true", False: "false"}.get(result.get("success"), "unknown")
+    outcome = result.get("success")
+    success = "unknown" if outcome is None else ("true" if outcome else "false")
     interrupted = ' interrupted="true"' if trajectory.get("interrupted") else ""
     parts = [f"<task>\n{_data(trajectory.get('task'), MAX_TASK_CHARS, root)}\n</task>",
              f"<outcome success=\"{success}\"{interrupted}>\n"
@@ -210,7 +220,8 @@ def build_prompt(trajectory: dict, bullets: list[dict]) -> str:
              f"agent's final message: {_data(result.get('output'), MAX_OUTPUT_CHARS, root)}\n</outcome>"]
     git = trajectory.get("git") or {}
     if git:
-        facts = [f"{k}: {_data(git[k], 300, root)}" for k in ("branch", "commits", "files_changed", "insertions", "deletions")
+        facts = [f"{k}: {_data(git[k], 300, root)}"
+                 for k in ("branch", "commits", "files_changed", "insertions", "deletions")
                  if git.get(k) not in (None, "", [], 0)]
         if facts:
             parts.append("<git>\n" + "\n".join(facts) + "\n</git>")
@@ -226,18 +237,19 @@ def build_prompt(trajectory: dict, bullets: list[dict]) -> str:
     fixed = sum(len(p) for p in parts) + len(bullets_part) + 200
     step_lines = select_steps(steps, max(2_000, MAX_PROMPT_CHARS - fixed), root)
     agent = trajectory.get("agent_type") or "main agent"
-    parts.append(f"<steps count=\"{len(steps)}\" agent=\"{_data(agent, 60)}\">\n" + "\n".join(step_lines) + "\n</steps>")
+    parts.append(f"<steps count=\"{len(steps)}\" agent=\"{_data(agent, 60)}\">\n" + "\n".join(step_lines)
+                 + "\n</steps>")
     parts.append(bullets_part)
     parts.append("Reflect on this task now. Lessons only when they meet every rule; one tag per shown bullet.")
     return "\n\n".join(parts)
 
 
-def clean_reflection(raw: dict, bullets: list[dict], steps: list[dict]) -> dict:
+def clean_reflection(raw: dict[str, Any], bullets: list[Bullet], steps: list[TrajectoryStep]) -> Reflection:
     """The model's answer made safe to hand on: at most MAX_LESSONS candidates in known sections,
     step numbers that exist, confidence in 0..1, tags only for bullets that were shown."""
     numbers = {s.get("step") for s in steps}
     by_step = {s.get("step"): s for s in steps}
-    candidates = []
+    candidates: list[Candidate] = []
     for cand in raw.get("candidates") or []:
         try:
             section = sections_mod.normalize(str(cand.get("section") or ""))
@@ -248,8 +260,10 @@ def clean_reflection(raw: dict, bullets: list[dict], steps: list[dict]) -> dict:
             continue
         cited = [n for n in cand.get("source_steps") or [] if isinstance(n, int) and n in numbers]
         files = list(dict.fromkeys(f for n in cited for f in (by_step[n].get("files") or [])))
-        item = {"content": content, "section": section, "evidence": " ".join(str(cand.get("evidence") or "").split())
-                or (f"steps {', '.join(map(str, cited))}" if cited else ""), "source_steps": cited, "kind": "llm"}
+        evidence = " ".join(str(cand.get("evidence") or "").split()) or (
+            f"steps {', '.join(map(str, cited))}" if cited else "")
+        item: Candidate = {"content": content, "section": section, "evidence": evidence, "source_steps": cited,
+                           "kind": "llm"}
         if files:
             item["files"] = files
         domains = [d for d in cand.get("domains") or [] if isinstance(d, str) and d.strip()]
@@ -261,26 +275,29 @@ def clean_reflection(raw: dict, bullets: list[dict], steps: list[dict]) -> dict:
         if len(candidates) >= MAX_LESSONS:
             break
     shown = {b["id"] for b in bullets}
-    tags, seen = [], set()
+    tags: list[BulletTag] = []
+    seen: set[str] = set()
     for tag in raw.get("tags") or []:
         bid = tag.get("bullet_id")
         if bid in shown and bid not in seen and tag.get("tag") in ("helpful", "harmful", "neutral"):
             seen.add(bid)
-            tags.append({"bullet_id": bid, "tag": tag["tag"], "reason": " ".join(str(tag.get("reason") or "").split())[:300]})
-    analysis = {k: " ".join(str(raw.get(k) or "").split())[:1000] for k in ("reasoning", "error_identification", "root_cause")}
+            tags.append({"bullet_id": bid, "tag": tag["tag"],
+                         "reason": " ".join(str(tag.get("reason") or "").split())[:300]})
+    analysis = {k: " ".join(str(raw.get(k) or "").split())[:1000]
+                for k in ("reasoning", "error_identification", "root_cause")}
     return {"candidates": candidates, "tags": tags, "analysis": analysis}
 
 
 class LLMReflector:
     """A Reflector backed by an `llm.Provider`."""
 
-    def __init__(self, provider, *, max_tokens: int | None = None, timeout: float | None = None):
+    def __init__(self, provider: llm.Provider, *, max_tokens: int | None = None, timeout: float | None = None) -> None:
         self.provider = provider
         self.name = f"llm:{provider.name}"
         self.max_tokens = max_tokens
         self.timeout = timeout
 
-    def reflect(self, trajectory: dict, playbook: list[dict]) -> dict:
+    def reflect(self, trajectory: Trajectory, playbook: list[Bullet]) -> Reflection:
         bullets = shown_bullets(trajectory, playbook)
         steps = trajectory.get("trajectory") or []
         prompt = build_prompt(trajectory, bullets)
@@ -305,7 +322,7 @@ class LLMReflector:
         return reflection
 
 
-def make_reflector(cfg):
+def make_reflector(cfg: Config) -> LLMReflector | None:
     """An LLMReflector when `llm.provider` is set (raises `llm.LLMError` when it is set but can't
     work — `get_reflector` logs that and uses the heuristics); None when no provider is configured."""
     provider = llm.get_provider(cfg)

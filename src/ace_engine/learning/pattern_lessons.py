@@ -8,16 +8,26 @@ merely reinforces it afterwards). An edit that removes a harmful pattern whose l
 in the playbook marks that lesson helpful.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from ..playbook.playbook import content_key
 from . import code_patterns
 
+if TYPE_CHECKING:
+    from .._types import BulletTag, Candidate, Reflection, Trajectory
+    from ..config import Config
+    from ..store.interfaces import Store
 
-def reflection(store, project_id, trajectory: dict, cfg, now: float) -> dict:
+
+def reflection(store: Store, project_id: int | None, trajectory: Trajectory, cfg: Config, now: float) -> Reflection:
     """Candidates and tags from the trajectory's file writes; records this session's hits (call
     inside the curation transaction)."""
-    candidates, tags = [], []
+    candidates: list[Candidate] = []
+    tags: list[BulletTag] = []
     session_id = trajectory.get("session_id") or ""
-    needed = int(cfg["learning.code_pattern_sessions"])
+    needed = cfg["learning.code_pattern_sessions"]
     proposed: set[str] = set()
     for step in trajectory.get("trajectory") or []:
         data = step.get("_input")
@@ -36,7 +46,7 @@ def reflection(store, project_id, trajectory: dict, cfg, now: float) -> dict:
                         "content": obs["lesson"], "section": "troubleshooting_and_pitfalls",
                         "evidence": f"step {step.get('step')}: {obs.get('file')} gained {pattern}"
                                     f" (written in {sessions} sessions)",
-                        "source_steps": [step.get("step")],
+                        "source_steps": [step["step"]],
                     })
             elif obs["change"] == "removed":
                 existing = store.find_by_content_key(content_key(obs["lesson"]), project_id)

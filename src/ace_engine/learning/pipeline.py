@@ -11,57 +11,84 @@ The last two record a done job under a unique key inside the same transaction, s
 same payload or transcript turn twice changes nothing the second time.
 """
 
+from __future__ import annotations
+
 import json
 import time
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from .. import config as config_mod
 from .. import log
+from ..errors import AceError
 from ..playbook.playbook import Playbook
 from ..project import Project, identify
 from . import commands, gates, git_context, pattern_lessons
 from . import trajectory as traj_mod
 from .curator import Curator
-from .reflector import ReflectorError, get_reflector, heuristic, normalize
+from .reflector import ReflectorError, normalize
+from .reflector_choice import get_reflector, heuristic
+
+if TYPE_CHECKING:
+    from .._types import JobRow, ProjectInfo, Reflection, Trajectory, TrajectoryStep
+    from ..config import Config
+    from ..store.interfaces import Store
+    from .reflector import Reflector
 
 
-class ClaimLost(RuntimeError):
+class Prepared(TypedDict):
+    """A trajectory gated and reflected, waiting for the curation transaction."""
+
+    trajectory: Trajectory
+    skip: str | None  # why it is not learned (`gates.skip_reason`); its feedback still counts
+    reflection: Reflection
+    ms: float
+
+
+class ClaimLost(AceError, RuntimeError):
     """Our lease expired and another worker took the job: roll back, it will learn it."""
 
 
-class AlreadyLearned(RuntimeError):
+class AlreadyLearned(AceError, RuntimeError):
     """A job with this key is done already: roll back."""
 
 
 # -- shared steps -----------------------------------------------------------------------------------
 
-def project_for(store, project_id: int | None) -> Project | None:
+def project_for(store: Store, project_id: int | None) -> Project | None:
     row = store.project_row(project_id) if project_id is not None else None
     return Project(row["root"], row["remote"]) if row else None
 
 
-def attach_history(store, trajectory: dict, project_id: int | None) -> None:
+def attach_history(store: Store, trajectory: Trajectory, project_id: int | None) -> None:
     """What past sessions say about this task's files and commands (for the heuristics)."""
-    keys = list(dict.fromkeys(commands.key(s["command"]) for s in trajectory["trajectory"] if s.get("command")))
+    keys = list(dict.fromkeys(_command_keys(trajectory["trajectory"])))
     trajectory["history"] = {
         "co_edits": store.co_edit_counts(project_id, trajectory.get("files") or [], trajectory.get("session_id")),
         "commands": store.command_history(project_id, keys),
     }
 
 
-def _project_info(project: Project | None, project_id: int | None) -> dict:
+def _command_keys(steps: Iterable[TrajectoryStep]) -> list[str]:
+    """The normalized command of each step that ran one (`commands.key`), in order."""
+    return [commands.key(command) for command in (s.get("command") for s in steps) if command]
+
+
+def _project_info(project: Project | None, project_id: int | None) -> ProjectInfo:
     if project is None:
         return {}
     return {"id": project_id, "key": project.key, "root": project.root, "name": project.name}
 
 
-def reflect(trajectories: list[dict], store, cfg, reflector=None) -> list[dict]:
+def reflect(trajectories: list[Trajectory], store: Store, cfg: Config, reflector: Reflector | None = None
+            ) -> list[Prepared]:
     """Gate and reflect each trajectory (no write). Returns [{trajectory, skip, reflection, ms}]."""
     reflector = reflector or get_reflector(cfg)
-    prepared = []
+    prepared: list[Prepared] = []
     for traj in trajectories:
         started = time.perf_counter()
         reason = gates.skip_reason(traj)
-        reflection = {"candidates": [], "tags": []}
+        reflection: Reflection = {"candidates": [], "tags": []}
         name = None
         if reason is None:
             used = store.get_bullets(traj.get("playbook_used") or [])
@@ -81,8 +108,8 @@ def reflect(trajectories: list[dict], store, cfg, reflector=None) -> list[dict]:
     return prepared
 
 
-def commit(store, playbook: Playbook, cfg, prepared: list[dict], *, job_id: int | None, source: str,
-           now: float) -> list[dict]:
+def commit(store: Store, playbook: Playbook, cfg: Config, prepared: list[Prepared], *, job_id: int | None, source: str,
+           now: float) -> list[dict[str, Any]]:
     """Curate every prepared trajectory and record its run. Call inside `store.transaction()`."""
     curator = Curator(playbook, cfg, now=now)
     runs = []
@@ -111,19 +138,21 @@ def commit(store, playbook: Playbook, cfg, prepared: list[dict], *, job_id: int 
             "created_at": now,
         }
         run["id"] = store.record_learning_run(run)
-        if traj.get("session_id"):
-            store.record_file_edits(playbook.project_id, traj["session_id"], traj.get("files") or [], now)
-            store.record_command_runs(playbook.project_id, traj["session_id"], _command_runs(traj), now)
+        session_id = traj.get("session_id")
+        if session_id:
+            store.record_file_edits(playbook.project_id, session_id, traj.get("files") or [], now)
+            store.record_command_runs(playbook.project_id, session_id, _command_runs(traj), now)
         runs.append(run)
     return runs
 
 
-def _command_runs(traj: dict) -> list[dict]:
-    runs: dict[str, dict] = {}
+def _command_runs(traj: Trajectory) -> list[dict[str, Any]]:
+    runs: dict[str, dict[str, Any]] = {}
     for step in traj.get("trajectory") or []:
-        if not step.get("command") or step.get("kind") == "readonly":
+        command = step.get("command")
+        if not command or step.get("kind") == "readonly":
             continue
-        key = commands.key(step["command"])
+        key = commands.key(command)
         run = runs.setdefault(key, {"command": key, "kind": step.get("kind"), "runs": 0, "failures": 0, "error": None})
         run["runs"] += 1
         if not step.get("success"):
@@ -132,7 +161,7 @@ def _command_runs(traj: dict) -> list[dict]:
     return list(runs.values())
 
 
-def summarize(runs: list[dict]) -> dict:
+def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """Totals of a job's runs, plus the plugin's `learning_statistics`."""
     total = {k: sum(r[k] for r in runs) for k in ("created", "updated", "merged", "pruned", "quarantined", "rejected",
                                                  "helpful", "harmful", "candidates", "steps")}
@@ -145,7 +174,7 @@ def summarize(runs: list[dict]) -> dict:
     return total
 
 
-def statistics(summary: dict) -> dict:
+def statistics(summary: dict[str, Any]) -> dict[str, Any]:
     """The ACE plugin's `learning_statistics` object."""
     return {"patterns_created": summary.get("created", 0), "patterns_updated": summary.get("updated", 0),
             "patterns_merged": summary.get("merged", 0), "patterns_pruned": summary.get("pruned", 0),
@@ -154,29 +183,29 @@ def statistics(summary: dict) -> dict:
 
 # -- queued jobs (captured events) --------------------------------------------------------------------
 
-def job_trajectories(store, job: dict, project: Project | None) -> list[dict]:
+def job_trajectories(store: Store, job: JobRow, project: Project | None) -> list[Trajectory]:
     """The turns a job covers, as trajectories with their feedback window, git context and history."""
     events = store.job_tool_events(job)
     messages = store.job_messages(job)
     turns = traj_mod.split_turns(events, messages)
-    session = store.session(job["session_id"]) or {}
+    session_id = job["session_id"] or ""  # set on every `session` job (the only kind queued)
+    session: dict[str, Any] = dict(store.session(session_id) or {})
     root = project.root if project else session.get("cwd")
     injections = [] if job["agent_id"] else [
-        i for i in store.injected(job["session_id"], job["window_from"] or None)
+        i for i in store.injected(session_id, job["window_from"] or None)
         if i["created_at"] > (job["window_from"] or 0) and i["created_at"] <= job["window_to"]]
-    out = []
-    previous_commands = [commands.key(e["command"]) for e in (
-        traj_mod.step_from_event(r, 0, root) for r in store.tool_events_before(
-            job["session_id"], job["agent_id"], job["tool_from"], 30)) if e.get("command")]
+    out: list[Trajectory] = []
+    previous_commands = _command_keys(traj_mod.step_from_event(r, 0, root) for r in store.tool_events_before(
+        session_id, job["agent_id"], job["tool_from"], 30))
     previous_task = None
     for n, turn in enumerate(turns):
         fallback = None
         if not turn["prompts"]:
-            prompt = store.last_prompt_before(job["session_id"], job["msg_to"], turn.get("start"))
+            prompt = store.last_prompt_before(session_id, job["msg_to"], turn.get("start"))
             parent = prompt["text"] if prompt else ""
             fallback = (f"Subagent ({job['agent_type'] or 'agent'}) work during: {parent}" if job["agent_id"]
                         else parent)
-        traj = traj_mod.build(turn, root=root, session_id=job["session_id"], agent_id=job["agent_id"],
+        traj = traj_mod.build(turn, root=root, session_id=session_id, agent_id=job["agent_id"],
                               agent_type=job["agent_type"] or session.get("agent_type"), task_fallback=fallback)
         start = turn.get("start") or 0
         end = turns[n + 1]["start"] if n + 1 < len(turns) and turns[n + 1].get("start") else float("inf")
@@ -188,7 +217,7 @@ def job_trajectories(store, job: dict, project: Project | None) -> list[dict]:
         attach_history(store, traj, job["project_id"])
         out.append(traj)
         previous_task = traj["task"]
-        previous_commands = [commands.key(s["command"]) for s in traj["trajectory"] if s.get("command")] or previous_commands
+        previous_commands = _command_keys(traj["trajectory"]) or previous_commands
     # git runs only for tasks that will be learned (most Stops end a chat turn: no subprocess then).
     if root and any(gates.skip_reason(t) is None for t in out):
         git = git_context.context(root, session.get("started_at"))
@@ -197,7 +226,8 @@ def job_trajectories(store, job: dict, project: Project | None) -> list[dict]:
     return out
 
 
-def learn_job(store, job: dict, *, reflector=None, cfg=None, now=None) -> dict:
+def learn_job(store: Store, job: JobRow, *, reflector: Reflector | None = None, cfg: Config | None = None,
+              now: float | None = None) -> dict[str, Any]:
     """Learn one claimed job; marks it done / skipped in the curation transaction. Raises on
     failure (the caller records the attempt) and `ClaimLost` when another worker took it."""
     project = project_for(store, job["project_id"])
@@ -205,7 +235,7 @@ def learn_job(store, job: dict, *, reflector=None, cfg=None, now=None) -> dict:
     trajectories = job_trajectories(store, job, project)
     prepared = reflect(trajectories, store, cfg, reflector)
     now = now or time.time()
-    if job.get("lease_until") and not store.renew_lease(job, time.time() + float(cfg["learning.lease_seconds"])):
+    if job.get("lease_until") and not store.renew_lease(job, time.time() + cfg["learning.lease_seconds"]):
         raise ClaimLost(f"job {job['id']}: lease lost to another worker while reflecting")
     playbook = Playbook(store, project)
     with store.transaction():
@@ -220,16 +250,16 @@ def learn_job(store, job: dict, *, reflector=None, cfg=None, now=None) -> dict:
 
 # -- trajectories that come with the request (payloads, transcripts) ---------------------------------
 
-def _learn_direct(store, playbook: Playbook, cfg, trajectories: list[dict], keys: list[str], *, kind: str,
-                  reflector=None, now=None) -> list[dict]:
+def _learn_direct(store: Store, playbook: Playbook, cfg: Config, trajectories: list[Trajectory], keys: list[str], *,
+                  kind: str, reflector: Reflector | None = None, now: float | None = None) -> list[dict[str, Any]]:
     """Learn each trajectory under its unique key; already learned ones are skipped."""
     now = now or time.time()
     results = []
-    for traj, key in zip(trajectories, keys):
+    for traj, key in zip(trajectories, keys, strict=True):
         done = store.job_by_key(key)
         if done is not None:
-            results.append({"key": key, "already_learned": True, "job_id": done["id"], "summary": done.get("result") or {},
-                            "task": traj.get("task"), "status": done["status"]})
+            results.append({"key": key, "already_learned": True, "job_id": done["id"],
+                            "summary": done.get("result") or {}, "task": traj.get("task"), "status": done["status"]})
             continue
         prepared = reflect([traj], store, cfg, reflector)
         try:
@@ -245,21 +275,23 @@ def _learn_direct(store, playbook: Playbook, cfg, trajectories: list[dict], keys
         except AlreadyLearned:
             done = store.job_by_key(key) or {}
             results.append({"key": key, "already_learned": True, "job_id": done.get("id"),
-                            "summary": done.get("result") or {}, "task": traj.get("task"), "status": done.get("status")})
+                            "summary": done.get("result") or {}, "task": traj.get("task"),
+                            "status": done.get("status")})
             continue
         results.append({"key": key, "already_learned": False, "job_id": job_id, "summary": summary,
                         "task": traj.get("task"), "status": status})
     return results
 
 
-def payload_key(payload: dict) -> str:
+def payload_key(payload: dict[str, Any]) -> str:
     import hashlib
 
     canonical = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
     return "p:" + hashlib.sha256(canonical.encode("utf-8", "replace")).hexdigest()[:40]
 
 
-def learn_payload(store, project: Project | None, payload: dict, *, cfg=None, reflector=None, now=None) -> dict:
+def learn_payload(store: Store, project: Project | None, payload: dict[str, Any], *, cfg: Config | None = None,
+                  reflector: Reflector | None = None, now: float | None = None) -> dict[str, Any]:
     """The ACE plugin's `learn --stdin --json`: returns {success, learning_statistics, …}."""
     if not isinstance(payload, dict):
         raise ValueError("the learn payload must be a JSON object")
@@ -275,8 +307,9 @@ def learn_payload(store, project: Project | None, payload: dict, *, cfg=None, re
             "skipped": summary.get("skipped") or [], "job_id": result["job_id"]}
 
 
-def learn_transcript(store, path: str, project: Project | None = None, *, cfg=None, reflector=None, now=None,
-                     force: bool = False, on_turn=None) -> dict:
+def learn_transcript(store: Store, path: str, project: Project | None = None, *, cfg: Config | None = None,
+                     reflector: Reflector | None = None, now: float | None = None, force: bool = False,
+                     on_turn: Callable[[dict[str, Any]], object] | None = None) -> dict[str, Any]:
     """Learn every turn of a Claude Code transcript (and its subagents' files). Turns are keyed
     by their prompt's uuid: learning the same file again only learns turns added since."""
     from . import transcript
@@ -310,7 +343,7 @@ def learn_transcript(store, path: str, project: Project | None = None, *, cfg=No
             trajectories.append(traj)
             keys.append(f"t:{session_id}:{agent['agent_id']}:{anchor}")
     results = []
-    for traj, key in zip(trajectories, keys):
+    for traj, key in zip(trajectories, keys, strict=True):
         results += _learn_direct(store, playbook, cfg, [traj], [key], kind="transcript", reflector=reflector, now=now)
         if on_turn:
             on_turn(results[-1])

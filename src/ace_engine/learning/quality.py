@@ -19,7 +19,8 @@ MAX_CHARS = 500
 _GENERIC = re.compile(
     r"\b(?:be careful|make sure(?: to)?|remember to|don't forget|do not forget|pay (?:close )?attention|"
     r"double[- ]check|always test|test (?:your|the) code|best practices?|good practices?|it is important|"
-    r"it's important|keep in mind|consider (?:using|adding)|try to|write clean|follow (?:the )?(?:conventions|guidelines)|"
+    r"it's important|keep in mind|consider (?:using|adding)|try to|write clean|follow (?:the )?(?:conventions|"
+    r"guidelines)|"
     r"as needed|if necessary|when appropriate|handle errors? (?:properly|gracefully)|check (?:for )?errors)\b",
     re.IGNORECASE)
 _PLATITUDE = re.compile(

@@ -21,66 +21,47 @@ proposed them. A reflector that cannot do its job (an LLM that is over budget, u
 keeps answering invalid JSON) raises `ReflectorError`: the job falls back to the heuristic
 reflector instead of failing.
 
-`get_reflector(cfg)`: with `learning.reflector` = `auto` (default) or `llm`, the module
-`ace_engine.learning.llm_reflector` is asked for one through `make_reflector(cfg)`, which returns
-a Reflector when a provider is configured and available, else None; `heuristic`, an import error
-or None give the `HeuristicReflector`.
+Which reflector runs is chosen in `reflector_choice.py` (`get_reflector(cfg)`). This module is a
+leaf: it imports nothing of `learning` (only the import-free `errors`), so every reflector can
+import `ReflectorError` from it without a cycle. Cost: `typing` only.
 """
 
-from typing import Protocol
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol, cast
+
+from ..errors import AceError
+
+if TYPE_CHECKING:
+    from .._types import Bullet, BulletTag, Candidate, Reflection, Trajectory
 
 
-class ReflectorError(Exception):
+class ReflectorError(AceError):
     """The reflector could not produce a reflection; the caller falls back to the heuristics."""
 
 
 class Reflector(Protocol):
     name: str
 
-    def reflect(self, trajectory: dict, playbook: list[dict]) -> dict: ...
+    def reflect(self, trajectory: Trajectory, playbook: list[Bullet]) -> Reflection: ...
 
 
-def heuristic(cfg=None) -> Reflector:
-    """The offline heuristic reflector, with the thresholds of `cfg` (slow steps, co-edits)."""
-    from .heuristics import HeuristicReflector
-
-    return HeuristicReflector.from_config(cfg) if cfg is not None else HeuristicReflector()
-
-
-def get_reflector(cfg) -> Reflector:
-    """The LLM reflector when configured and available, else the heuristic one."""
-    choice = str(cfg["learning.reflector"]).lower()
-    if choice in ("auto", "llm"):
-        try:
-            from . import llm_reflector
-        except ImportError:
-            llm_reflector = None
-        make = getattr(llm_reflector, "make_reflector", None)
-        if make is not None:
-            try:
-                found = make(cfg)
-            except Exception as exc:  # noqa: BLE001 — a broken provider must not stop learning
-                from .. import log
-
-                log.warning("learning", f"LLM reflector unavailable, using heuristics: {type(exc).__name__}: {exc}")
-                found = None
-            if found is not None:
-                return found
-    return heuristic(cfg)
-
-
-def normalize(reflection) -> dict:
+def normalize(reflection: object) -> Reflection:
     """A reflection with the shape guaranteed (lists of dicts with the required keys)."""
-    out = {"candidates": [], "tags": []}
+    candidates: list[Candidate] = []
+    tags: list[BulletTag] = []
+    out: Reflection = {"candidates": candidates, "tags": tags}
     if not isinstance(reflection, dict):
         return out
     for cand in reflection.get("candidates") or []:
-        if isinstance(cand, dict) and isinstance(cand.get("content"), str) and cand.get("content").strip():
+        content = cand.get("content") if isinstance(cand, dict) else None
+        if isinstance(content, str) and content.strip():
             item = dict(cand)
             item.setdefault("section", "troubleshooting_and_pitfalls")
             item["evidence"] = str(item.get("evidence") or "")
-            out["candidates"].append(item)
+            candidates.append(cast("Candidate", item))  # other keys are a model's: the curator reads what it knows
     for tag in reflection.get("tags") or []:
-        if isinstance(tag, dict) and isinstance(tag.get("bullet_id"), str) and tag.get("tag") in ("helpful", "harmful", "neutral"):
-            out["tags"].append({"bullet_id": tag["bullet_id"], "tag": tag["tag"], "reason": str(tag.get("reason") or "")})
+        if isinstance(tag, dict) and isinstance(tag.get("bullet_id"), str) and tag.get("tag") in ("helpful", "harmful",
+                                                                                                   "neutral"):
+            tags.append({"bullet_id": tag["bullet_id"], "tag": tag["tag"], "reason": str(tag.get("reason") or "")})
     return out

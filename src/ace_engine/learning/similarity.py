@@ -59,7 +59,7 @@ def containment(a: frozenset, b: frozenset) -> float:
     return len(a & b) / min(len(a), len(b))
 
 
-def similarity(a, b) -> float:
+def similarity(a: str | frozenset[str], b: str | frozenset[str]) -> float:
     """0..1; `a`, `b` are texts or token sets."""
     ta = a if isinstance(a, frozenset) else tokens(a)
     tb = b if isinstance(b, frozenset) else tokens(b)

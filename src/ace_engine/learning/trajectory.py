@@ -10,14 +10,19 @@ are split into turns at the user's prompts, so an interrupted turn is learned on
 never mixed into the next one.
 """
 
+from __future__ import annotations
+
 import json
 import re
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, cast
 
+from ..tools import AGENT_TOOLS, EDIT_TOOLS, READ_TOOLS
 from . import commands
 
-EDIT_TOOLS = frozenset(("Edit", "MultiEdit", "Write", "NotebookEdit"))
-READ_TOOLS = frozenset(("Read", "Grep", "Glob", "LS", "NotebookRead"))
-AGENT_TOOLS = frozenset(("Task", "Agent"))
+if TYPE_CHECKING:
+    from .._types import ToolEventRow, Trajectory, TrajectoryResult, TrajectoryStep
+
 _NEGATIVE = re.compile(
     r"\b(?:couldn't|could not|can't|cannot|unable to|failed to|still fail\w*|not able to|doesn't work|"
     r"does not work|didn't work|did not work|I was unable|gave up|no luck|blocked by)\b", re.IGNORECASE)
@@ -26,7 +31,7 @@ _ERRORISH = re.compile(r"\b(?:error|failed|failure|traceback|exception|exit code
 _CITED = re.compile(r"\bctx-[0-9a-hjkmnp-tv-z]{4,20}\b")
 
 
-def _load(value):
+def _load(value: object) -> Any:
     """Stored input/response: JSON text (or text capped mid-JSON) → dict / str."""
     if isinstance(value, (dict, list)) or value is None:
         return value
@@ -39,12 +44,12 @@ def _load(value):
     return text
 
 
-def _field(data, name: str) -> str | None:
+def _field(data: object, name: str) -> str | None:
     if isinstance(data, dict):
         value = data.get(name)
         return value if isinstance(value, str) else None
     if isinstance(data, str):  # capped JSON: dig the field out by hand
-        m = re.search(r'"%s"\s*:\s*"((?:[^"\\]|\\.)*)"' % re.escape(name), data)
+        m = re.search(r'"' + re.escape(name) + r'"\s*:\s*"((?:[^"\\]|\\.)*)"', data)
         if m:
             try:
                 return json.loads(f'"{m.group(1)}"')
@@ -61,7 +66,7 @@ def relative(path: str | None, root: str | None) -> str | None:
     return path
 
 
-def _first_line(text: str | None, limit: int = 80) -> str:
+def _first_line(text: object, limit: int = 80) -> str:
     for line in str(text or "").splitlines():
         if line.strip():
             line = line.strip()
@@ -69,9 +74,9 @@ def _first_line(text: str | None, limit: int = 80) -> str:
     return ""
 
 
-def _response_text(response) -> str:
+def _response_text(response: object) -> str:
     if isinstance(response, dict):
-        parts = [response.get(k) for k in ("stdout", "stderr", "output", "result") if isinstance(response.get(k), str)]
+        parts = [str(response[k]) for k in ("stdout", "stderr", "output", "result") if isinstance(response.get(k), str)]
         if parts:
             return "\n".join(parts)
         content = response.get("content")
@@ -83,14 +88,14 @@ def _response_text(response) -> str:
     return str(response or "")
 
 
-def step_from_event(event: dict, number: int, root: str | None) -> dict:
+def step_from_event(event: ToolEventRow | dict[str, Any], number: int, root: str | None) -> TrajectoryStep:
     """One step from a tool event (captured row or transcript pair): action / result lines and facts."""
     tool = event.get("tool_name") or "unknown"
     data = _load(event.get("input"))
     response = _load(event.get("response"))
     success = bool(event.get("success"))
     error_text = event.get("error") or ""
-    step = {
+    step: TrajectoryStep = {
         "step": number, "tool": tool, "action": tool, "result": "", "success": success,
         "tool_event_id": event.get("id"), "tool_use_id": event.get("tool_use_id"),
         "kind": "other", "files": [], "command": None, "error": None, "exit_code": event.get("exit_code"),
@@ -114,7 +119,7 @@ def step_from_event(event: dict, number: int, root: str | None) -> dict:
         elif tool == "MultiEdit":
             edits = data.get("edits") if isinstance(data, dict) else None
             count = len(edits) if isinstance(edits, list) else 0
-            if count:
+            if edits and count:
                 first = edits[0] if isinstance(edits[0], dict) else {}
                 step["change"] = {"old": _first_line(first.get("old_string"), 120),
                                   "new": _first_line(first.get("new_string"), 120)}
@@ -137,14 +142,16 @@ def step_from_event(event: dict, number: int, root: str | None) -> dict:
             step["action"] = f"glob {_first_line(_field(data, 'pattern'), 80)}"
     elif tool in AGENT_TOOLS:
         step["kind"] = "agent"
-        step["action"] = f"subagent {_field(data, 'subagent_type') or ''}: {_first_line(_field(data, 'description'), 80)}".replace("  ", " ")
+        what = _first_line(_field(data, "description"), 80)
+        step["action"] = f"subagent {_field(data, 'subagent_type') or ''}: {what}".replace("  ", " ")
     elif tool in ("WebFetch", "WebSearch"):
         step["kind"] = "web"
-        step["action"] = f"{'fetch' if tool == 'WebFetch' else 'web search'} {_first_line(_field(data, 'url') or _field(data, 'query'), 100)}"
+        target = _first_line(_field(data, "url") or _field(data, "query"), 100)
+        step["action"] = f"{'fetch' if tool == 'WebFetch' else 'web search'} {target}"
     else:
         if isinstance(data, dict):
-            first = next((v for v in data.values() if isinstance(v, str) and v.strip()), "")
-            step["action"] = f"{tool} {_first_line(first, 80)}".strip()
+            value = next((v for v in data.values() if isinstance(v, str) and v.strip()), "")
+            step["action"] = f"{tool} {_first_line(value, 80)}".strip()
 
     text = _response_text(response)
     if not success:
@@ -169,11 +176,11 @@ def step_from_event(event: dict, number: int, root: str | None) -> dict:
     return step
 
 
-def enrich(step: dict, number: int | None = None) -> dict:
+def enrich(step: Mapping[str, Any], number: int) -> TrajectoryStep:
     """Fill the structured facts of a payload step that has only {step, tool, action, result}
     (the ACE plugin's shape). Idempotent on steps built here."""
     if "kind" in step and "success" in step and "files" in step:
-        return step
+        return cast("TrajectoryStep", step)
     out = dict(step)
     out.setdefault("step", number)
     tool = str(out.get("tool") or "unknown")
@@ -206,16 +213,17 @@ def enrich(step: dict, number: int | None = None) -> dict:
         out["error"] = out.get("error") or commands.error_signature(result)
     else:
         out.setdefault("error", None)
-    return out
+    return cast("TrajectoryStep", out)  # every key of a step is set above
 
 
-def outcome(steps: list[dict], final_message: str | None, interrupted: bool = False) -> dict:
+def outcome(steps: list[TrajectoryStep], final_message: str | None, interrupted: bool = False) -> TrajectoryResult:
     """{success: True/False/None, output, summary}: the last run of each check decides; without
     checks, an interrupted turn, a failing last step or a final message admitting defeat fail."""
-    checks: dict[str, dict] = {}
+    checks: dict[str, TrajectoryStep] = {}
     for step in steps:
-        if step.get("command") and step.get("kind") in commands.CHECK_KINDS:
-            checks[commands.family(step["command"]) + ":" + step["kind"]] = step
+        command = step.get("command")
+        if command and step.get("kind") in commands.CHECK_KINDS:
+            checks[commands.family(command) + ":" + step["kind"]] = step
     failed = sum(1 for s in steps if not s.get("success"))
     message = final_message or ""
     substantial = any(s.get("kind") == "edit" or (s.get("command") and s.get("kind") != "readonly") for s in steps)
@@ -233,14 +241,15 @@ def outcome(steps: list[dict], final_message: str | None, interrupted: bool = Fa
         success = None
     parts = [f"{len(steps)} steps" + (f" ({failed} failed)" if failed else "")]
     for step in checks.values():
-        parts.append(f"{step['kind']} `{commands.key(step['command'])}` {'passed' if step['success'] else 'failed'}"
+        parts.append(f"{step['kind']} `{commands.key(step['command'] or '')}` "
+                     f"{'passed' if step['success'] else 'failed'}"
                      + (f" ({step['result']})" if step.get("result") and step["success"] else ""))
     if interrupted:
         parts.append("interrupted")
     return {"success": success, "output": message[:2000], "summary": "; ".join(parts)}
 
 
-def cited_ids(texts) -> list[str]:
+def cited_ids(texts: Iterable[str | None]) -> list[str]:
     """Bullet ids the agent cited in its own messages ("following ctx-01abc…")."""
     found: list[str] = []
     for text in texts:
@@ -250,14 +259,14 @@ def cited_ids(texts) -> list[str]:
     return found
 
 
-def split_turns(events: list[dict], messages: list[dict]) -> list[dict]:
+def split_turns(events: list[Any], messages: list[Any]) -> list[dict[str, Any]]:
     """Split a job's tool events and messages into turns at each user prompt (by time). A prompt
     followed by nothing but another prompt joins it (the user re-asked). Events before the
     first prompt form a continuation turn (its task is looked up by the caller)."""
-    turns: list[dict] = []
-    current = {"prompts": [], "events": [], "assistant": [], "start": None}
+    turns: list[dict[str, Any]] = []
+    current: dict[str, Any] = {"prompts": [], "events": [], "assistant": [], "start": None}
 
-    def flush():
+    def flush() -> None:
         if current["prompts"] or current["events"] or current["assistant"]:
             turns.append(dict(current))
 
@@ -285,8 +294,8 @@ def split_turns(events: list[dict], messages: list[dict]) -> list[dict]:
     return turns
 
 
-def build(turn: dict, *, root: str | None, session_id: str | None, agent_id: str = "", agent_type: str | None = None,
-          task_fallback: str | None = None, source: str = "session") -> dict:
+def build(turn: dict[str, Any], *, root: str | None, session_id: str | None, agent_id: str = "",
+          agent_type: str | None = None, task_fallback: str | None = None, source: str = "session") -> Trajectory:
     """The trajectory of one turn (see the module docstring)."""
     steps = [step_from_event(e, i, root) for i, e in enumerate(turn["events"], 1)]
     prompts = [p["text"] for p in turn["prompts"]]
@@ -310,17 +319,17 @@ def build(turn: dict, *, root: str | None, session_id: str | None, agent_id: str
         "files_read": list(dict.fromkeys(f for s in steps if s["kind"] == "read" for f in s["files"])),
         "interrupted": interrupted,
         "source": source,
-        "tool_event_ids": [s["tool_event_id"] for s in steps if s.get("tool_event_id") is not None],
+        "tool_event_ids": [n for n in (s["tool_event_id"] for s in steps) if n is not None],
         "started_at": turn.get("start"),
     }
 
 
-def from_payload(payload: dict) -> dict:
+def from_payload(payload: dict[str, Any]) -> Trajectory:
     """A plugin learn payload → a trajectory (steps enriched; unknown keys kept)."""
     steps = [enrich(s if isinstance(s, dict) else {"action": str(s)}, i)
              for i, s in enumerate(payload.get("trajectory") or [], 1)]
-    result = payload.get("result") if isinstance(payload.get("result"), dict) else {}
-    traj = dict(payload)
+    result: dict[str, Any] = payload["result"] if isinstance(payload.get("result"), dict) else {}
+    traj = cast("Trajectory", dict(payload))  # unknown keys of the payload are kept
     traj["trajectory"] = steps
     traj["task"] = str(payload.get("task") or "")
     traj["prompts"] = [traj["task"]] if traj["task"] else []
@@ -332,7 +341,7 @@ def from_payload(payload: dict) -> dict:
     traj["playbook_used"] = [u if isinstance(u, str) else str(u.get("id")) for u in used
                              if isinstance(u, str) or (isinstance(u, dict) and u.get("id"))]
     traj.setdefault("cited", [])
-    traj["git"] = payload.get("git") if isinstance(payload.get("git"), dict) else {}
+    traj["git"] = payload["git"] if isinstance(payload.get("git"), dict) else {}
     traj["files"] = list(dict.fromkeys(f for s in steps if s["kind"] == "edit" for f in s["files"]))
     traj.setdefault("files_read", [])
     traj.setdefault("agent_id", "")
@@ -342,7 +351,7 @@ def from_payload(payload: dict) -> dict:
     return traj
 
 
-def text_of(trajectory: dict) -> str:
+def text_of(trajectory: Trajectory) -> str:
     """Everything a bullet could be relevant to, as one text (task, actions, results, files)."""
     parts = [trajectory.get("task") or "", (trajectory.get("result") or {}).get("output") or ""]
     for step in trajectory.get("trajectory") or []:

@@ -10,22 +10,29 @@ agent id. Everything read goes through the capture sanitizer: private spans drop
 redacted, sizes capped — a transcript holds what the user typed, verbatim.
 """
 
+from __future__ import annotations
+
 import glob
 import json
 import os
 import re
+from collections.abc import Iterable
 from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 from .. import config as config_mod
 from ..capture.records import sanitize_value
 from ..capture.text import sanitize
+
+if TYPE_CHECKING:
+    from ..config import Config
 
 _INTERNAL = ("<command-name>", "<command-message>", "<local-command", "<command-args>", "Caveat:",
              "[Request interrupted", "<system-reminder>", "<bash-input>", "<bash-stdout>", "<user-memory-input>")
 _EXIT = re.compile(r"exit code:?\s*(-?\d+)", re.IGNORECASE)
 
 
-def _epoch(stamp) -> float | None:
+def _epoch(stamp: object) -> float | None:
     if not isinstance(stamp, str):
         return None
     try:
@@ -34,7 +41,7 @@ def _epoch(stamp) -> float | None:
         return None
 
 
-def _text_of(content) -> str:
+def _text_of(content: object) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -42,14 +49,19 @@ def _text_of(content) -> str:
     return ""
 
 
-def parse_lines(lines, *, agent_id: str = "", cfg=None, include_sidechain: bool = False) -> dict:
+def parse_lines(lines: Iterable[str], *, agent_id: str = "", cfg: Config | None = None,
+                include_sidechain: bool = False) -> dict[str, Any]:
     """Parse one transcript's lines into {events, messages, session_id, cwd, git_branch, bad_lines}."""
     cfg = cfg or config_mod.load(None)
-    cap_in, cap_out, cap_msg = cfg["capture.max_input_chars"], cfg["capture.max_response_chars"], cfg["capture.max_message_chars"]
+    cap_in, cap_out = cfg["capture.max_input_chars"], cfg["capture.max_response_chars"]
+    cap_msg = cfg["capture.max_message_chars"]
     skip_tools = set(cfg["capture.skip_tools"])
-    out = {"events": [], "messages": [], "session_id": None, "cwd": None, "git_branch": None, "bad_lines": 0,
-           "agent_id": agent_id, "agent_type": None}
-    pending: dict[str, dict] = {}
+    events: list[dict[str, Any]] = []
+    messages: list[dict[str, Any]] = []
+    bad_lines = 0
+    out: dict[str, Any] = {"events": events, "messages": messages, "session_id": None, "cwd": None, "git_branch": None,
+                           "bad_lines": 0, "agent_id": agent_id, "agent_type": None}
+    pending: dict[str, dict[str, Any]] = {}
     seq = 0
     last_at = None
     for raw in lines:
@@ -59,7 +71,7 @@ def parse_lines(lines, *, agent_id: str = "", cfg=None, include_sidechain: bool 
         try:
             entry = json.loads(raw)
         except ValueError:
-            out["bad_lines"] += 1
+            bad_lines += 1
             continue
         if not isinstance(entry, dict):
             continue
@@ -74,7 +86,7 @@ def parse_lines(lines, *, agent_id: str = "", cfg=None, include_sidechain: bool 
             continue
         at = _epoch(entry.get("timestamp")) or last_at or 0.0
         last_at = at
-        message = entry.get("message") if isinstance(entry.get("message"), dict) else {}
+        message: dict[str, Any] = entry["message"] if isinstance(entry.get("message"), dict) else {}
         content = message.get("content")
         seq += 1
         if kind == "assistant":
@@ -82,18 +94,19 @@ def parse_lines(lines, *, agent_id: str = "", cfg=None, include_sidechain: bool 
                 if not isinstance(block, dict):
                     continue
                 if block.get("type") == "tool_use" and block.get("id"):
-                    pending[block["id"]] = {"name": block.get("name") or "unknown", "input": block.get("input"), "at": at}
+                    pending[block["id"]] = {"name": block.get("name") or "unknown", "input": block.get("input"),
+                                            "at": at}
                 elif block.get("type") == "text" and block.get("text", "").strip():
                     text = sanitize(block["text"], cap_msg)
                     if text.strip():
-                        out["messages"].append({"id": seq, "role": "assistant", "text": text, "created_at": at,
+                        messages.append({"id": seq, "role": "assistant", "text": text, "created_at": at,
                                                 "uuid": entry.get("uuid")})
             continue
         results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"] \
             if isinstance(content, list) else []
         if results:
             for block in results:
-                use = pending.pop(block.get("tool_use_id"), None)
+                use = pending.pop(str(block.get("tool_use_id")), None)
                 if use is None or use["name"] in skip_tools:
                     continue
                 seq += 1
@@ -104,13 +117,14 @@ def parse_lines(lines, *, agent_id: str = "", cfg=None, include_sidechain: bool 
                 response = structured if isinstance(structured, (dict, list)) else body
                 if isinstance(response, dict) and isinstance(response.get("exitCode"), int):
                     failed = failed or response["exitCode"] != 0
-                out["events"].append({
+                events.append({
                     "id": seq, "tool_use_id": block.get("tool_use_id"), "tool_name": use["name"],
                     "input": sanitize_value(use["input"], cap_in),
                     "response": None if failed else sanitize_value(response, cap_out),
                     "success": not failed,
                     "error": sanitize(body, cap_out) if failed else None,
-                    "exit_code": int(exit_match.group(1)) if exit_match else (0 if use["name"] == "Bash" and not failed else None),
+                    "exit_code": int(exit_match.group(1)) if exit_match
+                    else (0 if use["name"] == "Bash" and not failed else None),
                     "is_interrupt": bool(isinstance(structured, dict) and structured.get("interrupted")),
                     "duration_ms": round((at - use["at"]) * 1000, 1) if at and use["at"] else None,
                     "created_at": at,
@@ -121,20 +135,21 @@ def parse_lines(lines, *, agent_id: str = "", cfg=None, include_sidechain: bool 
             continue
         clean = sanitize(text, cap_msg)
         if clean.strip():
-            out["messages"].append({"id": seq, "role": "user", "text": clean, "created_at": at, "uuid": entry.get("uuid")})
+            messages.append({"id": seq, "role": "user", "text": clean, "created_at": at, "uuid": entry.get("uuid")})
     for use_id, use in pending.items():  # asked but never answered: the turn was interrupted
         if use["name"] in skip_tools:
             continue
         seq += 1
-        out["events"].append({"id": seq, "tool_use_id": use_id, "tool_name": use["name"],
+        events.append({"id": seq, "tool_use_id": use_id, "tool_name": use["name"],
                               "input": sanitize_value(use["input"], cap_in), "response": None, "success": False,
                               "error": "interrupted (no result)", "exit_code": None, "is_interrupt": True,
                               "duration_ms": None, "created_at": use["at"]})
-    out["events"].sort(key=lambda e: (e["created_at"], e["id"]))
+    events.sort(key=lambda e: (e["created_at"], e["id"]))
+    out["bad_lines"] = bad_lines
     return out
 
 
-def parse_file(path: str, cfg=None) -> dict:
+def parse_file(path: str, cfg: Config | None = None) -> dict[str, Any]:
     """The main transcript and its subagents' transcripts: {session_id, cwd, git_branch, agents: [...]}."""
     with open(path, encoding="utf-8", errors="replace") as fh:
         main = parse_lines(fh, cfg=cfg)

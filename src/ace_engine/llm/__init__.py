@@ -10,12 +10,24 @@ Nothing here is needed for ace-engine to work, and nothing leaves the machine un
   (`openai_compat.py`).
 
 Every provider answers `complete_json(system, user, schema_hint, *, max_tokens, timeout) -> dict`
-within the budgets of `base.Provider`. Callers catch `FAILURES` and fall back.
+within the budgets of `base.Provider`. Callers catch `FAILURES` and fall back. The settings
+(`llm.*`) and their defaults are rows of `config.SETTINGS`; nothing here restates them.
 """
 
-from .base import Completion, LLMError, LLMTimeout, Provider, short_error
-from .budget import BudgetExceeded, UsageLedger, usage_summary
-from .structured import InvalidOutput, extract_json, validate
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..config import DEFAULTS
+from ..errors import BudgetExceeded, InvalidOutput, LLMError, LLMTimeout
+from .base import Completion, Provider, short_error
+from .budget import UsageLedger, usage_summary
+from .structured import extract_json, validate
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from ..config import Config
 
 PROVIDERS = ("none", "claude-cli", "anthropic", "openai")
 
@@ -26,44 +38,46 @@ __all__ = ["Completion", "LLMError", "LLMTimeout", "Provider", "BudgetExceeded",
            "InvalidOutput", "extract_json", "validate", "PROVIDERS", "FAILURES", "get_provider", "short_error"]
 
 
-def _setting(cfg, key: str, default=None):
+def _setting(cfg: Config | Mapping[str, Any], key: str) -> Any:
+    """`cfg[key]`, already of its type (`config.load` coerced it); the table's default when `cfg`
+    is a partial mapping (a test's) without the key."""
     try:
-        value = cfg[key]
+        return cfg[key]
     except KeyError:
-        return default
-    return default if value in (None, "") else value
+        return DEFAULTS[key]
 
 
-def get_provider(cfg, *, env: dict | None = None, ledger: UsageLedger | None = None) -> Provider | None:
+def get_provider(cfg: Config | Mapping[str, Any], *, env: Mapping[str, str] | None = None,
+                 ledger: UsageLedger | None = None) -> Provider | None:
     """The provider `cfg` (a `config.Config` or a plain dict of dotted keys) asks for, or None.
 
     Raises LLMError naming the problem and the fix when the provider is unknown or can't be set
     up (binary or SDK missing, no model, no key). `env` replaces os.environ for the provider
     (keys, and the environment of the `claude` subprocess)."""
-    name = str(_setting(cfg, "llm.provider", "none")).strip().lower()
+    name = str(_setting(cfg, "llm.provider")).strip().lower()
     if name in ("", "none", "off", "false", "0"):
         return None
-    budgets = {
-        "model": _setting(cfg, "llm.model"),
-        "timeout_s": float(_setting(cfg, "llm.timeout_s", 120.0)),
-        "max_tokens": int(_setting(cfg, "llm.max_tokens", 4000)),
-        "max_calls_per_job": int(_setting(cfg, "llm.max_calls_per_job", 3)),
-        "max_calls_per_day": int(_setting(cfg, "llm.max_calls_per_day", 0)),
-        "max_tokens_per_day": int(_setting(cfg, "llm.max_tokens_per_day", 0)),
+    budgets: dict[str, Any] = {
+        "model": _setting(cfg, "llm.model") or None,
+        "timeout_s": _setting(cfg, "llm.timeout_s"),
+        "max_tokens": _setting(cfg, "llm.max_tokens"),
+        "max_calls_per_job": _setting(cfg, "llm.max_calls_per_job"),
+        "max_calls_per_day": _setting(cfg, "llm.max_calls_per_day"),
+        "max_tokens_per_day": _setting(cfg, "llm.max_tokens_per_day"),
         "ledger": ledger if ledger is not None else UsageLedger(),
     }
     if name in ("claude-cli", "claude", "claude-code"):
         from .claude_cli import ClaudeCliProvider
 
-        return ClaudeCliProvider(claude_path=_setting(cfg, "llm.claude_path"), env=env, **budgets)
+        return ClaudeCliProvider(claude_path=_setting(cfg, "llm.claude_path") or None, env=env, **budgets)
     if name == "anthropic":
         from .anthropic_api import AnthropicProvider
 
-        return AnthropicProvider(base_url=_setting(cfg, "llm.base_url"), api_key_env=_setting(cfg, "llm.api_key_env"),
-                                 env=env, **budgets)
+        return AnthropicProvider(base_url=_setting(cfg, "llm.base_url") or None,
+                                 api_key_env=_setting(cfg, "llm.api_key_env") or None, env=env, **budgets)
     if name in ("openai", "openai-compatible"):
         from .openai_compat import OpenAIProvider
 
-        return OpenAIProvider(base_url=_setting(cfg, "llm.base_url"), api_key_env=_setting(cfg, "llm.api_key_env"),
-                              env=env, **budgets)
+        return OpenAIProvider(base_url=_setting(cfg, "llm.base_url") or None,
+                              api_key_env=_setting(cfg, "llm.api_key_env") or None, env=env, **budgets)
     raise LLMError(f"unknown `llm.provider` {name!r}; use one of: {', '.join(PROVIDERS)}")

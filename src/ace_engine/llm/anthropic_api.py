@@ -5,7 +5,11 @@ The key is read from the environment variable named by `llm.api_key_env` (defaul
 the whole budget of a call, and a failed job falls back to the offline reflector anyway.
 """
 
+from __future__ import annotations
+
 import os
+from collections.abc import Mapping
+from typing import Any
 
 from .base import Completion, LLMError, LLMTimeout, Provider, short_error
 
@@ -15,8 +19,10 @@ DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
 class AnthropicProvider(Provider):
     name = "anthropic"
 
-    def __init__(self, *, base_url: str | None = None, api_key_env: str | None = None, env: dict | None = None,
-                 **budgets):
+    model: str  # checked in __init__: this provider needs one
+
+    def __init__(self, *, base_url: str | None = None, api_key_env: str | None = None,
+                 env: Mapping[str, str] | None = None, **budgets: Any) -> None:
         super().__init__(**budgets)
         try:
             import anthropic
@@ -47,7 +53,8 @@ class AnthropicProvider(Provider):
             raise LLMError(f"the Anthropic API refused the call ({exc.status_code}): {short_error(exc)}; "
                            "check `llm.model`, the key and `llm.base_url`") from None
         except errors.APIError as exc:
-            raise LLMError(f"the Anthropic API call failed: {short_error(exc)}; check the network and `llm.base_url`") from None
+            raise LLMError(f"the Anthropic API call failed: {short_error(exc)}; "
+                           "check the network and `llm.base_url`") from None
         text = "".join(getattr(block, "text", "") for block in message.content if getattr(block, "type", "") == "text")
         usage = getattr(message, "usage", None)
         return Completion(text, int(getattr(usage, "input_tokens", 0) or 0),

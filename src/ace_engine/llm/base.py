@@ -8,22 +8,21 @@ class adds what every provider needs the same way:
 * structured output — the schema is appended to the system prompt, the first fitting JSON
   object is taken from the reply, and an unusable reply gets exactly one retry with a
   "reply with JSON only" nudge naming what was wrong.
+
+The budgets have no defaults here: `llm.get_provider` passes them from the config, whose table
+(`config.SETTINGS`) is the one place they are written. The errors live in `errors.py`.
 """
 
-import time
+from __future__ import annotations
 
-from .budget import BudgetExceeded, UsageLedger
-from .structured import InvalidOutput, extract_json, schema_text
+import time
+from typing import Any
+
+from ..errors import BudgetExceeded, InvalidOutput, LLMError, LLMTimeout
+from .budget import UsageLedger
+from .structured import extract_json, schema_text
 
 __all__ = ["Completion", "LLMError", "LLMTimeout", "BudgetExceeded", "InvalidOutput", "Provider", "short_error"]
-
-
-class LLMError(RuntimeError):
-    """A call failed (not installed, not configured, refused, transport error); says the fix."""
-
-
-class LLMTimeout(LLMError):
-    """The provider did not answer within the timeout."""
 
 
 class Completion:
@@ -62,16 +61,17 @@ class Provider:
 
     name = "base"
 
-    def __init__(self, *, model: str | None = None, timeout_s: float = 120.0, max_tokens: int = 4000,
-                 max_calls_per_job: int = 3, max_calls_per_day: int = 0, max_tokens_per_day: int = 0,
-                 ledger: UsageLedger | None = None):
+    def __init__(self, *, model: str | None, timeout_s: float, max_tokens: int, max_calls_per_job: int,
+                 max_calls_per_day: int, max_tokens_per_day: int, ledger: UsageLedger | None = None) -> None:
         self.model = model or None
-        self.timeout_s = float(timeout_s)
-        self.max_tokens = int(max_tokens)
-        self.max_calls_per_job = int(max_calls_per_job)
-        self.max_calls_per_day = int(max_calls_per_day)
-        self.max_tokens_per_day = int(max_tokens_per_day)
+        self.timeout_s = timeout_s
+        self.max_tokens = max_tokens
+        self.max_calls_per_job = max_calls_per_job
+        self.max_calls_per_day = max_calls_per_day
+        self.max_tokens_per_day = max_tokens_per_day
         self.ledger = ledger
+        self.calls = 0
+        self.usage: dict[str, Any] = {}
         self.start_job()
 
     # -- budgets ---------------------------------------------------------------------------------
@@ -119,8 +119,8 @@ class Provider:
         self._account(done)
         return done
 
-    def complete_json(self, system: str, user: str, schema_hint: dict, *, max_tokens: int | None = None,
-                      timeout: float | None = None) -> dict:
+    def complete_json(self, system: str, user: str, schema_hint: dict[str, Any], *, max_tokens: int | None = None,
+                      timeout: float | None = None) -> dict[str, Any]:
         """A JSON object matching `schema_hint` (a JSON Schema subset, see `structured.validate`).
 
         One retry with a nudge when the reply is unusable; then InvalidOutput. Budget, timeout and

@@ -6,19 +6,23 @@ lock. It keeps calls, tokens and (when the provider reports it) dollars per UTC 
 provider, for the last `KEEP_DAYS` days — `ace stats` shows them through `usage_summary`.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from .. import paths
+from ..errors import BudgetExceeded
+from ..files import atomic_write
 
 KEEP_DAYS = 62
 FILE_NAME = "llm-usage.json"
 
-
-class BudgetExceeded(RuntimeError):
-    """A call would go past a configured budget; the message names the budget and the key."""
+__all__ = ["BudgetExceeded", "UsageLedger", "usage_summary", "today"]
 
 
 def today(now: float | None = None) -> str:
@@ -26,7 +30,7 @@ def today(now: float | None = None) -> str:
 
 
 @contextmanager
-def _locked(path: str):
+def _locked(path: str) -> Iterator[None]:
     """An exclusive lock on `path`.lock (POSIX); elsewhere best effort without a lock."""
     paths.ensure_private_dir(os.path.dirname(path))
     fd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
@@ -34,8 +38,8 @@ def _locked(path: str):
         try:
             import fcntl
         except ImportError:  # pragma: no cover - Windows: concurrent updates may lose a count
-            fcntl = None
-        if fcntl is not None:
+            pass
+        else:
             fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
@@ -45,10 +49,10 @@ def _locked(path: str):
 class UsageLedger:
     """Daily totals `{day: {calls, input_tokens, output_tokens, cost_usd, providers: {name: calls}}}`."""
 
-    def __init__(self, path: str | None = None):
+    def __init__(self, path: str | None = None) -> None:
         self.path = path or os.path.join(paths.state_dir(), FILE_NAME)
 
-    def _read(self) -> dict:
+    def _read(self) -> dict[str, Any]:
         try:
             with open(self.path, encoding="utf-8") as fh:
                 data = json.load(fh)
@@ -56,14 +60,10 @@ class UsageLedger:
         except (OSError, ValueError):
             return {}  # missing or damaged: start over rather than block learning forever
 
-    def _write(self, data: dict) -> None:
-        tmp = f"{self.path}.{os.getpid()}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, sort_keys=True)
-        os.replace(tmp, self.path)
+    def _write(self, data: dict[str, Any]) -> None:
+        atomic_write(self.path, json.dumps(data, sort_keys=True), mode=0o600)
 
-    def day(self, day: str | None = None) -> dict:
+    def day(self, day: str | None = None) -> dict[str, Any]:
         entry = self._read().get(day or today()) or {}
         return {"calls": int(entry.get("calls", 0)), "input_tokens": int(entry.get("input_tokens", 0)),
                 "output_tokens": int(entry.get("output_tokens", 0)), "cost_usd": float(entry.get("cost_usd", 0.0)),
@@ -74,11 +74,13 @@ class UsageLedger:
         spent = self.day(today(now))
         if max_calls and spent["calls"] >= max_calls:
             raise BudgetExceeded(f"daily LLM call budget reached ({spent['calls']}/{max_calls} calls today); "
-                                 "learning falls back to the offline reflector — raise `llm.max_calls_per_day` to allow more")
+                                 "learning falls back to the offline reflector — "
+                                 "raise `llm.max_calls_per_day` to allow more")
         tokens = spent["input_tokens"] + spent["output_tokens"]
         if max_tokens and tokens >= max_tokens:
             raise BudgetExceeded(f"daily LLM token budget reached ({tokens}/{max_tokens} tokens today); "
-                                 "learning falls back to the offline reflector — raise `llm.max_tokens_per_day` to allow more")
+                                 "learning falls back to the offline reflector — "
+                                 "raise `llm.max_tokens_per_day` to allow more")
 
     def record(self, provider: str, input_tokens: int, output_tokens: int, cost_usd: float = 0.0,
                now: float | None = None) -> None:
@@ -97,7 +99,7 @@ class UsageLedger:
             self._write(data)
 
 
-def usage_summary(days: int = 7, ledger: UsageLedger | None = None, now: float | None = None) -> dict:
+def usage_summary(days: int = 7, ledger: UsageLedger | None = None, now: float | None = None) -> dict[str, Any]:
     """Spend of today and of the last `days` days, for `ace stats`."""
     ledger = ledger or UsageLedger()
     now = time.time() if now is None else now

@@ -18,12 +18,16 @@ How it is run, and why (verified against Claude Code 2.1.197):
 * `CLAUDE_CODE_MAX_OUTPUT_TOKENS` caps the reply; the process group is killed at the timeout.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import shutil
 import signal
 import subprocess
 import tempfile
+from collections.abc import Mapping
+from typing import Any
 
 from .base import Completion, LLMError, LLMTimeout, Provider
 
@@ -50,7 +54,7 @@ def find_claude(configured: str | None = None) -> str | None:
     return shutil.which("claude", path=_absolute_path_dirs())
 
 
-def parse_result(stdout: str) -> dict:
+def parse_result(stdout: str) -> dict[str, Any]:
     """The `{"type": "result", …}` object of `--output-format json` (the last such line)."""
     for line in reversed(stdout.strip().splitlines()):
         line = line.strip()
@@ -68,13 +72,15 @@ def parse_result(stdout: str) -> dict:
 class ClaudeCliProvider(Provider):
     name = "claude-cli"
 
-    def __init__(self, *, claude_path: str | None = None, env: dict | None = None, **budgets):
+    def __init__(self, *, claude_path: str | None = None, env: Mapping[str, str] | None = None,
+                 **budgets: Any) -> None:
         super().__init__(**budgets)
-        self.binary = find_claude(claude_path)
-        if not self.binary:
+        binary = find_claude(claude_path)
+        if not binary:
             where = f"`{claude_path}` (llm.claude_path)" if claude_path else "`claude` on PATH"
             raise LLMError(f"Claude Code CLI not found: {where}; install Claude Code or set `llm.claude_path`, "
                            "or choose another `llm.provider`")
+        self.binary: str = binary
         self.env = dict(os.environ if env is None else env)
 
     def command(self, system_file: str) -> list[str]:
@@ -125,7 +131,7 @@ class ClaudeCliProvider(Provider):
                           float(result.get("total_cost_usd") or 0.0), self.model)
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+def _kill_group(proc: subprocess.Popen[str]) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)  # the group this provider started, nothing else
     except (ProcessLookupError, PermissionError, AttributeError):

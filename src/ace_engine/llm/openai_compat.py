@@ -7,7 +7,11 @@ placeholder is sent. No `response_format` is requested: not every local server a
 same one, and the reply is parsed robustly anyway.
 """
 
+from __future__ import annotations
+
 import os
+from collections.abc import Mapping
+from typing import Any
 
 from .base import Completion, LLMError, LLMTimeout, Provider, short_error
 
@@ -18,8 +22,10 @@ LOCAL_PLACEHOLDER_KEY = "not-needed"
 class OpenAIProvider(Provider):
     name = "openai"
 
-    def __init__(self, *, base_url: str | None = None, api_key_env: str | None = None, env: dict | None = None,
-                 **budgets):
+    model: str  # checked in __init__: this provider needs one
+
+    def __init__(self, *, base_url: str | None = None, api_key_env: str | None = None,
+                 env: Mapping[str, str] | None = None, **budgets: Any) -> None:
         super().__init__(**budgets)
         try:
             import openai
@@ -50,8 +56,8 @@ class OpenAIProvider(Provider):
             raise LLMTimeout(f"{self.base_url or 'the OpenAI API'} did not answer within {timeout:g}s; "
                              "raise `llm.timeout_s`") from None
         except errors.APIStatusError as exc:
-            raise LLMError(f"{self.base_url or 'the OpenAI API'} refused the call ({exc.status_code}): {short_error(exc)}; "
-                           "check `llm.model`, the key and `llm.base_url`") from None
+            raise LLMError(f"{self.base_url or 'the OpenAI API'} refused the call ({exc.status_code}): "
+                           f"{short_error(exc)}; check `llm.model`, the key and `llm.base_url`") from None
         except errors.APIError as exc:
             raise LLMError(f"the call to {self.base_url or 'the OpenAI API'} failed: {short_error(exc)}; "
                            "check that the server runs and `llm.base_url`") from None

@@ -8,7 +8,13 @@ properties, items, enum, maxItems — enough to reject replies the caller couldn
 a schema library.
 """
 
+from __future__ import annotations
+
 import json
+from collections.abc import Iterator
+from typing import Any
+
+from ..errors import InvalidOutput
 
 MAX_SCAN_CHARS = 400_000  # a reply larger than this is cut before scanning: the scan is quadratic at worst
 
@@ -20,12 +26,10 @@ _TYPES = {
     "null": type(None),
 }
 
-
-class InvalidOutput(ValueError):
-    """A reply that holds no usable JSON object; the message says what was wrong."""
+__all__ = ["InvalidOutput", "extract_json", "validate", "json_objects", "schema_text"]
 
 
-def _type_ok(value, expected: str) -> bool:
+def _type_ok(value: object, expected: str) -> bool:
     if expected == "integer":
         return isinstance(value, int) and not isinstance(value, bool)
     if expected == "number":
@@ -34,7 +38,7 @@ def _type_ok(value, expected: str) -> bool:
     return python_type is None or isinstance(value, python_type)
 
 
-def validate(value, schema: dict | None, path: str = "$") -> list[str]:
+def validate(value: object, schema: dict[str, Any] | None, path: str = "$") -> list[str]:
     """Problems of `value` against `schema` (empty list = valid), each naming where it is."""
     if not schema:
         return []
@@ -63,7 +67,7 @@ def validate(value, schema: dict | None, path: str = "$") -> list[str]:
     return problems
 
 
-def json_objects(text: str):
+def json_objects(text: str) -> Iterator[dict[str, Any]]:
     """Every top-level JSON object in `text`, in order (code fences and prose are skipped)."""
     text = text[:MAX_SCAN_CHARS]
     decoder = json.JSONDecoder()
@@ -79,7 +83,7 @@ def json_objects(text: str):
         index = text.find("{", end)
 
 
-def extract_json(text: str, schema: dict | None = None) -> dict:
+def extract_json(text: str, schema: dict[str, Any] | None = None) -> dict[str, Any]:
     """The first JSON object in `text` that satisfies `schema`.
 
     Raises InvalidOutput naming the problem when there is no object, or when none fits (then
@@ -99,6 +103,6 @@ def extract_json(text: str, schema: dict | None = None) -> dict:
     raise InvalidOutput(f"the JSON object does not match the schema: {shown}")
 
 
-def schema_text(schema: dict | None) -> str:
+def schema_text(schema: dict[str, Any] | None) -> str:
     """The schema as compact JSON for a prompt."""
     return json.dumps(schema or {"type": "object"}, separators=(",", ":"), ensure_ascii=False)

@@ -2,9 +2,17 @@
 
 Derived from a bullet's content and provenance (files touched, tools used) through a keyword
 table; the user can edit them. Also: the words of a file path, for spotting a shift of domain.
+
+Cost: imports only `re` (hooks import this through retrieval); the keyword table is built once.
 """
 
+from __future__ import annotations
+
 import re
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: hooks import this module and must not load `typing`
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 # keyword (lower case, one word) -> domain. Order of the table doesn't matter; counts do.
 KEYWORDS: dict[str, str] = {}
@@ -15,7 +23,8 @@ _TABLE = {
     "node-packaging": "npm yarn pnpm node_modules npx",
     "auth-jwt": "jwt jwks",
     "auth": "auth oauth login logout password passwords credential credentials session cookie cookies sso",
-    "database": "sql sqlite postgres postgresql mysql mariadb alembic orm sqlalchemy migration migrations query queries psycopg prisma",
+    "database": "sql sqlite postgres postgresql mysql mariadb alembic orm sqlalchemy migration migrations query "
+                "queries psycopg prisma",
     "docker": "docker dockerfile compose container containers kubernetes k8s helm",
     "ci": "ci workflow workflows github-actions pipeline pipelines jenkins gitlab-ci",
     "git": "git rebase merge branch branches commit commits cherry-pick stash",
@@ -86,7 +95,7 @@ def _has_term(text: str, term: str) -> bool:
     return False
 
 
-def derive(content: str, files: list[str] | tuple = (), tools: list[str] | tuple = (), limit: int = 3) -> list[str]:
+def derive(content: str, files: Sequence[str] = (), tools: Sequence[str] = (), limit: int = 3) -> list[str]:
     """Up to `limit` domains for a bullet, most strongly indicated first."""
     scores: dict[str, float] = {}
     lowered = content.lower()

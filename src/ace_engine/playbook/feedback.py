@@ -16,7 +16,14 @@ A negation right before a verdict flips a positive one ("wasn't helpful" → har
 negative ("not wrong") says nothing and is ignored.
 """
 
+from __future__ import annotations
+
 import re
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks must not import `typing`
+if TYPE_CHECKING:
+    from ..project import Project
+    from ..store.interfaces import Store
 
 _ID = r"ctx-[0-9a-hjkmnp-tv-z]{4,20}"
 _POSITIVE = (r"help(?:ed|s|ful)?|useful|work(?:ed|s)?|good|great|correct|right|accurate|spot[- ]on|nice|perfect|"
@@ -25,15 +32,16 @@ _NEGATIVE = (r"wrong|harmful|bad|incorrect|misleading|outdated|out of date|stale
              r"irrelevant|inaccurate|bogus|👎|-1|hurt|confus(?:ed|ing)")
 _NEGATION = r"(?:not|n't|never|no longer|hardly)"
 _NOUNS = ("tip", "pattern", "bullet", "lesson", "hint", "advice", "suggestion", "playbook")
-_compiled: dict = {}
+_compiled: dict[str, re.Pattern[str]] = {}
 
 
-def _rx(name: str):
+def _rx(name: str) -> re.Pattern[str]:
     rx = _compiled.get(name)
     if rx is None:
         sources = {
             "id": _ID,
-            "verdict": rf"(?P<neg>\b{_NEGATION}\b[\s\w']{{0,12}}?)?(?:(?P<pos>\b(?:{_POSITIVE})(?:\b|(?=\s|$)))|(?P<bad>\b(?:{_NEGATIVE})(?:\b|(?=\s|$))))",
+            "verdict": rf"(?P<neg>\b{_NEGATION}\b[\s\w']{{0,12}}?)?"
+                       rf"(?:(?P<pos>\b(?:{_POSITIVE})(?:\b|(?=\s|$)))|(?P<bad>\b(?:{_NEGATIVE})(?:\b|(?=\s|$))))",
             "clause": r"[.;!?\n]+|\s(?:but|however|whereas|although|while)\s",
             "noun": r"\b(?:the|that|this|these|those|your|last|previous)\s+(?:(?:ace|playbook)\s+)?(?:"
                     + "|".join(_NOUNS) + r")s?\b",
@@ -56,7 +64,7 @@ def _verdict(text: str) -> str | None:
     return None
 
 
-def parse_feedback(prompt) -> list[tuple[str | None, str]]:
+def parse_feedback(prompt: object) -> list[tuple[str | None, str]]:
     """[(bullet id or prefix | None, "helpful" | "harmful")] stated in a prompt; [] for most prompts."""
     if not isinstance(prompt, str) or not prompt:
         return []
@@ -83,7 +91,8 @@ def parse_feedback(prompt) -> list[tuple[str | None, str]]:
         verdict = _verdict(_rx("id").sub(" ", text)) if ids else None
         if verdict:
             marks.extend((bullet_id, verdict) for bullet_id in dict.fromkeys(ids))
-    seen, out = set(), []
+    seen: set[tuple[str | None, str]] = set()
+    out: list[tuple[str | None, str]] = []
     for mark in marks:
         if mark not in seen:
             seen.add(mark)
@@ -91,7 +100,7 @@ def parse_feedback(prompt) -> list[tuple[str | None, str]]:
     return out
 
 
-def resolve(store, session_id: str | None, marks: list[tuple[str | None, str]]) -> list[tuple[str, str]]:
+def resolve(store: Store, session_id: str | None, marks: list[tuple[str | None, str]]) -> list[tuple[str, str]]:
     """Full bullet ids for the marks: prefixes expanded when unique, None → the bullets of the
     session's latest injection."""
     resolved: list[tuple[str, str]] = []
@@ -109,7 +118,8 @@ def resolve(store, session_id: str | None, marks: list[tuple[str | None, str]]) 
     return resolved
 
 
-def apply_feedback(store, project, session_id: str | None, prompt, now: float | None = None) -> list[dict]:
+def apply_feedback(store: Store, project: Project | None, session_id: str | None, prompt: object,
+                   now: float | None = None) -> list[dict[str, object]]:
     """Parse, resolve and apply the explicit feedback in a prompt; returns what was tagged.
     `project` is a `project.Project` (or None). The playbook is only loaded when the prompt holds
     feedback, so an ordinary prompt costs the parse alone (microseconds)."""

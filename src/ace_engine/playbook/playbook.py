@@ -11,15 +11,30 @@ provenance); UPDATE or MERGE that gives an active bullet flagged content quarant
 of a flagged lesson needs `reviewed=True` (the user approving it in `ace review`), which a delta
 passed to `apply` cannot set. Trusted hosts are exact names: the project's git remote host plus
 what the caller passes from the user-level `learning.trusted_hosts`.
+
+Cost: stdlib plus the playbook's own modules; one store transaction per operation (a batch, `with
+playbook:`, refreshes domain counts once at its end).
 """
+
+from __future__ import annotations
 
 import re
 import time
 
+from ..errors import AceError
 from . import domains as domain_mod
 from . import safety, sections
 from .confidence import confidence
 from .ids import looks_like_id, new_id
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing `typing` costs hooks ~3 ms
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping
+    from typing import Any, Literal
+
+    from .._types import Bullet, BulletFields, Delta
+    from ..project import Project
+    from ..store.interfaces import Store
 
 MAX_CONTENT_CHARS = 2000
 STATUSES = ("active", "quarantined", "archived")
@@ -27,7 +42,7 @@ _SPACE = re.compile(r"\s+")
 _KEY_JUNK = re.compile(r"[^\w\s]")
 
 
-class PlaybookError(ValueError):
+class PlaybookError(AceError, ValueError):
     """A delta that can't be applied; the message says why and what to do."""
 
 
@@ -48,30 +63,26 @@ def content_key(content: str) -> str:
     return _SPACE.sub(" ", _KEY_JUNK.sub(" ", redact(content).lower())).strip()
 
 
-def with_confidence(bullet: dict) -> dict:
-    bullet["confidence"] = confidence(bullet["helpful"], bullet["harmful"],
-                                      bullet["helpful_explicit"], bullet["harmful_explicit"])
-    return bullet
-
-
 class Playbook:
     """Operations on the bullets of `project` (a `project.Project`, or None for global only)."""
 
-    def __init__(self, store, project=None, *, extra_sections: tuple[str, ...] = (), trusted_hosts=()):
+    def __init__(self, store: Store, project: Project | None = None, *, extra_sections: tuple[str, ...] = (),
+                 trusted_hosts: Iterable[str] = ()) -> None:
         self.store = store
         self.project = project
         self.extra_sections = extra_sections
         remote = safety.remote_host(getattr(project, "remote", None))
-        self.trusted_hosts: frozenset[str] = safety.normalize_hosts(tuple(trusted_hosts) + ((remote,) if remote else ()))
-        self.project_id = None
+        self.trusted_hosts: frozenset[str] = safety.normalize_hosts(
+            tuple(trusted_hosts) + ((remote,) if remote else ()))
+        self.project_id: int | None = None
         if project is not None:
             self.project_id = store.ensure_project(project.key, project.root, project.remote, project.name, time.time())
         self._batch_depth = 0
-        self._dirty_scopes: set = set()
+        self._dirty_scopes: set[int | None] = set()
 
     # -- the safety policy ---------------------------------------------------------------------------
 
-    def trust_hosts(self, hosts) -> None:
+    def trust_hosts(self, hosts: Iterable[str]) -> None:
         """Also accept these exact host names in lessons. Pass only user-level settings
         (`learning.trusted_hosts` from the user's config), never anything read from a repository."""
         self.trusted_hosts = self.trusted_hosts | safety.normalize_hosts(hosts)
@@ -82,34 +93,35 @@ class Playbook:
 
     # -- reading -------------------------------------------------------------------------------------
 
-    def get(self, bullet_id: str) -> dict:
+    def get(self, bullet_id: str) -> Bullet:
         bullet = self.store.get_bullet(bullet_id)
         if bullet is None:
             matches = self.store.find_by_prefix(bullet_id) if looks_like_id(bullet_id) else []
             if len(matches) == 1:
                 bullet = self.store.get_bullet(matches[0])
             elif matches:
-                raise PlaybookError(f"`{bullet_id}` matches several bullets ({', '.join(matches)}); give more of the id")
+                raise PlaybookError(
+                    f"`{bullet_id}` matches several bullets ({', '.join(matches)}); give more of the id")
         if bullet is None:
             raise PlaybookError(f"no bullet `{bullet_id}`; `ace patterns` lists them")
         return bullet
 
-    def bullets(self, **filters) -> list[dict]:
+    def bullets(self, **filters: Any) -> list[Bullet]:
         return self.store.list_bullets(self.project_id, **filters)
 
     # -- batching: domain counts are refreshed once at the end ----------------------------------------
 
-    def __enter__(self):
+    def __enter__(self) -> Playbook:
         self._batch_depth += 1
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         self._batch_depth -= 1
         if self._batch_depth == 0:
             self._flush()
         return False
 
-    def _touch(self, project_id) -> None:
+    def _touch(self, project_id: int | None) -> None:
         self._dirty_scopes.add(project_id)
         if self._batch_depth == 0:
             self._flush()
@@ -124,15 +136,17 @@ class Playbook:
 
     # -- delta operations ------------------------------------------------------------------------------
 
-    def apply(self, delta: dict) -> dict:
-        """Apply one delta `{op: ADD|UPDATE|TAG|REMOVE|MERGE|QUARANTINE|RESTORE, …}`; returns the bullet."""
+    def apply(self, delta: Delta | Mapping[str, Any]) -> Bullet:
+        """Apply one delta `{op: ADD|UPDATE|TAG|REMOVE|MERGE|QUARANTINE|RESTORE, …}`; returns the bullet.
+        Any mapping is accepted (deltas come from files and models): a malformed one is a PlaybookError."""
         op = str(delta.get("op", "")).upper()
         # `reviewed` is the user's own approval of a flagged lesson; a delta can't claim it.
         args = {k: v for k, v in delta.items() if k not in ("op", "reviewed")}
-        handler = {
+        handlers: dict[str, Callable[..., Bullet | tuple[Bullet, bool]]] = {
             "ADD": self.add, "UPDATE": self.update, "TAG": self.tag, "REMOVE": self.remove,
             "MERGE": self.merge, "QUARANTINE": self.quarantine, "RESTORE": self.restore,
-        }.get(op)
+        }
+        handler = handlers.get(op)
         if handler is None:
             raise PlaybookError(f"unknown delta operation {delta.get('op')!r}")
         try:
@@ -147,9 +161,10 @@ class Playbook:
             raise
         return result[0] if isinstance(result, tuple) else result
 
-    def add(self, content: str, section: str, *, domains=None, scope: str = "project", provenance=None,
-            helpful: int = 0, harmful: int = 0, status: str = "active", source: str = "user",
-            reason: str | None = None, session_id: str | None = None, now: float | None = None) -> tuple[dict, bool]:
+    def add(self, content: str, section: str, *, domains: Iterable[str] | str | None = None, scope: str = "project",
+            provenance: Mapping[str, Any] | None = None, helpful: int = 0, harmful: int = 0, status: str = "active",
+            source: str = "user", reason: str | None = None, session_id: str | None = None,
+            now: float | None = None) -> tuple[Bullet, bool]:
         """ADD. Returns (bullet, created); an exact duplicate (same normalized content in the same
         scope) is not added again — the existing bullet comes back with created False."""
         now = now or time.time()
@@ -178,27 +193,31 @@ class Playbook:
         names = [domain_mod.normalize(d) for d in domains or () if domain_mod.normalize(d)]
         if not names:  # none given, or none usable
             names = domain_mod.derive(text, provenance.get("files") or (), provenance.get("tools") or ())
-        bullet = with_confidence({
+        helpful, harmful = max(0, int(helpful)), max(0, int(harmful))
+        bullet: Bullet = {
             "id": new_id(now), "project_id": project_id, "section": section, "content": text,
-            "domains": list(dict.fromkeys(names)), "helpful": max(0, int(helpful)), "harmful": max(0, int(harmful)),
-            "helpful_explicit": 0, "harmful_explicit": 0, "status": status, "provenance": provenance,
-            "content_key": key, "created_at": now, "updated_at": now, "last_used_at": None, "retrieval_count": 0,
-        })
+            "domains": list(dict.fromkeys(names)), "helpful": helpful, "harmful": harmful,
+            "helpful_explicit": 0, "harmful_explicit": 0, "confidence": confidence(helpful, harmful),
+            "status": status, "provenance": provenance, "content_key": key, "created_at": now, "updated_at": now,
+            "last_used_at": None, "retrieval_count": 0,
+        }
         with self.store.transaction():
             self.store.insert_bullet(bullet)
-            self.store.log_change(bullet["id"], "ADD", {"content": text, "section": section, "domains": bullet["domains"]},
+            self.store.log_change(bullet["id"], "ADD",
+                                  {"content": text, "section": section, "domains": bullet["domains"]},
                                   reason, source, session_id, now)
         self._touch(project_id)
         return bullet, True
 
-    def update(self, id: str, *, content: str | None = None, section: str | None = None, domains=None,
-               provenance: dict | None = None, source: str = "user", reason: str | None = None,
-               session_id: str | None = None, now: float | None = None) -> dict:
+    def update(self, id: str, *, content: str | None = None, section: str | None = None,
+               domains: Iterable[str] | str | None = None, provenance: Mapping[str, Any] | None = None,
+               source: str = "user", reason: str | None = None, session_id: str | None = None,
+               now: float | None = None) -> Bullet:
         """UPDATE content / section / domains, or the provenance (the curator adds the evidence of
         each new observation of a lesson; the log notes that it changed, not the whole of it)."""
         now = now or time.time()
         bullet = self.get(id)
-        fields: dict = {}
+        fields: BulletFields = {}
         if content is not None:
             text = clean_content(content)
             if text != bullet["content"]:
@@ -222,7 +241,8 @@ class Playbook:
             return bullet
         fields["updated_at"] = now
         quiet = ("updated_at", "content_key", "provenance")
-        before = {k: bullet[k] for k in fields if k not in quiet}
+        row: Mapping[str, Any] = bullet
+        before = {k: row[k] for k in fields if k not in quiet}
         after = {k: v for k, v in fields.items() if k not in quiet}
         detail = {"before": before, "after": after, **({"provenance": "updated"} if "provenance" in fields else {})}
         with self.store.transaction():
@@ -232,7 +252,7 @@ class Playbook:
         return {**bullet, **fields}
 
     def tag(self, id: str, tag: str, *, explicit: bool = False, count: int = 1, source: str = "user",
-            reason: str | None = None, session_id: str | None = None, now: float | None = None) -> dict:
+            reason: str | None = None, session_id: str | None = None, now: float | None = None) -> Bullet:
         """TAG helpful / harmful (explicit marks weigh 3×) or neutral (recorded, counters unchanged)."""
         now = now or time.time()
         tag = tag.lower()
@@ -240,34 +260,38 @@ class Playbook:
             raise PlaybookError(f"tag is helpful, harmful or neutral, not {tag!r}")
         count = max(1, int(count))
         bullet = self.get(id)
+        counters = [bullet["helpful"], bullet["harmful"], bullet["helpful_explicit"], bullet["harmful_explicit"]]
         if tag != "neutral":
-            column = f"{tag}_explicit" if explicit else tag
-            bullet[column] += count
-            with_confidence(bullet)
-        fields = {k: bullet[k] for k in ("helpful", "harmful", "helpful_explicit", "harmful_explicit", "confidence")}
-        fields["updated_at"] = now
+            counters[(tag == "harmful") + 2 * explicit] += count  # the column the tag counts in
+        helpful, harmful, helpful_explicit, harmful_explicit = counters
+        fields: BulletFields = {
+            "helpful": helpful, "harmful": harmful, "helpful_explicit": helpful_explicit,
+            "harmful_explicit": harmful_explicit, "confidence": confidence(*counters) if tag != "neutral"
+            else bullet["confidence"], "updated_at": now,
+        }
         with self.store.transaction():
             self.store.update_bullet(bullet["id"], fields)
             self.store.log_change(bullet["id"], "TAG", {"tag": tag, "explicit": explicit, "count": count,
-                                                        "confidence": bullet["confidence"]}, reason, source, session_id, now)
+                                                        "confidence": fields["confidence"]},
+                                  reason, source, session_id, now)
         return {**bullet, **fields}
 
-    def _hold_if_flagged(self, bullet: dict, fields: dict) -> None:
+    def _hold_if_flagged(self, bullet: Bullet, fields: BulletFields) -> None:
         """New content for `bullet`: note its concerns, and quarantine an active bullet it flags."""
         concerns = self.screen(fields["content"])
         if not concerns:
             return
-        fields["provenance"] = {**(fields.get("provenance") or bullet.get("provenance") or {}), "concerns": concerns}
+        fields["provenance"] = {**(fields.get("provenance") or bullet["provenance"] or {}), "concerns": concerns}
         if bullet["status"] == "active":
             fields["status"] = "quarantined"
 
     def _set_status(self, id: str, status: str, op: str, source: str, reason: str | None,
-                    session_id: str | None, now: float | None, extra: dict | None = None) -> dict:
+                    session_id: str | None, now: float | None, extra: Mapping[str, Any] | None = None) -> Bullet:
         now = now or time.time()
         bullet = self.get(id)
         if bullet["status"] == status:
             return bullet
-        fields = {"status": status, "updated_at": now}
+        fields: BulletFields = {"status": status, "updated_at": now}
         with self.store.transaction():
             self.store.update_bullet(bullet["id"], fields)
             self.store.log_change(bullet["id"], op, {"from": bullet["status"], "to": status, **(extra or {})},
@@ -276,16 +300,16 @@ class Playbook:
         return {**bullet, **fields}
 
     def remove(self, id: str, *, source: str = "user", reason: str | None = None,
-               session_id: str | None = None, now: float | None = None) -> dict:
+               session_id: str | None = None, now: float | None = None) -> Bullet:
         """REMOVE: archive the bullet. It stops being injected; its history stays."""
         return self._set_status(id, "archived", "REMOVE", source, reason, session_id, now)
 
     def quarantine(self, id: str, *, source: str = "learning", reason: str | None = None,
-                   session_id: str | None = None, now: float | None = None) -> dict:
+                   session_id: str | None = None, now: float | None = None) -> Bullet:
         return self._set_status(id, "quarantined", "QUARANTINE", source, reason, session_id, now)
 
     def restore(self, id: str, *, source: str = "user", reason: str | None = None,
-                session_id: str | None = None, now: float | None = None, reviewed: bool = False) -> dict:
+                session_id: str | None = None, now: float | None = None, reviewed: bool = False) -> Bullet:
         """Make a bullet active again. A lesson the safety policy flags comes back only with
         `reviewed=True`: a person approved it (`ace review --approve`)."""
         concerns = self.screen(self.get(id)["content"])
@@ -295,33 +319,34 @@ class Playbook:
         return self._set_status(id, "active", "RESTORE", source, reason, session_id, now)
 
     def merge(self, keep: str, other: str, *, content: str | None = None, source: str = "learning",
-              reason: str | None = None, session_id: str | None = None, now: float | None = None) -> dict:
+              reason: str | None = None, session_id: str | None = None, now: float | None = None) -> Bullet:
         """MERGE `other` into `keep`: counters summed, domains and provenance united, `other` archived."""
         now = now or time.time()
         a, b = self.get(keep), self.get(other)
         if a["id"] == b["id"]:
             raise PlaybookError("cannot merge a bullet with itself")
-        merged = dict(a)
-        for column in ("helpful", "harmful", "helpful_explicit", "harmful_explicit", "retrieval_count"):
-            merged[column] = a[column] + b[column]
-        with_confidence(merged)
-        merged["domains"] = list(dict.fromkeys(a["domains"] + b["domains"]))
         provenance = dict(a["provenance"])
         provenance["merged"] = list(provenance.get("merged") or []) + [
             {"id": b["id"], "content": b["content"], "provenance": b["provenance"]}]
-        merged["provenance"] = provenance
-        if content is not None:
-            merged["content"] = clean_content(content)
-            merged["content_key"] = content_key(merged["content"])
-        fields = {k: merged[k] for k in ("helpful", "harmful", "helpful_explicit", "harmful_explicit", "retrieval_count",
-                                         "confidence", "domains", "provenance", "content", "content_key")}
-        if merged["content"] != a["content"]:
+        text = a["content"] if content is None else clean_content(content)
+        fields: BulletFields = {
+            "helpful": a["helpful"] + b["helpful"], "harmful": a["harmful"] + b["harmful"],
+            "helpful_explicit": a["helpful_explicit"] + b["helpful_explicit"],
+            "harmful_explicit": a["harmful_explicit"] + b["harmful_explicit"],
+            "retrieval_count": a["retrieval_count"] + b["retrieval_count"],
+            "domains": list(dict.fromkeys(a["domains"] + b["domains"])), "provenance": provenance,
+            "content": text, "content_key": a["content_key"] if content is None else content_key(text),
+        }
+        fields["confidence"] = confidence(fields["helpful"], fields["harmful"], fields["helpful_explicit"],
+                                          fields["harmful_explicit"])
+        if text != a["content"]:
             self._hold_if_flagged(a, fields)
         fields["updated_at"] = now
         with self.store.transaction():
             self.store.update_bullet(a["id"], fields)
             self.store.update_bullet(b["id"], {"status": "archived", "updated_at": now})
-            self.store.log_change(a["id"], "MERGE", {"absorbed": b["id"], "content": merged["content"]}, reason, source, session_id, now)
+            self.store.log_change(a["id"], "MERGE", {"absorbed": b["id"], "content": text}, reason, source, session_id,
+                                  now)
             self.store.log_change(b["id"], "REMOVE", {"merged_into": a["id"], "from": b["status"], "to": "archived"},
                                   reason, source, session_id, now)
         self._touch(a["project_id"])

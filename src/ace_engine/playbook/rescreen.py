@@ -22,15 +22,28 @@ Cost: ~0.3 ms per active lesson (10,000 lessons: ~3 s), plus one config load per
 when the policy version changed, never on a hook's path (the hook only spawns `main`).
 """
 
+from __future__ import annotations
+
 import os
 import time
 
 from .. import config as config_mod
 from .. import log
 from ..background import named_lock
+from ..store.policy_version import POLICY_VERSION
 from . import safety
 from .playbook import Playbook
-from ..store.policy_version import POLICY_VERSION
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the types are for mypy, nothing loads `typing` for them
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from typing import Any
+
+    from .._types import Bullet, ProjectRow
+    from ..config import Config
+    from ..store.interfaces import Store
+
+    LoadConfig = Callable[[str | None], Config]
 
 # What can reach the agent or a synced file. (Quarantined and archived lessons never do; there is
 # no `candidate` status.)
@@ -38,16 +51,17 @@ SCREENED_STATUSES = ("active",)
 SOURCE = "rescreen"
 
 
-def outdated(store) -> bool:
+def outdated(store: Store) -> bool:
     """Were the stored lessons last screened under an older policy than this code's? One query."""
     return store.policy_version() < POLICY_VERSION
 
 
-def _hosts_by_scope(store, scopes, load_config) -> dict:
+def _hosts_by_scope(store: Store, scopes: Iterable[int | None],
+                    load_config: LoadConfig) -> dict[int | None, tuple[str, ...]]:
     """Trusted hosts per scope (project id, None for global), as the curator would have them."""
     user_hosts = tuple(load_config(None)["learning.trusted_hosts"] or ())
-    projects = {row["id"]: row for row in store.list_projects()}
-    out = {}
+    projects: dict[int | None, ProjectRow] = {row["id"]: row for row in store.list_projects()}
+    out: dict[int | None, tuple[str, ...]] = {}
     for scope in scopes:
         row = projects.get(scope)
         if row is None:  # the global scope, or a project whose row is gone
@@ -61,18 +75,18 @@ def _hosts_by_scope(store, scopes, load_config) -> dict:
     return out
 
 
-def rescreen(store, *, now: float | None = None, load_config=config_mod.load) -> dict:
+def rescreen(store: Store, *, now: float | None = None, load_config: LoadConfig = config_mod.load) -> dict[str, Any]:
     """Quarantine every active lesson the current policy flags; record the policy version.
     Returns {"version", "screened", "quarantined": [{"id", "concerns"}]}. The caller holds the
     re-screen lock (`ensure_screened` / `main` do)."""
     now = now or time.time()
     bullets = store.bullets_in_every_scope(SCREENED_STATUSES)
-    scopes: dict = {}
+    scopes: dict[int | None, list[Bullet]] = {}
     for bullet in bullets:
         scopes.setdefault(bullet["project_id"], []).append(bullet)
     hosts = _hosts_by_scope(store, scopes, load_config)
     reason_head = f"re-screened under safety policy v{POLICY_VERSION}: "
-    quarantined = []
+    quarantined: list[dict[str, Any]] = []
     for scope, members in scopes.items():
         # project=None: the playbook then trusts exactly `hosts[scope]` and registers no project;
         # operations by id work on any scope.
@@ -93,7 +107,7 @@ def rescreen(store, *, now: float | None = None, load_config=config_mod.load) ->
     return {"version": POLICY_VERSION, "screened": len(bullets), "quarantined": quarantined}
 
 
-def ensure_screened(store, *, now: float | None = None) -> dict | None:
+def ensure_screened(store: Store, *, now: float | None = None) -> dict[str, Any] | None:
     """Re-screen first if the store is outdated; None when it was current (one query). Waits for
     a re-screen another process runs (the hooks start one in the background), then checks again."""
     if not outdated(store):

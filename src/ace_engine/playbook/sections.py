@@ -1,5 +1,7 @@
 """Playbook sections: the ACE plugin's four, plus any added by configuration."""
 
+from ..errors import AceError
+
 DEFAULT_SECTIONS = (
     "strategies_and_hard_rules",
     "useful_code_snippets",
@@ -26,7 +28,7 @@ ALIASES = {
 }
 
 
-class SectionError(ValueError):
+class SectionError(AceError, ValueError):
     pass
 
 

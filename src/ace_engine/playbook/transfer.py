@@ -33,14 +33,30 @@ higher, and its provenance is merged in; the safety policy applies all the same.
 
 Imported bullets get new ids (the original is kept in `provenance.imported.id`) and the current
 time; usage (retrieval count, last use) is local and starts at zero.
+
+Cost: stdlib `json`; an import validates every item before the first write (one pass), then one
+transaction for the whole file. Not on any hook's path.
 """
+
+from __future__ import annotations
 
 import json
 import os
 import time
 
+from ..errors import AceError
 from . import sections
 from .playbook import STATUSES, PlaybookError, clean_content
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
+
+    from .._types import ImportItem, ProjectRow
+    from ..project import Project
+    from ..store.interfaces import Store
+    from .playbook import Playbook
 
 FORMAT = "ace-engine.playbook"
 VERSION = 1
@@ -53,7 +69,7 @@ PUBLIC_FIELDS = ("id", "section", "content", "domains", *COUNTERS, "confidence",
 MAX_PROBLEMS_SHOWN = 20
 
 
-class TransferError(ValueError):
+class TransferError(AceError, ValueError):
     """A file that can't be imported; `problems` lists every reason (file, item index, what)."""
 
     def __init__(self, problems: list[str]):
@@ -71,7 +87,7 @@ def iso(epoch: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 
 
-def public_bullet(bullet: dict) -> dict:
+def public_bullet(bullet: Mapping[str, Any]) -> dict[str, Any]:
     """A bullet as shown to people and other tools: no storage internals (row id, content key,
     the store's numeric project id); `scope` says project or global."""
     out = {field: bullet.get(field) for field in PUBLIC_FIELDS}
@@ -79,16 +95,17 @@ def public_bullet(bullet: dict) -> dict:
     return out
 
 
-def _project_info(row: dict) -> dict:
+def _project_info(row: ProjectRow) -> dict[str, Any]:
     return {"key": row["key"], "name": row["name"], "root": row["root"], "remote": row["remote"]}
 
 
-def export_playbook(store, project=None, *, all_projects: bool = False, now: float | None = None) -> dict:
+def export_playbook(store: Store, project: Project | None = None, *, all_projects: bool = False,
+                    now: float | None = None) -> dict[str, Any]:
     """The export document of `project`'s bullets plus the global ones (every status), or of every
     project's with `all_projects`. Reads only: exporting a project the store doesn't know yet gives
     just the global bullets."""
     now = time.time() if now is None else now
-    document: dict = {"format": FORMAT, "version": VERSION, "exported_at": iso(now)}
+    document: dict[str, Any] = {"format": FORMAT, "version": VERSION, "exported_at": iso(now)}
     scopes: list[tuple[int | None, str | None]] = []
     if all_projects:
         rows = store.list_projects()
@@ -96,6 +113,8 @@ def export_playbook(store, project=None, *, all_projects: bool = False, now: flo
         document["projects"] = [_project_info(r) for r in rows]
         scopes = [(r["id"], r["key"]) for r in rows]
     else:
+        if project is None:
+            raise TypeError("export_playbook needs a project, or all_projects=True")
         document["project"] = {"key": project.key, "name": project.name, "root": project.root, "remote": project.remote}
         project_id = store.project_id(project.key)
         if project_id is not None:
@@ -112,7 +131,7 @@ def export_playbook(store, project=None, *, all_projects: bool = False, now: flo
 # -- import: parsing and validation ------------------------------------------------------------------
 
 
-def load_file(path: str, extra_sections: tuple[str, ...] = ()) -> list[dict]:
+def load_file(path: str, extra_sections: tuple[str, ...] = ()) -> list[ImportItem]:
     """Read and validate an import file; returns the normalized items (see `parse`)."""
     name = os.path.basename(path)
     try:
@@ -127,7 +146,7 @@ def load_file(path: str, extra_sections: tuple[str, ...] = ()) -> list[dict]:
     return parse(text, name, extra_sections)
 
 
-def parse(text: str, name: str = "<input>", extra_sections: tuple[str, ...] = ()) -> list[dict]:
+def parse(text: str, name: str = "<input>", extra_sections: tuple[str, ...] = ()) -> list[ImportItem]:
     """Validate an import document; return its items normalized to
     `{index, content, section, domains (list | None), scope, status, provenance, <counters>}`.
     Raises TransferError listing every problem; nothing is half-valid."""
@@ -156,19 +175,19 @@ def parse(text: str, name: str = "<input>", extra_sections: tuple[str, ...] = ()
         raise TransferError([f"{name}: expected an ace-engine export object or a JSON list of "
                              f"{{content, section}} objects, got {type(data).__name__}"])
     problems: list[str] = []
-    out = []
+    out: list[ImportItem] = []
     for index, item in enumerate(items):
         found: list[str] = []
         normalized = _item(item, index, extra_sections, found)
         problems += [f"{name}: item {index}: {p}" for p in found]
-        if not found:
+        if not found and normalized is not None:
             out.append(normalized)
     if problems:
         raise TransferError(problems)
     return out
 
 
-def _count(item: dict, key: str, problems: list[str]) -> int:
+def _count(item: Mapping[str, Any], key: str, problems: list[str]) -> int:
     value = item.get(key, 0)
     if value is None:
         return 0
@@ -180,7 +199,7 @@ def _count(item: dict, key: str, problems: list[str]) -> int:
     return value
 
 
-def _domains(item: dict, problems: list[str]) -> list[str] | None:
+def _domains(item: Mapping[str, Any], problems: list[str]) -> list[str] | None:
     value = item.get("domains", item.get("domain"))
     if value is None or value == "" or value == []:
         return None  # derived from the content, as for a new lesson
@@ -192,26 +211,28 @@ def _domains(item: dict, problems: list[str]) -> list[str] | None:
     return value
 
 
-def _item(item, index: int, extra_sections: tuple[str, ...], problems: list[str]) -> dict:
+def _item(item: object, index: int, extra_sections: tuple[str, ...], problems: list[str]) -> ImportItem | None:
+    """`item` normalized, its problems appended to `problems` (the result is only good without any)."""
     if not isinstance(item, dict):
         problems.append(f"expected an object with `content` and `section`, got {type(item).__name__}")
-        return {}
-    content = item.get("content")
-    if not isinstance(content, str):
-        problems.append("`content` is missing or not a string" if content is None
-                        else f"`content` must be a string, got {type(content).__name__}")
+        return None
+    content = section = ""  # stay empty only when a problem is recorded
+    raw_content = item.get("content")
+    if not isinstance(raw_content, str):
+        problems.append("`content` is missing or not a string" if raw_content is None
+                        else f"`content` must be a string, got {type(raw_content).__name__}")
     else:
         try:
-            content = clean_content(content)
+            content = clean_content(raw_content)
         except PlaybookError as exc:
             problems.append(str(exc))
-    section = item.get("section")
-    if not isinstance(section, str):
+    raw_section = item.get("section")
+    if not isinstance(raw_section, str):
         problems.append("`section` is missing or not a string; use one of: "
                         + ", ".join(sections.DEFAULT_SECTIONS + tuple(extra_sections)))
     else:
         try:
-            section = sections.normalize(section, extra_sections)
+            section = sections.normalize(raw_section, extra_sections)
         except sections.SectionError as exc:
             problems.append(str(exc))
     status = item.get("status") or "active"
@@ -223,12 +244,12 @@ def _item(item, index: int, extra_sections: tuple[str, ...], problems: list[str]
     provenance = item.get("provenance")
     if provenance is not None and not isinstance(provenance, dict):
         problems.append(f"`provenance` must be an object, got {type(provenance).__name__}")
-    out = {"index": index, "content": content, "section": section, "domains": _domains(item, problems),
-           "scope": scope, "status": status, "provenance": dict(provenance or {}),
-           "original_id": item.get("id") if isinstance(item.get("id"), str) else None}
-    for key in COUNTERS:
-        out[key] = _count(item, key, problems)
-    return out
+    return {"index": index, "content": content, "section": section, "domains": _domains(item, problems),
+            "scope": scope, "status": status, "provenance": dict(provenance or {}),
+            "original_id": item.get("id") if isinstance(item.get("id"), str) else None,
+            "helpful": _count(item, "helpful", problems), "harmful": _count(item, "harmful", problems),
+            "helpful_explicit": _count(item, "helpful_explicit", problems),
+            "harmful_explicit": _count(item, "harmful_explicit", problems)}
 
 
 # -- import: applying --------------------------------------------------------------------------------
@@ -237,17 +258,23 @@ def _item(item, index: int, extra_sections: tuple[str, ...], problems: list[str]
 _HOLD_BACK = ("quarantined", "archived")  # statuses an untrusted file may still ask for
 
 
-def believed(item: dict, trust: bool) -> dict:
+def believed(item: ImportItem, trust: bool) -> ImportItem:
     """What of a validated item is taken as is: everything with `trust`; otherwise only its
     words, section and domains (project scope, zero counters, active unless held back)."""
     if trust:
         return item
     return {**item, "scope": "project", "status": item["status"] if item["status"] in _HOLD_BACK else "active",
-            **{key: 0 for key in COUNTERS}}
+            "helpful": 0, "harmful": 0, "helpful_explicit": 0, "harmful_explicit": 0}
 
 
-def import_items(playbook, items: list[dict], *, source_name: str = "import", on_item=None,
-                 now: float | None = None, trust: bool = False) -> dict:
+def _counter(record: Mapping[str, Any], key: str) -> int:
+    """The counter `key` (one of `COUNTERS`) of an item or a bullet."""
+    return int(record[key])
+
+
+def import_items(playbook: Playbook, items: list[ImportItem], *, source_name: str = "import",
+                 on_item: Callable[[int], object] | None = None, now: float | None = None,
+                 trust: bool = False) -> dict[str, Any]:
     """Apply validated items (from `parse` / `load_file`) to `playbook`, all in one transaction.
 
     Returns {"created", "merged", "skipped", "quarantined", "total", "items": [{"index", "id",
@@ -260,7 +287,7 @@ def import_items(playbook, items: list[dict], *, source_name: str = "import", on
     reason = f"imported from {source_name}" + (" (trusted)" if trust else "")
     counts = {"created": 0, "merged": 0, "skipped": 0}
     held = 0
-    results = []
+    results: list[dict[str, Any]] = []
     with playbook.store.transaction(), playbook:
         for done, item in enumerate(items, 1):
             item = believed(item, trust)
@@ -278,19 +305,19 @@ def import_items(playbook, items: list[dict], *, source_name: str = "import", on
                 held += 1
             if created:
                 for key in ("helpful_explicit", "harmful_explicit"):
-                    if item[key] > 0:
+                    if _counter(item, key) > 0:
                         tag, explicit = _TAGS[key]
-                        bullet = playbook.tag(bullet["id"], tag, explicit=explicit, count=item[key],
+                        bullet = playbook.tag(bullet["id"], tag, explicit=explicit, count=_counter(item, key),
                                               source="import", reason=reason)
                 outcome = "created"
             else:
                 outcome = "skipped"
                 for key in COUNTERS:
-                    missing = item[key] - int(bullet[key])
+                    missing = _counter(item, key) - _counter(bullet, key)
                     if missing > 0:
                         tag, explicit = _TAGS[key]
                         bullet = playbook.tag(bullet["id"], tag, explicit=explicit, count=missing, source="import",
-                                              reason=f"{reason}: {key} raised to {item[key]}")
+                                              reason=f"{reason}: {key} raised to {_counter(item, key)}")
                         outcome = "merged"
             counts[outcome] += 1
             results.append({"index": item["index"], "id": bullet["id"], "outcome": outcome, "status": bullet["status"]})

@@ -21,7 +21,13 @@ Tokens:
 Stdlib only and import-light: hooks import this on every prompt.
 """
 
+from __future__ import annotations
+
 import re
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: hooks import this module and must not load `typing`
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
 
 # Prompts can be huge (a pasted log): only the head and the tail are searched.
 MAX_QUERY_CHARS = 20_000
@@ -157,7 +163,7 @@ def stem(word: str) -> str:
 
 def _split_identifier(chunk: str) -> list[str]:
     """Lower-case words of an identifier or path chunk: `getUserToken` → get, user, token."""
-    words = []
+    words: list[str] = []
     for run in re.findall(_WORD_RE, chunk):
         parts = re.findall(_CAMEL_RE, run) or [run]
         words.extend(part.lower() for part in parts)
@@ -174,13 +180,15 @@ def _is_identifier(chunk: str) -> bool:
     return bool(re.search(r"[a-z][A-Z]|[A-Za-z][0-9]|[0-9][A-Za-z]", core)) and any(c.isalpha() for c in core)
 
 
-def normalize_abbreviations(extra) -> dict[str, tuple[str, ...]]:
-    """The built-in table plus `extra` (a dict, or "a=b,c=d" text; `|` separates alternatives)."""
+def normalize_abbreviations(extra: Mapping[str, object] | str | None) -> dict[str, tuple[str, ...]]:
+    """The built-in table plus `extra` (a dict, or "a=b,c=d" text; `|` separates alternatives).
+    Anything else in `extra` (a config value of the wrong shape) is ignored."""
     table = dict(ABBREVIATIONS)
     if not extra:
         return table
     if isinstance(extra, str):
-        extra = dict(part.split("=", 1) for part in extra.split(",") if "=" in part)
+        pairs = (part.split("=", 1) for part in extra.split(",") if "=" in part)
+        extra = {abbr: expansions for abbr, expansions in pairs}
     if not isinstance(extra, dict):
         return table
     for abbr, expansions in extra.items():
@@ -194,7 +202,7 @@ def normalize_abbreviations(extra) -> dict[str, tuple[str, ...]]:
     return table
 
 
-_REVERSE_CACHE: dict[int, tuple[dict, dict]] = {}
+_REVERSE_CACHE: dict[int, tuple[dict[str, tuple[str, ...]], dict[str, list[str]]]] = {}
 
 
 def _reverse(table: dict[str, tuple[str, ...]]) -> dict[str, list[str]]:
@@ -257,7 +265,8 @@ def _phrase_groups(sequence: list[str], reverse: dict[str, list[str]]) -> tuple[
     return groups, used
 
 
-def parse(text, *, files=(), abbreviations=None, max_terms: int = 32) -> Query:
+def parse(text: object, *, files: Iterable[object] = (), abbreviations: dict[str, tuple[str, ...]] | None = None,
+          max_terms: int = 32) -> Query:
     """Turn a prompt (any string; junk tolerated) and the files in play into a `Query`.
 
     `abbreviations` is a table from `normalize_abbreviations` (default: the built-in one).

@@ -14,11 +14,19 @@ within a token budget and, whatever the budget, under `MAX_CHARS` (Claude Code c
 context at 10,000 characters). Stdlib only: hooks import this.
 """
 
+from __future__ import annotations
+
 import math
 import re
 
 from ..escape import injected
 from ..playbook.sections import DEFAULT_SECTIONS, title
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: hooks import this module and must not load `typing`
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+
+    from .._types import Bullet
 
 MAX_CHARS = 9_000
 CHARS_PER_TOKEN = 3.5
@@ -40,7 +48,7 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(ascii_chars / CHARS_PER_TOKEN + (len(text) - ascii_chars))
 
 
-def _escape_attr(value) -> str:
+def _escape_attr(value: object) -> str:
     return (str(value).replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;")
             .replace("\n", " "))
 
@@ -51,20 +59,20 @@ def escape_content(text: str) -> str:
     return injected(text)
 
 
-def _counters(bullet: dict) -> str:
+def _counters(bullet: Bullet) -> str:
     helpful = (bullet.get("helpful") or 0) + (bullet.get("helpful_explicit") or 0)
     harmful = (bullet.get("harmful") or 0) + (bullet.get("harmful_explicit") or 0)
     return f"✓{helpful} ✗{harmful} conf {float(bullet.get('confidence') or 0.0):.2f}"
 
 
-def bullet_line(bullet: dict, max_content_chars: int | None = None) -> str:
+def bullet_line(bullet: Bullet, max_content_chars: int | None = None) -> str:
     content = escape_content(bullet.get("content", ""))
     if max_content_chars is not None and len(content) > max_content_chars:
         content = content[: max(0, max_content_chars - 1)].rstrip() + "…"
     return f"- [{injected(bullet['id'])} {_counters(bullet)}] {content}"
 
 
-def _open_tag(tag: str, attrs: dict | None) -> str:
+def _open_tag(tag: str, attrs: Mapping[str, object] | None) -> str:
     extra = "".join(f' {name}="{_escape_attr(value)}"' for name, value in (attrs or {}).items()
                     if re.fullmatch(r"[A-Za-z_][\w-]*", str(name)))
     return f"<{tag}{extra}>"
@@ -73,20 +81,20 @@ def _open_tag(tag: str, attrs: dict | None) -> str:
 class _Block:
     """Lines added while they fit both the token budget and the character cap."""
 
-    def __init__(self, tag: str, attrs: dict | None, header: str, budget_tokens: int):
+    def __init__(self, tag: str, attrs: Mapping[str, object] | None, header: str, budget_tokens: int) -> None:
         self.open = _open_tag(tag, attrs)
         self.close = f"</{tag}>"
         self.lines = [header]
         self.budget = max(0, int(budget_tokens or 0))
 
-    def text(self, extra: list[str] = ()) -> str:
+    def text(self, extra: Sequence[str] = ()) -> str:
         return "\n".join([self.open, *self.lines, *extra, self.close])
 
-    def fits(self, extra: list[str]) -> bool:
+    def fits(self, extra: Sequence[str]) -> bool:
         candidate = self.text(extra)
         return len(candidate) <= MAX_CHARS and estimate_tokens(candidate) <= self.budget
 
-    def longest_cut(self, bullet: dict) -> str | None:
+    def longest_cut(self, bullet: Bullet) -> str | None:
         """The bullet's line with its content cut to the most characters that still fit (at
         least `_MIN_CONTENT_CHARS`), or None."""
         full = len(escape_content(bullet.get("content", "")))
@@ -101,14 +109,15 @@ class _Block:
         return best
 
 
-def render_patterns(tag: str, hits: list[dict], budget_tokens: int, attrs: dict | None = None) -> tuple[str, list[dict]]:
+def render_patterns(tag: str, hits: Iterable[Bullet] | None, budget_tokens: int,
+                    attrs: Mapping[str, object] | None = None) -> tuple[str, list[Bullet]]:
     """A `<tag …>` block of `hits` in order, within `budget_tokens` (estimated) and `MAX_CHARS`.
 
     Returns (text, the bullets actually shown). A bullet that doesn't fit is skipped (a shorter
     later one may); the first one is cut with `…` rather than dropped when at least
     `_MIN_CONTENT_CHARS` of it fit. Nothing to show → ('', [])."""
     block = _Block(tag, attrs, HEADER, budget_tokens)
-    shown: list[dict] = []
+    shown: list[Bullet] = []
     for bullet in hits or ():
         if not isinstance(bullet, dict) or not bullet.get("id"):
             continue
@@ -127,21 +136,22 @@ def render_patterns(tag: str, hits: list[dict], budget_tokens: int, attrs: dict 
     return block.text(), shown
 
 
-def render_digest(bullets: list[dict], budget_tokens: int, *, tag: str = "ace-playbook") -> tuple[str, list[dict]]:
+def render_digest(bullets: Iterable[Bullet] | None, budget_tokens: int, *,
+                  tag: str = "ace-playbook") -> tuple[str, list[Bullet]]:
     """The session-start `<ace-playbook>` digest: bullets taken most valuable first (the order
     given) while they fit, shown grouped under their section's title (sections in the playbook's
     order). Returns (text, the bullets shown in display order); nothing → ('', [])."""
     block = _Block(tag, None, DIGEST_HEADER, budget_tokens)
-    chosen: dict[str, list[dict]] = {}
+    chosen: dict[str, list[Bullet]] = {}
     rendered: dict[str, str] = {}  # each bullet's line is escaped once, not once per trial layout
 
-    def line_of(bullet: dict) -> str:
+    def line_of(bullet: Bullet) -> str:
         line = rendered.get(bullet["id"])
         if line is None:
             line = rendered[bullet["id"]] = bullet_line(bullet)
         return line
 
-    def lines_for(groups: dict[str, list[dict]]) -> list[str]:
+    def lines_for(groups: dict[str, list[Bullet]]) -> list[str]:
         order = [s for s in DEFAULT_SECTIONS if s in groups] + [s for s in groups if s not in DEFAULT_SECTIONS]
         out: list[str] = []
         for section in order:

@@ -25,6 +25,8 @@ Stdlib only on the lexical path; `semantic` (numpy, model weights) is imported o
 semantic search is asked for and enabled.
 """
 
+from __future__ import annotations
+
 import math
 import re
 import time
@@ -33,6 +35,21 @@ from .. import log
 from ..config import DEFAULTS
 from ..playbook.domains import GENERIC, path_words, words_match
 from . import query as query_mod
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: hooks import this module and must not load `typing`
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+    from typing import Any
+
+    from .._types import Bullet, ScoredBullet
+    from ..config import Config
+    from ..store.interfaces import PlaybookStore
+
+    Settings = Config | Mapping[str, Any]
+    # A candidate's raw score parts, turned into `score_parts` and `why` for the hits returned:
+    # bm25, coverage, concepts matched, concepts, fuzzy, domain, domain name, cosine, prior parts.
+    Parts = tuple[float, float, int, int, float, float, str, float | None, dict[str, float]]
+    Hit = tuple[float, Bullet, Parts]  # (score, bullet, parts)
 
 PRIOR_PARTS = ("confidence", "helpful", "recency")
 LEXICAL_PARTS = ("bm25", "coverage", "fuzzy", "domain")
@@ -49,10 +66,10 @@ UNKNOWN_CONCEPT_WEIGHT = 0.8
 # A search term found in this many bullets or more is "common": see `_expression`.
 COMMON_TERM_DOCS = 250
 
-_abbreviation_cache: dict = {}
+_abbreviation_cache: dict[str, dict[str, tuple[str, ...]]] = {}
 
 
-def _setting(cfg, key: str):
+def _setting(cfg: Settings | None, key: str) -> Any:
     """`cfg[key]` (a Config or a dict), else the default."""
     if cfg is not None:
         try:
@@ -62,7 +79,7 @@ def _setting(cfg, key: str):
     return DEFAULTS[key]
 
 
-def _weights(cfg) -> dict[str, float]:
+def _weights(cfg: Settings | None) -> dict[str, float]:
     weights = {}
     for part in LEXICAL_PARTS + PRIOR_PARTS + ("semantic",):
         try:
@@ -72,7 +89,7 @@ def _weights(cfg) -> dict[str, float]:
     return weights
 
 
-def _abbreviations(cfg) -> dict:
+def _abbreviations(cfg: Settings | None) -> dict[str, tuple[str, ...]]:
     extra = _setting(cfg, "retrieval.abbreviations")
     key = repr(extra)
     table = _abbreviation_cache.get(key)
@@ -105,7 +122,7 @@ def _needles(ident: str) -> list[str]:
     return needles
 
 
-def _fuzzy_matrix(identifiers: list[str], candidates: list[dict]) -> list[list[float]]:
+def _fuzzy_matrix(identifiers: list[str], candidates: list[Bullet]) -> list[list[float]]:
     """sim[i][c]: how well query identifier i matches candidate c (1.0 verbatim, else the best
     trigram similarity with one of the bullet's identifiers, 0 below 0.5)."""
     needles = [_needles(i) for i in identifiers]
@@ -124,7 +141,7 @@ def _fuzzy_matrix(identifiers: list[str], candidates: list[dict]) -> list[list[f
     return matrix
 
 
-def _domain_score(domains: list[str], context: list[str], cache: dict) -> tuple[float, str]:
+def _domain_score(domains: list[str], context: list[str], cache: dict[str, float]) -> tuple[float, str]:
     best, name = 0.0, ""
     for domain in domains:
         if domain == "general":  # the catch-all of `domains.derive`, says nothing
@@ -138,19 +155,19 @@ def _domain_score(domains: list[str], context: list[str], cache: dict) -> tuple[
     return best, name
 
 
-def _helpful(bullet: dict) -> float:
+def _helpful(bullet: Bullet) -> float:
     net = (bullet.get("helpful") or 0) + 3 * (bullet.get("helpful_explicit") or 0) \
         - (bullet.get("harmful") or 0) - 3 * (bullet.get("harmful_explicit") or 0)
     return net / (net + 5.0) if net > 0 else 0.0
 
 
-def _recency(bullet: dict, now: float, half_life_days: float) -> float:
+def _recency(bullet: Bullet, now: float, half_life_days: float) -> float:
     last = max(bullet.get("updated_at") or 0.0, bullet.get("last_used_at") or 0.0)
     age_days = max(0.0, (now - last) / 86400.0)
     return 0.5 ** (age_days / max(half_life_days, 0.01))
 
 
-def _prior(bullet: dict, weights: dict, now: float, half_life: float) -> tuple[float, dict]:
+def _prior(bullet: Bullet, weights: dict[str, float], now: float, half_life: float) -> tuple[float, dict[str, float]]:
     parts = {
         "confidence": float(bullet.get("confidence") or 0.0),
         "helpful": _helpful(bullet),
@@ -161,12 +178,13 @@ def _prior(bullet: dict, weights: dict, now: float, half_life: float) -> tuple[f
     return value, parts
 
 
-def _is_low_quality(bullet: dict) -> bool:
+def _is_low_quality(bullet: Bullet) -> bool:
     return (float(bullet.get("confidence") or 0.0) < LOW_CONFIDENCE
             and (bullet.get("helpful") or 0) + (bullet.get("helpful_explicit") or 0) < LOW_HELPFUL)
 
 
-def _domain_filter(bullets: list[dict], allowed, blocked) -> list[dict]:
+def _domain_filter(bullets: list[Bullet], allowed: Iterable[str] | None,
+                   blocked: Iterable[str] | None) -> list[Bullet]:
     if allowed:
         allowed_set = set(allowed)
         bullets = [b for b in bullets if allowed_set.intersection(b.get("domains") or ())]
@@ -176,7 +194,7 @@ def _domain_filter(bullets: list[dict], allowed, blocked) -> list[dict]:
     return bullets
 
 
-def _expression(store, q) -> str:
+def _expression(store: PlaybookStore, q: query_mod.Query) -> str:
     """The FTS5 expression for a query, lean enough to stay fast on a large playbook.
 
     BM25 is computed for every bullet that matches any term, so a term found in hundreds of
@@ -191,7 +209,8 @@ def _expression(store, q) -> str:
         return ""
     terms = [term for term, _ in pairs]
     counts = list(store.fts_doc_counts(terms, COMMON_TERM_DOCS))
-    fallbacks = list(dict.fromkeys(fb for (_, fb), n in zip(pairs, counts) if n == 0 and fb and fb not in terms))
+    fallbacks = list(dict.fromkeys(fb for (_, fb), n in zip(pairs, counts, strict=True)
+                                   if n == 0 and fb and fb not in terms))
     if fallbacks:
         terms += fallbacks
         counts += store.fts_doc_counts(fallbacks, COMMON_TERM_DOCS)
@@ -201,15 +220,17 @@ def _expression(store, q) -> str:
     return " OR ".join(terms[i] for i in sorted(keep))
 
 
-def _semantic_wanted(mode: str, cfg) -> bool:
+def _semantic_wanted(mode: str, cfg: Settings | None) -> bool:
     if mode in ("semantic", "hybrid"):
         return True
     return mode == "auto" and bool(_setting(cfg, "retrieval.semantic"))
 
 
-def search(store, project_id, query, *, k: int = 5, files=(), domains_allowed=None, domains_blocked=None,
-           threshold: float | None = None, exclude_ids=(), mode: str = "auto", cfg=None,
-           include_global: bool = True, now: float | None = None) -> list[dict]:
+def search(store: PlaybookStore, project_id: int | None, query: object, *, k: int = 5,
+           files: Iterable[object] | None = (), domains_allowed: Iterable[str] | None = None,
+           domains_blocked: Iterable[str] | None = None, threshold: float | None = None,
+           exclude_ids: Iterable[str] | None = (), mode: str = "auto", cfg: Settings | None = None,
+           include_global: bool = True, now: float | None = None) -> list[ScoredBullet]:
     """The bullets most relevant to `query` (a prompt), best first, each with `score` and `why`.
 
     `files`: paths in play (fuzzy and domain matching); `domains_allowed` / `domains_blocked`:
@@ -224,20 +245,20 @@ def search(store, project_id, query, *, k: int = 5, files=(), domains_allowed=No
     now = time.time() if now is None else now
     threshold = float(_setting(cfg, "retrieval.threshold") if threshold is None else threshold)
     weights = _weights(cfg)
-    files = tuple(f for f in (files or ()) if isinstance(f, str) and f)
+    paths = tuple(f for f in (files or ()) if isinstance(f, str) and f)
     text = query if isinstance(query, str) else ""
-    file_words = [w for f in files for w in path_words(f)]
+    file_words = [w for f in paths for w in path_words(f)]
     if file_words:
         text = f"{text}\n{' '.join(file_words)}"
-    q = query_mod.parse(text, files=files, abbreviations=_abbreviations(cfg),
-                        max_terms=int(_setting(cfg, "retrieval.max_terms")))
+    q = query_mod.parse(text, files=paths, abbreviations=_abbreviations(cfg),
+                        max_terms=_setting(cfg, "retrieval.max_terms"))
     excluded = set(exclude_ids or ())
-    base = int(_setting(cfg, "retrieval.candidates"))
+    base = _setting(cfg, "retrieval.candidates")
     wanted = min(base + len(excluded), 3 * base)  # room for the bullets already shown
     if domains_allowed or domains_blocked:
         wanted *= 2
 
-    candidates: list[dict] = []
+    candidates: list[Bullet] = []
     expression = ""
     try:
         expression = _expression(store, q)
@@ -265,17 +286,17 @@ def search(store, project_id, query, *, k: int = 5, files=(), domains_allowed=No
     candidates = _domain_filter(candidates, domains_allowed, domains_blocked)
     if not candidates:
         return []
-    hits = _score(candidates, q, files, weights, cosines, semantic_share, now,
-                  float(_setting(cfg, "retrieval.recency_half_life_days")))
-    hits = [h for h in hits if h["score"] >= threshold]
-    hits.sort(key=lambda h: (-h["score"], h["id"]))
-    good = [h for h in hits if not _is_low_quality(h)]
+    hits = _score(candidates, q, paths, weights, cosines, semantic_share, now,
+                  _setting(cfg, "retrieval.recency_half_life_days"))
+    hits = [h for h in hits if h[0] >= threshold]
+    hits.sort(key=lambda h: (-h[0], h[1]["id"]))
+    good = [h for h in hits if not _is_low_quality(h[1])]
     if len(good) >= k:
         hits = good
-    return [_explain(h) for h in hits[:k]]
+    return [_explain(*h) for h in hits[:k]]
 
 
-def _idf_weights(hits: list[list[bool]] | list[list[float]], n: int, unknown: float) -> list[float]:
+def _idf_weights(hits: Sequence[Sequence[float]], n: int, unknown: float) -> list[float]:
     """One weight per row (a query concept or identifier): log(1 + n/df) over the candidates,
     where df counts the candidates that have it; `unknown` × the rarest weight when none has."""
     weights = []
@@ -285,9 +306,9 @@ def _idf_weights(hits: list[list[bool]] | list[list[float]], n: int, unknown: fl
     return weights
 
 
-def _score(candidates: list[dict], q, files, weights: dict, cosines, semantic_share: float, now: float,
-           half_life: float) -> list[dict]:
-    """Attach `score` and the raw parts (`_parts`) to each candidate; see the module docstring."""
+def _score(candidates: list[Bullet], q: query_mod.Query, files: Sequence[str], weights: dict[str, float],
+           cosines: dict[str, float] | None, semantic_share: float, now: float, half_life: float) -> list[Hit]:
+    """Each candidate with its score and raw parts, in the candidates' order; see the module docstring."""
     n = len(candidates)
     keys = [[query_mod.term_key(alt) for alt in group] for group in q.groups]
     texts = [query_mod.normalized_text(b["content"]) for b in candidates]
@@ -303,17 +324,18 @@ def _score(candidates: list[dict], q, files, weights: dict, cosines, semantic_sh
     bm25s = [-(b.get("bm25") or 0.0) for b in candidates]
     best_bm25 = max(bm25s) if bm25s else 0.0
     context = list(dict.fromkeys(q.words + [w for f in files for w in path_words(f)]))
-    domain_cache: dict = {}
+    domain_cache: dict[str, float] = {}
     lexical_total = weights["bm25"] + weights["coverage"] + weights["domain"]
     if total_ident_weight:
         lexical_total += weights["fuzzy"]
     prior_total = sum(weights[p] for p in PRIOR_PARTS)
     prior_share = prior_total / (lexical_total + prior_total) if lexical_total + prior_total else 0.0
 
+    hits: list[Hit] = []
     for c, b in enumerate(candidates):
         bm25_part = bm25s[c] / (best_bm25 + BM25_DAMPING) if bm25s[c] > 0 else 0.0
-        coverage = sum(w for w, row in zip(group_weights, covered) if row[c]) / total_group_weight
-        fuzzy_part = (sum(w * row[c] for w, row in zip(ident_weights, fuzzy)) / total_ident_weight
+        coverage = sum(w for w, row in zip(group_weights, covered, strict=True) if row[c]) / total_group_weight
+        fuzzy_part = (sum(w * row[c] for w, row in zip(ident_weights, fuzzy, strict=True)) / total_ident_weight
                       if total_ident_weight else 0.0)
         domain, domain_name = _domain_score(b.get("domains") or [], context, domain_cache)
         lexical = (weights["bm25"] * bm25_part + weights["coverage"] * coverage + weights["fuzzy"] * fuzzy_part
@@ -324,19 +346,19 @@ def _score(candidates: list[dict], q, files, weights: dict, cosines, semantic_sh
             rescaled = min(1.0, max(0.0, (cosine - COSINE_FLOOR) / COSINE_SPAN))
             relevance = (1.0 - semantic_share) * lexical + semantic_share * rescaled
         prior, parts = _prior(b, weights, now, half_life)
-        b["score"] = round(relevance * (1.0 - prior_share + prior_share * prior), 4)
-        b["_parts"] = (bm25_part, coverage, sum(row[c] for row in covered), len(covered), fuzzy_part,
-                       domain, domain_name, cosine, parts)
-    return candidates
+        score = round(relevance * (1.0 - prior_share + prior_share * prior), 4)
+        hits.append((score, b, (bm25_part, coverage, sum(row[c] for row in covered), len(covered), fuzzy_part,
+                                domain, domain_name, cosine, parts)))
+    return hits
 
 
-def _explain(hit: dict) -> dict:
-    """Turn the raw parts of a returned hit into `score_parts` and a short `why`."""
-    bm25_part, coverage, matched, groups, fuzzy, domain, domain_name, cosine, parts = hit.pop("_parts")
-    hit["score_parts"] = {"bm25": round(bm25_part, 3), "coverage": round(coverage, 3), "fuzzy": round(fuzzy, 3),
-                          "domain": round(domain, 3), **{p: round(v, 3) for p, v in parts.items()}}
+def _explain(score: float, bullet: Bullet, raw: Parts) -> ScoredBullet:
+    """A returned hit: the bullet with its score, the parts as `score_parts` and a short `why`."""
+    bm25_part, coverage, matched, groups, fuzzy, domain, domain_name, cosine, parts = raw
+    score_parts = {"bm25": round(bm25_part, 3), "coverage": round(coverage, 3), "fuzzy": round(fuzzy, 3),
+                   "domain": round(domain, 3), **{p: round(v, 3) for p, v in parts.items()}}
     if cosine is not None:
-        hit["score_parts"]["cosine"] = round(cosine, 3)
+        score_parts["cosine"] = round(cosine, 3)
     why = [f"bm25 {bm25_part:.2f}", f"terms {matched}/{groups}"]
     if fuzzy:
         why.append(f"fuzzy {fuzzy:.2f}")
@@ -348,12 +370,12 @@ def _explain(hit: dict) -> dict:
     if parts["helpful"]:
         why.append(f"helpful {parts['helpful']:.2f}")
     why.append(f"recency {parts['recency']:.2f}")
-    hit["why"] = ", ".join(why)
-    return hit
+    return {**bullet, "score": score, "score_parts": score_parts, "why": ", ".join(why)}
 
 
-def top(store, project_id, k: int, *, cfg=None, include_global: bool = True, now: float | None = None,
-        sections=None) -> list[dict]:
+def top(store: PlaybookStore, project_id: int | None, k: int, *, cfg: Settings | None = None,
+        include_global: bool = True, now: float | None = None,
+        sections: Iterable[str] | None = None) -> list[ScoredBullet]:
     """The `k` most valuable active bullets (confidence, helpfulness, recency) for the session
     digest, best first, each with `score` and `why`. `sections` limits them to those sections."""
     k = max(0, int(k or 0))
@@ -361,7 +383,7 @@ def top(store, project_id, k: int, *, cfg=None, include_global: bool = True, now
         return []
     now = time.time() if now is None else now
     weights = _weights(cfg)
-    half_life = float(_setting(cfg, "retrieval.recency_half_life_days"))
+    half_life = _setting(cfg, "retrieval.recency_half_life_days")
     # The store orders by confidence, then helpfulness, then recency; a wider window lets a very
     # recent or much-used bullet of slightly lower confidence in.
     window = max(3 * k, 60)
@@ -370,10 +392,10 @@ def top(store, project_id, k: int, *, cfg=None, include_global: bool = True, now
             project_id, include_global=include_global, order="value", section=section, limit=window)]
     else:
         rows = store.list_bullets(project_id, include_global=include_global, order="value", limit=window)
+    scored: list[ScoredBullet] = []
     for b in rows:
         value, parts = _prior(b, weights, now, half_life)
-        b["score"] = round(value, 4)
-        b["score_parts"] = {p: round(v, 3) for p, v in parts.items()}
-        b["why"] = ", ".join(f"{p} {v:.2f}" for p, v in parts.items())
-    rows.sort(key=lambda b: (-b["score"], b["id"]))
-    return rows[:k]
+        scored.append({**b, "score": round(value, 4), "score_parts": {p: round(v, 3) for p, v in parts.items()},
+                       "why": ", ".join(f"{p} {v:.2f}" for p, v in parts.items())})
+    scored.sort(key=lambda b: (-b["score"], b["id"]))
+    return scored[:k]

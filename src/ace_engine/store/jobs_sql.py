@@ -1,5 +1,6 @@
-"""Learning's tables behind the store interface (mixed into SQLiteStore): the job queue, per-task
-learning statistics, and the history the heuristics mine.
+"""The learning tables behind the store interface: the job queue (`jobs`), per-task learning
+statistics (`learning_runs`), and the history the heuristics mine (`file_edits`, `command_stats`,
+`code_pattern_hits`).
 
 The hook path uses only `enqueue_job` / `enqueue_leftovers`: a handful of indexed queries in one
 write transaction. Everything else runs in the learning worker or the CLI.
@@ -15,33 +16,22 @@ Exactly-once learning rests on three rules:
   next worker that takes the project lock.
 """
 
+from __future__ import annotations
+
 import json
 
-_AGENT_NULL = "agent_id IS NULL"
-_AGENT_EQ = "agent_id = ?"
+from ._base import StoreBase
+from .capture_sql import agent_clause
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks must not import `typing` (~3 ms)
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+    from typing import Any
+
+    from .interfaces import Job
 
 
-def _agent_clause(agent_id: str) -> tuple[str, tuple]:
-    # Captured events of the main agent have agent_id NULL; jobs store '' (NULLs aren't unique).
-    return (_AGENT_NULL, ()) if not agent_id else (_AGENT_EQ, (agent_id,))
-
-
-class LearningSQL:
-    # -- code patterns -------------------------------------------------------------------------------
-
-    def record_pattern_hit(self, project_id, pattern_id: str, session_id: str, file: str | None, now: float) -> None:
-        self.conn.execute(
-            "INSERT OR IGNORE INTO code_pattern_hits(project_id, pattern_id, session_id, file, created_at)"
-            " VALUES (?,?,?,?,?)", (project_id or 0, pattern_id, session_id, file, now))
-
-    def pattern_sessions(self, project_id, pattern_id: str) -> int:
-        """In how many sessions the agent wrote this pattern into the project's code."""
-        return self.conn.execute(
-            "SELECT COUNT(*) FROM code_pattern_hits WHERE project_id = ? AND pattern_id = ?",
-            (project_id or 0, pattern_id)).fetchone()[0]
-
-    conn = None  # set by SQLiteStore
-
+class JobsSQL(StoreBase):
     # -- the hook path: enqueue -----------------------------------------------------------------
 
     def enqueue_job(self, session_id: str, agent_id: str | None, agent_type: str | None, trigger: str,
@@ -68,14 +58,15 @@ class LearningSQL:
                     ids.append(job)
         return ids
 
-    def _enqueue(self, session_id, agent_id, agent_type, trigger, now, max_attempts):
+    def _enqueue(self, session_id: str, agent_id: str, agent_type: str | None, trigger: str, now: float,
+                 max_attempts: int) -> int | None:
         conn = self.conn
         last = conn.execute(
             "SELECT tool_to, msg_to, window_to FROM jobs WHERE session_id = ? AND agent_id = ? AND kind = 'session'"
             " ORDER BY id DESC LIMIT 1", (session_id, agent_id),
         ).fetchone()
         tool_from, msg_from, window_from = last or (0, 0, 0.0)
-        clause, args = _agent_clause(agent_id)
+        clause, args = agent_clause(agent_id)
         tools, tool_to = conn.execute(
             f"SELECT COUNT(*), MAX(id) FROM tool_events WHERE session_id = ? AND {clause} AND id > ?",
             (session_id, *args, tool_from),
@@ -99,11 +90,11 @@ class LearningSQL:
 
     # -- jobs that carry their own trajectory (transcripts, plugin payloads) -----------------------
 
-    def job_by_key(self, dedup_key: str) -> dict | None:
+    def job_by_key(self, dedup_key: str) -> Job | None:
         return self._job_row("SELECT * FROM jobs WHERE dedup_key = ?", (dedup_key,))
 
     def insert_done_job(self, kind: str, dedup_key: str, project_id: int | None, session_id: str | None,
-                        agent_id: str, agent_type: str | None, status: str, result: dict | None,
+                        agent_id: str, agent_type: str | None, status: str, result: Mapping[str, Any] | None,
                         reason: str | None, now: float) -> int | None:
         """Record a job learned directly (inside the caller's curation transaction); None when a job
         with this key exists already — the caller then rolls back: that task was learned."""
@@ -119,11 +110,11 @@ class LearningSQL:
     # -- claiming and finishing --------------------------------------------------------------------
 
     def claim_job(self, project_id: int | None, pid: int, now: float, lease_seconds: float, *,
-                  ignore_backoff: bool = False) -> dict | None:
+                  ignore_backoff: bool = False) -> Job | None:
         """Take the oldest runnable job (queued and due, or running with an expired lease) of the
         project; None when there is none. A lapsed job out of attempts is marked failed instead."""
         due = "1" if ignore_backoff else "not_before <= ?"
-        due_args: tuple = () if ignore_backoff else (now,)
+        due_args: tuple[float, ...] = () if ignore_backoff else (now,)
         with self.transaction():
             while True:
                 job = self._job_row(
@@ -165,15 +156,17 @@ class LearningSQL:
                 )
         return len(orphans)
 
-    def renew_lease(self, job: dict, until: float) -> bool:
+    def renew_lease(self, job: Mapping[str, Any], until: float) -> bool:
         """Extend a claim still held (after a slow reflection); False when it was lost."""
         with self.transaction():
             return self.conn.execute(
-                "UPDATE jobs SET lease_until = ? WHERE id = ? AND status = 'running' AND worker_pid IS ? AND attempts = ?",
+                "UPDATE jobs SET lease_until = ? WHERE id = ? AND status = 'running' AND worker_pid IS ?"
+                " AND attempts = ?",
                 (until, job["id"], job["worker_pid"], job["attempts"]),
             ).rowcount == 1
 
-    def finish_job(self, job: dict, status: str, result: dict | None, reason: str | None, now: float) -> bool:
+    def finish_job(self, job: Mapping[str, Any], status: str, result: Mapping[str, Any] | None, reason: str | None,
+                   now: float) -> bool:
         """Mark a claimed job done / skipped, inside the caller's transaction. False when the claim
         was lost (lease expired and another worker took it): the caller must roll back."""
         return self.conn.execute(
@@ -183,7 +176,7 @@ class LearningSQL:
              job["worker_pid"], job["attempts"]),
         ).rowcount == 1
 
-    def fail_job(self, job: dict, error: str, now: float, backoff_seconds: float) -> str:
+    def fail_job(self, job: Mapping[str, Any], error: str, now: float, backoff_seconds: float) -> str:
         """Record a failed attempt: queued again after an exponential backoff, or failed for good
         when out of attempts. Returns the new status."""
         out_of_attempts = job["attempts"] >= job["max_attempts"]
@@ -209,24 +202,26 @@ class LearningSQL:
 
     def runnable_jobs(self, project_id: int | None, now: float, *, ignore_backoff: bool = False) -> int:
         due = "1" if ignore_backoff else "not_before <= ?"
-        due_args: tuple = () if ignore_backoff else (now,)
-        return self.conn.execute(
+        due_args: tuple[float, ...] = () if ignore_backoff else (now,)
+        return int(self.conn.execute(
             f"SELECT COUNT(*) FROM jobs WHERE project_id IS ? AND ((status = 'queued' AND {due})"
-            " OR (status = 'running' AND lease_until < ?))", (project_id,) + due_args + (now,),
-        ).fetchone()[0]
+            " OR (status = 'running' AND lease_until < ?))", (project_id, *due_args, now),
+        ).fetchone()[0])
 
     def next_due(self, project_id: int | None) -> float | None:
         """When the earliest queued job of the project becomes due (backoff), or None."""
-        return self.conn.execute(
+        due: float | None = self.conn.execute(
             "SELECT MIN(not_before) FROM jobs WHERE project_id IS ? AND status = 'queued'", (project_id,)
         ).fetchone()[0]
+        return due
 
-    def get_job(self, job_id: int) -> dict | None:
+    def get_job(self, job_id: int) -> Job | None:
         return self._job_row("SELECT * FROM jobs WHERE id = ?", (job_id,))
 
     def list_jobs(self, project_id: int | None = None, *, all_projects: bool = False,
-                  statuses: tuple = (), session_id: str | None = None, limit: int = 50) -> list[dict]:
-        clauses, params = [], []
+                  statuses: Sequence[str] = (), session_id: str | None = None, limit: int = 50) -> list[Job]:
+        clauses: list[str] = []
+        params: list[int | str | None] = []
         if not all_projects:
             clauses.append("j.project_id IS ?")
             params.append(project_id)
@@ -247,64 +242,11 @@ class LearningSQL:
 
     def job_counts(self, project_id: int | None = None, *, all_projects: bool = False) -> dict[str, int]:
         where, params = ("", ()) if all_projects else ("WHERE project_id IS ?", (project_id,))
-        return dict(self.conn.execute(f"SELECT status, COUNT(*) FROM jobs {where} GROUP BY status", params).fetchall())
-
-    def project_row(self, project_id: int) -> dict | None:
-        rows = self._rows("SELECT * FROM projects WHERE id = ?", (project_id,))
-        return rows[0] if rows else None
-
-    # -- what a job covers ----------------------------------------------------------------------------
-
-    def job_tool_events(self, job: dict) -> list[dict]:
-        clause, args = _agent_clause(job["agent_id"])
-        rows = self._rows(
-            "SELECT id, tool_use_id, tool_name, input, response, success, exit_code, error, is_interrupt,"
-            f" duration_ms, agent_id, agent_type, created_at FROM tool_events WHERE session_id = ? AND {clause}"
-            " AND id > ? AND id <= ? ORDER BY id",
-            (job["session_id"], *args, job["tool_from"], job["tool_to"]),
-        )
-        for row in rows:
-            row["success"] = bool(row["success"])
-            row["is_interrupt"] = bool(row["is_interrupt"])
-        return rows
-
-    def job_messages(self, job: dict) -> list[dict]:
-        clause, args = _agent_clause(job["agent_id"])
-        return self._rows(
-            f"SELECT id, role, text, created_at FROM messages WHERE session_id = ? AND {clause}"
-            " AND id > ? AND id <= ? ORDER BY id",
-            (job["session_id"], *args, job["msg_from"], job["msg_to"]),
-        )
-
-    def last_prompt_before(self, session_id: str, message_id: int, before_time: float | None = None) -> dict | None:
-        """The main agent's last user prompt before a point: the task a continuation belongs to."""
-        sql = "SELECT id, role, text, created_at FROM messages WHERE session_id = ? AND agent_id IS NULL" \
-              " AND role = 'user' AND id <= ?"
-        params: tuple = (session_id, message_id)
-        if before_time is not None:
-            sql += " AND created_at <= ?"
-            params += (before_time,)
-        rows = self._rows(sql + " ORDER BY id DESC LIMIT 1", params)
-        return rows[0] if rows else None
-
-    def tool_events_before(self, session_id: str, agent_id: str, tool_id: int, limit: int = 30) -> list[dict]:
-        """The last `limit` tool events of this session+agent up to `tool_id` (the previous turn)."""
-        clause, args = _agent_clause(agent_id)
-        rows = self._rows(
-            "SELECT id, tool_use_id, tool_name, input, response, success, exit_code, error, is_interrupt,"
-            f" duration_ms, created_at FROM tool_events WHERE session_id = ? AND {clause} AND id <= ?"
-            " ORDER BY id DESC LIMIT ?", (session_id, *args, tool_id, limit),
-        )
-        for row in rows:
-            row["success"] = bool(row["success"])
-        return rows[::-1]
-
-    def session_tool_ids(self, session_id: str) -> set[str]:
-        return {r[0] for r in self.conn.execute("SELECT tool_use_id FROM tool_events WHERE session_id = ?", (session_id,))}
+        return dict(self.conn.execute(f"SELECT status, COUNT(*) FROM jobs {where} GROUP BY status", params))
 
     # -- learning statistics ---------------------------------------------------------------------------
 
-    def record_learning_run(self, run: dict) -> int:
+    def record_learning_run(self, run: Mapping[str, Any]) -> int:
         columns = ("job_id", "project_id", "session_id", "agent_id", "source", "reflector", "task", "outcome",
                    "learned", "gate_reason", "steps", "candidates", "created", "updated", "merged", "pruned",
                    "quarantined", "rejected", "helpful", "harmful", "average_confidence", "duration_ms",
@@ -314,22 +256,22 @@ class LearningSQL:
                                              "quarantined", "rejected", "helpful", "harmful") else None)
                   for c in columns]
         values[columns.index("learned")] = 1 if run.get("learned") else 0
-        return self.conn.execute(
-            f"INSERT INTO learning_runs({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})", values
-        ).lastrowid
+        return self._inserted(self.conn.execute(
+            f"INSERT INTO learning_runs({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})", values))
 
-    def learning_runs(self, project_id: int | None = None, *, all_projects: bool = False, limit: int = 20) -> list[dict]:
+    def learning_runs(self, project_id: int | None = None, *, all_projects: bool = False,
+                      limit: int = 20) -> list[dict[str, Any]]:
         where, params = ("", ()) if all_projects else ("WHERE r.project_id IS ?", (project_id,))
         rows = self._rows(
             f"SELECT r.*, p.name AS project FROM learning_runs r LEFT JOIN projects p ON p.id = r.project_id"
-            f" {where} ORDER BY r.id DESC LIMIT ?", params + (limit,),
+            f" {where} ORDER BY r.id DESC LIMIT ?", (*params, limit),
         )
         for row in rows:
             row["learned"] = bool(row["learned"])
             row["detail"] = json.loads(row["detail"]) if row["detail"] else None
         return rows
 
-    def learning_totals(self, project_id: int | None = None, *, all_projects: bool = False) -> dict:
+    def learning_totals(self, project_id: int | None = None, *, all_projects: bool = False) -> dict[str, Any]:
         where, params = ("", ()) if all_projects else ("WHERE project_id IS ?", (project_id,))
         row = self._rows(
             "SELECT COUNT(*) AS tasks, COALESCE(SUM(learned), 0) AS learned,"
@@ -344,7 +286,7 @@ class LearningSQL:
 
     # -- history mined by the heuristics ---------------------------------------------------------------
 
-    def record_file_edits(self, project_id: int | None, session_id: str, paths: list[str], now: float) -> None:
+    def record_file_edits(self, project_id: int | None, session_id: str, paths: Iterable[str], now: float) -> None:
         if project_id is None or not session_id:
             return
         self.conn.executemany(
@@ -352,7 +294,8 @@ class LearningSQL:
             [(project_id, session_id, p, now) for p in paths],
         )
 
-    def co_edit_counts(self, project_id: int | None, paths: list[str], exclude_session: str | None) -> list[dict]:
+    def co_edit_counts(self, project_id: int | None, paths: Sequence[str],
+                       exclude_session: str | None) -> list[dict[str, Any]]:
         """For pairs of `paths`: in how many other sessions both were edited."""
         if project_id is None or len(paths) < 2:
             return []
@@ -366,7 +309,8 @@ class LearningSQL:
             (project_id, *paths, *paths, exclude_session),
         )
 
-    def record_command_runs(self, project_id: int | None, session_id: str | None, runs: list[dict], now: float) -> None:
+    def record_command_runs(self, project_id: int | None, session_id: str | None, runs: Iterable[Mapping[str, Any]],
+                            now: float) -> None:
         """`runs`: [{command, kind, runs, failures, error}] aggregated for one task."""
         if project_id is None:
             return
@@ -388,7 +332,7 @@ class LearningSQL:
                  now if run["runs"] > run["failures"] else None, now if failed else None),
             )
 
-    def command_history(self, project_id: int | None, commands: list[str]) -> dict[str, dict]:
+    def command_history(self, project_id: int | None, commands: Sequence[str]) -> dict[str, dict[str, Any]]:
         if project_id is None or not commands:
             return {}
         commands = commands[:100]
@@ -398,60 +342,28 @@ class LearningSQL:
         )
         return {r["command"]: r for r in rows}
 
-    # -- pruning ---------------------------------------------------------------------------------------
+    # -- code patterns -------------------------------------------------------------------------------
 
-    def low_confidence_bullets(self, project_id: int | None, below: float, min_observations: int) -> list[str]:
-        return [r[0] for r in self.conn.execute(
-            "SELECT id FROM bullets WHERE project_id IS ? AND status = 'active' AND confidence < ?"
-            " AND helpful + harmful + helpful_explicit + harmful_explicit >= ?",
-            (project_id, below, min_observations))]
+    def record_pattern_hit(self, project_id: int | None, pattern_id: str, session_id: str, file: str | None,
+                           now: float) -> None:
+        self.conn.execute(
+            "INSERT OR IGNORE INTO code_pattern_hits(project_id, pattern_id, session_id, file, created_at)"
+            " VALUES (?,?,?,?,?)", (project_id or 0, pattern_id, session_id, file, now))
 
-    def stale_bullets(self, project_id: int | None, unused_since: float) -> list[str]:
-        """Active bullets not used since `unused_since` whose record is poor: never marked helpful,
-        or more harmful than helpful (explicit marks weigh 3x)."""
-        return [r[0] for r in self.conn.execute(
-            "SELECT id FROM bullets WHERE project_id IS ? AND status = 'active'"
-            " AND COALESCE(last_used_at, created_at) < ?"
-            " AND (helpful + helpful_explicit = 0 OR helpful + 3 * helpful_explicit < harmful + 3 * harmful_explicit)",
-            (project_id, unused_since))]
-
-    def playbook_size(self, project_id: int | None) -> tuple[int, int]:
-        """(active bullets, their total characters) of one scope."""
-        n, chars = self.conn.execute(
-            "SELECT COUNT(*), COALESCE(SUM(LENGTH(content)), 0) FROM bullets WHERE project_id IS ? AND status = 'active'",
-            (project_id,)).fetchone()
-        return n, chars
-
-    def least_valuable_bullets(self, project_id: int | None, limit: int, exclude: tuple = ()) -> list[tuple[str, int]]:
-        """(id, length) of the active bullets worth least: lowest confidence, fewest helpful marks,
-        longest unused, first."""
-        rows = self.conn.execute(
-            "SELECT id, LENGTH(content) FROM bullets WHERE project_id IS ? AND status = 'active'"
-            " ORDER BY confidence, helpful + 3 * helpful_explicit, COALESCE(last_used_at, created_at), id LIMIT ?",
-            (project_id, limit + len(exclude))).fetchall()
-        skip = set(exclude)
-        return [(r[0], r[1]) for r in rows if r[0] not in skip][:limit]
-
-    def last_injection_batch(self, session_id: str) -> list[str]:
-        """The bullets of the most recent injection in a session (one hook call): what "that tip"
-        refers to."""
-        row = self.conn.execute(
-            "SELECT created_at, hook FROM injections WHERE session_id = ? ORDER BY id DESC LIMIT 1", (session_id,)
-        ).fetchone()
-        if row is None:
-            return []
-        return [r[0] for r in self.conn.execute(
-            "SELECT bullet_id FROM injections WHERE session_id = ? AND created_at = ? AND hook = ? ORDER BY rank",
-            (session_id, row[0], row[1]))]
+    def pattern_sessions(self, project_id: int | None, pattern_id: str) -> int:
+        """In how many sessions the agent wrote this pattern into the project's code."""
+        return int(self.conn.execute(
+            "SELECT COUNT(*) FROM code_pattern_hits WHERE project_id = ? AND pattern_id = ?",
+            (project_id or 0, pattern_id)).fetchone()[0])
 
     # -- helpers ---------------------------------------------------------------------------------------
 
-    def _job_row(self, sql: str, params=()) -> dict | None:
-        rows = self._rows(sql, params)
-        return _decode_job(rows[0]) if rows else None
+    def _job_row(self, sql: str, params: Sequence[Any] = ()) -> Job | None:
+        row = self._one(sql, params)
+        return None if row is None else _decode_job(row)
 
 
-def _decode_job(row: dict) -> dict:
+def _decode_job(row: dict[str, Any]) -> Job:
     for key in ("result", "payload"):
         if isinstance(row.get(key), str):
             try:
@@ -461,7 +373,7 @@ def _decode_job(row: dict) -> dict:
     return row
 
 
-def _lapsed(job: dict) -> str:
+def _lapsed(job: Mapping[str, Any]) -> str:
     earlier = (job.get("last_error") or "").split("\n", 1)[0][:300]
     return (f"worker {job.get('worker_pid')} stopped during attempt {job['attempts']} (lease expired or process gone)"
             + (f"; earlier: {earlier}" if earlier and not earlier.startswith("worker ") else ""))

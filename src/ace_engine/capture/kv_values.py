@@ -1,0 +1,235 @@
+"""KEY=value secrets: after a secret-looking key (`token`, `password`, `api_key` …), which value is
+a secret to redact and which is a name, a reference, a mask, a type or code that stays.
+
+Part of the redactor (`redact`), split out as the one rule with real judgement in it; `redact`
+finds the secret words (`KW_TRIGGERS`) and calls `kv_rule` at their positions. Same cost rules:
+only `re`, every pattern compiled on first use, each match anchored at a needle.
+"""
+
+import re
+
+MARK = "[REDACTED:"
+
+# Words that make a key name look secret.  `token` excludes "tokens"/"tokenizer"
+# (max_tokens, input_tokens are everywhere in LLM tooling) and `auth` excludes
+# "author", "authority" and "authorization" (the auth-header rule owns that).
+KW = (
+    r"(?:secret|token(?!s|iz)|passw(?:or)?d|passphrase|pwd|api[_-]?key"
+    r"|private[_-]?key|access[_-]?key|credentials?|auth(?!or))"
+)
+# Lower-case needles: every KW alternative starts with one of them.
+KW_TRIGGERS = ("secret", "token", "passw", "passphrase", "pwd", "api",
+               "private", "access", "credential", "auth")
+
+_SOURCES = {
+    # KEY<sep>value.  The match starts at the secret word inside the key;
+    # the unquoted value is measured in Python (`_kv_value`).
+    "kv": (KW + r"(?P<rest>[\w.-]{0,80})(?P<kq>\\?[\"'])?"
+           r"(?P<sp1>[ \t]*)(?P<sep>[:=])(?![:=])(?P<sp2>[ \t]*)"
+           r"(?P<val>\\\"(?:(?!\\\")[^\r\n])*\\\"|\"(?:[^\"\\\r\n]|\\.)*\""
+           r"|'(?:[^'\\\r\n]|\\.)*')?", 0),
+    # An unquoted value in the middle of a line ends where a shell word would.
+    "kv_word": (r"[^\s\"'`;&|<>]*", 0),
+    # An identifier path right before "(" or "[": a call or a subscript.
+    "code": (r"[A-Za-z_][\w.]*[ \t]*[(\[]", 0),
+    "marker": (r"\[REDACTED:[\w-]+\]", 0),
+}
+
+_compiled: dict[str, re.Pattern[str]] = {}
+
+
+def _rx(name: str) -> re.Pattern[str]:
+    """Compile pattern `name` on first use; cache it for the process."""
+    rx = _compiled.get(name)
+    if rx is None:
+        pattern, flags = _SOURCES[name]
+        rx = _compiled[name] = re.compile(pattern, flags)
+    return rx
+
+
+def marker(kind: str) -> str:
+    """What a secret of `kind` is replaced with: `[REDACTED:kind]`."""
+    return MARK + kind + "]"
+
+
+def _is_marker(v):
+    """True if `v` is only markers (and blanks or escaped newlines), e.g. a
+    JSON "private_key" value whose PEM block was already redacted."""
+    if MARK not in v:
+        return False
+    rest = _rx("marker").sub("", v).replace("\\n", "").replace("\\r", "")
+    return not rest.strip()
+
+
+_LITERALS = frozenset(("none", "null", "nil", "true", "false", "undefined",
+                       "''", '""', "[]", "{}"))
+_MASK_CHARS = frozenset("*xX.•…-_#")
+_OPENER = {")": "(", "]": "[", "}": "{"}
+_TYPE_WORDS = frozenset((
+    "str", "bytes", "int", "float", "bool", "string", "number", "boolean",
+    "any", "none", "optional", "union", "list", "dict", "object", "unknown",
+    "char", "secretstr", "secretbytes", "text",
+))
+
+
+def placeholder(v):
+    """True for values that name or mask a secret rather than being one."""
+    v = v.strip()
+    if not v:
+        return True
+    c, last = v[0], v[-1]
+    if c == "$":  # $VAR, ${VAR}, $(cmd), ${{ secrets.X }}
+        return True
+    if (c == "<" and last == ">") or (c == "{" and last == "}"):
+        return True  # <your-key>, {token}, {{ vault.x }}
+    if c == "%" and v.startswith("%("):
+        return True  # %(password)s
+    if v.lower() in _LITERALS or (len(v) >= 3 and set(v) <= _MASK_CHARS):
+        return True
+    return _is_marker(v)
+
+
+def type_annotation(v):
+    """`str`, `Optional[str] = None`, `string;`: a declaration, not a value."""
+    i = 0
+    n = len(v)
+    while i < n and (v[i].isalnum() or v[i] == "_"):
+        i += 1
+    return i > 0 and v[:i].lower() in _TYPE_WORDS
+
+
+def _is_ident_path(v):
+    """`token`, `self._password`, `settings.API_KEY`."""
+    return bool(v) and not v[0].isdigit() and v.replace(".", "").replace(
+        "_", "").isalnum() and ".." not in v
+
+
+def _same_name(v, key):
+    """`token=token`, `password=args.password`: a variable, not a secret."""
+    if not _is_ident_path(v):
+        return False
+    a = v.rsplit(".", 1)[-1].lstrip("_").lower()
+    b = key.rsplit(".", 1)[-1].lstrip("-_").lower()
+    return a == b
+
+
+def _word_end(text: str, start: int) -> int:
+    """Where an unquoted value starting at `start` ends (`kv_word` also matches nothing)."""
+    m = _rx("kv_word").match(text, start)
+    return m.end() if m is not None else start
+
+
+def _random_word(text, vs):
+    """`password = pypiPass2024x` mid-line (a flattened pypirc, a prose note): the value is a
+    bare word with a digit and a capital or symbol, not a call, an attribute or a snake_case
+    name -- so not code."""
+    v = text[vs:_word_end(text, vs)].rstrip(",;)")
+    if len(v) < 6 or "_" in v or "." in v or "(" in v or "[" in v:
+        return False
+    return (any(c.isdigit() for c in v)
+            and (any(c.isupper() for c in v) or not v.isalnum()))
+
+
+def _kv_value(text, m):
+    """Decide what to redact for one "kv" match (made on the lower-cased
+    text; its spans index `text`).
+
+    Returns (start, end, kind), or None when the value should stay.
+    """
+    ks = m.start()
+    lo = max(0, ks - 80)
+    while ks > lo and (text[ks - 1].isalnum() or text[ks - 1] in "_.-"):
+        ks -= 1
+    key = text[ks:m.end("rest")]
+    if key.lower().lstrip("-") in ("pwd", "oldpwd"):
+        return None  # the shell's working directory, not a password
+    quoted_key = m.group("kq") is not None
+    kind = "secret-field" if quoted_key else "env-secret"
+    numeric_ok = m.group(0)[:4] in ("toke", "auth")  # token_count: 5
+
+    val = m.group("val")
+    if val is not None:  # a quoted value: redact inside the quotes
+        q = 2 if val[0] == "\\" else 1
+        vs, ve = m.start("val") + q, m.end("val") - q
+        inner = text[vs:ve]
+        if placeholder(inner) or (numeric_ok and inner.isdigit()):
+            return None
+        return vs, ve, kind
+
+    sep = m.group("sep")
+    spaced = bool(m.group("sp1") or m.group("sp2"))
+    vs = m.end()
+    n = len(text)
+    # "Line form": the key starts its line (after indentation, `export`, a
+    # YAML list dash).  There a `KEY: value` or `KEY = value` runs to the end
+    # of the line (YAML, INI, headers); elsewhere a value ends like a shell
+    # word, so `TOKEN=x cmd --flag` keeps its command.
+    ls = text.rfind("\n", lo, ks) + 1
+    line_form = False
+    if not quoted_key and (ls or lo == 0):
+        prefix = text[ls:ks].strip()
+        line_form = prefix in ("", "export", "set", "-", "env", "#")
+    if line_form and (sep == ":" or spaced):
+        ve = text.find("\n", vs)
+        if ve < 0:
+            ve = n
+        while ve > vs and text[ve - 1] in " \t\r":
+            ve -= 1
+        v = text[vs:ve]
+        if not v or v[0] in "\"'`":
+            return (vs, ve, kind) if v.strip("\"'` ") else None
+        if sep == ":" and type_annotation(v):
+            return None
+        if _rx("code").match(v):
+            return None
+        if spaced and sep == "=" and (_is_ident_path(v) and "." in v):
+            return None  # token = settings.TOKEN
+    else:
+        if sep == "=" and spaced and not _random_word(text, vs):
+            return None  # `x = token` mid-line is code, not config (unless the value is no name)
+        if vs < n and text[vs] in "\"'`":
+            # An unterminated quote (a terminated one matched above).
+            ve = text.find("\n", vs)
+            ve = n if ve < 0 else ve
+            return (vs, ve, kind) if text[vs + 1:ve].strip() else None
+        ve = _word_end(text, vs)
+        if _rx("code").match(text, vs, min(n, ve + 1)):
+            return None  # token=get_token(), api_key=os.environ["X"]
+        v = text[vs:ve]
+        # Drop closers that belong to the surrounding code: f(token=abc),
+        # {"token": abc} -- but keep balanced ones: p(ss), [REDACTED:x].
+        while v and v[-1] in ")]},":
+            c = v[-1]
+            if c != "," and v.count(_OPENER[c]) >= v.count(c):
+                break
+            v = v[:-1]
+        ve = vs + len(v)
+        if sep == ":" and type_annotation(v):
+            return None  # def f(token: str)
+    if placeholder(v) or _same_name(v, key) or (numeric_ok and v.isdigit()):
+        return None
+    return vs, ve, kind
+
+
+def kv_rule(text, starts, low):
+    """Redact KEY=value values; `starts` are the secret words' positions."""
+    rx = _rx("kv")
+    out = []
+    last = 0
+    for p in starts:
+        if p < last:
+            continue  # inside a value already redacted
+        m = rx.match(low, p)
+        if m is None:
+            continue
+        found = _kv_value(text, m)
+        if found is None:
+            continue
+        vs, ve, kind = found
+        out.append(text[last:vs])
+        out.append(marker(kind))
+        last = ve
+    if not out:
+        return text
+    out.append(text[last:])
+    return "".join(out)
