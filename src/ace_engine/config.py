@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = ["Setting", "SETTINGS", "SETTINGS_BY_KEY", "DEFAULTS", "PROJECT_KEYS", "Config", "ConfigError", "load",
-           "env_name", "project_may_set", "read_toml_bytes", "ignored_fix"]
+           "env_name", "project_may_set", "read_toml_bytes"]
 
 
 class Setting:
@@ -321,8 +321,3 @@ def _project_layer(path: str, table: dict[str, object], data: bytes,
     trust.note_ignored(path, data, restricted)
     return "project", {key: value for key, value in table.items() if key in PROJECT_KEYS}
 
-
-def ignored_fix(path: str) -> str:
-    """What to do about user-level keys ignored in a project file."""
-    return (f"move them to your user config ({paths.user_config_path()}) or set them as ACE_* variables; "
-            f"or, if you wrote or reviewed {path}, run `ace trust` in the project (any later edit voids it)")

@@ -8,7 +8,7 @@ import sys
 import time
 from typing import Any
 
-from . import config, log, paths
+from . import config, log, paths, trust
 from .hooks import health
 from .hooks.events import EVENTS
 from .integrations import claude_settings
@@ -136,7 +136,7 @@ def doctor(project_dir: str, fix: bool = False) -> list[Check]:
         for path in sorted({path for _, path in cfg.ignored.values()}):
             keys = sorted(key for key, (_, where) in cfg.ignored.items() if where == path)
             checks.append(Check("config trust", False, f"{path} sets user-level key(s) {', '.join(keys)}: ignored, "
-                                "the file is not trusted", config.ignored_fix(path), warn=True))
+                                "the file is not trusted", trust.ignored_fix(path), warn=True))
     except config.ConfigError as exc:
         checks.append(Check("config", False, str(exc), "edit the file named above; `ace config show` lists valid keys"))
 

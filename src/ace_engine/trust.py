@@ -116,7 +116,12 @@ def note_ignored(path: str, data: bytes, keys: list[str]) -> None:
     except OSError:
         pass  # cannot remember: say it anyway
     from . import log
-    from .config import ignored_fix
 
     log.warning("config", f"{path} sets user-level key(s) {', '.join(sorted(keys))}: ignored, the file is not "
                           f"trusted. Fix: {ignored_fix(path)}")
+
+
+def ignored_fix(path: str) -> str:
+    """What to do about user-level keys ignored in a project file."""
+    return (f"move them to your user config ({paths.user_config_path()}) or set them as ACE_* variables; "
+            f"or, if you wrote or reviewed {path}, run `ace trust` in the project (any later edit voids it)")

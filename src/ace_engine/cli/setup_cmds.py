@@ -4,7 +4,7 @@ doctor, config."""
 import click
 
 from .. import config as config_mod
-from .. import diagnostics, escape
+from .. import diagnostics, escape, trust
 from ..integrations import claude_settings
 from ..project import identify
 from .common import json_option, project_option, resolve_dir
@@ -160,7 +160,7 @@ def config_show(project_dir, as_json):
             for key in cfg.values
         }
         for key, (value, path) in cfg.ignored.items():
-            shown[key]["ignored"] = {"value": value, "source": f"project ({path})", "fix": config_mod.ignored_fix(path)}
+            shown[key]["ignored"] = {"value": value, "source": f"project ({path})", "fix": trust.ignored_fix(path)}
         return emit_json(shown)
     table(None, ["key", "value", "source", "description"], [
         [key, cfg.values[key], cfg.sources[key], config_mod.SETTINGS_BY_KEY[key].help]
@@ -173,7 +173,7 @@ def config_show(project_dir, as_json):
         for key, (value, _) in sorted(cfg.ignored.items()):
             click.echo(f"  {key} = {escape.one_line(repr(value))}  (ignored)")
         for path in files:
-            click.echo(plain(f"fix: {config_mod.ignored_fix(path)}"))
+            click.echo(plain(f"fix: {trust.ignored_fix(path)}"))
 
 
 COMMANDS = [install, uninstall, status, doctor, config_group]
