@@ -126,6 +126,22 @@ def spawn_holding(lock: "ProcessLock", code: str) -> int | None:
     return pid
 
 
+def enter_detached(lock: "ProcessLock", lock_fd: int | None, *, nice: bool = True) -> bool:
+    """The start of every detached process's entry point: owner-only files, a lower priority
+    (background work never competes with the hooks), and the lock — adopted from the process that
+    spawned us (`spawn_holding`), or taken when run in the foreground. False: another holds it."""
+    os.umask(0o077)
+    if nice:
+        try:
+            os.nice(10)
+        except (AttributeError, OSError):
+            pass
+    if lock_fd is not None:
+        lock.adopt(lock_fd)
+        return True
+    return lock.acquire()
+
+
 class ProcessLock:
     """An exclusive, non-blocking lock on a file, released by the kernel when the holding process
     dies — a killed worker never leaves a stale lock behind (flock(2) on POSIX).

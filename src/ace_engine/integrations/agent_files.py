@@ -58,12 +58,6 @@ def newline_of(text: str) -> str:
     return "\r\n" if crlf and crlf > text.count("\n") - crlf else "\n"
 
 
-def escape(content: str) -> str:
-    """One line of bullet text that can't open or close an HTML comment (so it can't fake a
-    marker) or a tag, start a line, or pose as a conversation turn (`escape.markdown`)."""
-    return markdown(content)
-
-
 def render_block(bullets: Sequence[Mapping[str, Any]], nl: str = "\n") -> str:
     """The whole marked section, START to END inclusive: bullets grouped by section (the
     playbook's order), oldest first within one, so re-syncing an unchanged playbook changes nothing
@@ -78,7 +72,8 @@ def render_block(bullets: Sequence[Mapping[str, Any]], nl: str = "\n") -> str:
     for section in order:
         lines += [f"### {title(section)}", ""]
         for bullet in sorted(groups[section], key=lambda b: (b.get("created_at") or 0, b["id"])):
-            lines.append(f"- [{escape(bullet['id'])}] {escape(bullet.get('content', ''))}")
+            # `markdown`: no HTML comment (so no fake marker), tag, new line or conversation turn.
+            lines.append(f"- [{markdown(bullet['id'])}] {markdown(bullet.get('content', ''))}")
         lines.append("")
     lines.append(END)
     return nl.join(lines)

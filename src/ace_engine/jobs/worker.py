@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .. import config as config_mod
 from .. import log, paths
-from ..background import ProcessLock
+from ..background import ProcessLock, enter_detached
 from ..learning import pipeline
 from ..store.sqlite import SQLiteStore
 from .queue import lock_path
@@ -138,15 +138,8 @@ def _rescreen_first(store: Store) -> None:
 
 def main(project_key: str, lock_fd: int | None = None) -> None:
     """Entry point of the detached worker (see `queue.start_worker`)."""
-    os.umask(0o077)
-    try:
-        os.nice(10)  # background work: never compete with the hooks or the user's own processes
-    except (AttributeError, OSError):
-        pass
     lock = ProcessLock(lock_path(project_key))
-    if lock_fd is not None:
-        lock.adopt(lock_fd)
-    elif not lock.acquire():
+    if not enter_detached(lock, lock_fd):
         return
     store = None
     try:

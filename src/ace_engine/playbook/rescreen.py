@@ -24,12 +24,11 @@ when the policy version changed, never on a hook's path (the hook only spawns `m
 
 from __future__ import annotations
 
-import os
 import time
 
 from .. import config as config_mod
 from .. import log
-from ..background import named_lock
+from ..background import enter_detached, named_lock
 from ..store.policy_version import POLICY_VERSION
 from . import safety
 from .playbook import Playbook
@@ -125,17 +124,10 @@ def ensure_screened(store: Store, *, now: float | None = None) -> dict[str, Any]
 def main(lock_fd: int | None = None) -> None:
     """Entry point of the detached re-screen a hook starts (`maintenance.maybe_start_rescreen`),
     holding the inherited lock for its whole life."""
-    os.umask(0o077)
-    try:
-        os.nice(10)  # background work: never compete with the hooks
-    except (AttributeError, OSError):
-        pass
     from ..store.sqlite import SQLiteStore
 
     lock = named_lock("rescreen")
-    if lock_fd is not None:
-        lock.adopt(lock_fd)
-    elif not lock.acquire():
+    if not enter_detached(lock, lock_fd):
         return
     store = None
     try:

@@ -66,7 +66,11 @@ def _counters(bullet: Bullet) -> str:
 
 
 def bullet_line(bullet: Bullet, max_content_chars: int | None = None) -> str:
-    content = escape_content(bullet.get("content", ""))
+    return _cut_line(bullet, escape_content(bullet.get("content", "")), max_content_chars)
+
+
+def _cut_line(bullet: Bullet, content: str, max_content_chars: int | None) -> str:
+    """The line for already escaped `content`, cut to `max_content_chars` when given."""
     if max_content_chars is not None and len(content) > max_content_chars:
         content = content[: max(0, max_content_chars - 1)].rstrip() + "…"
     return f"- [{injected(bullet['id'])} {_counters(bullet)}] {content}"
@@ -97,11 +101,11 @@ class _Block:
     def longest_cut(self, bullet: Bullet) -> str | None:
         """The bullet's line with its content cut to the most characters that still fit (at
         least `_MIN_CONTENT_CHARS`), or None."""
-        full = len(escape_content(bullet.get("content", "")))
-        lo, hi, best = _MIN_CONTENT_CHARS, full, None
+        content = escape_content(bullet.get("content", ""))  # once, not once per probe
+        lo, hi, best = _MIN_CONTENT_CHARS, len(content), None
         while lo <= hi:
             mid = (lo + hi) // 2
-            line = bullet_line(bullet, mid)
+            line = _cut_line(bullet, content, mid)
             if self.fits([line]):
                 best, lo = line, mid + 1
             else:

@@ -315,13 +315,11 @@ def start_background_replay() -> bool:
 
 def background_main(lock_fd: int | None = None) -> None:
     """Entry point of the detached replay (also usable from the learning worker)."""
+    from ..background import enter_detached
     from .sqlite import SQLiteStore
 
-    os.umask(0o077)
     lock = _replay_lock()
-    if lock_fd is not None:
-        lock.adopt(lock_fd)
-    elif not lock.acquire():
+    if not enter_detached(lock, lock_fd, nice=False):
         return
     try:
         with SQLiteStore(busy_timeout_ms=30_000) as store:
