@@ -395,6 +395,8 @@ class TrajectoryStep(TypedDict):
     at: NotRequired[float | None]
     change: NotRequired[StepChange]  # Edit / MultiEdit: first changed line, before and after
     _input: NotRequired[Any]  # what an edit wrote, for the code-pattern detector (never rendered)
+    failure: NotRequired[str]  # a failed step: failed / cancelled / refused / tool (`trajectory.failure_class`)
+    _output: NotRequired[str]  # a failed step's output, capped, for the miners (never rendered whole)
 
 
 class TrajectoryResult(TypedDict):
@@ -433,6 +435,8 @@ class Trajectory(TypedDict):
     project: NotRequired[ProjectInfo]
     job_id: NotRequired[int]
     previous: NotRequired[dict[str, Any]]  # {task, commands} of the turn before
+    carried: NotRequired[list[TrajectoryStep]]  # failures the turn before ended on (`trajectory.carried`)
+    cwd: NotRequired[str | None]  # where the session ran: paths in its commands are relative to it
     history: NotRequired[dict[str, Any]]  # {co_edits, commands} from past sessions
     reflector: NotRequired[str | None]  # which reflector produced the lessons
 

@@ -2,20 +2,20 @@
 mined from the trajectory without an LLM. Each names the command, file or error it is about and
 carries the steps it came from.
 
-- error → fix: a check failed with an error, something changed (an edit, an install), and the
-  next run got past that error → "When `cmd` fails with `error`: the fix was …";
-- a command variant: a check failed and a different command for the same job passed with
-  nothing changed in between → "Run the tests with `B`, not `A` (fails with …)";
-- flaky: the same command failed, then passed with nothing changed → "`cmd` is flaky …";
-- the project's working test / build / lint / type-check commands;
-- repeated failures: a command failing with the same error several times (across sessions too),
-  an edit tool failing on the same file again and again;
+- from failures (`failure_lessons`): a fix proven by a passing re-run, stated as its cause (the
+  real change, the command that must run first, the configuration a check needs, the rule a
+  linter enforces); facts of the environment (a missing tool or script, a shell restriction, a
+  path git ignores); the checks `git commit` runs;
+- the project's working test / build / lint / type-check commands (project-wide forms only);
+- repeated failures: a command failing with the same error several times (across sessions too);
 - files edited together in several sessions;
 - the user's correction ("no, use X instead of Y", "don't …");
-- slow steps.
+- slow steps, only when several runs agree.
 
-No lesson restates the task, says "be careful", or names nothing concrete: the quality filter
-(`quality.py`) stands behind this module, but the miners are written not to need it.
+Confidence carries the strength of the evidence, and the curator acts on it: lessons at 0.8 and
+above are injected at once; weaker ones (a project's obvious test command, a retry that passed,
+a mistake in code the task had just written) stay candidates until another session sees them
+again. No lesson restates the task, says "be careful", or names nothing concrete.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..tools import FILE_TOOLS
-from . import commands
+from . import commands, edits, failure_lessons
 from .corrections import correction
+from .lesson_text import code, local
 from .trajectory import enrich
 
 if TYPE_CHECKING:
@@ -37,18 +37,20 @@ if TYPE_CHECKING:
 Step = Mapping[str, Any]
 
 _CD = re.compile(r"^cd\s+(?P<dir>\"[^\"]+\"|'[^']+'|\S+)$")
-_NARROW = re.compile(r"::|\s-k\s|\s--grep\b|\s-t\s|(?:^|\s)[\w./-]+\.(?:py|ts|tsx|js|jsx|rs|go|rb|java)(?:\s|$)")
-_TOOL_FAILURES = FILE_TOOLS  # an editing tool, or Read, failing on one named file
+_NARROW = re.compile(r"::|\s-k\s|\s--grep\b|\s-t\s|(?:^|\s)[\w./-]+\.(?:py|ts|tsx|js|jsx|rs|go|rb|java|exs?|dart)"
+                     r"(?:\s|$)")
 KIND_NOUN = {"test": "the tests", "build": "the build", "lint": "the linter", "typecheck": "the type checker",
              "format": "the formatter"}
-
-
-def code(text: str | None, limit: int = 90) -> str:
-    """`text` as an inline code span, one line, shortened."""
-    one = " ".join(str(text or "").split()).replace("`", "'")
-    if len(one) > limit:
-        one = one[: limit - 1] + "…"
-    return f"`{one}`"
+SLOW_RUNS = 3  # a command is "slow here" only when this many runs agree
+# Code generators: a step the project's workflow needs after certain edits (`dart run build_runner
+# build`, `go generate`, `prisma generate`, …), which the next session will forget.
+_GENERATOR = re.compile(
+    r"\bbuild_runner\b|\bgo generate\b|\bprotoc\b|\bbuf generate\b|\bprisma generate\b|\bsqlc generate\b|"
+    r"\bgraphql-codegen\b|\bopenapi-generator\b|\bflutter gen-l10n\b|\bswag init\b|\bmockgen\b|\bent generate\b|"
+    r"\b(?:npm|pnpm|yarn|bun)(?: run)? (?:codegen|generate|gen)\b|\bmake (?:generate|gen|codegen)\b")
+# What edited files say they expect from a generator: `part 'x.freezed.dart';`, `x_pb2`, `*.pb.go`.
+_GENERATED_REF = re.compile(r"[\w/.-]+\.(?:freezed|g|gr|pb|pb\.gw|mocks?|generated)\.(?:dart|go|ts|js)\b|"
+                            r"[\w/.-]+_pb2(?:_grpc)?\b|[\w/.-]+\.generated\.\w+\b")
 
 
 def display_command(step: Step, root: str | None) -> str:
@@ -63,7 +65,16 @@ def display_command(step: Step, root: str | None) -> str:
             target = target[len(root.rstrip("/")) + 1:]
         if target and not target.startswith(("/", "~", "$")) and target not in (".", "./"):
             return f"cd {target} && {core}"
-    return core
+    return local(core, root)
+
+
+def _prepared(step: Mapping[str, Any], number: int) -> dict[str, Any]:
+    """An enriched step with its edit's real change (`edits.change`) under `_change`."""
+    out = dict(enrich(step, number))
+    if out.get("kind") == "edit" and out.get("success") and out.get("_input") is not None:
+        files = out.get("files") or [""]
+        out["_change"] = edits.change(out["tool"], out["_input"], files[0])
+    return out
 
 
 class HeuristicReflector:
@@ -81,14 +92,15 @@ class HeuristicReflector:
     # -- the interface ---------------------------------------------------------------------------
 
     def reflect(self, trajectory: Trajectory, playbook: list[Bullet]) -> Reflection:
-        steps = [enrich(s, i) for i, s in enumerate(trajectory.get("trajectory") or [], 1)]
-        root = (trajectory.get("project") or {}).get("root")
+        steps = [_prepared(s, i) for i, s in enumerate(trajectory.get("trajectory") or [], 1)]
+        root = trajectory.get("cwd") or (trajectory.get("project") or {}).get("root")
         candidates: list[Candidate] = []
         runs = [s for s in steps if s.get("command") and not s.get("interrupted")]
-        resolved: set[int] = set()
-        candidates += self._check_sequences(steps, runs, root, resolved)
+        carried = [_prepared(s, s["step"]) for s in trajectory.get("carried") or []]
+        candidates += failure_lessons.lessons(carried + steps, root)
+        candidates += self._generators(steps, runs, root)
         candidates += self._working_commands(runs, root)
-        candidates += self._repeated_failures(steps, runs, root, resolved, trajectory.get("history") or {})
+        candidates += self._repeated_failures(runs, root, trajectory.get("history") or {}, candidates)
         candidates += self._co_edits(trajectory)
         candidates += self._correction(trajectory)
         candidates += self._slow_steps(runs, root)
@@ -104,94 +116,38 @@ class HeuristicReflector:
 
     # -- miners ----------------------------------------------------------------------------------
 
-    def _check_sequences(self, steps: Sequence[Step], runs: Sequence[Step], root: str | None, resolved: set[int]
-                         ) -> list[Candidate]:
-        """Error → fix, command variants and flaky commands, from consecutive runs of a check."""
+    def _generators(self, steps: Sequence[Step], runs: Sequence[Step], root: str | None) -> list[Candidate]:
+        """A code generator run after edits, then a check that passed: "after editing …, run the
+        generator before the check" — with the generated files the edits referred to."""
         out: list[Candidate] = []
-        for i, fail in enumerate(runs):
-            if fail["success"] or fail.get("kind") == "readonly":
+        for gen in runs:
+            if not gen["success"] or not _GENERATOR.search(gen["command"]):
                 continue
-            sig = fail.get("error")
-            nxt = next((r for r in runs[i + 1:] if commands.same_check(fail["command"], r["command"])), None)
-            if nxt is None and fail.get("kind") in commands.CHECK_KINDS:
-                # A different tool for the same job (pnpm → npm): only when nothing changed between.
-                nxt = next((r for r in runs[i + 1:] if r.get("kind") == fail["kind"] and r["success"]), None)
-            if nxt is None:
+            edited = [s for s in steps if s["step"] < gen["step"] and s.get("kind") == "edit" and s["success"]]
+            checked = next((r for r in runs if r["step"] > gen["step"] and r["success"]
+                            and r.get("kind") in commands.CHECK_KINDS + ("other",) and r is not gen
+                            and not _GENERATOR.search(r["command"]) and r.get("kind") != "vcs"), None)
+            if not edited or checked is None:
                 continue
-            between = [s for s in steps if fail["step"] < s["step"] < nxt["step"]]
-            fixes = [s for s in between if s.get("kind") == "edit" and s["success"]] + \
-                    [s for s in between if s.get("command") and s["success"] and s.get("kind") not in ("readonly",)
-                     and not commands.same_check(s["command"], fail["command"])]
-            fixes.sort(key=lambda s: s["step"])
-            got_past = nxt["success"] or (nxt.get("error") and sig and nxt["error"] != sig)
-            if not got_past:
-                continue
-            cmd = display_command(fail, root)
-            if fixes and sig:
-                resolved.add(fail["step"])
-                out.append(self._error_fix(fail, nxt, fixes, cmd, sig))
-            elif not fixes and nxt["success"] and commands.key(nxt["command"]) != commands.key(fail["command"]):
-                resolved.add(fail["step"])
-                better = display_command(nxt, root)
-                what = KIND_NOUN.get(fail.get("kind") or "", "it")
-                reason = f" (that fails with {code(sig, 110)})" if sig else ""
-                verb = f"Run {what} with" if what != "it" else "Use"
-                out.append({
-                    "content": f"{verb} {code(better)}, not {code(cmd)}{reason}.",
-                    "section": "strategies_and_hard_rules", "kind": "command_variant", "confidence": 0.75,
-                    "evidence": f"step {fail['step']}: {fail['action']} → {fail['result']}; step {nxt['step']}: "
-                                f"{nxt['action']} → {nxt['result']}",
-                    "source_steps": [fail["step"], nxt["step"]],
-                })
-            elif not fixes and nxt["success"] and not [s for s in between
-                                                       if s.get("command") and s.get("kind") != "readonly"]:
-                resolved.add(fail["step"])
-                if sig:
-                    out.append({
-                        "content": f"{code(cmd)} is flaky: it failed with {code(sig, 110)} and passed when re-run "
-                                   f"with nothing changed; re-run it once before debugging that error.",
-                        "section": "troubleshooting_and_pitfalls", "kind": "flaky", "confidence": 0.6,
-                        "evidence": f"step {fail['step']} failed, step {nxt['step']} passed, no change between",
-                        "source_steps": [fail["step"], nxt["step"]],
-                    })
+            refs = list(dict.fromkeys(m.rsplit("/", 1)[-1] for s in edited
+                                      for m in _GENERATED_REF.findall(str(s.get("_input") or ""))))
+            what = f" (it generates {', '.join(code(r, 40) for r in refs[:2])})" if refs else ""
+            check = getattr(commands, "general", commands.key)(checked["command"])
+            out.append({
+                "content": f"After editing the files it reads, run {code(display_command(gen, root))}{what} before "
+                           f"{code(local(check, root), 60)}.",
+                "section": "strategies_and_hard_rules", "kind": "generator", "confidence": 0.8,
+                "evidence": f"steps {edited[0]['step']}–{edited[-1]['step']}: edits; step {gen['step']}: "
+                            f"{gen['action'][:100]}; step {checked['step']}: {checked['action'][:80]} → "
+                            f"{checked['result'][:60]}",
+                "source_steps": [s["step"] for s in edited[-3:]] + [gen["step"], checked["step"]],
+            })
+            break
         return out
 
-    def _error_fix(self, fail: Step, nxt: Step, fixes: Sequence[Step], cmd: str, sig: str) -> Candidate:
-        edits = [s for s in fixes if s.get("kind") == "edit"]
-        others = [s for s in fixes if s.get("kind") != "edit"]
-        parts = []
-        files = list(dict.fromkeys(f for s in edits for f in s.get("files") or []))
-        if edits:
-            change = next((s.get("change") for s in edits
-                           if s.get("change") and (s["change"].get("old") or s["change"].get("new"))), None)
-            where = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
-            if change and len(files) == 1:
-                more = f" (+{len(edits) - 1} more edit{'s' if len(edits) > 2 else ''})" if len(edits) > 1 else ""
-                if change.get("old") and not change.get("new"):
-                    parts.append(f"in {where}, removed {code(change['old'], 90)}{more}")
-                elif change.get("old"):
-                    parts.append(f"in {where}, {code(change['old'], 70)} → {code(change.get('new'), 90)}{more}")
-                else:
-                    parts.append(f"in {where}, added {code(change.get('new'), 90)}{more}")
-            elif any(s["tool"] == "Write" for s in edits) and len(files) == 1:
-                parts.append(f"writing {where}")
-            else:
-                parts.append(f"editing {where}")
-        for step in others[:2]:
-            parts.append(f"running {code(display_command(step, None), 70)}")
-        outcome = "passed" if nxt["success"] else f"got past it (next error: {code(nxt.get('error'), 60)})"
-        content = f"When {code(cmd)} fails with {code(sig, 140)}: the fix was " + "; ".join(parts) + "."
-        return {
-            "content": content, "section": "troubleshooting_and_pitfalls", "kind": "error_fix",
-            "confidence": 0.8 if nxt["success"] else 0.65, "files": files,
-            "evidence": f"step {fail['step']}: {fail['action']} → {fail['result']}; "
-                        + "; ".join(f"step {s['step']}: {s['action']}" for s in fixes[:4])
-                        + f"; step {nxt['step']}: {nxt['action']} {outcome} ({nxt['result']})",
-            "source_steps": [fail["step"]] + [s["step"] for s in fixes] + [nxt["step"]],
-        }
-
     def _working_commands(self, runs: Sequence[Step], root: str | None) -> list[Candidate]:
-        """The project's test / build / lint / type-check commands that passed in this task."""
+        """The project's test / build / lint / type-check commands that passed in this task: a
+        candidate until another session confirms it (most are the ecosystem's obvious command)."""
         out: list[Candidate] = []
         seen: set[str] = set()
         for step in reversed(runs):
@@ -199,29 +155,32 @@ class HeuristicReflector:
             if kind not in ("test", "build", "lint", "typecheck") or not step["success"] or kind in seen:
                 continue
             cmd = display_command(step, root)
-            if _NARROW.search(" " + cmd + " "):
-                continue  # one test file or test id: not "the project's command"
+            if _NARROW.search(" " + cmd + " ") or "|" in cmd or len(cmd) > 80:
+                continue  # one test file, a filtered output: not "the project's command"
             seen.add(kind)
             out.append({
                 "content": f"Run {KIND_NOUN[kind]} with {code(cmd)} (verified in this project).",
-                "section": "strategies_and_hard_rules", "kind": "working_command", "confidence": 0.7,
+                "section": "strategies_and_hard_rules", "kind": "working_command", "confidence": 0.6,
                 "evidence": f"step {step['step']}: {step['action']} → {step['result']}",
                 "source_steps": [step["step"]],
             })
         return out
 
-    def _repeated_failures(self, steps: Sequence[Step], runs: Sequence[Step], root: str | None, resolved: set[int],
-                           history: Mapping[str, Any]) -> list[Candidate]:
+    def _repeated_failures(self, runs: Sequence[Step], root: str | None, history: Mapping[str, Any],
+                           found: Sequence[Candidate]) -> list[Candidate]:
+        """A command failing with the same error again and again, never fixed (in several sessions:
+        strong; in one task: a candidate)."""
         out: list[Candidate] = []
+        covered = {n for c in found for n in c.get("source_steps") or []}
         by_cmd: dict[str, list[Step]] = {}
         for step in runs:
             by_cmd.setdefault(commands.key(step["command"]), []).append(step)
         past = history.get("commands") or {}
         for key, group in by_cmd.items():
-            if any(s["success"] for s in group) or any(s["step"] in resolved for s in group):
+            if any(s["success"] or s["step"] in covered for s in group) or group[0].get("kind") == "readonly":
                 continue
-            sigs = [s.get("error") for s in group if s.get("error")]
-            if not sigs or group[0].get("kind") == "readonly":
+            sigs = [s.get("error") for s in group if s.get("error") and s.get("failure", "failed") == "failed"]
+            if not sigs:
                 continue
             sig = max(set(sigs), key=sigs.count)
             stats = past.get(key) or {}
@@ -230,28 +189,12 @@ class HeuristicReflector:
                 continue
             where = f"in {sessions} sessions" if sessions >= 3 else f"{sigs.count(sig)} times in one task"
             out.append({
-                "content": f"{code(display_command(group[0], root))} keeps failing with {code(sig, 140)} ({where}, "
-                           "never fixed yet): check that error before assuming your change broke it.",
-                "section": "troubleshooting_and_pitfalls", "kind": "repeated_failure", "confidence": 0.55,
+                "content": f"{code(display_command(group[0], root))} keeps failing with {code(local(sig, root), 140)} "
+                           f"({where}, never fixed yet): check that error before assuming your change broke it.",
+                "section": "troubleshooting_and_pitfalls", "kind": "repeated_failure",
+                "confidence": 0.8 if sessions >= 3 else 0.5,
                 "evidence": "; ".join(f"step {s['step']}: {s['result']}" for s in group[:4])
                             + (f"; failed in {sessions - 1} earlier sessions" if sessions > 1 else ""),
-                "source_steps": [s["step"] for s in group],
-            })
-        # An editing tool failing on the same file with the same error.
-        tool_fails: dict[tuple[str, str, str], list[Step]] = {}
-        for step in steps:
-            if step["tool"] in _TOOL_FAILURES and not step["success"] and step.get("files") and step.get("error"):
-                tool_fails.setdefault((step["tool"], step["files"][0], step["error"]), []).append(step)
-        for (tool, path, sig), group in tool_fails.items():
-            if len(group) < 2:
-                continue
-            advice = " read it again right before editing" if tool in ("Edit", "MultiEdit") else ""
-            out.append({
-                "content": f"{tool} on {code(path)} failed {len(group)} times with "
-                           f"{code(sig, 100)}:{advice or ' check the path and content'}"
-                           + ("." if advice else "."),
-                "section": "troubleshooting_and_pitfalls", "kind": "tool_failure", "confidence": 0.55, "files": [path],
-                "evidence": "; ".join(f"step {s['step']}: {s['action']} → {s['result']}" for s in group[:4]),
                 "source_steps": [s["step"] for s in group],
             })
         return out
@@ -291,25 +234,26 @@ class HeuristicReflector:
         return []
 
     def _slow_steps(self, runs: Sequence[Step], root: str | None) -> list[Candidate]:
+        """A command that took over `slow_step_seconds` on every one of at least `SLOW_RUNS` runs:
+        one slow run is noise (a cold cache, a busy machine, a hook waiting on the network)."""
         out: list[Candidate] = []
-        seen: set[str] = set()
+        by_cmd: dict[str, list[Step]] = {}
         for step in runs:
-            ms = step.get("duration_ms") or 0
-            if ms < self.slow_ms or not step["success"] or step.get("kind") == "readonly":
+            if step["success"] and step.get("kind") not in ("readonly", "vcs"):
+                by_cmd.setdefault(commands.key(step["command"]), []).append(step)
+        for group in by_cmd.values():
+            times = sorted(s.get("duration_ms") or 0 for s in group)
+            if len(times) < SLOW_RUNS or times[0] < self.slow_ms:
                 continue
-            cmd = display_command(step, root)
-            if cmd in seen:
-                continue
-            seen.add(cmd)
-            minutes = ms / 60000
-            bucket = next(b for b in (30, 10, 5, 2, 1) if minutes >= b or b == 1)
-            narrower = " (a single test file or target)" if step.get("kind") in ("test", "build") else ""
+            cmd = display_command(group[0], root)
+            narrower = " (a single test file or target)" if group[0].get("kind") in ("test", "build") else ""
             out.append({
-                "content": f"{code(cmd)} takes over {bucket} minute{'s' if bucket > 1 else ''} here: run it once at "
-                           f"the end and something narrower{narrower} while iterating.",
-                "section": "strategies_and_hard_rules", "kind": "slow_step", "confidence": 0.55,
-                "evidence": f"step {step['step']}: {step['action']} took {ms / 1000:.0f} s",
-                "source_steps": [step["step"]],
+                "content": f"{code(cmd)} is slow here (every one of {len(times)} runs): run it once at the end and "
+                           f"something narrower{narrower} while iterating.",
+                "section": "strategies_and_hard_rules", "kind": "slow_step", "confidence": 0.6,
+                "evidence": "; ".join(f"step {s['step']}: {(s.get('duration_ms') or 0) / 1000:.0f} s"
+                                      for s in group[:5]),
+                "source_steps": [s["step"] for s in group],
             })
         return out
 

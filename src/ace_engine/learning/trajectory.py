@@ -29,6 +29,28 @@ _NEGATIVE = re.compile(
 _ERRORISH = re.compile(r"\b(?:error|failed|failure|traceback|exception|exit code [1-9]\d*|not found|denied)\b",
                        re.IGNORECASE)
 _CITED = re.compile(r"\bctx-[0-9a-hjkmnp-tv-z]{4,20}\b")
+# Failures that say nothing about the project: Claude Code cancelled the call (a parallel call
+# failed, the user pressed Esc) or the user refused it. Neither is a failed command.
+_CANCELLED = re.compile(r"Sibling tool call errored|Cancelled: parallel tool call|\[Request interrupted|"
+                        r"Request interrupted by user|interrupted \(no result\)", re.IGNORECASE)
+_REFUSED = re.compile(r"user doesn't want to (?:proceed|take this action)|user (?:rejected|denied|declined)|"
+                      r"Permission to use \S+ (?:has been|was) denied|requested permissions? .* (?:denied|rejected)|"
+                      r"tool use was rejected|was blocked by (?:a |the )?(?:PreToolUse )?hook", re.IGNORECASE)
+_TOOL_ERROR = re.compile(r"<tool_use_error>")
+OUTPUT_KEPT = 4000  # characters of a failure's output the miners may read (never rendered whole)
+
+
+def failure_class(text: str, tool: str, interrupted: bool = False) -> str:
+    """Why a call failed: cancelled / refused / tool (Claude Code refused an Edit or Read: file not
+    read yet, string not found) / failed (the command or check itself failed)."""
+    head = text[:600]
+    if interrupted or _CANCELLED.search(head):
+        return "cancelled"
+    if _REFUSED.search(head):
+        return "refused"
+    if _TOOL_ERROR.search(head) and tool != "Bash":
+        return "tool"
+    return "failed"
 
 
 def _load(value: object) -> Any:
@@ -156,7 +178,10 @@ def step_from_event(event: ToolEventRow | dict[str, Any], number: int, root: str
     text = _response_text(response)
     if not success:
         root_text = error_text or text
-        step["error"] = commands.error_signature(root_text, root)
+        step["failure"] = failure_class(root_text, tool, step["interrupted"])
+        step["_output"] = root_text[:OUTPUT_KEPT // 4] + "\n" + root_text[-(OUTPUT_KEPT * 3 // 4):] \
+            if len(root_text) > OUTPUT_KEPT else root_text
+        step["error"] = commands.error_signature(root_text, root) if step["failure"] == "failed" else None
         step["result"] = "failed: " + (step["error"] or _first_line(root_text, 160) or f"exit code {step['exit_code']}")
         if step["interrupted"]:
             step["result"] = "interrupted"
@@ -349,6 +374,26 @@ def from_payload(payload: dict[str, Any]) -> Trajectory:
     traj.setdefault("tool_event_ids", [])
     traj.setdefault("interrupted", False)
     return traj
+
+
+def carried(previous: Iterable[TrajectoryStep]) -> list[TrajectoryStep]:
+    """The real failures a turn ended on — commands that failed and never passed in it — numbered
+    0, -1, … so they sort before the next turn's steps. The next turn may fix them ("update
+    wrangler and retry"); the reflector pairs them with its runs but learns nothing from them alone."""
+    steps = list(previous)
+    passed = {commands.key(s["command"]) for s in steps if s.get("command") and s.get("success")}
+    last: dict[str, TrajectoryStep] = {}
+    for step in steps:
+        command = step.get("command")
+        if command and not step.get("success") and step.get("failure", "failed") == "failed" \
+                and commands.key(command) not in passed:
+            last[commands.key(command)] = step
+    out = []
+    for n, step in enumerate(sorted(last.values(), key=lambda s: -s["step"])):
+        copy = cast("TrajectoryStep", dict(step))
+        copy["step"] = -n
+        out.append(copy)
+    return out[::-1]
 
 
 def text_of(trajectory: Trajectory) -> str:

@@ -1,0 +1,221 @@
+"""Episodes: a check that failed, what changed, and the run that got past it — with the change
+attributed only where the evidence supports it.
+
+    find(steps, root) -> (episodes, unresolved)
+        episode = {"fails": [steps], "passed": step, "fixes": [steps], "signature", "self_inflicted",
+                   "throwaway", "variant"}
+        unresolved = failed steps no later run got past
+
+What counts (each rule is a defect seen on real sessions, see tests/test_learning_episodes.py):
+- only real failures: a call Claude Code cancelled ("Sibling tool call errored"), one the user
+  refused, or an Edit the tool rejected is not a failed command;
+- a later run proves a fix only if it covers the failure: the same check on the same targets, or
+  the project-wide form of it (`mix test` covers `mix test a_test.exs`; `mypy b.py` does not cover
+  `mypy a.py`); a one-off script only by running again;
+- consecutive failures of one goal are one episode, and its signature is the most telling one
+  among them (the first `tsc: command not found`, not the last `Exit code 127`);
+- a fix is a change between the last failure and the pass: a successful edit or a state-changing
+  command — never an edit of the one-off script being run (deleting the failing part of your own
+  repro proves nothing), never an edit that only deletes lines of a test file, never another check;
+  when the failure's output names files, edits to those files (and to configuration) are preferred;
+- self-inflicted: the failure is in code this task had edited before it failed (a typo, a missing
+  import after a refactor). Worth knowing as a convention when a linter or formatter says so; a
+  compile error in one's own fresh code is not a lesson for the next session.
+Cost: linear in the steps of one task, a few regexes per step.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, TypedDict
+
+from . import commands
+
+Step = Mapping[str, Any]
+
+_CONFIG = re.compile(
+    r"(?:^|/)(?:mix\.exs|config/[\w.-]+\.exs|package\.json|tsconfig[\w.-]*\.json|pyproject\.toml|setup\.cfg|"
+    r"setup\.py|requirements[\w.-]*\.txt|tox\.ini|go\.mod|Cargo\.toml|Gemfile|\.rubocop\.yml|pom\.xml|"
+    r"build\.gradle(?:\.kts)?|pubspec\.yaml|Makefile|Dockerfile|docker-compose[\w.-]*\.ya?ml|\.env[\w.-]*|"
+    r"[\w.-]*\.config\.[cm]?[jt]s|\.eslintrc[\w.]*|\.prettierrc[\w.]*|\.golangci\.ya?ml|\.credo\.exs|"
+    r"\.pre-commit-config\.yaml|\.markdownlint[\w.-]*|[\w.-]*\.toml|[\w.-]*\.ini|[\w.-]*\.cfg)$")
+_TEST_FILE = re.compile(r"(?:^|/)(?:tests?|spec|__tests__)/|(?:^|/)test_[^/]*$|_test\.\w+$|_spec\.\w+$|"
+                        r"\.(?:test|spec)\.[jt]sx?$|Test\.(?:java|kt)$")
+# Commands that never fix anything: moving around, looking, cleaning up scratch files.
+_NOT_A_FIX = re.compile(r"^(?:cd|ls|cat|echo|printf|sleep|rm|mkdir -p /tmp|true|clear|pwd|which|source)\b")
+_FIXING_CHECK = re.compile(r"\s--fix\b|\s--write\b|\s-w\b|^(?:mix format|gofmt|go fmt|cargo fmt|black|isort|"
+                           r"prettier|rustfmt|dart format|rubocop -a|ruff format|npm run format|bun run format)")
+
+
+class Episode(TypedDict):
+    fails: list[Step]
+    passed: Step
+    fixes: list[Step]
+    signature: str | None
+    self_inflicted: bool
+    throwaway: bool
+    variant: bool  # got past it by running a different command, nothing else changed
+
+
+def real_failure(step: Step) -> bool:
+    return not step["success"] and step.get("failure", "failed") == "failed" and not step.get("interrupted")
+
+
+def _targets(command: str) -> set[str]:
+    """The file / test arguments of a command (what it runs on), normalised."""
+    words = commands.key(command).split()[1:]
+    return {w.lstrip("./") for w in words if ("/" in w or "." in w.strip("./")) and not w.startswith("-")}
+
+
+def covers(later: str, fail: str) -> bool:
+    """Does a run of `later` show that the failure of `fail` is gone?"""
+    if commands.key(later) == commands.key(fail):
+        return True
+    if not commands.same_check(later, fail):
+        return False
+    mine, theirs = _targets(fail), _targets(later)
+    return not theirs or mine <= theirs
+
+
+def created_files(steps: Sequence[Step]) -> set[str]:
+    """Files this task created (Write on a path not read or edited before) or put in a temp dir."""
+    seen: set[str] = set()
+    created: set[str] = set()
+    for step in steps:
+        for path in step.get("files") or []:
+            if step.get("tool") == "Write" and path not in seen:
+                created.add(path)
+            seen.add(path)
+    return created
+
+
+_SCRATCH = re.compile(r"(?:^|\s)(?:/tmp/|/private/var/folders/)\S+"
+                      r"|^(?:python3?|node|bun|deno|ruby|perl)\s+(?:-c|-e|-)\s|^(?:python3?|node|bun|deno|ruby|perl)\s*<<")
+
+
+def throwaway(step: Step, created: set[str]) -> bool:
+    """A one-off script run: a file this task created, a temp file, inline code."""
+    command = commands.key(step.get("command") or "")
+    if _SCRATCH.search(command):
+        return True
+    names = {os.path.basename(c) for c in created}
+    return any(os.path.basename(w) in names for w in command.split()[1:4] if "." in w)
+
+
+def _mentions(output: str, path: str) -> bool:
+    name = os.path.basename(path)
+    return bool(name) and (path in output or re.search(r"(?<![\w.-])" + re.escape(name) + r"\b", output) is not None)
+
+
+def _fixes(first: Step, fail: Step, passed: Step, steps: Sequence[Step], created: set[str], scripts: set[str]
+           ) -> list[Step]:
+    """Edits since the first failure of the streak (an edit that did not suffice alone may still be
+    part of the fix); commands since the last failure (one that ran before it did not help)."""
+    edits = []
+    for s in steps:
+        if not first["step"] < s["step"] < passed["step"]:
+            continue
+        if s.get("kind") != "edit" or not s["success"]:
+            continue
+        files = s.get("files") or []
+        if any(f in scripts or f.startswith("/tmp/") for f in files):
+            continue  # the one-off script itself
+        change = s.get("_change")
+        if change and change.get("deleted_only") and any(_TEST_FILE.search(f) for f in files):
+            continue  # deleting the failing test is not a fix
+        edits.append(s)
+    output = fail.get("_output") or ""
+    named = [s for s in edits if any(_mentions(output, f) or _CONFIG.search(f) for f in s.get("files") or [])]
+    if named:
+        edits = named
+    runs = [s for s in steps if fail["step"] < s["step"] < passed["step"]
+            and s.get("command") and s["success"] and s.get("kind") != "readonly"
+            and not _NOT_A_FIX.match(commands.key(s["command"])) and not throwaway(s, created)
+            and not covers(s["command"], fail["command"])
+            and (s.get("kind") not in commands.CHECK_KINDS or _FIXING_CHECK.search(commands.key(s["command"])))]
+    return sorted(edits + runs, key=lambda s: s["step"])
+
+
+def _telling(fails: Sequence[Step]) -> str | None:
+    """The most informative signature of a streak of failures (not an exit code, not a summary)."""
+    sigs = [f.get("error") for f in fails if f.get("error")]
+    good = [s for s in sigs if not _GENERIC_SIG.search(s)]
+    return (good or sigs or [None])[0]
+
+
+def find(steps: Sequence[Step]) -> tuple[list[Episode], list[Step]]:
+    runs = [s for s in steps if s.get("command") and s.get("kind") != "readonly"
+            and (s["success"] or real_failure(s))]
+    created = created_files(steps)
+    scripts = {f for f in created if any(f and f in (r.get("command") or "") for r in runs)}
+    episodes: list[Episode] = []
+    unresolved: list[Step] = []
+    consumed: set[int] = set()
+    for i, fail in enumerate(runs):
+        if fail["success"] or fail["step"] in consumed:
+            continue
+        streak = [fail]
+        passed = None
+        for later in runs[i + 1:]:
+            if not covers(later["command"], fail["command"]) and not _same_goal(later, streak[-1]):
+                continue
+            if later["success"] or _got_past(later, streak):
+                passed = later
+                break
+            streak.append(later)
+        consumed.update(s["step"] for s in streak)
+        if passed is None:
+            unresolved.append(streak[0])
+            continue
+        last = streak[-1]
+        between = [s for s in steps if last["step"] < s["step"] < passed["step"]]
+        fixes = _fixes(fail, last, passed, steps, created, scripts)
+        signature = _telling(streak)
+        edited_before = {f for s in steps if s["step"] < fail["step"] and s.get("kind") == "edit" and s["success"]
+                         for f in s.get("files") or []}
+        output = " ".join(f.get("_output") or "" for f in streak)
+        self_inflicted = any(_mentions(output, f) for f in edited_before - scripts)
+        changed_between = [s for s in between if s.get("kind") == "edit" or (
+            s.get("command") and s["success"] and s.get("kind") not in ("readonly",) + commands.CHECK_KINDS)]
+        episodes.append({
+            "fails": streak, "passed": passed, "fixes": fixes, "signature": signature,
+            "self_inflicted": self_inflicted, "throwaway": throwaway(fail, created),
+            "variant": not changed_between and passed["success"] and _spelling(passed) != _spelling(last),
+        })
+    return episodes, unresolved
+
+
+def _spelling(step: Step) -> str:
+    return " ".join((step.get("command") or "").split())
+
+
+_GENERIC_SIG = re.compile(r"^(?:Exit code|exit status|FAIL(?:ED)?\b|error$|Error$)|exited with code \d+$")
+
+
+def _got_past(later: Step, streak: Sequence[Step]) -> bool:
+    """The same command now fails with another telling error: the first one is fixed."""
+    before, now = _telling(streak), later.get("error")
+    return bool(before and now and now != before and not _GENERIC_SIG.search(before))
+
+
+def _similar(a: str, b: str) -> bool:
+    """Two ad hoc commands that are one rewritten into the other (most of their words shared)."""
+    x, y = set(re.findall(r"\w+", a)), set(re.findall(r"\w+", b))
+    return len(x) >= 4 and len(x & y) / len(x | y) >= 0.6
+
+
+def _same_goal(later: Step, fail: Step) -> bool:
+    """A different command for the same job (another tool, another spelling): same check kind, or
+    the same tool and subcommand for ad hoc commands (`go run /tmp/x.go` → `go run ./cmd/x`)."""
+    kind = fail.get("kind")
+    mine, theirs = _targets(fail["command"]), _targets(later["command"])
+    if mine and theirs and not mine <= theirs:
+        return False  # a narrower run passing proves nothing about the wider one
+    if kind in commands.CHECK_KINDS:
+        return later.get("kind") == kind
+    fam = commands.family(fail["command"])
+    if " " in fam and commands.family(later["command"]) == fam:
+        return True
+    return later.get("kind") == kind and _similar(later["command"], fail["command"])
