@@ -1,6 +1,7 @@
 """Structured output: finding the JSON object in a model's reply and checking its shape."""
 
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -73,3 +74,30 @@ prose = st.text(alphabet=st.characters(blacklist_characters="{"), max_size=80)
 @given(value=st.dictionaries(st.text(max_size=8), json_values, max_size=5), before=prose, after=st.text(max_size=80))
 def test_any_object_surrounded_by_prose_without_braces_comes_back_intact(value, before, after):
     assert extract_json(before + json.dumps(value) + after) == value
+
+
+# -- the reflector's schema against its recorded answers ------------------------------------------
+
+ANSWERS = Path(__file__).parent / "fixtures" / "llm_answers"
+
+
+@pytest.mark.parametrize("path", sorted(ANSWERS.glob("*.json")), ids=lambda p: p.stem)
+def test_every_recorded_answer_fits_the_reflector_schema(path):
+    from ace_engine.learning.llm_prompt import SCHEMA
+
+    answer = json.loads(path.read_text(encoding="utf-8"))["answer"]
+    assert validate(answer, SCHEMA) == []
+    # As a model sends it: prose around a fenced block.
+    assert extract_json("My reflection:\n```json\n" + json.dumps(answer, indent=2) + "\n```", SCHEMA) == answer
+
+
+def test_a_lesson_without_step_ids_fails_the_reflector_schema_naming_where():
+    from ace_engine.learning.llm_prompt import SCHEMA
+
+    reply = {"reasoning": "r", "tags": [], "candidates": [
+        {"content": "`make test` needs `make deps` first.", "section": "troubleshooting", "evidence": "steps 2-4"}]}
+    with pytest.raises(InvalidOutput, match=r"\$\.candidates\[0\]: missing required key 'source_steps'"):
+        extract_json(json.dumps(reply), SCHEMA)
+    reply["candidates"][0]["source_steps"] = ["2", "4"]  # ids as strings: the schema wants integers
+    with pytest.raises(InvalidOutput, match=r"\$\.candidates\[0\]\.source_steps\[0\]: expected integer"):
+        extract_json(json.dumps(reply), SCHEMA)

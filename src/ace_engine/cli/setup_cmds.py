@@ -4,8 +4,9 @@ doctor, config."""
 import click
 
 from .. import config as config_mod
-from .. import diagnostics, escape, trust
+from .. import diagnostics, escape, paths, trust
 from ..integrations import claude_settings
+from ..learning import reflector_choice
 from ..project import identify
 from .common import json_option, project_option, resolve_dir
 from .output import emit_json, fail, plain, say, size, styled, table, when
@@ -45,15 +46,61 @@ def install(scope, project_dir, python, as_json):
         claude_settings.precompile()
     except OSError as exc:  # SettingsError is an AceError: the `ace` group shows it
         fail(str(exc))
+    learning = reflector_choice.describe(config_mod.load(identify(resolve_dir(project_dir)).root))
     if as_json:
-        return emit_json({**result, "scope": scope})
+        return emit_json({**result, "scope": scope, "learning": learning})
     if not result["changed"]:
         say("ace-engine hooks already installed in [bold]{}[/]; nothing changed.", path)
-        return
-    say("Installed ace-engine hooks for {} events in [bold]{}[/].", len(result["events"]), path)
-    if result["backup"]:
-        say("Backup of the previous file: {}", result["backup"])
-    say("Start Claude Code in this project; `ace status` shows what is captured.")
+    else:
+        say("Installed ace-engine hooks for {} events in [bold]{}[/].", len(result["events"]), path)
+        if result["backup"]:
+            say("Backup of the previous file: {}", result["backup"])
+        say("Start Claude Code in this project; `ace status` shows what is captured.")
+    say()
+    _say_learning(learning)
+
+
+def _say_learning(info: dict) -> None:
+    """Which reflector writes the lessons, what a model adds and how to turn it on, and the spending caps."""
+    if info["reflector"] == "llm":
+        say("[bold]Lessons[/]: written by the LLM reflector ({}{}), which states root causes; the offline "
+            "reflector takes over when the model fails or a cap is reached.", info["provider"],
+            f", model {info['model']}" if info["model"] else "")
+    elif info["problem"]:
+        say("[bold]Lessons[/]: learned [yellow]offline[/] for now: `llm.provider = {}` is set but can't be used: {}",
+            info["provider"], info["problem"])
+    else:
+        why = " (`learning.reflector = heuristic`)" if info["choice"] == "heuristic" else ""
+        say("[bold]Lessons[/]: learned offline by the heuristic reflector{}: which command failed, what changed, "
+            "which commands work — it cannot say why something failed. With a language model the reflector reads "
+            "each task and the offline candidates and writes the root cause instead (\"X requires Y\", \"do Z "
+            "before W\"), dropping one-off events. To turn it on, add to {}:", why, paths.user_config_path())
+        if info["claude_on_path"]:
+            lines, env = ['provider = "claude-cli"    # your Claude Code login, no API key'], \
+                "ACE_LLM_PROVIDER=claude-cli"
+        else:
+            lines = ['provider = "anthropic"    # the key in ANTHROPIC_API_KEY', 'model = "<model name>"']
+            env = "ACE_LLM_PROVIDER=anthropic ACE_LLM_MODEL=<model name>"
+        if info["choice"] == "heuristic":
+            lines.append('# and under [learning]: reflector = "auto"')
+        say("    {}", "\n    ".join(["[llm]", *lines]))
+        if not info["claude_on_path"]:
+            say("(needs `pip install 'ace-engine\\[llm]'`; with Claude Code on PATH, provider = \"claude-cli\" uses "
+                "its login instead; \"openai\" takes any OpenAI-compatible server, with model and base_url)")
+        say("or export {} where Claude Code starts; `ace config show` lists the llm.* settings.", env)
+    if all(info["budget"].values()):
+        say("Spending caps, on by default: {}; past a cap, learning goes offline.", _caps(info["budget"]))
+    else:
+        say("[yellow]Spending caps[/]: {}; past a cap, learning goes offline.", _caps(info["budget"]))
+
+
+def _caps(budget: dict) -> str:
+    job, calls, tokens = (budget[k] for k in reflector_choice.BUDGET_KEYS)
+    return ", ".join([
+        f"{job} model calls per task" if job else "no per-task call cap (llm.max_calls_per_job = 0)",
+        f"{calls:,} calls and" if calls else "no daily call cap (llm.max_calls_per_day = 0),",
+        f"{tokens:,} tokens a day on this machine" if tokens else "no daily token cap (llm.max_tokens_per_day = 0)",
+    ]).replace("and,", "and").replace(",,", ",")
 
 
 @click.command()

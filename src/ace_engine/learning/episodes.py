@@ -142,13 +142,31 @@ def _telling(fails: Sequence[Step]) -> str | None:
     """The most informative signature of a streak of failures (not an exit code, not a summary)."""
     sigs = [f.get("error") for f in fails if f.get("error")]
     good = [s for s in sigs if not _GENERIC_SIG.search(s)]
-    return (good or sigs or [None])[0]
+    return good[0] if good else None
+
+
+_MISSING_TOOL = re.compile(r"(?P<tool>[\w.-]+): (?:command )?not found|command not found: (?P<t2>[\w.-]+)|"
+                           r"no such command: '?(?P<t3>[\w.-]+)")
+_EXCEPTION = re.compile(r"^(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception)\b")
+
+
+def _soft_failures(runs: Sequence[Step], created: set[str]) -> list[Step]:
+    """A one-off script that exits 0 but prints the exception it reproduces ("AssertionError: …")
+    failed as far as the task is concerned: the same script printing no such error later is the fix."""
+    out: list[Step] = []
+    for s in runs:
+        if s["success"] and throwaway(s, created) and s.get("_output"):
+            sig = commands.error_signature(s["_output"])
+            if sig and _EXCEPTION.match(sig):
+                s = {**s, "success": False, "failure": "failed", "error": sig}
+        out.append(s)
+    return out
 
 
 def find(steps: Sequence[Step]) -> tuple[list[Episode], list[Step]]:
-    runs = [s for s in steps if s.get("command") and s.get("kind") != "readonly"
-            and (s["success"] or real_failure(s))]
     created = created_files(steps)
+    runs = _soft_failures([s for s in steps if s.get("command") and s.get("kind") != "readonly"
+                           and (s["success"] or real_failure(s))], created)
     scripts = {f for f in created if any(f and f in (r.get("command") or "") for r in runs)}
     episodes: list[Episode] = []
     unresolved: list[Step] = []
@@ -218,4 +236,8 @@ def _same_goal(later: Step, fail: Step) -> bool:
     fam = commands.family(fail["command"])
     if " " in fam and commands.family(later["command"]) == fam:
         return True
+    missing = _MISSING_TOOL.search(fail.get("error") or "")
+    tool = next((g for g in missing.groups() if g), None) if missing else None
+    if tool and later["success"] and re.search(r"\b" + re.escape(tool) + r"\b", later["command"]):
+        return True  # the tool is not installed here: whatever ran it after all is the way
     return later.get("kind") == kind and _similar(later["command"], fail["command"])

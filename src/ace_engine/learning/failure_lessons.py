@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import commands, edits
 from . import episodes as ep
-from .lesson_text import code, local, sentence
+from .lesson_text import code, local, sentence, spelled
 
 if TYPE_CHECKING:
     from .._types import Candidate
@@ -39,13 +39,21 @@ Step = Mapping[str, Any]
 ENVIRONMENT = re.compile(
     r"not installed|No module named|ModuleNotFoundError|command not found|not found in PATH|is not recognized as|"
     r"no such file or directory: \S*(?:bin|node_modules)/|Cannot find module|read-only variable|"
-    r"can't create temp file|operation not permitted|Permission denied|sandbox|ignored by one of your \.gitignore|"
+    r"can't create temp file|operation not permitted|Permission denied|ignored by one of your \.gitignore|"
     r"Missing script|Unknown task|No rule to make target|no such command|is not a task|unknown command|"
     r"go\.mod file not found|no required module provides|outside (?:the )?main module|not a git repository|"
     r"fetch first|requires? .{1,60} (?:as a )?(?:test )?"
-    r"dependency|No such option|unrecognized arguments?|unknown (?:flag|option)", re.IGNORECASE)
-_MISSING = re.compile(r"Missing script|Unknown task|No rule to make target|no such command|is not a task|"
-                      r"unknown command|task .{1,40} (?:not found|does not exist)", re.IGNORECASE)
+    r"dependency|No such option|unrecognized arguments?|unknown (?:flag|option)|"
+    r"requires (?:rustc|python|node|go|ruby|java|a newer|at least)|rust-version|unsupported engine|"
+    r"is not a \w+ command|must specify a|(?:is|are) not (?:set|configured)|no credentials", re.IGNORECASE)
+# A script / task / target the project does not define (not a tool that is not installed).
+_MISSING = re.compile(r"Missing script|Unknown task|No rule to make target|is not a task|task .{1,40} "
+                      r"(?:not found|does not exist|could not be found)|does not contain (?:a )?recipe|"
+                      r"no task named", re.IGNORECASE)
+# Failures of the network or the machine: no code edit fixes them.
+TRANSIENT = re.compile(r"failed to download|Could not resolve host|Connection (?:refused|reset|timed out)|"
+                       r"ECONNREFUSED|ETIMEDOUT|ENOTFOUND|network is unreachable|Temporary failure in name "
+                       r"resolution|503 Service|rate limit|cannot lock ref|Unable to create '.*\.lock'", re.IGNORECASE)
 _HINT = re.compile(r"^\s*(?:hint|Hint|HINT|help|Did you mean)[:\s]+(.{8,140}?)\s*$", re.MULTILINE)
 _HOOK = re.compile(r"pre-commit|precommit|husky|lint-staged|lefthook|hook (?:failed|exited)|"
                    r"validation failed", re.IGNORECASE)
@@ -142,7 +150,8 @@ def commit_hooks(steps: Sequence[Step], root: str | None) -> list[Candidate]:
             runs.append(seen)
     todo = ", ".join(code(local(r, root), 40) for r in runs[:3])
     content = f"`git commit` runs pre-commit checks here ({what})"
-    content += "; `--no-verify` does not skip them" if no_verify else ""
+    # Worded as advice against it: the safety policy quarantines a lesson that suggests skipping checks.
+    content += "; don't rely on `--no-verify`, it does not skip them" if no_verify else ""
     content += f": run {todo} before committing" if todo else ": run them before committing"
     content += f"; it refused with {_sig(sig, root, 120)}" if sig else ""
     if after and fix_edits and len(tools) <= 2:
@@ -162,7 +171,7 @@ def _fix_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
     files = [f for s in fix_edits for f in s.get("files") or []]
     kind = last.get("kind")
     environment = bool(sig and ENVIRONMENT.search(sig))
-    if not sig and not fix_runs:
+    if not sig and not fix_runs or sig and TRANSIENT.search(sig):
         return None
     if kind in LINT_KINDS and sig:
         how = f": fixed by {_diffs(fix_edits, 90)}" if fix_edits else ""
@@ -193,11 +202,15 @@ def _fix_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
 
 
 def _environment_lesson(fail: Step, root: str | None, worked: Step | None, sig: str | None) -> Candidate | None:
-    if not sig or not ENVIRONMENT.search(sig):
+    if not sig or not ENVIRONMENT.search(sig) or TRANSIENT.search(sig):
         return None
-    content = f"{_shape(fail['command'], root, 70)} fails here with {_sig(sig, root, 140)}{_hint(fail)}"
+    failed_as, worked_as = _shape(fail["command"], root, 70), _shape(worked["command"], root, 90) if worked else ""
+    if worked is not None and failed_as == worked_as:  # the same command written another way
+        failed_as = code(local(spelled(commands.clean(fail["command"])), root), 70)
+        worked_as = code(local(spelled(commands.clean(worked["command"])), root), 90)
+    content = f"{failed_as} fails here with {_sig(sig, root, 140)}{_hint(fail)}"
     if worked is not None:
-        content += f"; {_shape(worked['command'], root, 90)} worked"
+        content += f"; {worked_as} worked"
     steps = [fail] + ([worked] if worked else [])
     return _candidate(content + ".", "environment", 0.8, "; ".join(
         f"step {s['step']}: {s['action'][:120]} → {s['result'][:120]}" for s in steps), steps)
@@ -254,7 +267,8 @@ def lessons(steps: Sequence[Step], root: str | None) -> list[Candidate]:
                                 section="strategies_and_hard_rules")
         edited = [s for s in steps if e["fails"][0]["step"] < s["step"] < e["passed"]["step"]
                   and s.get("kind") == "edit"]
-        if lesson is None and not e["variant"] and not e["fixes"] and not edited and sig and e["passed"]["success"]:
+        if lesson is None and not e["variant"] and not e["fixes"] and not edited and sig and e["passed"]["success"] \
+                and e["passed"].get("kind") != "vcs":
             lesson = _candidate(f"{_shape(e['passed']['command'], root)} is flaky: it failed with "
                                 f"{_sig(sig, root, 110)} and passed when re-run with nothing changed.", "flaky", 0.55,
                                 _evidence(e), e["fails"] + [e["passed"]])

@@ -71,9 +71,14 @@ def display_command(step: Step, root: str | None) -> str:
 def _prepared(step: Mapping[str, Any], number: int) -> dict[str, Any]:
     """An enriched step with its edit's real change (`edits.change`) under `_change`."""
     out = dict(enrich(step, number))
-    if out.get("kind") == "edit" and out.get("success") and out.get("_input") is not None:
+    if out.get("kind") == "edit" and out.get("success"):
         files = out.get("files") or [""]
-        out["_change"] = edits.change(out["tool"], out["_input"], files[0])
+        data = out.get("_input")
+        if data is None and isinstance(out.get("change"), Mapping):  # a payload step: the lines it names
+            data = {"old_string": out["change"].get("old") or "", "new_string": out["change"].get("new") or ""}
+        if data is not None:
+            out["_change"] = edits.change("Edit" if out["tool"] not in ("Write", "MultiEdit") else out["tool"],
+                                          data, files[0])
     return out
 
 

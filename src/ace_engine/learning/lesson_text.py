@@ -7,6 +7,8 @@ of the machine the session ran on.
                                → "x.py") and other home / temp paths shortened ("/Users/ann/…/x" →
                                "~/…/x", "/tmp/a.go" → "a.go")
     sentence(text, limit)    → the whole lesson bounded to `limit` characters, cut between words
+    spelled(command)         → a command's spelling with its quoted texts elided (`git commit -m "…"
+                               -m "…"`), for when two commands differ only in how they are written
 
 A lesson is read by the next session on another machine: an absolute path of this one is noise
 at best and wrong at worst. Pure functions over strings; no imports beyond `re`.
@@ -50,6 +52,15 @@ def code(text: str | None, limit: int = 90) -> str:
     """`text` as an inline code span: one line, shortened at a word boundary."""
     one = _SPACE.sub(" ", str(text or "")).strip().replace("`", "'")
     return f"`{cut(one, limit)}`"
+
+
+_QUOTED = re.compile(r"(\"|')((?:(?!\1).){4,})\1")
+
+
+def spelled(command: str) -> str:
+    """`git commit -m "validate: done" -m "Co-Authored…"` → `git commit -m "…" -m "…"`; a heredoc
+    (already reduced to `<<'EOF' …` by `commands.clean`) keeps its shape."""
+    return _QUOTED.sub(lambda m: m.group(0) if "<<" in m.group(2) else f"{m.group(1)}…{m.group(1)}", command)
 
 
 def sentence(text: str, limit: int = 400) -> str:

@@ -60,7 +60,9 @@ def check(content: str, task: str | None = None) -> str | None:
         return "a platitude"
     if task:
         lesson, prompt = tokens(text), tokens(task)
-        if len(lesson) >= 3 and len(lesson & prompt) / len(lesson) >= 0.8:
+        # Echoing a short prompt is not learning; a long issue text, though, names most of what
+        # any good lesson about it says (the function, the error): that alone proves nothing.
+        if len(lesson) >= 3 and len(lesson & prompt) / len(lesson) >= 0.8 and len(prompt) <= 3 * len(lesson):
             return "restates the task"
     score = specificity(text)
     if score == 0:
