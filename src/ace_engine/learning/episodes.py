@@ -228,10 +228,10 @@ def _same_goal(later: Step, fail: Step) -> bool:
     """A different command for the same job (another tool, another spelling): same check kind, or
     the same tool and subcommand for ad hoc commands (`go run /tmp/x.go` → `go run ./cmd/x`)."""
     kind = fail.get("kind")
-    mine, theirs = _targets(fail["command"]), _targets(later["command"])
-    if mine and theirs and not mine <= theirs:
-        return False  # a narrower run passing proves nothing about the wider one
     if kind in commands.CHECK_KINDS:
+        mine, theirs = _targets(fail["command"]), _targets(later["command"])
+        if mine and theirs and not mine <= theirs:
+            return False  # a narrower run passing proves nothing about the wider one
         return later.get("kind") == kind
     fam = commands.family(fail["command"])
     if " " in fam and commands.family(later["command"]) == fam:

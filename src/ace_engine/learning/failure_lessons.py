@@ -52,7 +52,7 @@ _MISSING = re.compile(r"Missing script|Unknown task|No rule to make target|is no
                       r"no task named", re.IGNORECASE)
 # Failures of the network or the machine: no code edit fixes them.
 TRANSIENT = re.compile(r"failed to download|Could not resolve host|Connection (?:refused|reset|timed out)|"
-                       r"ECONNREFUSED|ETIMEDOUT|ENOTFOUND|network is unreachable|Temporary failure in name "
+                       r"\bE(?:CONNREFUSED|TIMEDOUT|NOTFOUND|AI_AGAIN)\b|network is unreachable|Temporary failure in name "
                        r"resolution|503 Service|rate limit|cannot lock ref|Unable to create '.*\.lock'", re.IGNORECASE)
 _HINT = re.compile(r"^\s*(?:hint|Hint|HINT|help|Did you mean)[:\s]+(.{8,140}?)\s*$", re.MULTILINE)
 _HOOK = re.compile(r"pre-commit|precommit|husky|lint-staged|lefthook|hook (?:failed|exited)|"
@@ -65,10 +65,28 @@ _FRAME = re.compile(r'File "([^"]+)", line \d+, in (\w+)')
 LINT_KINDS = ("lint", "format")
 
 
+_CD = re.compile(r"^cd\s+(?P<dir>\"[^\"]+\"|'[^']+'|\S+)$")
+
+
+def display_command(step: Step, root: str | None) -> str:
+    """The command to recommend: its key, with the `cd sub/dir &&` that made it work kept."""
+    full = step.get("command") or ""
+    core = commands.key(full)
+    first = commands.parts(full)[:1]
+    m = _CD.match(first[0]) if first else None
+    if m and first[0] != core:
+        target = m.group("dir").strip("\"'")
+        if root and target.startswith(root.rstrip("/") + "/"):
+            target = target[len(root.rstrip("/")) + 1:]
+        if target and not target.startswith(("/", "~", "$")) and target not in (".", "./"):
+            return f"cd {target} && {core}"
+    return local(core, root)
+
+
 def _shape(command: str, root: str | None, limit: int = 80) -> str:
-    """A command as the next session should read it: machine paths and message bodies gone."""
-    shown = commands.key(command) if hasattr(commands, "key") else command
-    return code(local(shown, root), limit)
+    """A command as the next session should read it: machine paths and message bodies gone, the
+    `cd sub/dir &&` that made it work kept."""
+    return code(display_command({"command": command}, root), limit)
 
 
 def _sig(sig: str | None, root: str | None, limit: int = 150) -> str:
@@ -139,8 +157,8 @@ def commit_hooks(steps: Sequence[Step], root: str | None) -> list[Candidate]:
     sig = next((s["error"] for s in failed if s.get("error") and len(s["error"]) > 12), None)
     no_verify = any("--no-verify" in (s.get("command") or "") for s in failed)
     after = [s for s in steps if s["step"] > failed[0]["step"] and _is_commit(s) and s["success"]]
-    fix_edits = [s for s in steps if failed[-1]["step"] > s["step"] > failed[0]["step"] - 1 and s.get("_change")
-                 and s["success"]]
+    end = after[0]["step"] if after else failed[-1]["step"]
+    fix_edits = [s for s in steps if failed[0]["step"] < s["step"] < end and s.get("_change") and s["success"]]
     what = ", ".join(tools[:4]) if tools else "a pre-commit hook"
     ran = [commands.key(s["command"]) for s in steps if s.get("command") and s["success"]
            and s.get("kind") in commands.CHECK_KINDS]
@@ -212,7 +230,9 @@ def _environment_lesson(fail: Step, root: str | None, worked: Step | None, sig: 
     if worked is not None:
         content += f"; {worked_as} worked"
     steps = [fail] + ([worked] if worked else [])
-    return _candidate(content + ".", "environment", 0.8, "; ".join(
+    # Unresolved, one failure is weak evidence, unless the tool itself said what to do about it.
+    strong = worked is not None or bool(_hint(fail))
+    return _candidate(content + ".", "environment", 0.8 if strong else 0.6, "; ".join(
         f"step {s['step']}: {s['action'][:120]} → {s['result'][:120]}" for s in steps), steps)
 
 

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import commands, edits, failure_lessons
 from .corrections import correction
+from .failure_lessons import display_command
 from .lesson_text import code, local
 from .trajectory import enrich
 
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
 # An enriched step (`trajectory.enrich`) as the miners read it: every key present, values loosely typed.
 Step = Mapping[str, Any]
 
-_CD = re.compile(r"^cd\s+(?P<dir>\"[^\"]+\"|'[^']+'|\S+)$")
 _NARROW = re.compile(r"::|\s-k\s|\s--grep\b|\s-t\s|(?:^|\s)[\w./-]+\.(?:py|ts|tsx|js|jsx|rs|go|rb|java|exs?|dart)"
                      r"(?:\s|$)")
 KIND_NOUN = {"test": "the tests", "build": "the build", "lint": "the linter", "typecheck": "the type checker",
@@ -53,24 +53,11 @@ _GENERATED_REF = re.compile(r"[\w/.-]+\.(?:freezed|g|gr|pb|pb\.gw|mocks?|generat
                             r"[\w/.-]+_pb2(?:_grpc)?\b|[\w/.-]+\.generated\.\w+\b")
 
 
-def display_command(step: Step, root: str | None) -> str:
-    """The command to recommend: its key, with the `cd sub/dir &&` that made it work kept."""
-    full = step.get("command") or ""
-    core = commands.key(full)
-    first = commands.parts(full)[:1]
-    m = _CD.match(first[0]) if first else None
-    if m and first[0] != core:
-        target = m.group("dir").strip("\"'")
-        if root and target.startswith(root.rstrip("/") + "/"):
-            target = target[len(root.rstrip("/")) + 1:]
-        if target and not target.startswith(("/", "~", "$")) and target not in (".", "./"):
-            return f"cd {target} && {core}"
-    return local(core, root)
-
-
 def _prepared(step: Mapping[str, Any], number: int) -> dict[str, Any]:
     """An enriched step with its edit's real change (`edits.change`) under `_change`."""
     out = dict(enrich(step, number))
+    if not out.get("success") and not out.get("_output"):  # a payload step: its result line is all there is
+        out["_output"] = str(out.get("result") or "").removeprefix("failed: ")
     if out.get("kind") == "edit" and out.get("success"):
         files = out.get("files") or [""]
         data = out.get("_input")
