@@ -2,6 +2,11 @@
 
 Reads `.git` by hand instead of running `git`: a subprocess would cost more than the whole
 hook's budget. Handles worktrees and submodules (`.git` as a file pointing elsewhere).
+
+The worktrees of one repository are ONE project: the key is the remote when there is one, else
+the main worktree's root (what `git rev-parse --git-common-dir` leads to), never the linked
+worktree's own directory. `root` stays the directory of the worktree the session works in, so
+paths are still made relative to the files it touched.
 """
 
 import os
@@ -9,14 +14,17 @@ import re
 
 
 class Project:
-    __slots__ = ("root", "remote", "name", "key")
+    __slots__ = ("root", "remote", "name", "key", "main_root")
 
-    def __init__(self, root: str, remote: str | None):
+    def __init__(self, root: str, remote: str | None, main_root: str | None = None):
         self.root = root
         self.remote = remote
-        self.name = (remote.rsplit("/", 1)[-1] if remote else os.path.basename(root)) or root
+        # A linked worktree (`git worktree add`) files under its main worktree. Derived from the
+        # `.git` file when not given, so a Project rebuilt from a stored row keys the same way.
+        self.main_root = main_root or _main_root_of(root) or root
+        self.name = (remote.rsplit("/", 1)[-1] if remote else os.path.basename(self.main_root)) or root
         # One store serves all projects: clones of the same remote share a project.
-        self.key = f"git:{remote}" if remote else f"path:{root}"
+        self.key = f"git:{remote}" if remote else f"path:{self.main_root}"
 
 
 def find_git_root(start: str) -> tuple[str, str] | None:
@@ -41,15 +49,36 @@ def find_git_root(start: str) -> tuple[str, str] | None:
         path = parent
 
 
-def _config_path(git_dir: str) -> str:
-    # A linked worktree keeps its config in the common dir.
+def common_dir(git_dir: str) -> str:
+    """The repository's common git dir: `git_dir` itself, or for a linked worktree (whose git dir
+    is `<main>/.git/worktrees/<name>`) the one its `commondir` file names."""
     try:
         with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as fh:
             common = fh.read().strip()
-        git_dir = os.path.normpath(os.path.join(git_dir, common))
     except OSError:
-        pass
-    return os.path.join(git_dir, "config")
+        return git_dir
+    return os.path.normpath(os.path.join(git_dir, common)) if common else git_dir
+
+
+def main_root(root: str, git_dir: str) -> str:
+    """The main worktree's root for the worktree at `root` (itself unless it is a linked one)."""
+    common = common_dir(git_dir)
+    if common == git_dir:
+        return root
+    # `<main>/.git` → `<main>`; a bare repository has no main worktree: its directory stands in.
+    return os.path.dirname(common) if os.path.basename(common) == ".git" else common
+
+
+def _main_root_of(root: str) -> str | None:
+    dot_git = os.path.join(root, ".git")
+    if not os.path.isfile(dot_git):  # the usual case (a directory, or no repository): one stat
+        return None
+    found = find_git_root(root)
+    return main_root(*found) if found and found[0] == root else None
+
+
+def _config_path(git_dir: str) -> str:
+    return os.path.join(common_dir(git_dir), "config")  # a linked worktree's config is the common one
 
 
 def read_remote(git_dir: str) -> str | None:
@@ -94,4 +123,4 @@ def identify(cwd: str) -> Project:
     if not found:
         return Project(os.path.abspath(cwd), None)
     root, git_dir = found
-    return Project(root, read_remote(git_dir))
+    return Project(root, read_remote(git_dir), main_root(root, git_dir))

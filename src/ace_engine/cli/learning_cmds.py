@@ -1,6 +1,9 @@
-"""Learning from captured sessions: `ace learn` (queued jobs, a transcript, or the ACE plugin's
-payload on stdin) and `ace jobs` (the queue). Statistics, history and review: `history_cmds`."""
+"""Learning from captured sessions: `ace learn` (queued jobs, a transcript, every transcript of the
+project, or the ACE plugin's payload on stdin) and `ace jobs` (the queue). Statistics, history and
+review: `history_cmds`. Transcripts: `learning/transcript_learn.py` (a missing, empty or non-JSONL
+file is a `TranscriptError`, shown as `error: …` with the fix)."""
 
+import functools
 import json
 import os
 import sys
@@ -9,31 +12,44 @@ from contextlib import nullcontext
 
 import click
 
+from ..project import find_git_root
 from .common import json_option, load_config, open_store, project_of, project_option
-from .output import console, emit_json, fail, iso, say, table, when
+from .output import console, emit_json, fail, iso, plain, say, table, when
 
 
 @click.command()
 @project_option
-@click.option("--transcript", "transcript_file", type=click.Path(dir_okay=False, exists=True),
+@click.option("--transcript", "transcript_file", type=click.Path(),
               help="Learn from a Claude Code transcript (JSONL) instead of the queue.")
+@click.option("--all-transcripts", is_flag=True,
+              help="Learn every session of this project that Claude Code kept (~/.claude/projects, or "
+                   "$CLAUDE_CONFIG_DIR/projects), worktrees included. Turns learned before are skipped.")
 @click.option("--stdin", "from_stdin", is_flag=True,
               help="Read the ACE plugin's learn payload (JSON) from stdin and answer its learning_statistics.")
 @click.option("--session", "session_id", default=None,
               help="First queue whatever this session captured that no job covers yet.")
 @click.option("--retry-failed", is_flag=True, help="Queue the project's failed jobs again first.")
-@click.option("--force", is_flag=True, help="With --transcript: learn a session the hooks already learned from.")
+@click.option("--force", is_flag=True,
+              help="With --transcript / --all-transcripts: learn sessions the hooks already learned from.")
 @click.option("--wait", "wait_seconds", default=120.0, show_default=True,
               help="How long to wait for a background worker of this project to finish.")
 @click.option("--heuristic", is_flag=True, help="Use the offline heuristic reflector even if an LLM is configured.")
 @json_option
-def learn(project_dir, transcript_file, from_stdin, session_id, retry_failed, force, wait_seconds, heuristic, as_json):
+def learn(project_dir, transcript_file, all_transcripts, from_stdin, session_id, retry_failed, force, wait_seconds,
+          heuristic, as_json):
     """Learn now, in the foreground: run this project's pending jobs (what the hooks queued and
-    the background worker hasn't done yet), or learn from a transcript or a payload."""
+    the background worker hasn't done yet), or learn from a transcript, from every transcript of
+    the project, or from a payload.
+
+    A transcript's lessons go to --project, else to the git repository you run this in, else
+    (outside any repository) to the repository the session ran in, if it exists here."""
     from ..learning.reflector_choice import heuristic as heuristic_reflector
 
-    if sum(bool(x) for x in (transcript_file, from_stdin)) > 1:
-        fail("--transcript and --stdin are alternatives; give one")
+    if sum(bool(x) for x in (transcript_file, all_transcripts, from_stdin)) > 1:
+        fail("--transcript, --all-transcripts and --stdin are alternatives; give one")
+    if (transcript_file or all_transcripts or from_stdin) and (session_id or retry_failed):
+        fail("--session and --retry-failed work on the queue; leave them out with --transcript, "
+             "--all-transcripts or --stdin")
     project = project_of(project_dir) if (project_dir or not transcript_file) else None
     reflector = None
     if heuristic:
@@ -42,6 +58,8 @@ def learn(project_dir, transcript_file, from_stdin, session_id, retry_failed, fo
         return _learn_stdin(project, reflector, as_json)
     if transcript_file:
         return _learn_transcript(transcript_file, project, force, reflector, as_json)
+    if all_transcripts:
+        return _learn_all(project, bool(project_dir), force, reflector, as_json)
     return _learn_queue(project, session_id, retry_failed, wait_seconds, reflector, as_json)
 
 
@@ -74,35 +92,103 @@ def _learn_stdin(project, reflector, as_json):
 def _learn_transcript(path, project, force, reflector, as_json):
     from rich.progress import Progress
 
-    from ..learning import pipeline
+    from ..learning import transcript_learn
 
-    cfg = load_config(project.root if project else None) if project else None
+    cfg = load_config(project.root) if project else None
+    path = os.path.abspath(path)
     with open_store() as store:
-        try:
-            if as_json:
-                result = pipeline.learn_transcript(store, os.path.abspath(path), project, cfg=cfg, force=force,
-                                                   reflector=reflector)
-            else:
-                with Progress(console=console, transient=True) as progress:
-                    task = progress.add_task("learning from the transcript", total=None)
-                    result = pipeline.learn_transcript(store, os.path.abspath(path), project, cfg=cfg, force=force,
-                                                       reflector=reflector, on_turn=lambda _: progress.advance(task))
-        except (OSError, UnicodeError) as exc:
-            fail(f"cannot read {path}: {exc}; give a Claude Code transcript (~/.claude/projects/…/<session>.jsonl)")
+        learn = functools.partial(transcript_learn.learn_transcript, store, path, project, cfg=cfg, force=force,
+                                  reflector=reflector, run_dir=os.getcwd())
+        if as_json or not console.is_terminal:
+            result = learn()
+        else:
+            with Progress(console=console, transient=True) as progress:
+                task = progress.add_task("learning from the transcript", total=None)
+                result = learn(on_turn=lambda _: progress.advance(task))
     if as_json:
         return emit_json(result)
-    if result.get("skipped_reason"):
-        say("Nothing learned: {}.", result["skipped_reason"])
-        return
+    where = result["project"]
     turns = result["turns"]
-    if not turns:
-        say("No turns found in that transcript (is it a Claude Code session file?).")
+    if turns:
+        columns = ["task", "status", "created", "updated", "merged", "quarantined", "rejected"]
+        table(f"Session {result['session_id']}", columns, [
+            [(t.get("task") or "")[:60], "learned before" if t["already_learned"] else t.get("status"),
+             t["summary"].get("created", 0), t["summary"].get("updated", 0), t["summary"].get("merged", 0),
+             t["summary"].get("quarantined", 0), t["summary"].get("rejected", 0)] for t in turns])
+    elif result.get("skipped_reason"):
+        say("Nothing learned: {}.", result["skipped_reason"])
+    else:
+        say("No turns found in that transcript: {}.", result.get("empty_reason") or "nothing to learn")
+    if result["kind"] == "subagent":
+        say("A subagent's file on its own: learned as the work of that subagent.")
+    if where:
+        say("Project: [bold]{}[/] ({}) — {}.", where["name"], where["root"], where["reason"])
+    skipped = transcript_learn.describe_skips(result["skips"], [n for n in result["notes"]
+                                                                if n != result.get("skipped_reason")])
+    if skipped:
+        say("Skipped: {}.", skipped)
+
+
+def _learn_all(project, given, force, reflector, as_json):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from ..learning import transcript_learn
+
+    cfg = load_config(project.root)
+    folder = transcript_learn.claude_projects_dir()
+    if not os.path.isdir(folder):
+        fail(f"no Claude Code transcripts folder at {folder}; run Claude Code in this project first "
+             "(or set CLAUDE_CONFIG_DIR to the configuration directory it uses)")
+    reason = "--project" if given else (
+        "the git repository `ace learn` ran in" if find_git_root(os.getcwd()) else "the directory `ace learn` ran in")
+    found = transcript_learn.find_transcripts(project, folder)
+
+    def line(n, total, item, row):
+        text = f"[{n}/{total}] {os.path.basename(item['path'])}: {_brief(row)}"
+        click.echo(plain(text), err=as_json)
+
+    with open_store() as store:
+        learn = functools.partial(transcript_learn.learn_all, store, project, reason=reason, cfg=cfg, force=force,
+                                  reflector=reflector, projects_dir=folder, found=found)
+        if as_json or not console.is_terminal:
+            result = learn(on_file=line)
+        else:
+            columns = (TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                       TimeElapsedColumn())
+            with Progress(*columns, console=console, transient=True) as progress:
+                bar = progress.add_task("learning transcripts", total=max(len(found), 1))
+                result = learn(on_file=lambda *_: progress.advance(bar))
+    if as_json:
+        return emit_json(result)
+    totals, where = result["totals"], result["project"]
+    if not result["files"]:
+        say("No transcript in {} ran in {} or one of its worktrees.", folder, where["root"])
         return
-    columns = ["task", "status", "created", "updated", "merged", "quarantined", "rejected"]
-    table(f"Session {result['session_id']}", columns, [
-        [(t.get("task") or "")[:60], "learned before" if t["already_learned"] else t.get("status"),
-         t["summary"].get("created", 0), t["summary"].get("updated", 0), t["summary"].get("merged", 0),
-         t["summary"].get("quarantined", 0), t["summary"].get("rejected", 0)] for t in turns])
+    say("Read {} transcripts from {}.", totals["files"], folder)
+    say("{} turns: {} learned, {} not worth learning, {} learned before; {} lessons created, {} updated, {} merged.",
+        *(totals.get(k, 0) for k in ("turns", "learned", "not_worth_learning", "learned_before", "created",
+                                     "updated", "merged")))
+    if totals.get("captured_by_hooks"):
+        say("{} sessions were already learned from what the hooks captured (--force learns them again).",
+            totals["captured_by_hooks"])
+    unreadable = [f for f in result["files"] if f.get("error")]
+    for f in unreadable[:5]:
+        say("Not read: {}", f["error"])
+    if len(unreadable) > 5:
+        say("… and {} more files not read (`--json` lists them).", len(unreadable) - 5)
+    say("Project: [bold]{}[/] ({}) — {}.", where["name"], where["root"], where["reason"])
+    skipped = transcript_learn.describe_skips(result["skips"], sorted(set(result["notes"])))
+    if skipped:
+        say("Skipped: {}.", skipped)
+
+
+def _brief(row):
+    if row.get("error") or row.get("skipped_reason"):
+        return row.get("error") or row["skipped_reason"]
+    if not row["turns"]:
+        return f"no turns ({row.get('empty_reason') or 'nothing to learn'})"
+    return (f"{row['turns']} turn{'' if row['turns'] == 1 else 's'}: {row['learned']} learned, "
+            f"{row['not_worth_learning']} not worth learning, {row['learned_before']} learned before")
 
 
 def _learn_queue(project, session_id, retry_failed, wait_seconds, reflector, as_json):

@@ -1,131 +1,255 @@
 """Shell commands as the learner sees them: the core command inside the noise agents wrap it in,
-what kind of command it is (test / build / lint / install / read-only …), and the signature of the
-error it failed with.
+what kind of command it is, and its project-level form.
 
-`key("cd /repo && FOO=1 uv run pytest -q tests 2>&1 | tail -20")` → `uv run pytest -q tests`;
-`kind(...)` → `test`; `family(...)` → `pytest`: two runs of the same family are "the same check"
-even with different arguments, which is how an error → fix → pass sequence is recognised.
+`key("cd /repo && FOO=1 uv run pytest -q tests 2>&1 | tail -20")` → `uv run pytest -q tests`:
+the normalised command that groups runs and is shown in lessons. It holds no commit message
+(`git commit -m '…'` → `git commit`), no heredoc body, no branch name (`git push -u origin x` →
+`git push -u origin HEAD`, `git checkout -b x` → `git checkout -b <branch>`), no output filter
+(`2>&1 | tail -50`, `| grep x`) and no leading `cd`. Commands that need none of that keep the
+key they always had (the store groups command history by it).
+
+`kind(...)` → `test` (the table lives in `check_tools.py`); `family(...)` → `pytest`: two runs of
+the same family are "the same check" even with different arguments, which is how an error →
+fix → pass sequence is recognised. `general(...)` is the project-level form of a check (file
+arguments and test ids gone: `pytest tests/x.py::t -q` → `pytest -q`); `is_throwaway(...)` tells
+a one-off script (`python reproduce.py`, `node -e …`) from the project's own checks.
+
+Error signatures live in `signatures.py`; `error_signature`, `normalize_signature` and
+`outcome_line` are re-exported here for existing callers. Pure string work, stdlib only; each
+call is a few regex passes over one command line.
 """
+
+from __future__ import annotations
 
 import re
 
-# -- normalizing ---------------------------------------------------------------------------------
+from . import check_tools
+from .signatures import error_signature, normalize_signature, outcome_line
+
+__all__ = ["CHECK_KINDS", "clean", "parts", "key", "kind", "family", "same_check", "general", "is_throwaway",
+           "is_state_changing", "error_signature", "normalize_signature", "outcome_line"]
+
+CHECK_KINDS = ("test", "build", "lint", "typecheck", "format")
+
+# -- reading a command line ----------------------------------------------------------------------
 
 _ENV_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=(?:'[^']*'|\"[^\"]*\"|\S*)\s+")
 _TRAILING_NOISE = re.compile(
-    r"(?:\s*(?:2>&1|>\s*/dev/null|2>\s*/dev/null|&>\s*/dev/null|;\s*echo\s+\S*\$\?\S*|\|\|\s*true))+\s*$")
-_PIPE_TAIL = re.compile(r"\s*\|\s*(?:tail|head|less|more|cat|grep|rg|tee|sort|uniq|wc|cut)\b[^|>]*$")
+    r"(?:\s*(?:\d?>&\d|&>\s*/dev/null|\d?>\s*/dev/null|;\s*echo\s+\S*\$\?\S*|\|\|\s*true))+\s*$")
+_FILTER = re.compile(r"^(?:tail|head|less|more|cat|grep|egrep|rg|tee|sort|uniq|wc|cut)\b[^>]*$")
 _WRAPPER = re.compile(r"^(?:timeout\s+\S+\s+|time\s+|nice\s+(?:-n\s*\d+\s+)?|command\s+|exec\s+)")
+_SETUP = re.compile(r"^(?:cd|pushd|popd|source|\.|export|set|unset|alias)(?:\s|$)")
 _SPACE = re.compile(r"\s+")
-_SPLIT = re.compile(r"\s*(?:&&|\|\||;|\n)\s*")
+_HEREDOC = re.compile(r"<<([-~]?)[ \t]*(['\"]?)([A-Za-z_][\w-]*)\2")
+_COMPOUND = re.compile(r"^(?:for|while|until|if|case|select)\s")
+_CONTINUES = re.compile(r"(?:&&|\|\||\||\\|\(|\{|;|\b(?:do|then|else|in))\s*$")
+
+
+def _drop_heredocs(text: str) -> str:
+    """`cat <<'EOF'\\n…\\nEOF` → `cat <<'EOF' …`: the body is data, not the command. Works on a
+    command already joined to one line too (`<<'EOF' body EOF )`), and on one cut short."""
+    pos = 0
+    while (m := _HEREDOC.search(text, pos)) is not None:
+        word = re.escape(m.group(3))
+        line_end = text.find("\n", m.end())
+        end = re.compile(rf"\n[ \t]*{word}[ \t]*(?=\n|$)").search(text, line_end) if line_end >= 0 else None
+        if end is not None:
+            text = text[:line_end] + " …" + text[end.end():]
+        elif (inline := re.compile(rf"\s{word}(?=\s*(?:\)|$|[;&|]))").search(text, m.end())) is not None:
+            text = text[:m.end()] + " …" + text[inline.end():]
+        elif m.group(2) or m.group(3).isupper():
+            text = text[:m.end()] + " …"  # cut short before its end: the rest is body
+        # else `x << y` in quoted code is a shift, not a heredoc
+        pos = m.end() + 2
+    return text
+
+
+def _join_lines(text: str) -> str:
+    """Lines of a script joined as the shell reads them: `a\\nb` → `a; b`, `a &&\\nb` → `a && b`."""
+    out: list[str] = []
+    quote = ""
+    for i, ch in enumerate(text):
+        if quote:
+            quote = "" if ch == quote and text[i - 1] != "\\" else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "\n":
+            before = "".join(out[-40:]).rstrip()
+            if before.endswith("\\"):
+                out[-1] = " " if out[-1] == "\\" else out[-1]
+                continue
+            out.append(" " if not before or _CONTINUES.search(before) else "; ")
+            continue
+        out.append(ch)
+    return "".join(out)
 
 
 def clean(command: str) -> str:
-    """One line, collapsed spaces, output plumbing (`2>&1 | tail -20`) dropped."""
-    text = _SPACE.sub(" ", str(command)).strip()
-    for _ in range(3):
-        before = text
-        text = _TRAILING_NOISE.sub("", text)
-        text = _PIPE_TAIL.sub("", text)
+    """One line, collapsed spaces, heredoc bodies and output plumbing (`2>&1 | tail -20`) dropped."""
+    text = _SPACE.sub(" ", _join_lines(_drop_heredocs(str(command)))).strip()
+    return _strip_filters(text)
+
+
+def _strip_filters(text: str) -> str:
+    """`cmd 2>&1 | grep -E 'a|b' | tail -5` → `cmd`: the filters only trim what the agent reads."""
+    for _ in range(4):
+        before = text = _TRAILING_NOISE.sub("", text)
+        stages = _split(text, ("|",)) if "|" in text else [text]
+        if len(stages) > 1 and _FILTER.match(stages[-1]) and len(_split(stages[-1])) == 1:
+            text = " | ".join(stages[:-1])
         if text == before:
             break
     return text.strip()
 
 
+def _split(text: str, seps: tuple[str, ...] = ("&&", "||", ";")) -> list[str]:
+    """`text` cut at the separators that stand outside quotes and `$( … )`."""
+    out, start, i, quote, depth = [], 0, 0, "", 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and quote != "'":
+            i += 2
+            continue
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"`":
+            quote = ch
+        elif text.startswith("$(", i):
+            depth += 1
+        elif ch == ")" and depth:
+            depth -= 1
+        elif not depth:
+            sep = next((s for s in seps if text.startswith(s, i)), None)
+            if sep and not (sep == "|" and (text.startswith("||", i) or text[i - 1:i] == "|")):
+                out.append(text[start:i])
+                start = i + len(sep)
+                i = start
+                continue
+        i += 1
+    out.append(text[start:])
+    return [p.strip() for p in out if p.strip()]
+
+
+def _words(text: str) -> list[str]:
+    """Shell words, quotes kept (`git commit -m "a b"` → [git, commit, -m, "a b"])."""
+    return _split(text, (" ",))
+
+
+def _unparen(piece: str) -> str:
+    if piece.startswith("(") and piece.count("(") > piece.count(")"):
+        piece = piece[1:].strip()
+    if piece.endswith(")") and piece.count(")") > piece.count("("):
+        piece = piece[:-1].strip()
+    return piece
+
+
 def parts(command: str) -> list[str]:
-    """The commands of a `a && b; c` line, each cleaned of env assignments and wrappers."""
+    """The commands of a `a && b; c` line, each cleaned of env assignments, wrappers and output filters."""
     out = []
-    for piece in _SPLIT.split(clean(command)):
-        piece = piece.strip().strip("()").strip()
+    for piece in _split(clean(command)):
+        piece = _unparen(piece)
         while True:
             stripped = _WRAPPER.sub("", _ENV_ASSIGN.sub("", piece))
             if stripped == piece:
                 break
             piece = stripped
+        piece = _strip_filters(piece)
         if piece:
             out.append(piece)
     return out
 
 
-_COMMIT_MESSAGE = re.compile(r"""(\s-(?:m|am|[a-z]*m)\s*)("(?:[^"\\]|\\.)*"|'[^']*'|\S+)""")
-
-
 def key(command: str) -> str:
-    """The command that matters: `cd x && … && <the last non-cd part>`, cleaned; a commit's
-    message is elided (`git commit -m '…'`) so every commit is the same command."""
-    pieces = [p for p in parts(command) if not re.match(r"^(?:cd|pushd|popd|source|\.|export|set)\b", p)]
+    """The command that matters: the last check-like part of the line (else its last part), not
+    counting `cd` / `source` / `export`, normalised as the module docstring says."""
+    pieces = [p for p in parts(command) if not _SETUP.match(p)]
     if not pieces:
         return clean(command)[:300]
+    if _COMPOUND.match(pieces[0]):  # `for f in *; do …; done`: the loop is the command
+        return "; ".join(pieces)[:300]
     # Prefer the last check-like part (`pip install -e . && pytest -q` is a test run).
     chosen = next((p for p in reversed(pieces) if kind(p) in CHECK_KINDS), pieces[-1])
-    if chosen.startswith("git commit"):
-        chosen = _COMMIT_MESSAGE.sub(lambda m: m.group(1) + "'…'", chosen)
-    return chosen[:300]
+    return _normalize_git(chosen)[:300]
+
+
+# -- git: no messages, no branch names -----------------------------------------------------------
+
+_SHA = re.compile(r"^(?=[0-9a-f]*\d)[0-9a-f]{7,40}$")
+_VERSION_TAG = re.compile(r"^v?\d+(?:\.\d+)+")
+
+
+def _normalize_git(piece: str) -> str:
+    words = _words(piece)
+    if len(words) < 2 or words[0] != "git":
+        return piece
+    i = 1
+    while i < len(words) and words[i].startswith("-"):
+        i += 2 if words[i] in ("-C", "-c", "--git-dir", "--work-tree") else 1
+    if i >= len(words):
+        return piece
+    sub, args = words[i], words[i + 1:]
+    if sub == "commit":
+        args = _without_message(args)
+    elif sub == "push":
+        args = _push_args(args)
+    elif sub in ("checkout", "switch", "branch", "worktree", "pull"):
+        args = _branch_args(sub, args)
+    if sub in ("cherry-pick", "revert", "reset", "rebase", "checkout", "show", "diff", "log"):
+        args = [("<commit>" if _SHA.match(a) else a) for a in args]
+        args = [a for n, a in enumerate(args) if not (a == "<commit>" and n and args[n - 1] == "<commit>")]
+    return " ".join(words[:i + 1] + args)
+
+
+def _without_message(args: list[str]) -> list[str]:
+    out, skip = [], False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg in ("-m", "--message", "-F", "--file"):
+            skip = True
+        elif arg.startswith(("--message=", "--file=")) or re.match(r"^-m.", arg):
+            continue
+        elif re.match(r"^-[a-zA-Z]*m$", arg):  # `-am "msg"`: keep `-a`
+            out.append(arg[:-1])
+            skip = True
+        else:
+            out.append(arg)
+    return out
+
+
+def _push_args(args: list[str]) -> list[str]:
+    flags = ["-u" if a == "--set-upstream" else a for a in args if a.startswith("-") or re.match(r"^\d?[<>|&]", a)]
+    positional = [a for a in args if a not in flags and a != "--set-upstream"]
+    if len(positional) < 2 or "--tags" in flags:
+        return flags + positional
+    refs = [a if _VERSION_TAG.match(a) else ("<branch>" if {"-d", "--delete"} & set(flags) else "HEAD")
+            for a in positional[1:]]
+    return flags + [positional[0]] + list(dict.fromkeys(refs))
+
+
+_NAMING = {"checkout": {"-b", "-B", "--orphan"}, "switch": {"-c", "-C", "--create", "--force-create"},
+           "branch": {"-d", "-D", "-m", "-M", "-c", "-C", "--delete", "--move", "--copy"},
+           "worktree": {"-b", "-B"}, "pull": set()}
+
+
+def _branch_args(sub: str, args: list[str]) -> list[str]:
+    """The branch a command names, as `<branch>`; `git checkout -- file` and `git branch -a` stay."""
+    out, naming = [], False
+    positional = 0
+    for arg in args:
+        if arg.startswith("-") or re.match(r"^\d?[<>|&]", arg):
+            naming = naming and not arg.startswith("-") or arg in _NAMING[sub]
+            out.append(arg)
+            continue
+        positional += 1
+        named = (naming or (sub == "switch" and positional == 1) or (sub == "branch" and positional == 1)
+                 or (sub == "pull" and positional >= 2))
+        out.append("<branch>" if named and arg != "HEAD" else arg)
+        naming = naming and sub == "branch"  # `git branch -D a b` names both
+    return out
 
 
 # -- classifying ---------------------------------------------------------------------------------
-
-CHECK_KINDS = ("test", "build", "lint", "typecheck", "format")
-
-# (kind, regex on a single cleaned command). First match wins; order matters.
-_KIND_RULES = [
-    ("readonly", r"^(?:ace|!ace)\b"),
-    ("test", r"^(?:\S*/)?(?:uv run |poetry run |pipenv run |hatch run |pdm run |rye run )?"
-             r"(?:python3?(?:\.\d+)? -m )?(?:pytest|py\.test|unittest|tox|nox|nosetests)\b"),
-    ("test", r"^(?:npm|pnpm|yarn|bun)(?: run)? test\S*\b|^(?:npx |pnpm exec |yarn )?(?:jest|vitest|mocha|ava|"
-             r"playwright test|cypress run)\b"),
-    ("test", r"^(?:cargo (?:test|nextest)|go test|deno test|bun test|mix test|dotnet test|ctest|swift test)\b"),
-    ("test", r"^(?:bundle exec )?(?:rspec|rake test)\b|^(?:\S*/)?(?:phpunit)\b|^(?:mvn|\S*mvnw)\b.*\btest\b|^(?:gradle|"
-             r"\S*gradlew)\b.*\btest\b"),
-    ("test", r"^make\b.*\b(?:test|tests|check)\b"),
-    ("typecheck", r"^(?:\S*/)?(?:uv run |poetry run )?(?:python3? -m )?(?:mypy|pyright|basedpyright)\b|"
-                  r"^(?:npx )?tsc\b.*--noEmit|"
-                  r"^(?:npm|pnpm|yarn)(?: run)? (?:typecheck|type-check|tsc|check-types)\b|^cargo check\b"),
-    ("lint", r"^(?:\S*/)?(?:uv run |poetry run )?(?:python3? -m )?(?:ruff(?! format)|flake8|pylint|pyflakes|"
-             r"pycodestyle|bandit)\b"),
-    ("lint", r"^(?:npx )?(?:eslint|stylelint|biome (?:check|lint)|oxlint)\b|^(?:npm|pnpm|yarn)(?: run)? lint\S*\b|"
-             r"^(?:golangci-lint|shellcheck|hadolint|rubocop|cargo clippy|pre-commit run)\b|^make\b.*\blint\b"),
-    ("format", r"^(?:\S*/)?(?:uv run |poetry run )?(?:python3? -m )?(?:black|isort|ruff format|autopep8|yapf)\b|"
-               r"^(?:npx )?prettier\b|^(?:gofmt|goimports|cargo fmt|rustfmt|clang-format)\b|^(?:npm|pnpm|"
-               r"yarn)(?: run)? format\b"),
-    ("install", r"^(?:\S*/)?(?:uv |python3? -m )?pip3? install\b|^uv (?:sync|add|lock|pip install)\b|"
-                r"^poetry (?:install|add|lock)\b|"
-                r"^(?:npm|pnpm) (?:install|i|ci|add)\b|^yarn(?: install| add)?$|^yarn (?:install|add)\b|"
-                r"^bun (?:install|add)\b|"
-                r"^cargo (?:add|fetch)\b|^go (?:get|mod tidy|mod download)\b|^(?:apt-get|apt|brew|dnf|yum|"
-                r"apk) (?:install|add)\b|"
-                r"^bundle install\b|^gem install\b|^pipx install\b|^conda install\b"),
-    ("build", r"^(?:npm|pnpm|yarn|bun)(?: run)? build\S*\b|^(?:cargo build|go build|cmake|ninja|meson|bazel build|"
-              r"python3? -m build|docker build|docker compose build|mvn (?:package|install|compile)|gradle build|"
-              r"\S*gradlew build|dotnet build|swift build|zig build)\b|^(?:npx )?(?:tsc|webpack|vite build|esbuild|"
-              r"rollup|next build)\b|^make\b"),
-    ("vcs", r"^git (?:commit|push|pull|merge|rebase|checkout|switch|reset|revert|cherry-pick|stash(?! list)|add|rm|mv|"
-            r"tag \S|branch \S)\b"),
-    ("readonly", r"^git (?:status|log|diff|show|branch|remote|rev-parse|blame|ls-files|grep|describe|tag|config --get|"
-                 r"stash list|reflog|shortlog|fetch --dry-run)\b|^git$"),
-    ("readonly", r"^(?:ls|ll|la|cat|bat|head|tail|less|more|grep|egrep|fgrep|rg|ag|ack|find|fd|tree|pwd|echo|printf|"
-                 r"which|"
-                 r"type|whereis|wc|stat|file|du|df|ps|top|htop|env|printenv|date|uname|whoami|id|hostname|cmp|sort|"
-                 r"uniq|"
-                 r"cut|jq|yq|man|help|history|true|false|sleep|realpath|dirname|basename|nproc|free|uptime|lsof|column|"
-                 r"xxd|hexdump|od|md5sum|sha256sum|tldr|test|\[)\b"),
-    ("readonly", r"^(?:python3?|node|npm|pip3?|cargo|go|rustc|ruby|java|gcc|clang|uv|poetry|deno|bun) (?:-V|--version|"
-                 r"-v|version)\b|"
-                 r"^(?:pip3?|uv pip) (?:list|show|freeze|check)\b|^npm (?:ls|list|view|outdated|config get)\b|"
-                 r"^cargo tree\b|"
-                 r"^go (?:env|list|version)\b|^docker (?:ps|images|logs|inspect)\b|^kubectl (?:get|describe|logs)\b"),
-    ("readonly", r"^sed -n\b|^awk\b(?!.*>)|^(?:curl|wget|http|xh)\b(?!.*(?:-X\s*(?:POST|PUT|DELETE|PATCH)|--data|-d\s|"
-                 r"-F\s|--upload|-T\s|-o\s|-O\b))"),
-]
-_compiled_rules = None
-
-
-def _rules():
-    global _compiled_rules
-    if _compiled_rules is None:
-        _compiled_rules = [(k, re.compile(rx)) for k, rx in _KIND_RULES]
-    return _compiled_rules
-
 
 def kind(command: str) -> str:
     """test / build / lint / typecheck / format / install / vcs / readonly / other, of the command
@@ -142,20 +266,21 @@ def kind(command: str) -> str:
     return "other"
 
 
+def _blank_quotes(piece: str) -> str:
+    return re.sub(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"", "''", piece)
+
+
 def _kind_one(piece: str) -> str:
-    if re.match(r"^(?:cd|pushd|popd|source|\.|export|set)\b", piece):
+    if _SETUP.match(piece):
         return "cd"
-    if "|" in piece:  # a pipeline is as read-only as its least read-only stage
-        stages = [_kind_one(stage.strip()) for stage in re.split(r"(?<!\|)\|(?!\|)", piece) if stage.strip()]
-        if len(stages) > 1:
-            return next((k for k in stages if k not in ("readonly", "cd")), "readonly")
-    if "sed -i" in piece or re.search(r"(?<![<>2&])>>?\s*[^\s&|]", piece):
-        if not re.search(r">\s*/dev/null", piece):
+    stages = _split(piece, ("|",))
+    if len(stages) > 1:  # a pipeline is as read-only as its least read-only stage
+        return next((k for k in map(_kind_one, stages) if k not in ("readonly", "cd")), "readonly")
+    bare = _blank_quotes(piece)
+    if "sed -i" in bare or re.search(r"(?<![<>2&])>>?\s*[^\s&|]", bare):
+        if not re.search(r">\s*/dev/null", bare):
             return "other"  # writes a file
-    for name, rx in _rules():
-        if rx.search(piece):
-            return name
-    return "other"
+    return check_tools.classify(piece)
 
 
 def is_state_changing(command: str) -> bool:
@@ -163,31 +288,29 @@ def is_state_changing(command: str) -> bool:
     return kind(command) != "readonly"
 
 
-_FAMILY_SKIP = re.compile(r"^(?:\S*/)?(?:uv run|poetry run|pipenv run|hatch run|pdm run|rye run|npx|pnpm exec|"
-                          r"bundle exec|"
-                          r"python3?(?:\.\d+)? -m|python3?(?:\.\d+)?)\s+")
+_SUBCOMMAND_TOOLS = {"npm", "pnpm", "yarn", "bun", "cargo", "go", "make", "git", "docker", "dotnet", "mvn", "gradle",
+                     "deno", "mix", "swift", "uv", "poetry", "pip", "pip3", "kubectl", "terraform", "dart", "flutter",
+                     "just", "task", "mise", "rake", "gh", "bundle", "composer", "hatch", "nx", "turbo", "gradlew"}
 
 
 def family(command: str) -> str:
     """The tool behind a command, for "is this the same check again?": `python -m pytest -q
-    tests/a.py` and `uv run pytest` are both `pytest`; `npm run test:unit` is `npm test`."""
-    core = key(command)
-    while True:
-        stripped = _FAMILY_SKIP.sub("", core)
-        if stripped == core:
-            break
-        core = stripped
+    tests/a.py` and `uv run pytest` are both `pytest`; `npm run test:unit` is `npm test`;
+    `mise run lint` is `mise lint`."""
+    core = check_tools.strip_launchers(key(command))
+    core = re.sub(r"^(?:\S*/)?python[\d.]*\s+(?=[^-\s])", "", core)  # `python x.py` → the script
     words = core.split()
     if not words:
         return ""
     tool = words[0].rsplit("/", 1)[-1]
-    if tool in ("npm", "pnpm", "yarn", "bun", "cargo", "go", "make", "git", "docker", "dotnet", "mvn", "gradle", "deno",
-                "mix", "swift", "uv", "poetry", "pip", "pip3", "kubectl", "terraform") and len(words) > 1:
-        sub = words[1] if words[1] != "run" or len(words) < 3 else words[2]
-        sub = re.split(r"[:]", sub)[0]
-        if tool == "make" and sub.startswith("-"):
+    task = check_tools.runner_task(words)
+    if task:  # `npm run test:unit` → npm test; gradle's `:app:test` → gradlew test
+        return f"{tool} {task.rsplit(':', 1)[-1] if task.startswith(':') else task.split(':')[0]}"
+    if tool in _SUBCOMMAND_TOOLS and len(words) > 1:
+        sub = next((w for w in words[1:] if not w.startswith("-")), None)
+        if sub is None or tool == "make":
             return tool
-        return f"{tool} {sub}"
+        return f"{tool} {sub.split(':')[0]}"
     return tool
 
 
@@ -196,98 +319,102 @@ def same_check(a: str, b: str) -> bool:
     return key(a) == key(b) or (family(a) == family(b) and kind(a) == kind(b) and kind(a) in CHECK_KINDS + ("vcs",))
 
 
-# -- errors --------------------------------------------------------------------------------------
+# -- the project-level form of a check, and one-off scripts --------------------------------------
 
-# (name, pattern): the first line matching, searched in this order, is the error's signature.
-_SIGNATURES = [
-    ("pytest", r"^(?:FAILED|ERROR) (\S+::\S+|\S+\.py)(?: - (.+))?$"),
-    ("python", r"^(?:E\s+|\S+:\d+:\s+)?((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Warning|Interrupt|"
-               r"NotFound|Failure))(?::\s*(.*))?$"),
-    ("ts", r"(error TS\d+:.*)$"),
-    ("rust", r"^(error(?:\[E\d+\])?:.*)$"),
-    ("go", r"^(\S+\.go:\d+(?::\d+)?: .*)$"),
-    ("npm", r"^(npm (?:ERR!|error) (?:code|missing|ERESOLVE|404|notarget|enoent|Missing script).*)$"),
-    ("node", r"^((?:Type|Reference|Syntax|Range)Error: .*|Error: Cannot find module .*)$"),
-    ("shell", r"^(?:(?:ba|z)?sh: (?:line \d+: )?)?(.*(?:command not found|No such file or directory|Permission denied|"
-              r"not found in PATH|Could not find|cannot find|Unable to locate|unrecognized arguments?|"
-              r"No module named).*)$"),
-    ("assert", r"^\s*(assert .+)$"),
-    ("compiler", r"^(\S+:\d+:\d+: (?:fatal )?error: .*)$"),
-    ("lint", r"^(\S+\.\w+:\d+:\d+: [A-Z]+\d+ .*)$"),                     # ruff / flake8 / pylint
-    ("generic", r"^(.*\b(?:[Ee]rror|ERROR|FAIL(?:ED)?|[Ff]atal)\b.*)$"),
-]
-_compiled_signatures = None
-_ABS_PATH = re.compile(r"(?:/[\w.@+-]+){2,}/")
-_NUMBERS = re.compile(r"\b0x[0-9a-f]{6,}\b|\s+in\s+\d+(?:\.\d+)?m?s\b")  # addresses, "in 0.04s"
-_EXIT_LINE = re.compile(r"^(?:Error: )?Exit code -?\d+\s*$")
+_FILE_LIKE = re.compile(r"::|:\d+(?::\d+)?$|^(?!\.\.\.$)[^-].*\.[A-Za-z]\w{0,6}$")
 
 
-def _signatures():
-    global _compiled_signatures
-    if _compiled_signatures is None:
-        _compiled_signatures = [(n, re.compile(rx, re.MULTILINE)) for n, rx in _SIGNATURES]
-    return _compiled_signatures
-
-
-def error_signature(text: str | None, root: str | None = None) -> str | None:
-    """The most telling line of a failure (`ModuleNotFoundError: No module named 'textutil'`,
-    `error TS2322: …`), with the machine-specific bits (absolute paths, timings) removed; None
-    when the text holds nothing recognisable."""
-    if not text:
-        return None
-    text = str(text)
-    if len(text) > 20_000:
-        text = text[:8_000] + "\n" + text[-12_000:]
-    lines = [ln.rstrip() for ln in text.splitlines() if ln.strip() and not _EXIT_LINE.match(ln.strip())]
-    body = "\n".join(lines)
-    for name, rx in _signatures():
-        matches = list(rx.finditer(body))
-        if not matches:
+def general(command: str) -> str:
+    """The project-level form of a check: its file arguments, test ids, test-name filters and
+    directories two levels deep dropped (`mix test test/a_test.exs` → `mix test`, `pytest
+    tests/x.py::t -q` → `pytest -q`, `dart analyze lib/features/x/` → `dart analyze`). Go
+    package patterns become `./...` (`go test -run TestX ./pkg/foo` → `go test ./...`): the
+    project's run covers every package. Top-level directories (`tests`, `src`, `.`) and
+    `src/<package>` stay: they are how a project runs the whole check. Not a check → `key`."""
+    core = key(command)
+    if kind(core) not in ("test", "lint", "typecheck", "format"):
+        return core  # a build's arguments say what to build (`go build ./cmd/x`, `docker build -f …`)
+    words = _words(core)
+    tool = check_tools.strip_launchers(core).split()[0].rsplit("/", 1)[-1]
+    is_go = tool in ("go", "golangci-lint", "staticcheck", "gotestsum")
+    out: list[str] = words[:1]
+    packages = skip = keep = False
+    for word in words[1:]:
+        bare = word.strip("'\"")
+        if skip or keep:
+            out += [word] if keep else []
+            skip = keep = False
             continue
-        # Python tracebacks end with the innermost error; pytest's FAILED lines come in order.
-        m = matches[0] if name in ("pytest", "ts", "rust", "go", "compiler", "npm") else matches[-1]
-        if name == "pytest":
-            sig = m.group(1) + (f" - {m.group(2)}" if m.group(2) else "")
-        else:
-            sig = ": ".join(g.strip() for g in m.groups() if g and g.strip())
-        if name == "generic" and len(sig) > 200:
-            continue
-        return normalize_signature(sig, root)
-    return None
+        name = bare.split("=", 1)[0]
+        if name in check_tools.TEST_SELECTORS or name in check_tools.TEST_SELECTOR_FLAGS:
+            skip = "=" not in bare and name in check_tools.TEST_SELECTORS
+        elif bare.startswith("-"):
+            out.append(word)
+            keep = bare in check_tools.SETTING_OPTIONS
+        elif is_go and (bare.startswith((".", "/")) or "/" in bare):
+            packages = True
+        elif tool == "cargo" and "test" in out[1:]:
+            continue  # `cargo test name_filter`
+        elif not _narrow(bare):
+            out.append(word)
+    if packages:
+        out.append("./...")
+    while out and out[-1] == "--":
+        out.pop()
+    return " ".join(out)
 
 
-_LINE_COL = re.compile(r"(\.[A-Za-z]\w{0,5})[:(]\d+(?:[:,]\d+)?\)?(?=[:\s]|$)")
+def _narrow(arg: str) -> bool:
+    """A file, a test id or a directory below the project's top level (`tests/unit/`)."""
+    if _FILE_LIKE.search(arg):
+        return True
+    comps = [c for c in arg.strip("/").split("/") if c not in (".", "")]
+    return len(comps) >= 2 and not (comps[0] == "src" and len(comps) == 2)
 
 
-def normalize_signature(sig: str, root: str | None = None) -> str:
-    """Stable across runs and machines: no project root, no line:column, no timings."""
-    if root:
-        sig = sig.replace(root.rstrip("/") + "/", "")
-    sig = _LINE_COL.sub(r"\1", sig)
-    sig = _ABS_PATH.sub(lambda m: "…/" if m.group(0).count("/") > 4 else m.group(0), sig)
-    sig = _NUMBERS.sub("", sig)
-    sig = _SPACE.sub(" ", sig).strip(" :-")
-    return sig[:200]
+_INTERPRETERS = re.compile(r"^(?:python[\d.]*|node|nodejs|bun|deno|tsx|ts-node|ruby|perl|php|Rscript|julia|elixir|"
+                           r"bash|sh|zsh|go)$")
+_INLINE_CODE = {"-c", "-e", "--eval", "-p", "--print", "-", "-r", "eval", "-lc", "-ec"}
+_SCRATCH = re.compile(r"^(?:repro|reproduce|debug|scratch|tmp|temp|try|quick|sandbox|playground|verify_fix|test_fix)"
+                      r"[\w.-]*\.\w+$", re.I)
+_TMP = re.compile(r"^(?:/tmp/|/private/tmp/|/var/folders/|/dev/shm/|\$\{?TMPDIR\}?|~/tmp/|[A-Za-z]:[\\/].*Temp[\\/])")
 
 
-_SUMMARY = re.compile(
-    r"(\d+ (?:passed|failed|errors?|skipped|tests?)\b.*|test result: .*|Tests?: .*\d+ (?:passed|failed).*|"
-    r"^(?:ok|FAIL)\s+\S+.*|Found \d+ errors?.*|All checks passed!?|Success: no issues found.*|"
-    r"\d+ problems? \(.*\)|Compiled successfully.*|Build succeeded.*|built in .*)$",
-    re.MULTILINE)
+def is_throwaway(command: str, created_files: frozenset[str] = frozenset()) -> bool:
+    """A one-off run rather than one of the project's checks: inline code (`python -c`, `node -e`,
+    `python - <<'PY'`), a script in a temp dir (`go run /tmp/x.go`), a scratch script
+    (`python reproduce.py`), a script the agent wrote this session (its path in `created_files`),
+    an ad hoc `bash -c` or `for …; do …; done` loop."""
+    line = key(command)
+    if re.match(r"^(?:for|while|until)\s", line):
+        return True
+    core = check_tools.strip_launchers(line)
+    words = [w.strip("'\"") for w in _words(core)]
+    if not words or not _INTERPRETERS.match(words[0].rsplit("/", 1)[-1]):
+        first = _words(line)[:1]  # the script as written (`./repro.sh`), before launchers are read
+        return bool(first) and _script_is_throwaway(first[0], created_files, bare=True)
+    tool = words[0].rsplit("/", 1)[-1]
+    args = words[1:]
+    if tool in ("go", "bun", "deno") and args[:1] == ["run"]:
+        args = args[1:]  # `go run /tmp/x.go`, `bun run /tmp/x.ts`
+    elif tool == "go":
+        return False
+    if tool in ("bash", "sh", "zsh") and args and args[0] in _INLINE_CODE:
+        return kind(" ".join(args[1:2])) not in CHECK_KINDS
+    for arg in args:
+        if arg in _INLINE_CODE or arg.startswith("<<"):
+            return True
+        if arg == "-m":
+            return False  # a module: `python -m pytest`
+        if not arg.startswith("-"):
+            return _script_is_throwaway(arg, created_files)
+    return False
 
 
-def outcome_line(text: str | None) -> str | None:
-    """The summary line of a check's output (`3 passed in 0.2s`, `Found 2 errors`), else the last
-    non-empty line, shortened."""
-    if not text:
-        return None
-    tail = str(text)[-6000:]
-    found = _SUMMARY.findall(tail)
-    if found:
-        return _SPACE.sub(" ", found[-1]).strip()[:160]
-    for line in reversed(tail.splitlines()):
-        line = line.strip()
-        if line and not _EXIT_LINE.match(line):
-            return line[:160]
-    return None
+def _script_is_throwaway(path: str, created: frozenset[str], bare: bool = False) -> bool:
+    if bare and not path.startswith(("./", "/", "~")):
+        return False  # a tool on PATH, not a script
+    rel = path[2:] if path.startswith("./") else path
+    if any(rel == f or f.endswith("/" + rel) or rel.endswith("/" + f.lstrip("./")) for f in created):
+        return True
+    return bool(_TMP.match(path)) or ("/" not in rel and bool(_SCRATCH.match(rel)))

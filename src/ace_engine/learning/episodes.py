@@ -98,7 +98,7 @@ _SCRATCH = re.compile(r"(?:^|\s)(?:/tmp/|/private/var/folders/)\S+"
 def throwaway(step: Step, created: set[str]) -> bool:
     """A one-off script run: a file this task created, a temp file, inline code."""
     command = commands.key(step.get("command") or "")
-    if _SCRATCH.search(command):
+    if _SCRATCH.search(command) or commands.is_throwaway(step.get("command") or "", frozenset(created)):
         return True
     names = {os.path.basename(c) for c in created}
     return any(os.path.basename(w) in names for w in command.split()[1:4] if "." in w)
@@ -140,7 +140,7 @@ def _fixes(first: Step, fail: Step, passed: Step, steps: Sequence[Step], created
 
 def _telling(fails: Sequence[Step]) -> str | None:
     """The most informative signature of a streak of failures (not an exit code, not a summary)."""
-    sigs = [f.get("error") for f in fails if f.get("error")]
+    sigs = [str(f["error"]) for f in fails if f.get("error")]
     good = [s for s in sigs if not _GENERIC_SIG.search(s)]
     return good[0] if good else None
 

@@ -52,8 +52,9 @@ _MISSING = re.compile(r"Missing script|Unknown task|No rule to make target|is no
                       r"no task named", re.IGNORECASE)
 # Failures of the network or the machine: no code edit fixes them.
 TRANSIENT = re.compile(r"failed to download|Could not resolve host|Connection (?:refused|reset|timed out)|"
-                       r"\bE(?:CONNREFUSED|TIMEDOUT|NOTFOUND|AI_AGAIN)\b|network is unreachable|Temporary failure in name "
-                       r"resolution|503 Service|rate limit|cannot lock ref|Unable to create '.*\.lock'", re.IGNORECASE)
+                       r"\bE(?:CONNREFUSED|TIMEDOUT|NOTFOUND|AI_AGAIN)\b|network is unreachable|"
+                       r"Temporary failure in name resolution|503 Service|rate limit|cannot lock ref|"
+                       r"Unable to create '.*\.lock'", re.IGNORECASE)
 _HINT = re.compile(r"^\s*(?:hint|Hint|HINT|help|Did you mean)[:\s]+(.{8,140}?)\s*$", re.MULTILINE)
 _HOOK = re.compile(r"pre-commit|precommit|husky|lint-staged|lefthook|hook (?:failed|exited)|"
                    r"validation failed", re.IGNORECASE)
@@ -183,7 +184,7 @@ def _fix_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
     last, passed = e["fails"][-1], e["passed"]
     sig = e["signature"]
     cmd = _shape(passed["command"] if e["throwaway"] else last["command"], root)
-    fix_edits = [s for s in e["fixes"] if s.get("kind") == "edit" and s.get("_change")]
+    fix_edits = [s for s in e["fixes"] if s.get("kind") == "edit"]
     fix_runs = [s for s in e["fixes"] if s.get("command")]
     output = "\n".join(f.get("_output") or "" for f in e["fails"])
     files = [f for s in fix_edits for f in s.get("files") or []]
@@ -205,7 +206,7 @@ def _fix_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
                           section="strategies_and_hard_rules")
     if not fix_edits:
         return None
-    diff = _diffs(fix_edits, 110)
+    diff = _diffs(fix_edits, 110) or "editing it"  # a payload's edit may name only its file
     where = _where(fix_edits, output, root)
     config = all(ep._CONFIG.search(f) for f in files)
     if config:
@@ -252,9 +253,8 @@ def _missing_command(fail: Step, steps: Sequence[Step], root: str | None) -> Can
     sig = fail.get("error") or ""
     if not _MISSING.search(sig + "\n" + (fail.get("_output") or "")[:1000]):
         return None
-    general = getattr(commands, "general", commands.key)
     working = list(dict.fromkeys(
-        general(s["command"]) for s in steps
+        commands.general(s["command"]) for s in steps
         if s.get("command") and s["success"] and s.get("kind") in commands.CHECK_KINDS))
     content = f"There is no {_shape(fail['command'], root, 60)} in this project ({_sig(sig, root, 100)})"
     if working:

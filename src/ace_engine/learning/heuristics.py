@@ -37,8 +37,6 @@ if TYPE_CHECKING:
 # An enriched step (`trajectory.enrich`) as the miners read it: every key present, values loosely typed.
 Step = Mapping[str, Any]
 
-_NARROW = re.compile(r"::|\s-k\s|\s--grep\b|\s-t\s|(?:^|\s)[\w./-]+\.(?:py|ts|tsx|js|jsx|rs|go|rb|java|exs?|dart)"
-                     r"(?:\s|$)")
 KIND_NOUN = {"test": "the tests", "build": "the build", "lint": "the linter", "typecheck": "the type checker",
              "format": "the formatter"}
 SLOW_RUNS = 3  # a command is "slow here" only when this many runs agree
@@ -55,14 +53,15 @@ _GENERATED_REF = re.compile(r"[\w/.-]+\.(?:freezed|g|gr|pb|pb\.gw|mocks?|generat
 
 def _prepared(step: Mapping[str, Any], number: int) -> dict[str, Any]:
     """An enriched step with its edit's real change (`edits.change`) under `_change`."""
-    out = dict(enrich(step, number))
+    out: dict[str, Any] = dict(enrich(step, number))
     if not out.get("success") and not out.get("_output"):  # a payload step: its result line is all there is
         out["_output"] = str(out.get("result") or "").removeprefix("failed: ")
     if out.get("kind") == "edit" and out.get("success"):
         files = out.get("files") or [""]
         data = out.get("_input")
-        if data is None and isinstance(out.get("change"), Mapping):  # a payload step: the lines it names
-            data = {"old_string": out["change"].get("old") or "", "new_string": out["change"].get("new") or ""}
+        named = out.get("change")
+        if data is None and isinstance(named, Mapping):  # a payload step: the lines it names
+            data = {"old_string": named.get("old") or "", "new_string": named.get("new") or ""}
         if data is not None:
             out["_change"] = edits.change("Edit" if out["tool"] not in ("Write", "MultiEdit") else out["tool"],
                                           data, files[0])
@@ -124,7 +123,7 @@ class HeuristicReflector:
             refs = list(dict.fromkeys(m.rsplit("/", 1)[-1] for s in edited
                                       for m in _GENERATED_REF.findall(str(s.get("_input") or ""))))
             what = f" (it generates {', '.join(code(r, 40) for r in refs[:2])})" if refs else ""
-            check = getattr(commands, "general", commands.key)(checked["command"])
+            check = commands.general(checked["command"])
             out.append({
                 "content": f"After editing the files it reads, run {code(display_command(gen, root))}{what} before "
                            f"{code(local(check, root), 60)}.",
@@ -147,8 +146,8 @@ class HeuristicReflector:
             if kind not in ("test", "build", "lint", "typecheck") or not step["success"] or kind in seen:
                 continue
             cmd = display_command(step, root)
-            if _NARROW.search(" " + cmd + " ") or "|" in cmd or len(cmd) > 80:
-                continue  # one test file, a filtered output: not "the project's command"
+            if commands.general(step["command"]) != commands.key(step["command"]) or "|" in cmd or len(cmd) > 80:
+                continue  # one test file, a test id, a filtered output: not "the project's command"
             seen.add(kind)
             out.append({
                 "content": f"Run {KIND_NOUN[kind]} with {code(cmd)} (verified in this project).",
@@ -171,7 +170,7 @@ class HeuristicReflector:
         for key, group in by_cmd.items():
             if any(s["success"] or s["step"] in covered for s in group) or group[0].get("kind") == "readonly":
                 continue
-            sigs = [s.get("error") for s in group if s.get("error") and s.get("failure", "failed") == "failed"]
+            sigs = [str(s["error"]) for s in group if s.get("error") and s.get("failure", "failed") == "failed"]
             if not sigs:
                 continue
             sig = max(set(sigs), key=sigs.count)

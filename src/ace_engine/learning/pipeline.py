@@ -6,7 +6,8 @@ Three ways in, one way through:
   curated, recorded and marked done in ONE transaction: a worker killed at any point leaves the
   playbook as it was and the job to be retried, so a task is learned exactly once.
 - `learn_payload`: the ACE plugin's learn payload (`ace learn --stdin --json`).
-- `learn_transcript`: a Claude Code transcript file (`ace learn --transcript FILE`).
+- `transcript_learn.learn_transcript`: a Claude Code transcript file (`ace learn --transcript FILE`),
+  built on `_learn_direct` here.
 The last two record a done job under a unique key inside the same transaction, so learning the
 same payload or transcript turn twice changes nothing the second time.
 """
@@ -15,14 +16,14 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from .. import config as config_mod
 from .. import log
 from ..errors import AceError
 from ..playbook.playbook import Playbook
-from ..project import Project, identify
+from ..project import Project
 from . import commands, gates, git_context, pattern_lessons
 from . import trajectory as traj_mod
 from .curator import Curator
@@ -195,8 +196,10 @@ def job_trajectories(store: Store, job: JobRow, project: Project | None) -> list
         i for i in store.injected(session_id, job["window_from"] or None)
         if i["created_at"] > (job["window_from"] or 0) and i["created_at"] <= job["window_to"]]
     out: list[Trajectory] = []
-    previous_commands = _command_keys(traj_mod.step_from_event(r, 0, root) for r in store.tool_events_before(
-        session_id, job["agent_id"], job["tool_from"], 30))
+    before = [traj_mod.step_from_event(r, i, root) for i, r in enumerate(store.tool_events_before(
+        session_id, job["agent_id"], job["tool_from"], 30), 1)]
+    previous_commands = _command_keys(before)
+    previous_steps = before
     previous_task = None
     for n, turn in enumerate(turns):
         fallback = None
@@ -214,10 +217,13 @@ def job_trajectories(store: Store, job: JobRow, project: Project | None) -> list
         traj["project"] = _project_info(project, job["project_id"])
         traj["job_id"] = job["id"]
         traj["previous"] = {"task": previous_task, "commands": previous_commands[-10:]}
+        traj["carried"] = traj_mod.carried(previous_steps)
+        traj["cwd"] = root
         attach_history(store, traj, job["project_id"])
         out.append(traj)
         previous_task = traj["task"]
         previous_commands = _command_keys(traj["trajectory"]) or previous_commands
+        previous_steps = traj["trajectory"]
     # git runs only for tasks that will be learned (most Stops end a chat turn: no subprocess then).
     if root and any(gates.skip_reason(t) is None for t in out):
         git = git_context.context(root, session.get("started_at"))
@@ -305,46 +311,3 @@ def learn_payload(store: Store, project: Project | None, payload: dict[str, Any]
     summary = result["summary"] or {}
     return {"success": True, "learning_statistics": statistics(summary), "already_learned": result["already_learned"],
             "skipped": summary.get("skipped") or [], "job_id": result["job_id"]}
-
-
-def learn_transcript(store: Store, path: str, project: Project | None = None, *, cfg: Config | None = None,
-                     reflector: Reflector | None = None, now: float | None = None, force: bool = False,
-                     on_turn: Callable[[dict[str, Any]], object] | None = None) -> dict[str, Any]:
-    """Learn every turn of a Claude Code transcript (and its subagents' files). Turns are keyed
-    by their prompt's uuid: learning the same file again only learns turns added since."""
-    from . import transcript
-
-    parsed = transcript.parse_file(path)
-    if project is None and parsed["cwd"]:
-        project = identify(parsed["cwd"])
-    cfg = cfg or config_mod.load(project.root if project else None)
-    playbook = Playbook(store, project)
-    session_id = parsed["session_id"]
-    if session_id and not force and any(
-            j["kind"] == "session" for j in store.list_jobs(session_id=session_id, all_projects=True, limit=1000)):
-        return {"session_id": session_id, "turns": [], "skipped_reason":
-                "this session was captured by the hooks and learned from its events; use --force to learn it again"}
-    trajectories, keys = [], []
-    # Paths in a transcript are where the session ran, even when it is learned into another project.
-    root = parsed["cwd"] or (project.root if project else None)
-    for agent in parsed["agents"]:
-        turns = traj_mod.split_turns(agent["events"], agent["messages"])
-        for turn in turns:
-            traj = traj_mod.build(turn, root=root, session_id=session_id, agent_id=agent["agent_id"],
-                                  agent_type=agent["agent_type"], source="transcript",
-                                  task_fallback=f"Subagent work ({agent['agent_id']})" if agent["agent_id"] else None)
-            traj["project"] = _project_info(project, playbook.project_id)
-            traj["git"] = {"branch": parsed.get("git_branch")} if parsed.get("git_branch") else {}
-            attach_history(store, traj, playbook.project_id)
-            anchor = turn["prompts"][0].get("uuid") if turn["prompts"] else (turn["events"][0].get("tool_use_id")
-                                                                             if turn["events"] else None)
-            if anchor is None:
-                continue
-            trajectories.append(traj)
-            keys.append(f"t:{session_id}:{agent['agent_id']}:{anchor}")
-    results = []
-    for traj, key in zip(trajectories, keys, strict=True):
-        results += _learn_direct(store, playbook, cfg, [traj], [key], kind="transcript", reflector=reflector, now=now)
-        if on_turn:
-            on_turn(results[-1])
-    return {"session_id": session_id, "turns": results}

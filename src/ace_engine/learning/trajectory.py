@@ -187,6 +187,8 @@ def step_from_event(event: ToolEventRow | dict[str, Any], number: int, root: str
             step["result"] = "interrupted"
     elif step["kind"] in commands.CHECK_KINDS or tool == "Bash":
         step["result"] = commands.outcome_line(text) or "ok"
+        if tool == "Bash" and text:  # a script may print the error it caught and still exit 0
+            step["_output"] = text[-OUTPUT_KEPT:]
     elif tool == "Read" and isinstance(response, dict):
         lines = (response.get("file") or {}).get("numLines") if isinstance(response.get("file"), dict) else None
         step["result"] = f"{lines} lines" if lines is not None else "ok"
@@ -381,7 +383,7 @@ def carried(previous: Iterable[TrajectoryStep]) -> list[TrajectoryStep]:
     0, -1, … so they sort before the next turn's steps. The next turn may fix them ("update
     wrangler and retry"); the reflector pairs them with its runs but learns nothing from them alone."""
     steps = list(previous)
-    passed = {commands.key(s["command"]) for s in steps if s.get("command") and s.get("success")}
+    passed = {commands.key(s["command"] or "") for s in steps if s.get("command") and s.get("success")}
     last: dict[str, TrajectoryStep] = {}
     for step in steps:
         command = step.get("command")
