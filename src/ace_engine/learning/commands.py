@@ -22,6 +22,7 @@ call is a few regex passes over one command line.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from . import check_tools
 from .signatures import error_signature, normalize_signature, outcome_line
@@ -84,6 +85,7 @@ def _join_lines(text: str) -> str:
     return "".join(out)
 
 
+@lru_cache(maxsize=4096)  # pure, and called for every step by several miners
 def clean(command: str) -> str:
     """One line, collapsed spaces, heredoc bodies and output plumbing (`2>&1 | tail -20`) dropped."""
     text = _SPACE.sub(" ", _join_lines(_drop_heredocs(str(command)))).strip()
@@ -159,6 +161,7 @@ def parts(command: str) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=4096)  # pure, and called for every step by several miners
 def key(command: str) -> str:
     """The command that matters: the last check-like part of the line (else its last part), not
     counting `cd` / `source` / `export`, normalised as the module docstring says."""
@@ -251,6 +254,7 @@ def _branch_args(sub: str, args: list[str]) -> list[str]:
 
 # -- classifying ---------------------------------------------------------------------------------
 
+@lru_cache(maxsize=4096)  # pure, and called for every step by several miners
 def kind(command: str) -> str:
     """test / build / lint / typecheck / format / install / vcs / readonly / other, of the command
     that matters in the line (see `key`). A line is read-only only if every part is."""
@@ -293,6 +297,7 @@ _SUBCOMMAND_TOOLS = {"npm", "pnpm", "yarn", "bun", "cargo", "go", "make", "git",
                      "just", "task", "mise", "rake", "gh", "bundle", "composer", "hatch", "nx", "turbo", "gradlew"}
 
 
+@lru_cache(maxsize=4096)  # pure, and called for every step by several miners
 def family(command: str) -> str:
     """The tool behind a command, for "is this the same check again?": `python -m pytest -q
     tests/a.py` and `uv run pytest` are both `pytest`; `npm run test:unit` is `npm test`;
@@ -324,6 +329,7 @@ def same_check(a: str, b: str) -> bool:
 _FILE_LIKE = re.compile(r"::|:\d+(?::\d+)?$|^(?!\.\.\.$)[^-].*\.[A-Za-z]\w{0,6}$")
 
 
+@lru_cache(maxsize=4096)  # pure, and called for every step by several miners
 def general(command: str) -> str:
     """The project-level form of a check: its file arguments, test ids, test-name filters and
     directories two levels deep dropped (`mix test test/a_test.exs` → `mix test`, `pytest
