@@ -32,12 +32,13 @@ def test_project_keys_are_marked_on_the_settings_table():
     assert marked == {key for key in config_mod.DEFAULTS if key.startswith(("capture.", "inject.", "retrieval."))} | {
         "learning.enabled", "learning.merge_similarity", "learning.prune_confidence",
         "learning.prune_min_observations", "learning.stale_days", "learning.max_bullets", "learning.max_tokens",
-        "learning.slow_step_seconds", "learning.co_edit_sessions", "learning.code_pattern_sessions"}
+        "learning.slow_step_seconds", "learning.co_edit_sessions", "learning.code_pattern_sessions",
+        "learning.promote_confidence", "learning.promote_min_observations"}
 
 
 def test_one_table_is_the_only_source_of_keys_defaults_and_help():
     keys = [s.key for s in config_mod.SETTINGS]
-    assert len(keys) == len(set(keys)) == len(config_mod.DEFAULTS) == 56
+    assert len(keys) == len(set(keys)) == len(config_mod.DEFAULTS) == 58
     for setting in config_mod.SETTINGS:
         assert config_mod.SETTINGS_BY_KEY[setting.key] is setting
         assert config_mod.DEFAULTS[setting.key] is setting.default

@@ -70,6 +70,88 @@ DIFFERENT = [
 ]
 THRESHOLD_STUDY = {0.75: (12, 1), 0.80: (12, 0), 0.85: (10, 0)}  # threshold: (duplicates merged, different merged)
 
+# The same lesson learned in two runs, differing only in what was particular to each (branch,
+# commit message, throwaway script, test files, test id, heredoc, commit hash): it must merge, and
+# the merged wording writes the disagreeing variables as metavariables (the third item).
+VARIANTS = [
+    ("When `git push` fails with `fatal: The current branch spotter-gqc has no upstream branch.`: the fix was "
+     "running `git push --set-upstream origin spotter-gqc`.",
+     "When `git push` fails with `fatal: The current branch fix-login-redirect has no upstream branch.`: the fix was "
+     "running `git push --set-upstream origin fix-login-redirect`.",
+     "When `git push` fails with `fatal: The current branch BRANCH has no upstream branch.`: the fix was running "
+     "`git push --set-upstream origin BRANCH`."),
+    ("`git commit -m 'feat: add trace correlation to hook controllers'` takes over 2 minutes here: run it once at "
+     "the end and something narrower while iterating.",
+     "`git commit -m \"fix(auth): refresh the token before retrying\"` takes over 3 minutes here: run it once at the "
+     "end and something narrower while iterating.",
+     "`git commit -m MESSAGE` takes over 2 minutes here: run it once at the end and something narrower while "
+     "iterating."),
+    ("When `python /testbed/reproduce.py` fails with `TypeError: dtype must be known for auto-chunking`: the fix was "
+     "in dask/array/creation.py, pass the dtype to `normalize_chunks`.",
+     "When `python /testbed/repro_eye_dtype_none.py` fails with `TypeError: dtype must be known for auto-chunking`: "
+     "the fix was in dask/array/creation.py, pass the dtype to `normalize_chunks`.",
+     "When `python FILE` fails with `TypeError: dtype must be known for auto-chunking`: the fix was in "
+     "dask/array/creation.py, pass the dtype to `normalize_chunks`."),
+    ("When `mix test test/app_web/live/page_live_test.exs` fails with `** (RuntimeError) Phoenix LiveView requires "
+     "lazy_html as a test dependency`: add `{:lazy_html, only: :test}` to mix.exs.",
+     "When `mix test test/app_web/live/user_live_test.exs test/app_web/live/home_live_test.exs:12` fails with "
+     "`** (RuntimeError) Phoenix LiveView requires lazy_html as a test dependency`: add `{:lazy_html, only: :test}` "
+     "to mix.exs.",
+     "When `mix test FILE` fails with `** (RuntimeError) Phoenix LiveView requires lazy_html as a test dependency`: "
+     "add `{:lazy_html, only: :test}` to mix.exs."),
+    ("`python -m pytest tests/test_io.py::test_upload -q` keeps failing with `TimeoutError: upload took longer than "
+     "5s` (3 times in one task, never fixed yet): check that error before assuming your change broke it.",
+     "`python -m pytest tests/test_api.py::test_get_user -q` keeps failing with `TimeoutError: upload took longer "
+     "than 5s` (2 times in one task, never fixed yet): check that error before assuming your change broke it.",
+     "`python -m pytest FILE -q` keeps failing with `TimeoutError: upload took longer than 5s` (3 times in one task, "
+     "never fixed yet): check that error before assuming your change broke it."),
+    ("When `git commit -m \"$(cat <<'EOF' docs: add the inbox research notes EOF )\"` fails with `[FORMAT] "
+     "Formatting check failed. Run 'mix format'`: run `mix format` before committing.",
+     "When `git commit -m \"$(cat <<'EOF' fix: handle empty inbox EOF )\"` fails with `[FORMAT] Formatting check "
+     "failed. Run 'mix format'`: run `mix format` before committing.",
+     "When `git commit -m MESSAGE` fails with `[FORMAT] Formatting check failed. Run 'mix format'`: run `mix format` "
+     "before committing."),
+    ("After a conflicting `git cherry-pick 82353e38f` that is already applied, use `git cherry-pick --skip`.",
+     "After a conflicting `git cherry-pick 25b2859a1c` that is already applied, use `git cherry-pick --skip`.",
+     "After a conflicting `git cherry-pick COMMIT` that is already applied, use `git cherry-pick --skip`."),
+    ("When `git checkout -b feat/login` fails with `fatal: a branch named 'feat/login' already exists`: switch to it "
+     "with `git switch feat/login`.",
+     "When `git checkout -b fix-ci-cache` fails with `fatal: a branch named 'fix-ci-cache' already exists`: switch to "
+     "it with `git switch fix-ci-cache`.",
+     "When `git checkout -b BRANCH` fails with `fatal: a branch named 'BRANCH' already exists`: switch to it with "
+     "`git switch BRANCH`."),
+]
+# Lessons that look like variants but differ in what they are about (the module in the error, the
+# make target, the package, the subject file, the error, the file the fix was in, an option): they
+# must stay apart.
+LOOKALIKES = [
+    ("When `python -m pytest -q` fails with `ModuleNotFoundError: No module named 'requests'`: the fix was running "
+     "`pip install requests`.",
+     "When `python -m pytest -q` fails with `ModuleNotFoundError: No module named 'httpx'`: the fix was running "
+     "`pip install httpx`."),
+    ("When `npm run build` fails with `Cannot find module 'react'`: the fix was running `npm install react`.",
+     "When `npm run build` fails with `Cannot find module 'vue'`: the fix was running `npm install vue`."),
+    ("`make test-integration` takes over 5 minutes here: run it once at the end and something narrower while "
+     "iterating.",
+     "`make test-e2e` takes over 5 minutes here: run it once at the end and something narrower while iterating."),
+    ("When `mix test` fails with `** (RuntimeError) Phoenix LiveView requires lazy_html as a test dependency`: add "
+     "lazy_html to mix.exs.",
+     "When `mix test` fails with `** (ArgumentError) no :secret_key_base configuration found`: add secret_key_base to "
+     "mix.exs."),
+    ("When `pytest tests/test_parser.py` fails with `AssertionError`: the fix was in src/parser.py.",
+     "When `pytest tests/test_lexer.py` fails with `AssertionError`: the fix was in src/lexer.py."),
+    ("Never run `git push --force origin main`: the CI history is shared.",
+     "Run `git push origin main` after the release tag: the CI history is shared."),
+    ("Edit on `lib/app/accounts.ex` failed 2 times with `String to replace not found in file.`: read it again right "
+     "before editing.",
+     "Edit on `lib/app/billing.ex` failed 3 times with `String to replace not found in file.`: read it again right "
+     "before editing."),
+    ("Run migrations with `python manage.py migrate` before `python manage.py test`.",
+     "Run `python manage.py makemigrations` before `python manage.py test`."),
+    ("Test one crate with `cargo test -p core` while iterating (verified in this project).",
+     "Test one crate with `cargo test -p api` while iterating (verified in this project)."),
+]
+
 
 def test_threshold_study_behind_the_default():
     for threshold, expected in THRESHOLD_STUDY.items():
@@ -77,9 +159,42 @@ def test_threshold_study_behind_the_default():
         wrongly = sum(similarity.duplicate_score(a, b) >= threshold for a, b in DIFFERENT)
         assert (merged, wrongly) == expected, threshold
     assert config.DEFAULTS["learning.merge_similarity"] == 0.8
-    for a, b in DUPLICATES + DIFFERENT:  # symmetric, bounded
+    pairs = DUPLICATES + DIFFERENT + [(a, b) for a, b, _ in VARIANTS] + LOOKALIKES
+    for a, b in pairs:  # symmetric, bounded
         assert similarity.duplicate_score(a, b) == similarity.duplicate_score(b, a)
         assert 0.0 <= similarity.duplicate_score(a, b) <= 1.0
+
+
+def _unshaped(a, b):
+    """The duplicate score as it was before shaping: anchors and similarity on the raw words."""
+    aa, ab = similarity.anchors(a), similarity.anchors(b)
+    return 0.0 if aa and ab and aa != ab else similarity.similarity(a, b)
+
+
+def test_variants_differing_only_in_variables_merge_into_the_general_wording():
+    threshold = config.DEFAULTS["learning.merge_similarity"]
+    assert sum(_unshaped(a, b) >= threshold for a, b, _ in VARIANTS) == 0, "the raw words keep every variant apart"
+    for a, b, general in VARIANTS:
+        assert similarity.duplicate_score(a, b) >= threshold, a
+        assert similarity.generalize(a, b) == general
+        assert similarity.shape(similarity.generalize(b, a)) == similarity.shape(general)
+        assert similarity.generalize(general, a) == general, "general stays general"
+        assert similarity.shape(a) == similarity.shape(b) == similarity.shape(general)
+        assert similarity.variables(general) > similarity.variables(a) == 0
+    for a, b in LOOKALIKES + DIFFERENT:
+        assert similarity.duplicate_score(a, b) < threshold, (a, b)
+        assert similarity.generalize(a, b) is None
+    # A number outside a command keeps the first wording's value; inside one it is a variable.
+    assert similarity.generalize("Edit on `a.py` failed 2 times.", "Edit on `a.py` failed 3 times.") == \
+        "Edit on `a.py` failed 2 times."
+    assert similarity.generalize("Use `mix test --seed 0` here.", "Use `mix test --seed 42` here.") == \
+        "Use `mix test --seed N` here."
+
+
+def test_the_neighbour_query_leaves_the_variables_out():
+    query = similarity.neighbour_query(VARIANTS[0][0])
+    assert query == '"git" AND "push" AND "fatal" AND "the" AND "current" AND "branch" AND "has" AND "no" AND "upstream"'
+    assert similarity.neighbour_query(VARIANTS[0][1]) == query
 
 
 # -- curating into a real store ---------------------------------------------------------------------
@@ -267,3 +382,148 @@ def test_archived_lessons_come_back_only_if_archived_as_unused(pb):
                                                        cand(rejected["content"])], "tags": []}, traj())
     status = {b: pb.store.get_bullet(b)["status"] for b in (harmful["id"], stale["id"], rejected["id"])}
     assert status == {harmful["id"]: "archived", stale["id"]: "active", rejected["id"]: "archived"}
+
+
+# -- candidates, observations and promotion ------------------------------------------------------------
+
+LESSON = ("When `mix test` fails with `** (RuntimeError) Phoenix LiveView requires lazy_html as a test dependency`: "
+          "add `{:lazy_html, \">= 0.1.0\", only: :test}` to the deps in mix.exs.")
+
+
+def _observe(pb, content, session, grade, *, settings=None, section="troubleshooting_and_pitfalls", now=None):
+    return Curator(pb, settings or cfg(), now=now).curate(
+        {"candidates": [cand(content, section, confidence=grade)], "tags": []}, traj(session=session))
+
+
+@pytest.mark.parametrize("observations,settings,status,sessions,evidence", [
+    # one observation: active at once when strong (an error, its fix, a passing re-run), else a candidate
+    ([("s1", 0.8)], {}, "active", 1, 0.8),
+    ([("s1", 0.65)], {}, "candidate", 1, 0.65),
+    # the same session twice counts once (its strongest observation)…
+    ([("s1", 0.65), ("s1", 0.7)], {}, "candidate", 1, 0.7),
+    # …and one strong observation is enough on its own
+    ([("s1", 0.65), ("s1", 0.85)], {}, "active", 1, 0.85),
+    # recurring in another session: noisy-OR, promoted at ≥ 0.8 over ≥ 2 sessions
+    ([("s1", 0.6), ("s2", 0.6)], {}, "active", 2, 0.84),
+    ([("s1", 0.55), ("s2", 0.55)], {}, "candidate", 2, 0.7975),
+    ([("s1", 0.55), ("s2", 0.55), ("s3", 0.55)], {}, "active", 3, 0.9089),
+    ([("s1", 0.5), ("s2", 0.5)], {}, "candidate", 2, 0.75),
+    ([("s1", 0.9), ("s2", 0.9), ("s3", 0.9)], {}, "active", 3, 0.95),  # capped: never certain
+    # the two settings
+    ([("s1", 0.7), ("s2", 0.7)], {"promote_min_observations": 3}, "candidate", 2, 0.91),
+    ([("s1", 0.7), ("s2", 0.7), ("s3", 0.7)], {"promote_min_observations": 3}, "active", 3, 0.95),
+    ([("s1", 0.8)], {"promote_confidence": 0.9}, "candidate", 1, 0.8),
+    ([("s1", 0.8), ("s2", 0.6)], {"promote_confidence": 0.9}, "active", 2, 0.92),
+])
+def test_the_promotion_rule(pb, observations, settings, status, sessions, evidence):
+    for session, grade in observations:
+        _observe(pb, LESSON, session, grade, settings=cfg(**settings))
+    (bullet,) = pb.bullets(statuses=("active", "candidate"))
+    prov = bullet["provenance"]
+    assert (bullet["status"], prov["observations"], prov["confidence"]) == (status, sessions, evidence)
+    assert prov["sessions"] == list(dict.fromkeys(s for s, _ in observations))
+    assert bullet["confidence"] == 0.5, "usefulness (helpful / harmful marks) is another confidence"
+    ops = [c["op"] for c in reversed(pb.store.changes(bullet_id=bullet["id"]))]
+    promoted = observations[0][1] < cfg(**settings)["learning.promote_confidence"] and status == "active"
+    assert ("PROMOTE" in ops) is promoted
+    if promoted:
+        (promote,) = [c for c in pb.store.changes(bullet_id=bullet["id"]) if c["op"] == "PROMOTE"]
+        assert promote["source"] == "learning" and f"seen in {sessions} sessions" in promote["reason"]
+
+
+def test_an_ungraded_lesson_is_added_active_as_before(pb):
+    stats = Curator(pb, cfg()).curate({"candidates": [cand(LESSON)], "tags": []}, traj())
+    assert (stats["created"], stats["held"]) == (1, 0)
+    assert pb.bullets()[0]["provenance"]["confidence"] is None
+
+
+def test_variants_seen_in_several_sessions_become_one_general_lesson(pb):
+    pushes = [VARIANTS[0][0], VARIANTS[0][1],
+              VARIANTS[0][0].replace("spotter-gqc", "chore/bump-deps"), VARIANTS[0][0].replace("spotter-gqc", "wip-42")]
+    stats = [_observe(pb, text, f"s{n}", 0.65) for n, text in enumerate(pushes)]
+    assert [(s["created"], s["updated"], s["held"], s["promoted"]) for s in stats] == [
+        (1, 0, 1, 0), (0, 1, 0, 1), (0, 1, 0, 0), (0, 1, 0, 0)]
+    (bullet,) = pb.bullets(statuses=("active", "candidate", "archived"))
+    assert bullet["status"] == "active" and bullet["content"] == VARIANTS[0][2]
+    assert bullet["provenance"]["observations"] == 4
+    # Nine commit messages, one timing lesson: weak evidence (0.55) needs a third session.
+    commits = [f"`git commit -m 'change number {n}: {word}'` takes over {20 + n} minutes here: run it once at the end "
+               "and something narrower while iterating." for n, word in enumerate("abcdefghi")]
+    statuses = []
+    for n, text in enumerate(commits):
+        _observe(pb, text, f"c{n}", 0.55, section="strategies_and_hard_rules")
+        (timing,) = pb.bullets(statuses=("active", "candidate"), section="strategies_and_hard_rules")
+        statuses.append(timing["status"])
+    assert statuses == ["candidate", "candidate"] + ["active"] * 7
+    assert timing["content"] == ("`git commit -m MESSAGE` takes over 20 minutes here: run it once at the end and "
+                                 "something narrower while iterating.")
+    # The same dask failure from three runs with three repro scripts: one lesson, three sessions.
+    runs = [VARIANTS[2][0], VARIANTS[2][1], VARIANTS[2][0].replace("reproduce.py", "check_eye.py")]
+    for n, text in enumerate(runs):
+        _observe(pb, text, f"d{n}", 0.8)
+    (dask,) = [b for b in pb.bullets() if "auto-chunking" in b["content"]]
+    assert dask["content"] == VARIANTS[2][2] and dask["provenance"]["observations"] == 3
+    assert len(pb.bullets(statuses=("active", "candidate"))) == 3
+
+
+def test_lookalikes_stay_separate_lessons(pb):
+    for n, (a, b) in enumerate(LOOKALIKES):
+        _observe(pb, a, f"a{n}", 0.8)
+        _observe(pb, b, f"b{n}", 0.8)
+    assert len(pb.bullets()) == 2 * len(LOOKALIKES)
+
+
+def test_a_candidate_merges_into_an_active_lesson_never_the_reverse(pb):
+    active, _ = pb.add("Run the tests with `python -m pytest -q` (verified in this project).", "strategies")
+    held, _ = pb.add("Run the tests with `python -m pytest -q` from the repository root (verified in this project).",
+                     "strategies", status="candidate", provenance={"confidence": 0.6, "observations": 1,
+                                                                   "sessions": ["s1"]})
+    stats = _observe(pb, "Run the tests with `python -m pytest -q` from the root (verified in this project).", "s2",
+                     0.6, section="strategies_and_hard_rules")
+    assert (stats["merged"], stats["created"]) == (1, 0)
+    assert [b["id"] for b in pb.bullets(statuses=("active", "candidate"))] == [active["id"]]
+    assert pb.store.get_bullet(held["id"])["status"] == "archived"
+    # The merged-away wording observed again feeds the lesson that absorbed it.
+    _observe(pb, held["content"], "s3", 0.6, section="strategies_and_hard_rules")
+    assert pb.store.get_bullet(active["id"])["provenance"]["observations"] == 4
+    assert pb.store.get_bullet(held["id"])["status"] == "archived"
+
+
+def test_a_candidate_is_never_injected_nor_found(pb, git_project):
+    from ace_engine.hooks import inject
+    from ace_engine.retrieval.search import search
+
+    prompt = "mix test fails: Phoenix LiveView requires lazy_html as a test dependency"
+    _observe(pb, LESSON, "s1", 0.65)
+    (held,) = pb.bullets(statuses=("candidate",))
+    other, _ = pb.add("Run `mix format` before committing: the pre-commit hook rejects unformatted files.", "strategies")
+    project = identify(str(git_project))
+
+    def shown(session):
+        ctx = inject.Context(pb.store, config.load(project.root), project, session, time.time())
+        return (inject.session_start(ctx, "startup") or "") + (inject.prompt(ctx, prompt) or "")
+
+    text = shown("sess-a")
+    assert other["id"] in text and held["id"] not in text and "lazy_html" not in text
+    assert held["id"] not in {h["id"] for h in search(pb.store, pb.project_id, prompt, k=5, threshold=0.0)}
+    assert held["id"] not in {row["bullet_id"] for row in pb.store.injected("sess-a")}
+    pb.promote(held["id"], source="user", reason="kept")  # the same lesson, active: now it is shown
+    assert held["id"] in shown("sess-b")
+
+
+def test_candidates_are_pruned_when_not_seen_again_and_come_back_as_candidates(pb):
+    now = time.time()
+    _observe(pb, LESSON, "s1", 0.55, now=now - 100 * 86400)
+    fresh = "When `mix test` fails with `no :secret_key_base configuration found`: set it in config/test.exs."
+    stats = _observe(pb, fresh, "s2", 0.6, now=now)
+    assert (stats["held"], stats["pruned"]) == (1, 1)
+    assert Curator(pb, cfg(), now=now).curate({"candidates": [], "tags": []}, traj())["pruned"] == 0
+    status = {b["content"]: b["status"] for b in pb.bullets(statuses=("candidate", "archived"))}
+    assert status == {LESSON: "archived", fresh: "candidate"}, "a fresh candidate is not pruned for its confidence"
+    (old,) = pb.bullets(statuses=("archived",))
+    removal = pb.store.changes(bullet_id=old["id"])[0]
+    assert removal["reason"] == "candidate not observed again for 90 days" and removal["detail"]["from"] == "candidate"
+    _observe(pb, LESSON, "s3", 0.5, now=now)
+    assert pb.store.get_bullet(old["id"])["status"] == "candidate", "back, as what it was (0.55, 0.5: 0.775)"
+    _observe(pb, LESSON, "s4", 0.5, now=now)
+    assert pb.store.get_bullet(old["id"])["status"] == "active", "0.55, 0.5, 0.5 in three sessions: 0.8875"

@@ -1,5 +1,6 @@
 """The playbook domain model against a real store: ids, sections, confidence, domains, and each
-delta operation (ADD / UPDATE / TAG / REMOVE / MERGE / QUARANTINE / RESTORE) with its change log."""
+delta operation (ADD / UPDATE / TAG / REMOVE / MERGE / QUARANTINE / RESTORE / PROMOTE) with its change
+log, and the candidate status."""
 
 import time
 
@@ -10,7 +11,14 @@ from hypothesis import strategies as st
 from ace_engine.playbook import confidence as conf_mod
 from ace_engine.playbook import domains, sections
 from ace_engine.playbook.ids import looks_like_id, new_id
-from ace_engine.playbook.playbook import MAX_CONTENT_CHARS, Playbook, PlaybookError, clean_content, content_key
+from ace_engine.playbook.playbook import (
+    MAX_CONTENT_CHARS,
+    STATUSES,
+    Playbook,
+    PlaybookError,
+    clean_content,
+    content_key,
+)
 from ace_engine.project import identify
 from ace_engine.store.sqlite import SQLiteStore
 
@@ -273,6 +281,49 @@ def test_status_changes_are_logged_once_and_update_domain_counts(pb, store):
     assert ops(store, bullet["id"]) == ["ADD", "REMOVE", "QUARANTINE", "RESTORE"]
     assert store.changes(bullet_id=bullet["id"])[0]["detail"] == {"from": "quarantined", "to": "active"}
     assert store.domain_counts(pb.project_id) == {"docker": 1}
+
+
+# -- candidates: PROMOTE, RESTORE as a candidate, the safety policy ---------------------------------------
+
+
+def test_a_candidate_is_kept_apart_from_the_active_playbook_until_promoted(pb, store):
+    assert STATUSES == ("active", "candidate", "quarantined", "archived")
+    bullet, _ = pb.add("Run `mix format` before committing: the pre-commit hook rejects unformatted files", "rules",
+                       status="candidate")
+    assert bullet["status"] == "candidate" and pb.bullets() == []
+    assert [b["id"] for b in pb.bullets(statuses=("candidate",))] == [bullet["id"]]
+    assert store.domain_counts(pb.project_id) == {}, "domains count what may be injected"
+    assert store.fts_candidates('"format"', pb.project_id) == []
+    assert [b["id"] for b in store.fts_candidates('"format"', pb.project_id, statuses=("candidate",))] == [bullet["id"]]
+    promoted = pb.promote(bullet["id"], source="user", reason="kept")
+    assert promoted["status"] == store.get_bullet(bullet["id"])["status"] == "active"
+    assert ops(store, bullet["id"]) == ["ADD", "PROMOTE"]
+    assert store.changes(bullet_id=bullet["id"])[0]["detail"] == {"from": "candidate", "to": "active"}
+    with pytest.raises(PlaybookError, match="is active, not a candidate"):
+        pb.promote(bullet["id"])
+    pb.remove(bullet["id"])
+    assert pb.restore(bullet["id"], status="candidate", source="learning")["status"] == "candidate"
+    with pytest.raises(PlaybookError, match="active or candidate"):
+        pb.restore(bullet["id"], status="archived")
+
+
+def test_the_safety_policy_holds_candidates_back_too(pb, store, git_project):
+    risky = "Fetch the fixtures with `curl -fsSL https://fixtures.acme-tools.dev/seed.json -o seed.json` first"
+    held, _ = pb.add(risky, "rules", status="candidate")
+    assert held["status"] == "quarantined", "a flagged lesson is never a candidate"
+    store.purge_bullets([held["id"]])
+    # Screened when it became a candidate (the host trusted then), not any more when promoted.
+    trusting = Playbook(store, identify(str(git_project)), trusted_hosts=["fixtures.acme-tools.dev"])
+    bullet, _ = trusting.add(risky, "rules", status="candidate")
+    assert bullet["status"] == "candidate"
+    after = pb.promote(bullet["id"], source="user", reason="kept")
+    assert after["status"] == store.get_bullet(bullet["id"])["status"] == "quarantined"
+    assert store.get_bullet(bullet["id"])["provenance"]["concerns"] == ["contacts unknown host fixtures.acme-tools.dev"]
+    (change,) = [c for c in store.changes(bullet_id=bullet["id"]) if c["op"] == "QUARANTINE"]
+    assert change["source"] == "user" and "held back instead of promoted" in change["reason"]
+    # New flagged content for a candidate quarantines it, as for an active lesson.
+    other, _ = pb.add("Seed the database with `make seed` before the integration tests", "rules", status="candidate")
+    assert pb.update(other["id"], content=risky + " (seed)")["status"] == "quarantined"
 
 
 # -- MERGE -----------------------------------------------------------------------------------------

@@ -210,7 +210,7 @@ class Bullet(TypedDict):
     helpful_explicit: int
     harmful_explicit: int
     confidence: float
-    status: str  # active / quarantined / archived (`playbook.STATUSES`)
+    status: str  # active / candidate / quarantined / archived (`playbook.STATUSES`)
     provenance: dict[str, Any]  # source, sessions, files, evidence, concerns, merged, imported …
     content_key: str  # normalized content, for exact dedup
     created_at: float

@@ -63,6 +63,7 @@ DESTRUCTIVE = frozenset({
     "trust",  # trusting a repository's config is the user's decision, never the agent's
     "review",  # --approve activates a quarantined lesson: the user's decision, never the agent's
     "bootstrap",  # writes lessons drawn from the repository's history
+    "keep",  # promotes a candidate lesson to one that is injected: the user's decision
 })
 
 # Commands that do more than read, but not destructively enough to deny: Claude Code asks the user.

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import AceError
 from ..learning import commands as cmd_mod
 from ..learning import git_context
-from ..playbook.playbook import content_key
+from ..playbook.playbook import STATUSES, content_key
 from . import conventions, files, findings
 from .findings import Candidate, CommandFinding, Finding, NoteFinding
 from .readers import Problem
@@ -292,7 +292,7 @@ def seed(playbook: Playbook, candidates: list[Candidate], *, mode: str = "hybrid
     with `dry_run` nothing is written and `status` says what would happen."""
     now = now or time.time()
     existing: dict[str, Bullet] = {}
-    for row in playbook.bullets(include_global=False, statuses=("active", "quarantined", "archived"), order="created"):
+    for row in playbook.bullets(include_global=False, statuses=STATUSES, order="created"):
         key = (row.get("provenance") or {}).get("bootstrap_key")
         if key and (key not in existing or row["status"] == "active"):
             existing[key] = row

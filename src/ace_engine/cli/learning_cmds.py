@@ -110,11 +110,17 @@ def _learn_transcript(path, project, force, reflector, as_json):
     where = result["project"]
     turns = result["turns"]
     if turns:
-        columns = ["task", "status", "created", "updated", "merged", "quarantined", "rejected"]
+        columns = ["task", "status", "created", "candidates", "updated", "merged", "quarantined", "rejected"]
         table(f"Session {result['session_id']}", columns, [
             [(t.get("task") or "")[:60], "learned before" if t["already_learned"] else t.get("status"),
-             t["summary"].get("created", 0), t["summary"].get("updated", 0), t["summary"].get("merged", 0),
-             t["summary"].get("quarantined", 0), t["summary"].get("rejected", 0)] for t in turns])
+             t["summary"].get("created", 0), t["summary"].get("held", 0), t["summary"].get("updated", 0),
+             t["summary"].get("merged", 0), t["summary"].get("quarantined", 0), t["summary"].get("rejected", 0)]
+            for t in turns])
+        held = sum(t["summary"].get("held", 0) for t in turns)
+        if held:
+            say("{} of the new lessons are candidates: seen once, on weaker evidence, they are not injected until "
+                "another session confirms them (`ace patterns --status candidate`; `ace keep ID` keeps one now).",
+                held)
     elif result.get("skipped_reason"):
         say("Nothing learned: {}.", result["skipped_reason"])
     else:

@@ -29,6 +29,7 @@ from .playbook_common import (
 )
 
 if TYPE_CHECKING:
+    from .._types import Bullet
     from ..store.interfaces import Store
 
 SEARCH_MODES = ("auto", "lexical", "semantic", "hybrid")
@@ -163,12 +164,15 @@ def _domains_summary(store: Store, project_id: int | None) -> dict[str, int]:
 @click.option("--min-helpful", type=click.IntRange(min=0), default=0,
               help="Only bullets marked helpful at least N times.")
 @click.option("--domain", default=None, help="Only bullets of this domain.")
-@click.option("--status", type=click.Choice(STATUSES + ("all",)), default="active", show_default=True)
+@click.option("--status", type=click.Choice(STATUSES + ("all",)), default="active", show_default=True,
+              help="active: what is injected; candidate: lessons seen once, on weak evidence, waiting to recur "
+                   "(`ace keep ID` promotes one); quarantined: held for `ace review`; archived.")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="At most this many.")
 @project_option
 @json_option
 def patterns(section, min_helpful, domain, status, limit, project_dir, as_json):
-    """The playbook's bullets (this project's and the global ones), most valuable first."""
+    """The playbook's bullets (this project's and the global ones), most valuable first.
+    Candidates are listed with the sessions they were seen in and their evidence confidence."""
     project = project_of(project_dir)
     section = section_option_value(section)
     statuses = STATUSES if status == "all" else (status,)
@@ -182,9 +186,20 @@ def patterns(section, min_helpful, domain, status, limit, project_dir, as_json):
         say("No bullets match. The playbook fills up as ace-engine learns from your sessions; "
             "`ace add` writes one by hand, `ace bootstrap` seeds it from the repository.")
         return
-    columns = BULLET_COLUMNS + (["status"] if status == "all" else [])
-    table(None, columns, [bullet_row(b) + ([b["status"]] if status == "all" else []) for b in rows])
+    extra = (["status"] if status == "all" else []) + (["seen"] if status in ("all", "candidate") else [])
+    table(None, BULLET_COLUMNS + extra, [bullet_row(b) + ([b["status"]] if status == "all" else [])
+                                         + ([_seen(b)] if status in ("all", "candidate") else []) for b in rows])
     say("{} bullets.", len(rows))
+
+
+def _seen(bullet: Bullet) -> str:
+    """A learned lesson's evidence: sessions seen in, and the evidence confidence the promotion
+    rule compares with `learning.promote_confidence` ("-" for lessons written by hand)."""
+    prov = bullet.get("provenance") or {}
+    grade = prov.get("confidence")
+    if not isinstance(grade, (int, float)) or isinstance(grade, bool):
+        return "-"
+    return f"{int(prov.get('observations') or 1)}× {float(grade):.2f}"
 
 
 @click.command()

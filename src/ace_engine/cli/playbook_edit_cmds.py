@@ -1,12 +1,12 @@
-"""Changing the playbook by hand: `ace add`, `edit`, `rm`, `tag`, `clear`. Each goes through the
-playbook's delta operations (source `user`), so it is in the change log (`ace log`, `ace show`).
+"""Changing the playbook by hand: `ace add`, `edit`, `rm`, `tag`, `keep`, `clear`. Each goes through
+the playbook's delta operations (source `user`), so it is in the change log (`ace log`, `ace show`).
 A refused delta raises PlaybookError or SectionError with the reason; the `ace` group prints it."""
 
 import sys
 
 import click
 
-from ..playbook import sections
+from ..playbook import safety, sections
 from ..playbook.playbook import Playbook
 from ..playbook.transfer import public_bullet
 from .common import json_option, open_store, project_of, project_option
@@ -127,6 +127,41 @@ def tag(bullet_id, verdict, implicit, as_json):
 
 
 @click.command()
+@click.argument("bullet_id")
+@json_option
+def keep(bullet_id, as_json):
+    """Keep a lesson: make a candidate (learned once, on weak evidence, not yet injected) or an
+    archived lesson active, as your decision. The safety policy still applies: a flagged
+    candidate is held back for `ace review` instead."""
+    from .common import load_config  # learning.trusted_hosts: user-level only
+
+    with open_store() as store:
+        bullet = get_bullet(Playbook(store, None), bullet_id)
+        # Screened with the hosts the curator trusts in the lesson's project: the user's
+        # `learning.trusted_hosts` and the project's own git remote host.
+        project = store.project_row(bullet["project_id"]) if bullet["project_id"] is not None else None
+        remote = safety.remote_host(project["remote"]) if project else None
+        hosts = tuple(load_config(project["root"] if project else None)["learning.trusted_hosts"] or ())
+        playbook = Playbook(store, None, trusted_hosts=hosts + ((remote,) if remote else ()))
+        was = bullet["status"]
+        if was == "quarantined":
+            fail(f"{bullet['id']} is held for review; `ace review --approve {bullet['id']}` makes it active")
+        if was == "candidate":
+            bullet = playbook.promote(bullet["id"], source="user", reason="ace keep: kept by the user")
+        elif was == "archived":
+            bullet = playbook.restore(bullet["id"], source="user", reason="ace keep: kept by the user")
+    if as_json:
+        return emit_json({**public_bullet(bullet), "previous_status": was})
+    if was == "active":
+        say("{} is already active.", bullet["id"])
+    elif bullet["status"] == "quarantined":
+        click.echo(plain(f"held back for review ({'; '.join(bullet['provenance'].get('concerns') or [])}): it is not "
+                         f"injected until you run `ace review --approve {bullet['id']}`"), err=True)
+    else:
+        say("{} is active: it is injected from now on.", bullet["id"])
+
+
+@click.command()
 @click.option("--confirm", is_flag=True, help="Required: this deletes bullets and their history for good.")
 @click.option("--all-projects", is_flag=True, help="Every project's bullets and the global ones.")
 @project_option
@@ -157,4 +192,4 @@ def clear(confirm, all_projects, project_dir, as_json):
     say("Removed {} bullets ({}).", removed, what)
 
 
-COMMANDS = [add, edit, rm, tag, clear]
+COMMANDS = [add, edit, rm, tag, keep, clear]

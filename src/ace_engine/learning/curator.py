@@ -1,27 +1,50 @@
 """The curator: deterministic, no LLM. It turns a reflection into delta operations on the playbook
-(`Playbook.add / update / merge / tag / quarantine / remove` — never SQL), with provenance.
+(`Playbook.add / update / merge / tag / promote / quarantine / remove` — never SQL), with
+provenance.
 
 For each candidate lesson, in order:
 1. poisoning defence (the playbook's own safety policy, `Playbook.screen`; the playbook enforces
-   it on every ADD / UPDATE / MERGE whoever calls them): a dangerous lesson is added as
+   it on every ADD / UPDATE / MERGE / PROMOTE whoever calls them): a dangerous lesson is added as
    *quarantined* — kept for `ace review`, never injected — and skips the quality filter so it is
    kept for review even when it would be rejected as junk;
 2. quality filter (`quality.check`): junk is rejected (counted, with the reason, in the run's stats);
 3. exact duplicate (same normalized content in this project): the existing bullet gets the new
-   evidence (UPDATE);
-4. near duplicate (same project and section, `similarity ≥ learning.merge_similarity`): the
-   closest bullet gets the evidence, and its content when the new wording is more specific
-   (UPDATE); if the lesson matches several bullets, they were duplicates of each other and are
-   merged into the closest (MERGE). Neighbours come from the FTS index (`fts_candidates` with
-   `similarity.neighbour_query`), so this costs an indexed lookup, not a pass over the playbook;
-5. otherwise a new bullet (ADD).
+   evidence (UPDATE); one merged away is followed to the bullet that absorbed it;
+4. near duplicate (same project and section, active or candidate, `similarity.duplicate_score ≥
+   learning.merge_similarity` — scored on the lessons' *shapes*, their variables abstracted, so
+   the same lesson learned with another branch, commit message, script or test file matches):
+   the closest bullet gets the evidence (UPDATE); if the lesson matches several bullets, they
+   were duplicates of each other and are merged (MERGE) into an active one if there is one, else
+   the closest. Wording: when the lessons differ only in variables, the general one wins — each
+   variable they disagree on is written as its metavariable (`git push --set-upstream origin
+   BRANCH`, `similarity.generalize`); otherwise the new wording is taken when it is more specific
+   (`quality.specificity`) and no less general. Neighbours come from the FTS index
+   (`fts_candidates` with `similarity.neighbour_query`): an indexed lookup, not a pass over the
+   playbook;
+5. otherwise a new bullet (ADD): *active* when the reflector's confidence is at least
+   `learning.promote_confidence` (an error, its fix and a passing re-run), else a *candidate* —
+   kept, listed by `ace patterns --status candidate`, never injected. A candidate without a
+   confidence (a producer that gates its own lessons, e.g. code patterns seen in N sessions) is
+   added active, as before grades existed.
+
+Observations and promotion (the rule and its numbers: `playbook/confidence.py`): every lesson
+keeps the sessions it was seen in (`provenance.sessions`, `observations`) and its evidence
+confidence (`provenance.confidence`: noisy-OR over sessions, a session counting once). A
+candidate is promoted (PROMOTE) when that reaches `learning.promote_confidence` over at least
+`learning.promote_min_observations` sessions, or when one observation alone reaches it; `ace keep`
+promotes one as the user's decision.
 
 Then feedback for the bullets used in the task (`playbook_used`: what the hooks showed, plus ids
 the agent cited): the reflector's own tags first; otherwise, for a bullet plausibly relevant to the
 task (lexical overlap with what was done, or cited), helpful when the task succeeded, harmful when
 it failed. Finally pruning: archive bullets whose confidence fell below `learning.prune_confidence`
 after `learning.prune_min_observations` marks, stale ones (unused for `learning.stale_days`, never
-helpful), and the least valuable beyond `learning.max_bullets` / `learning.max_tokens`.
+helpful), candidates not observed again for `learning.stale_days`, and the least valuable active
+ones beyond `learning.max_bullets` / `learning.max_tokens`. A fresh candidate is never pruned for
+its confidence: it has no marks, it simply isn't injected. An archived candidate observed again
+comes back as a candidate.
+
+Cost: per candidate, one content-key lookup, one FTS query and ≤ 20 shape comparisons; no LLM.
 """
 
 from __future__ import annotations
@@ -30,6 +53,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ..config import DEFAULTS
+from ..playbook import confidence as evidence
 from ..playbook import sections
 from ..playbook.playbook import PlaybookError, clean_content, content_key
 from . import quality
@@ -44,8 +68,11 @@ if TYPE_CHECKING:
 RELEVANCE_OVERLAP = 0.3   # share of a bullet's words found in the task's text…
 RELEVANCE_MIN_WORDS = 2   # …and at least this many of them
 NEIGHBOURS = 20
-_UNUSED_REASONS = ("unused for", "playbook over its cap")  # archive reasons that say nothing against a lesson
+# Archive reasons that say nothing against a lesson: observed again, it comes back.
+_UNUSED_REASONS = ("unused for", "playbook over its cap", "candidate not observed again")
 EVIDENCE_KEPT = 10
+SESSIONS_KEPT = 50  # session ids kept per lesson to count each session once
+NEIGHBOUR_STATUSES = ("active", "candidate")
 
 
 class Curator:
@@ -57,6 +84,8 @@ class Curator:
         self.now = now or time.time()
         settings = cfg if cfg is not None else DEFAULTS  # typed values, defaults from the one table
         self.threshold = settings["learning.merge_similarity"]
+        self.promote_confidence = settings["learning.promote_confidence"]
+        self.promote_min_observations = settings["learning.promote_min_observations"]
         self.prune_confidence = settings["learning.prune_confidence"]
         self.prune_min_observations = settings["learning.prune_min_observations"]
         self.stale_days = settings["learning.stale_days"]
@@ -74,7 +103,8 @@ class Curator:
         only the feedback tags. Call inside `store.transaction()` to make it all-or-nothing."""
         stats: dict[str, Any] = {"created": 0, "updated": 0, "merged": 0, "pruned": 0, "quarantined": 0, "rejected": 0,
                  "helpful": 0, "harmful": 0, "candidates": len(reflection.get("candidates") or []),
-                 "touched": [], "rejections": [], "tagged": []}
+                 "held": 0, "promoted": 0, "touched": [], "rejections": [], "tagged": []}
+        self._activated = False  # did an active bullet appear (created or promoted)? the cap applies then
         self._job_id = job_id
         self._trajectory = trajectory
         with self.pb:  # domain counts refreshed once, at the end
@@ -102,10 +132,11 @@ class Curator:
             stats["rejections"].append({"content": str(cand.get("content"))[:200], "reason": str(exc)})
             return
         provenance = self._provenance(cand, trajectory)
+        grade = provenance["confidence"]
         concerns = self.pb.screen(content)
         if concerns:
             provenance["concerns"] = concerns
-            existing = self.store.find_by_content_key(content_key(content), self.pb.project_id)
+            existing = self._existing(content)
             if existing is not None:
                 self._observe(existing, provenance, stats, may_restore=False)
             else:
@@ -120,48 +151,81 @@ class Curator:
             stats["rejected"] += 1
             stats["rejections"].append({"content": content[:200], "reason": problem})
             return
-        existing = self.store.find_by_content_key(content_key(content), self.pb.project_id)
+        existing = self._existing(content)
         if existing is not None:
             self._observe(existing, provenance, stats)
             return
         matches = self._near_duplicates(content, section)
         if matches:
             best_score, best = matches[0]
+            general = best["content"]
             for _, other in matches[1:]:
-                # The lesson matches both: they say the same thing. Keep the closest.
+                # The lesson matches both: they say the same thing. Keep the first (active, closest).
+                general = sim.generalize(general, other["content"]) or general
+                absorbed = other["provenance"] or {}
                 best = self.pb.merge(best["id"], other["id"], source=self.source, now=self.now,
                                      reason=f"duplicates of each other (both ≥ {self.threshold} similar to a new "
                                             "lesson)",
                                      session_id=trajectory.get("session_id"))
+                best = {**best, "provenance": _absorb(best["provenance"], absorbed)}
                 stats["merged"] += 1
-            more_specific = quality.specificity(content) > quality.specificity(best["content"])
-            self._observe(best, provenance, stats, new_content=content if more_specific else None,
+            self._observe(best, provenance, stats, new_content=self._wording(general, content) or general,
                           similarity=best_score)
             return
+        status = "active" if grade is None or grade >= self.promote_confidence else "candidate"
         bullet, created = self.pb.add(content, section, domains=cand.get("domains"), provenance=provenance,
-                                      source=self.source, reason=f"learned: {provenance['evidence'][:200]}",
+                                      status=status, source=self.source,
+                                      reason=f"learned{' as a candidate' if status == 'candidate' else ''}: "
+                                             f"{provenance['evidence'][:200]}",
                                       session_id=trajectory.get("session_id"), now=self.now)
         stats["created" if created else "updated"] += 1
+        if created and bullet["status"] == "candidate":
+            stats["held"] += 1
+        self._activated = self._activated or (created and bullet["status"] == "active")
         stats["touched"].append(bullet["id"])
 
+    def _existing(self, content: str) -> Bullet | None:
+        """The bullet with this exact content; one merged away into another: that other."""
+        bullet = self.store.find_by_content_key(content_key(content), self.pb.project_id)
+        if bullet is not None and bullet["status"] == "archived":
+            removed = next((c for c in self.store.changes(bullet_id=bullet["id"], limit=20) if c["op"] == "REMOVE"),
+                           None)
+            survivor = ((removed or {}).get("detail") or {}).get("merged_into")
+            if survivor:
+                bullet = self.store.get_bullet(survivor) or bullet
+        return bullet
+
+    @staticmethod
+    def _wording(current: str, new: str) -> str | None:
+        """The wording a lesson takes after another observation (module doc, step 4); None: keep."""
+        general = sim.generalize(current, new)
+        if general is not None:
+            return general
+        if quality.specificity(new) > quality.specificity(current) and sim.variables(new) >= sim.variables(current):
+            return new
+        return None
+
     def _near_duplicates(self, content: str, section: str) -> list[tuple[float, Bullet]]:
-        """Bullets of this project and section at least `threshold` similar, closest first."""
+        """Bullets of this project and section at least `threshold` similar: active ones first
+        (a candidate is merged into an active lesson, never the reverse), closest first."""
         match = sim.neighbour_query(content)
         if match is None:
             return []
         found = []
-        for bullet in self.store.fts_candidates(match, self.pb.project_id, include_global=False, limit=NEIGHBOURS):
+        for bullet in self.store.fts_candidates(match, self.pb.project_id, include_global=False, limit=NEIGHBOURS,
+                                                statuses=NEIGHBOUR_STATUSES):
             if bullet["section"] != section:
                 continue
             score = sim.duplicate_score(content, bullet["content"])
             if score >= self.threshold:
                 found.append((score, bullet))
-        found.sort(key=lambda pair: (-pair[0], pair[1]["created_at"]))
+        found.sort(key=lambda pair: (pair[1]["status"] != "active", -pair[0], pair[1]["created_at"]))
         return found
 
     def _provenance(self, cand: Candidate, trajectory: Trajectory) -> dict:
         steps = {s.get("step"): s for s in trajectory.get("trajectory") or []}
         used = [steps[n] for n in cand.get("source_steps") or [] if n in steps]
+        session = trajectory.get("session_id") or (f"job:{self._job_id}" if self._job_id is not None else None)
         return {
             "source": self.source,
             "reflector": trajectory.get("reflector"),
@@ -172,48 +236,72 @@ class Curator:
             "tool_event_ids": [s["tool_event_id"] for s in used if s.get("tool_event_id") is not None],
             "steps": [s.get("step") for s in used],
             "evidence": str(cand.get("evidence") or "")[:800],
-            "confidence": cand.get("confidence"),
+            "confidence": _grade(cand.get("confidence")),
             "files": list(cand.get("files") or trajectory.get("files") or [])[:10],
             "tools": list(dict.fromkeys(s.get("tool") for s in used if s.get("tool")))[:5],
             "task": str(trajectory.get("task") or "")[:200],
             "observations": 1,
+            "sessions": [session] if session else [],
         }
 
     def _observe(self, bullet: Bullet, provenance: dict[str, Any], stats: dict[str, Any], *,
                  new_content: str | None = None, similarity: float | None = None, may_restore: bool = True) -> None:
-        """Another observation of an existing lesson: its evidence grows (and, for a near
-        duplicate, its wording may become the more specific one). A lesson the curator archived
-        as stale or over the cap comes back; one archived for doing harm, or by the user, stays
-        archived."""
+        """Another observation of an existing lesson: its evidence grows, counted once per session
+        (and, for a near duplicate, its wording may change: `_wording`); a candidate that now
+        meets the promotion rule is promoted. A lesson the curator archived as stale or over the
+        cap comes back (a candidate as a candidate); one archived for doing harm, or by the user,
+        stays archived."""
         prov = dict(bullet.get("provenance") or {})
-        prov["observations"] = int(prov.get("observations") or 1) + 1
+        seen = _sessions(prov)
+        session = (provenance.get("sessions") or [None])[0]
+        new_session = session is None or session not in seen
+        grade = provenance.get("confidence")
+        prov["observations"] = int(prov.get("observations") or 1) + (1 if new_session else 0)
+        prov["sessions"] = (seen + ([session] if session and new_session else []))[-SESSIONS_KEPT:]
+        prov["confidence"] = evidence.combine(_grade(prov.get("confidence")), grade, new_session=new_session)
         log = list(prov.get("evidence_log") or [])
         log.append({"session_id": provenance.get("session_id"), "job_id": provenance.get("job_id"),
-                    "tool_event_ids": provenance.get("tool_event_ids"),
+                    "tool_event_ids": provenance.get("tool_event_ids"), "confidence": grade,
                     "evidence": provenance.get("evidence", "")[:300], "similarity": similarity, "at": self.now})
         prov["evidence_log"] = log[-EVIDENCE_KEPT:]
         reason = (f"re-observed (similarity {similarity})" if similarity is not None else "re-observed") + \
             f": {provenance.get('evidence', '')[:200]}"
-        session = provenance.get("session_id")
+        sid = provenance.get("session_id")
         if new_content is not None and content_key(new_content) == bullet["content_key"]:
             new_content = None
         try:
-            self.pb.update(bullet["id"], content=new_content, provenance=prov, source=self.source, reason=reason,
-                           session_id=session, now=self.now)
+            bullet = self.pb.update(bullet["id"], content=new_content, provenance=prov, source=self.source,
+                                    reason=reason, session_id=sid, now=self.now)
         except PlaybookError:
             return
-        if may_restore and bullet["status"] == "archived" and self._archived_as_unused(bullet["id"]):
-            try:
-                self.pb.restore(bullet["id"], source=self.source, reason="archived lesson observed again",
-                                session_id=session, now=self.now)
-            except PlaybookError:
-                pass  # flagged by the safety policy: only a person may bring it back
+        if may_restore and bullet["status"] == "archived":
+            was = self._archived_as_unused(bullet["id"])
+            if was is not None:
+                try:
+                    bullet = self.pb.restore(bullet["id"], source=self.source, reason="archived lesson observed again",
+                                             session_id=sid, now=self.now,
+                                             status="candidate" if was == "candidate" else "active")
+                except PlaybookError:
+                    pass  # flagged by the safety policy: only a person may bring it back
+        if bullet["status"] == "candidate" and evidence.promotable(
+                prov["confidence"], prov["observations"], grade, promote_confidence=self.promote_confidence,
+                min_observations=self.promote_min_observations):
+            bullet = self.pb.promote(bullet["id"], source=self.source, session_id=sid, now=self.now,
+                                     reason=f"seen in {prov['observations']} sessions, evidence confidence "
+                                            f"{prov['confidence']}")
+            if bullet["status"] == "active":
+                stats["promoted"] += 1
+                self._activated = True
         stats["updated"] += 1
         stats["touched"].append(bullet["id"])
 
-    def _archived_as_unused(self, bullet_id: str) -> bool:
+    def _archived_as_unused(self, bullet_id: str) -> str | None:
+        """The status a bullet had when the curator archived it for a reason that says nothing
+        against it (unused, over the cap, a candidate not seen again); None otherwise."""
         last = next((c for c in self.store.changes(bullet_id=bullet_id, limit=20) if c["op"] == "REMOVE"), None)
-        return bool(last and last["source"] == self.source and (last["reason"] or "").startswith(_UNUSED_REASONS))
+        if last and last["source"] == self.source and (last["reason"] or "").startswith(_UNUSED_REASONS):
+            return str((last.get("detail") or {}).get("from") or "active")
+        return None
 
     # -- feedback on the bullets used ----------------------------------------------------------------
 
@@ -267,10 +355,13 @@ class Curator:
         for bullet_id in self.store.low_confidence_bullets(pid, self.prune_confidence, self.prune_min_observations):
             archive(bullet_id, f"confidence below {self.prune_confidence} after ≥ {self.prune_min_observations} "
                                "observations")
-        for bullet_id in self.store.stale_bullets(pid, self.now - self.stale_days * 86400):
-            if bullet_id not in protect:
-                archive(bullet_id, f"unused for {self.stale_days:g} days and never (or rarely) helpful")
-        if not stats["created"]:
+        stale = [b for b in self.store.get_bullets(self.store.stale_bullets(pid, self.now - self.stale_days * 86400))
+                 if b["id"] not in protect]
+        for bullet in stale:
+            archive(bullet["id"], f"candidate not observed again for {self.stale_days:g} days"
+                    if bullet["status"] == "candidate" else
+                    f"unused for {self.stale_days:g} days and never (or rarely) helpful")
+        if not self._activated:
             return  # the cap is kept as the playbook grows; a curation that added nothing leaves it be
         count, chars = self.store.playbook_size(pid)
         over_count = count - self.max_bullets if self.max_bullets > 0 else 0
@@ -284,3 +375,32 @@ class Curator:
                                "valuable")
             over_count -= 1
             over_chars -= length
+
+
+def _grade(value: object) -> float | None:
+    """A reflector's confidence as a number in 0..1; None when it gave none (or nonsense)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        return None
+    return round(min(1.0, max(0.0, float(value))), 4)
+
+
+def _sessions(prov: dict[str, Any]) -> list[str]:
+    """The sessions a lesson was seen in (older provenance: the one it was learned in)."""
+    seen = prov.get("sessions")
+    if isinstance(seen, list):
+        return [str(s) for s in seen if s]
+    return [str(prov["session_id"])] if prov.get("session_id") else []
+
+
+def _absorb(kept: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
+    """`kept`'s provenance after merging `other`'s lesson into it: sessions united, observations
+    counted once per session, evidence combined (noisy-OR when the two were seen in different
+    sessions, the larger when they share one)."""
+    mine, theirs = _sessions(kept), _sessions(other)
+    shared = bool(set(mine) & set(theirs))
+    united = list(dict.fromkeys(mine + theirs))[-SESSIONS_KEPT:]
+    observations = int(kept.get("observations") or 1) + int(other.get("observations") or 1) - \
+        len(set(mine) & set(theirs))
+    return {**kept, "sessions": united, "observations": max(observations, len(united), 1),
+            "confidence": evidence.combine(_grade(kept.get("confidence")), _grade(other.get("confidence")),
+                                           new_session=not shared)}

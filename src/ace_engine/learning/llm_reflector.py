@@ -165,8 +165,10 @@ def clean_reflection(raw: dict[str, Any], bullets: list[Bullet], steps: list[Tra
         if domains:
             item["domains"] = domains[:3]
         confidence = cand.get("confidence")
-        if isinstance(confidence, (int, float)) and not isinstance(confidence, bool):
-            item["confidence"] = min(1.0, max(0.0, float(confidence)))
+        # Without a grade, a lesson that cites the steps it came from is as strong as a proven fix;
+        # the curator injects at once at 0.8 and keeps lower ones as candidates.
+        item["confidence"] = (min(1.0, max(0.0, float(confidence)))
+                              if isinstance(confidence, (int, float)) and not isinstance(confidence, bool) else 0.8)
         candidates.append(item)
         if len(candidates) >= MAX_LESSONS:
             break

@@ -47,6 +47,7 @@ def reflection(store: Store, project_id: int | None, trajectory: Trajectory, cfg
                         "evidence": f"step {step.get('step')}: {obs.get('file')} gained {pattern}"
                                     f" (written in {sessions} sessions)",
                         "source_steps": [step["step"]],
+                        "confidence": 0.8,  # seen in `needed` sessions already: strong enough to inject
                     })
             elif obs["change"] == "removed":
                 existing = store.find_by_content_key(content_key(obs["lesson"]), project_id)

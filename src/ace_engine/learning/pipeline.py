@@ -135,7 +135,9 @@ def commit(store: Store, playbook: Playbook, cfg: Config, prepared: list[Prepare
                                      "helpful", "harmful", "average_confidence")},
             "duration_ms": round(item["ms"] + (time.perf_counter() - started) * 1000, 2),
             "detail": {"rejections": stats["rejections"][:20], "tagged": stats["tagged"][:50],
-                       "touched": stats["touched"][:50]},
+                       "touched": stats["touched"][:50],
+                       # of `created`: kept as candidates (not injected yet); candidates made active
+                       "held": stats.get("held", 0), "promoted": stats.get("promoted", 0)},
             "created_at": now,
         }
         run["id"] = store.record_learning_run(run)
@@ -167,6 +169,8 @@ def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
     total = {k: sum(r[k] for r in runs) for k in ("created", "updated", "merged", "pruned", "quarantined", "rejected",
                                                  "helpful", "harmful", "candidates", "steps")}
     confidences = [r["average_confidence"] for r in runs if r["average_confidence"] is not None]
+    total["held"] = sum(int((r.get("detail") or {}).get("held") or 0) for r in runs)
+    total["promoted"] = sum(int((r.get("detail") or {}).get("promoted") or 0) for r in runs)
     total["turns"] = len(runs)
     total["learned"] = sum(1 for r in runs if r["learned"])
     total["skipped"] = [r["gate_reason"] for r in runs if not r["learned"]]

@@ -1,15 +1,20 @@
 """The playbook of one project (plus the global bullets), changed only through delta operations.
 
 ADD, UPDATE (content / section / domains), TAG (helpful / harmful / neutral, implicit or explicit),
-REMOVE (archive; history kept), MERGE (two into one, counters summed, provenance kept), and
-QUARANTINE / RESTORE for the review of suspicious lessons. Each operation is atomic and leaves a
-row in the change log.
+REMOVE (archive; history kept), MERGE (two into one, counters summed, provenance kept),
+QUARANTINE / RESTORE for the review of suspicious lessons, and PROMOTE (a candidate becomes
+active). Each operation is atomic and leaves a row in the change log.
+
+Statuses: `active` (injected, searched, synced), `candidate` (learned once from weak evidence:
+kept and listed, never injected until it recurs or the user keeps it — `learning/curator.py`
+has the promotion rule), `quarantined` (held for `ace review`), `archived`.
 
 The lesson safety policy (`safety.concerns`) is enforced here, in the operations themselves, so no
 entry path can forget it: ADD of a flagged lesson stores it *quarantined* (with its concerns in the
-provenance); UPDATE or MERGE that gives an active bullet flagged content quarantines it; RESTORE
-of a flagged lesson needs `reviewed=True` (the user approving it in `ace review`), which a delta
-passed to `apply` cannot set. Trusted hosts are exact names: the project's git remote host plus
+provenance); UPDATE or MERGE that gives an active or candidate bullet flagged content quarantines
+it; PROMOTE of a flagged candidate quarantines it instead; RESTORE of a flagged lesson to active
+needs `reviewed=True` (the user approving it in `ace review`), which a delta passed to `apply`
+cannot set. Trusted hosts are exact names: the project's git remote host plus
 what the caller passes from the user-level `learning.trusted_hosts`.
 
 Cost: stdlib plus the playbook's own modules; one store transaction per operation (a batch, `with
@@ -37,7 +42,8 @@ if TYPE_CHECKING:
     from ..store.interfaces import Store
 
 MAX_CONTENT_CHARS = 2000
-STATUSES = ("active", "quarantined", "archived")
+STATUSES = ("active", "candidate", "quarantined", "archived")
+_HOLDABLE = ("active", "candidate")  # statuses a flagged lesson leaves for quarantine
 _SPACE = re.compile(r"\s+")
 _KEY_JUNK = re.compile(r"[^\w\s]")
 
@@ -184,7 +190,7 @@ class Playbook:
         concerns = self.screen(text)
         if concerns:
             provenance["concerns"] = concerns
-            if status == "active":
+            if status in _HOLDABLE:
                 status = "quarantined"
             held = "quarantined: " + "; ".join(concerns)
             reason = f"{reason} — {held}" if reason else held
@@ -282,7 +288,7 @@ class Playbook:
         if not concerns:
             return
         fields["provenance"] = {**(fields.get("provenance") or bullet["provenance"] or {}), "concerns": concerns}
-        if bullet["status"] == "active":
+        if bullet["status"] in _HOLDABLE:
             fields["status"] = "quarantined"
 
     def _set_status(self, id: str, status: str, op: str, source: str, reason: str | None,
@@ -309,14 +315,40 @@ class Playbook:
         return self._set_status(id, "quarantined", "QUARANTINE", source, reason, session_id, now)
 
     def restore(self, id: str, *, source: str = "user", reason: str | None = None,
-                session_id: str | None = None, now: float | None = None, reviewed: bool = False) -> Bullet:
-        """Make a bullet active again. A lesson the safety policy flags comes back only with
+                session_id: str | None = None, now: float | None = None, reviewed: bool = False,
+                status: str = "active") -> Bullet:
+        """Make a bullet active again (or, `status="candidate"`, a candidate again: an archived
+        candidate observed anew). A lesson the safety policy flags becomes active only with
         `reviewed=True`: a person approved it (`ace review --approve`)."""
+        if status not in _HOLDABLE:
+            raise PlaybookError(f"a bullet is restored as active or candidate, not {status!r}")
         concerns = self.screen(self.get(id)["content"])
-        if concerns and not reviewed:
+        if concerns and not reviewed and status == "active":
             raise PlaybookError(f"`{id}` is held back ({'; '.join(concerns)}); only `ace review --approve {id}` "
                                 "makes it active")
-        return self._set_status(id, "active", "RESTORE", source, reason, session_id, now)
+        return self._set_status(id, status, "RESTORE", source, reason, session_id, now)
+
+    def promote(self, id: str, *, source: str = "learning", reason: str | None = None,
+                session_id: str | None = None, now: float | None = None) -> Bullet:
+        """PROMOTE a candidate to active: it recurred (the curator's rule) or the user keeps it
+        (`ace keep`, source `user`). Screened like every entry: a candidate the safety policy flags
+        (it may be older than a rule) is quarantined instead, its concerns in the provenance."""
+        bullet = self.get(id)
+        if bullet["status"] != "candidate":
+            raise PlaybookError(f"`{bullet['id']}` is {bullet['status']}, not a candidate")
+        concerns = self.screen(bullet["content"])
+        if not concerns:
+            return self._set_status(bullet["id"], "active", "PROMOTE", source, reason, session_id, now)
+        now = now or time.time()
+        held = "held back instead of promoted: " + "; ".join(concerns)
+        fields: BulletFields = {"status": "quarantined", "updated_at": now,
+                                "provenance": {**(bullet["provenance"] or {}), "concerns": concerns}}
+        with self.store.transaction():
+            self.store.update_bullet(bullet["id"], fields)
+            self.store.log_change(bullet["id"], "QUARANTINE", {"from": "candidate", "to": "quarantined"},
+                                  f"{reason} — {held}" if reason else held, source, session_id, now)
+        self._touch(bullet["project_id"])
+        return {**bullet, **fields}
 
     def merge(self, keep: str, other: str, *, content: str | None = None, source: str = "learning",
               reason: str | None = None, session_id: str | None = None, now: float | None = None) -> Bullet:

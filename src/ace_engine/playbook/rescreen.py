@@ -44,8 +44,8 @@ if TYPE_CHECKING:
 
     LoadConfig = Callable[[str | None], Config]
 
-# What can reach the agent or a synced file. (Quarantined and archived lessons never do; there is
-# no `candidate` status.)
+# What can reach the agent or a synced file. (Quarantined, archived and candidate lessons never do;
+# a candidate is screened when it is promoted, `Playbook.promote`.)
 SCREENED_STATUSES = ("active",)
 SOURCE = "rescreen"
 

@@ -255,7 +255,7 @@ def _item(item: object, index: int, extra_sections: tuple[str, ...], problems: l
 # -- import: applying --------------------------------------------------------------------------------
 
 
-_HOLD_BACK = ("quarantined", "archived")  # statuses an untrusted file may still ask for
+_HOLD_BACK = ("quarantined", "archived", "candidate")  # statuses an untrusted file may still ask for
 
 
 def believed(item: ImportItem, trust: bool) -> ImportItem:

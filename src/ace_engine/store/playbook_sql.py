@@ -141,15 +141,18 @@ class PlaybookSQL(StoreBase):
         ).fetchone()[0]
 
     def fts_candidates(self, match: str, project_id: int | None, *, include_global: bool = True,
-                       limit: int = 60) -> list[BulletRow]:
-        """Active bullets matching an FTS5 expression, best BM25 first (`bm25` lower is better)."""
+                       limit: int = 60, statuses: Sequence[str] = ("active",)) -> list[BulletRow]:
+        """Bullets matching an FTS5 expression, best BM25 first (`bm25` lower is better): active
+        ones (what may be injected) unless `statuses` says otherwise (the curator's duplicate
+        check also looks at candidates)."""
         where, params = self._scope(project_id, include_global)
+        marks = ",".join("?" * len(statuses))
         sql = (
             f"SELECT bm25(bullets_fts, 1.0, 0.6) AS bm25, sub.* FROM bullets_fts "
-            f"JOIN ({_SELECT} WHERE {where} AND b.status = 'active') sub ON sub.rowid = bullets_fts.rowid "
+            f"JOIN ({_SELECT} WHERE {where} AND b.status IN ({marks})) sub ON sub.rowid = bullets_fts.rowid "
             f"WHERE bullets_fts MATCH ? ORDER BY bm25 LIMIT ?"
         )
-        return [_bullet(r) for r in self._rows(sql, params + (match, limit))]
+        return [_bullet(r) for r in self._rows(sql, params + tuple(statuses) + (match, limit))]
 
     def fts_doc_counts(self, terms: Sequence[str], cap: int) -> list[int]:
         """For each FTS5 expression in `terms`, how many bullets (any scope or status) match it,
@@ -332,13 +335,15 @@ class PlaybookSQL(StoreBase):
 
     def stale_bullets(self, project_id: int | None, unused_since: float) -> list[str]:
         """Active bullets not used since `unused_since` whose record is poor: never marked helpful,
-        or more harmful than helpful (explicit marks weigh 3x)."""
+        or more harmful than helpful (explicit marks weigh 3x); and candidates not observed again
+        (not updated) since then — a candidate is never used, only re-observed."""
         return [r[0] for r in self.conn.execute(
-            "SELECT id FROM bullets WHERE project_id IS ? AND status = 'active'"
+            "SELECT id FROM bullets WHERE project_id IS ? AND ((status = 'active'"
             " AND COALESCE(last_used_at, created_at) < ?"
             " AND (helpful + helpful_explicit = 0"
-            " OR helpful + 3 * helpful_explicit < harmful + 3 * harmful_explicit)",
-            (project_id, unused_since))]
+            " OR helpful + 3 * helpful_explicit < harmful + 3 * harmful_explicit))"
+            " OR (status = 'candidate' AND updated_at < ?))",
+            (project_id, unused_since, unused_since))]
 
     def playbook_size(self, project_id: int | None) -> tuple[int, int]:
         """(active bullets, their total characters) of one scope."""
