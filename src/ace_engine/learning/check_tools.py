@@ -120,6 +120,9 @@ READONLY = (
     r"|^gh (?:pr|issue|run) (?:view|list|status|diff|checks)\b|^mix (?:help|deps\.tree)\b|^flutter doctor\b",
     r"^sed -n\b|^awk\b(?!.*>)|^(?:curl|wget|http|xh)\b(?!.*(?:-X\s*(?:POST|PUT|DELETE|PATCH)|--data|-d\s|"
     r"-F\s|--upload|-T\s|-o\s|-O\b))",
+    # Any tool asked what it has or is (`rustup show`, `rustup toolchain list`, `mise ls`, `brew info x`).
+    r"^[a-z][\w.-]* (?:(?:toolchain|target|component|plugins?|config|cache) )?(?:list|ls|show|status|info|which|"
+    r"outdated|doctor|active-toolchain|--version|-V|--help|help)\b(?![^|]*(?:>|--write|--fix))",
 )
 
 # A task runner's task name → the job it does. Whole names first, then each part of the name
@@ -206,6 +209,8 @@ def strip_launchers(command: str) -> str:
     first, _, rest = core.partition(" ")
     if "/" in first and not first.endswith("/"):
         first = first.rsplit("/", 1)[-1]
+    if first in ("cargo", "rustc", "rustdoc") and rest.startswith("+"):  # `cargo +1.96.0 test`: a toolchain pick
+        rest = rest.partition(" ")[2]
     return f"{first} {rest}".strip()
 
 

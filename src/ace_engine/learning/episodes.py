@@ -200,7 +200,8 @@ def find(steps: Sequence[Step]) -> tuple[list[Episode], list[Step]]:
         episodes.append({
             "fails": streak, "passed": passed, "fixes": fixes, "signature": signature,
             "self_inflicted": self_inflicted, "throwaway": throwaway(fail, created),
-            "variant": not changed_between and passed["success"] and _spelling(passed) != _spelling(last),
+            # Got past it (passed, or now fails on something else) by writing the command another way.
+            "variant": not changed_between and _spelling(passed) != _spelling(last),
         })
     return episodes, unresolved
 

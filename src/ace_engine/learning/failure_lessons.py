@@ -45,6 +45,7 @@ ENVIRONMENT = re.compile(
     r"fetch first|requires? .{1,60} (?:as a )?(?:test )?"
     r"dependency|No such option|unrecognized arguments?|unknown (?:flag|option)|"
     r"requires (?:rustc|python|node|go|ruby|java|a newer|at least)|rust-version|unsupported engine|"
+    r"(?:rustc|python|node|go|ruby|java) [\d.]+ is not supported|"
     r"is not a \w+ command|must specify a|(?:is|are) not (?:set|configured)|no credentials", re.IGNORECASE)
 # A script / task / target the project does not define (not a tool that is not installed).
 _MISSING = re.compile(r"Missing script|Unknown task|No rule to make target|is not a task|task .{1,40} "
@@ -229,7 +230,7 @@ def _environment_lesson(fail: Step, root: str | None, worked: Step | None, sig: 
         worked_as = code(local(spelled(commands.clean(worked["command"])), root), 90)
     content = f"{failed_as} fails here with {_sig(sig, root, 140)}{_hint(fail)}"
     if worked is not None:
-        content += f"; {worked_as} worked"
+        content += f"; {worked_as} " + ("worked" if worked["success"] else "got past it")
     steps = [fail] + ([worked] if worked else [])
     # Unresolved, one failure is weak evidence, unless the tool itself said what to do about it.
     strong = worked is not None or bool(_hint(fail))
@@ -263,6 +264,14 @@ def _missing_command(fail: Step, steps: Sequence[Step], root: str | None) -> Can
                       [fail], section="strategies_and_hard_rules")
 
 
+def _same_args(e: ep.Episode) -> bool:
+    """A variant is another way to run the same thing (`python -m pytest` for `pytest`, npm for
+    pnpm): the same arguments, or another tool. Other arguments make it another command."""
+    a, b = commands.key(e["fails"][-1]["command"]).split(), commands.key(e["passed"]["command"]).split()
+    args = [w for w in a[2:] if not w.startswith("-")], [w for w in b[2:] if not w.startswith("-")]
+    return args[0] == args[1] or a[:1] != b[:1]
+
+
 def lessons(steps: Sequence[Step], root: str | None) -> list[Candidate]:
     out = commit_hooks(steps, root)
     hooked = bool(out)
@@ -280,7 +289,7 @@ def lessons(steps: Sequence[Step], root: str | None) -> list[Candidate]:
             lesson = _workaround(e, steps, root)
         if lesson is None and not e["variant"]:
             lesson = _fix_lesson(e, root)
-        if lesson is None and e["variant"] and sig:
+        if lesson is None and e["variant"] and sig and e["passed"]["success"] and _same_args(e):
             better, worse = _shape(e["passed"]["command"], root), _shape(e["fails"][-1]["command"], root)
             lesson = _candidate(f"Use {better}, not {worse} (that fails with {_sig(sig, root, 110)}).",
                                 "command_variant", 0.7, _evidence(e), e["fails"] + [e["passed"]],
