@@ -54,3 +54,17 @@ def test_cwd_resolution_order(tmp_path, monkeypatch):
     monkeypatch.delenv("CLAUDE_PROJECT_DIR")
     monkeypatch.chdir(real)
     assert resolve_cwd(None, None) == os.getcwd()
+
+
+def test_a_deleted_worktree_still_files_under_its_main_worktree(ace_home, tmp_path):
+    """A project rebuilt from its stored row keeps the stored key, even when the linked worktree
+    it was recorded from is gone (its `.git` file no longer says where the main worktree is)."""
+    from ace_engine.learning.pipeline import project_for
+    from ace_engine.store.sqlite import SQLiteStore
+
+    main, gone = tmp_path / "repo", tmp_path / "repo-wt"
+    with SQLiteStore() as store:
+        pid = store.ensure_project(f"path:{main}", str(gone), None, "repo", 1.0)
+        project = project_for(store, pid)
+    assert project is not None and project.key == f"path:{main}" and project.root == str(gone)
+    assert project.name == "repo" and project.main_root == str(main)

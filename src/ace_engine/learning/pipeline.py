@@ -58,7 +58,11 @@ class AlreadyLearned(AceError, RuntimeError):
 
 def project_for(store: Store, project_id: int | None) -> Project | None:
     row = store.project_row(project_id) if project_id is not None else None
-    return Project(row["root"], row["remote"]) if row else None
+    if not row:
+        return None
+    # The stored key names the main worktree: a linked worktree deleted since still files under it.
+    key = str(row.get("key") or "")
+    return Project(row["root"], row["remote"], main_root=key[5:] if key.startswith("path:") else None)
 
 
 def attach_history(store: Store, trajectory: Trajectory, project_id: int | None) -> None:
