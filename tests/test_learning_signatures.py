@@ -179,6 +179,10 @@ main.main()
 exit status 2""", "panic: runtime error: invalid memory address or nil pointer dereference"),
     ("go tool", "go: cannot run *_test.go files (/tmp/scratch/check_test.go)", "go: cannot run *_test.go files (…/check_test.go)"),
     # -- Rust ------------------------------------------------------------------------------------
+    ("cargo msrv", """error: rustc 1.80.0 is not supported by the following package:
+  serde_with@3.9.0 requires rustc 1.81
+Either upgrade rustc or select compatible dependency versions with""",
+     "error: rustc 1.80.0 is not supported by the following package: serde_with@3.9.0 requires rustc 1.81"),
     ("rustc", """   Compiling shop v0.1.0 (/home/dev/shop)
 error[E0308]: mismatched types
  --> src/main.rs:4:18

@@ -272,6 +272,8 @@ RULES: tuple[tuple[str, str, Finder], ...] = (
     ("elixir", "raise", _elixir_raise),
     ("elixir", "compiler", _elixir_diagnostic),
     ("elixir", "compile summary", lambda lines: _elixir_raise(lines, summaries=True)),
+    ("rust", "msrv", _headed(r"^(error: rustc [\d.]+ is not supported by the following packages?):$",
+                             r"^\s*(\S+ requires rustc [\d.]+)")),  # cargo: the dependency that needs it
     ("rust", "compiler", _rust),
     ("rust", "panic", _rust_panic),
     ("markdown", "markdownlint", _regex(
