@@ -35,7 +35,7 @@ from . import commands
 
 Step = Mapping[str, Any]
 
-_CONFIG = re.compile(
+CONFIG_FILE = re.compile(
     r"(?:^|/)(?:mix\.exs|config/[\w.-]+\.exs|package\.json|tsconfig[\w.-]*\.json|pyproject\.toml|setup\.cfg|"
     r"setup\.py|requirements[\w.-]*\.txt|tox\.ini|go\.mod|Cargo\.toml|Gemfile|\.rubocop\.yml|pom\.xml|"
     r"build\.gradle(?:\.kts)?|pubspec\.yaml|Makefile|Dockerfile|docker-compose[\w.-]*\.ya?ml|\.env[\w.-]*|"
@@ -45,8 +45,10 @@ _TEST_FILE = re.compile(r"(?:^|/)(?:tests?|spec|__tests__)/|(?:^|/)test_[^/]*$|_
                         r"\.(?:test|spec)\.[jt]sx?$|Test\.(?:java|kt)$")
 # Commands that never fix anything: moving around, looking, cleaning up scratch files.
 _NOT_A_FIX = re.compile(r"^(?:cd|ls|cat|echo|printf|sleep|rm|mkdir -p /tmp|true|clear|pwd|which|source)\b")
-_FIXING_CHECK = re.compile(r"\s--fix\b|\s--write\b|\s-w\b|^(?:mix format|gofmt|go fmt|cargo fmt|black|isort|"
-                           r"prettier|rustfmt|dart format|rubocop -a|ruff format|npm run format|bun run format)")
+# A check that changes files: a formatter (`commands.kind` says "format"), or a linter told to fix.
+_FIXING_FLAG = re.compile(r"\s--fix\b|\s--write\b|\s-w\b|\s-a\b|\s--autocorrect\b")
+# A signature that only says something failed, not what.
+_GENERIC_SIG = re.compile(r"^(?:Exit code|exit status|FAIL(?:ED)?\b|error$|Error$)|exited with code \d+$")
 
 
 class Episode(TypedDict):
@@ -91,17 +93,9 @@ def created_files(steps: Sequence[Step]) -> set[str]:
     return created
 
 
-_SCRATCH = re.compile(r"(?:^|\s)(?:/tmp/|/private/var/folders/)\S+"
-                      r"|^(?:python3?|node|bun|deno|ruby|perl)\s+(?:-c|-e|-)\s|^(?:python3?|node|bun|deno|ruby|perl)\s*<<")
-
-
 def throwaway(step: Step, created: set[str]) -> bool:
-    """A one-off script run: a file this task created, a temp file, inline code."""
-    command = commands.key(step.get("command") or "")
-    if _SCRATCH.search(command) or commands.is_throwaway(step.get("command") or "", frozenset(created)):
-        return True
-    names = {os.path.basename(c) for c in created}
-    return any(os.path.basename(w) in names for w in command.split()[1:4] if "." in w)
+    """A one-off script run: a file this task created, a temp file, inline code (`commands.is_throwaway`)."""
+    return commands.is_throwaway(step.get("command") or "", frozenset(created))
 
 
 def _mentions(output: str, path: str) -> bool:
@@ -127,14 +121,15 @@ def _fixes(first: Step, fail: Step, passed: Step, steps: Sequence[Step], created
             continue  # deleting the failing test is not a fix
         edits.append(s)
     output = fail.get("_output") or ""
-    named = [s for s in edits if any(_mentions(output, f) or _CONFIG.search(f) for f in s.get("files") or [])]
+    named = [s for s in edits if any(_mentions(output, f) or CONFIG_FILE.search(f) for f in s.get("files") or [])]
     if named:
         edits = named
     runs = [s for s in steps if fail["step"] < s["step"] < passed["step"]
             and s.get("command") and s["success"] and s.get("kind") != "readonly"
             and not _NOT_A_FIX.match(commands.key(s["command"])) and not throwaway(s, created)
             and not covers(s["command"], fail["command"])
-            and (s.get("kind") not in commands.CHECK_KINDS or _FIXING_CHECK.search(commands.key(s["command"])))]
+            and (s.get("kind") not in commands.CHECK_KINDS or s.get("kind") == "format"
+                 or _FIXING_FLAG.search(commands.key(s["command"])))]
     return sorted(edits + runs, key=lambda s: s["step"])
 
 
@@ -208,9 +203,6 @@ def find(steps: Sequence[Step]) -> tuple[list[Episode], list[Step]]:
 
 def _spelling(step: Step) -> str:
     return " ".join((step.get("command") or "").split())
-
-
-_GENERIC_SIG = re.compile(r"^(?:Exit code|exit status|FAIL(?:ED)?\b|error$|Error$)|exited with code \d+$")
 
 
 def _got_past(later: Step, streak: Sequence[Step]) -> bool:

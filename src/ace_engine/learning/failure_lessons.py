@@ -209,7 +209,7 @@ def _fix_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
         return None
     diff = _diffs(fix_edits, 110) or "editing it"  # a payload's edit may name only its file
     where = _where(fix_edits, output, root)
-    config = all(ep._CONFIG.search(f) for f in files)
+    config = all(ep.CONFIG_FILE.search(f) for f in files)
     if config:
         content = f"{cmd} needs {diff} in {where}: without it, {_fails_with(sig, root)}."
     elif e["throwaway"]:
