@@ -205,3 +205,17 @@ def test_failures_carried_from_the_turn_before_are_fixed_in_this_one():
     # Alone, a carried failure teaches nothing (it was learned with its own turn).
     assert episodes.find(carried(before)) == ([], carried(before))
     assert failure_lessons.lessons([dict(s, _change=None) for s in carried(before)], ROOT) == []
+
+
+def test_a_pass_masked_by_a_fallback_proves_nothing():
+    steps = [bash("node tools/report.js", "SyntaxError: Unexpected token '}'", ok=False),
+             bash('node tools/report.js || echo "report failed"', "report failed")]
+    assert [c for c in reflect(steps) if c["kind"] in ("command_variant", "flaky", "error_fix")] == []
+
+
+def test_a_compound_command_is_shown_by_the_part_that_failed():
+    out = ("The following paths are ignored by one of your .gitignore files:\n.planning\n"
+           "hint: Use -f if you really want to add them.")
+    (lesson,) = active(reflect([bash('git add .planning/x.md && git commit -m "docs: archive"', out, ok=False)]))
+    assert lesson.startswith("`git add .planning/x.md` fails here with `The following paths are ignored")
+    assert "docs: archive" not in lesson

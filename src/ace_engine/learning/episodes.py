@@ -47,6 +47,8 @@ _TEST_FILE = re.compile(r"(?:^|/)(?:tests?|spec|__tests__)/|(?:^|/)test_[^/]*$|_
 _NOT_A_FIX = re.compile(r"^(?:cd|ls|cat|echo|printf|sleep|rm|mkdir -p /tmp|true|clear|pwd|which|source)\b")
 # A check that changes files: a formatter (`commands.kind` says "format"), or a linter told to fix.
 _FIXING_FLAG = re.compile(r"\s--fix\b|\s--write\b|\s-w\b|\s-a\b|\s--autocorrect\b")
+# `cmd || echo failed`, `cmd || true`: exits 0 whatever `cmd` did, so its success proves nothing.
+_MASKED = re.compile(r"\|\|\s*(?:true|:|echo|printf|exit 0)\b")
 # A signature that only says something failed, not what.
 _GENERIC_SIG = re.compile(r"^(?:Exit code|exit status|FAIL(?:ED)?\b|error$|Error$)|exited with code \d+$")
 
@@ -174,7 +176,7 @@ def find(steps: Sequence[Step]) -> tuple[list[Episode], list[Step]]:
         for later in runs[i + 1:]:
             if not covers(later["command"], fail["command"]) and not _same_goal(later, streak[-1]):
                 continue
-            if later["success"] or _got_past(later, streak):
+            if (later["success"] and not _MASKED.search(later["command"])) or _got_past(later, streak):
                 passed = later
                 break
             streak.append(later)

@@ -221,10 +221,25 @@ def _fix_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
                       e["fails"] + e["fixes"] + [passed], files=files)
 
 
+def _failing_part(command: str, output: str) -> str:
+    """In `git add x && git commit`, the part the failure speaks of: the one whose subcommand the
+    output names ("… Use -f if you really want to add them" → `git add x`); else the whole line."""
+    pieces = [p for p in commands.parts(command) if commands.kind(p) not in ("readonly",)]
+    if len(pieces) < 2:
+        return command
+    for piece in pieces:
+        words = piece.split()
+        verb = words[1] if len(words) > 1 and words[1].isalpha() else words[0]
+        if re.search(rf"\b{re.escape(verb)}\b", output):
+            return piece
+    return command
+
+
 def _environment_lesson(fail: Step, root: str | None, worked: Step | None, sig: str | None) -> Candidate | None:
     if not sig or not ENVIRONMENT.search(sig) or TRANSIENT.search(sig):
         return None
-    failed_as, worked_as = _shape(fail["command"], root, 70), _shape(worked["command"], root, 90) if worked else ""
+    command = _failing_part(fail["command"], fail.get("_output") or "") if worked is None else fail["command"]
+    failed_as, worked_as = _shape(command, root, 70), _shape(worked["command"], root, 90) if worked else ""
     if worked is not None and failed_as == worked_as:  # the same command written another way
         failed_as = code(local(spelled(commands.clean(fail["command"])), root), 70)
         worked_as = code(local(spelled(commands.clean(worked["command"])), root), 90)
