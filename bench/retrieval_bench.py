@@ -46,10 +46,16 @@ DAY = 86400.0
 K = 5
 
 
-def load_dataset() -> tuple[dict, list[dict]]:
-    with open(os.path.join(HERE, "data", "bullets.json"), encoding="utf-8") as fh:
+DATASETS = {"tuned": os.path.join(HERE, "data"), "heldout": os.path.join(HERE, "data", "heldout")}
+
+
+def load_dataset(name: str = "tuned") -> tuple[dict, list[dict]]:
+    """`tuned`: the set the defaults were tuned on; `heldout`: paraphrases written blind to the ranker
+    (bench/data/heldout/README.md), all in the `test` split."""
+    folder = DATASETS[name]
+    with open(os.path.join(folder, "bullets.json"), encoding="utf-8") as fh:
         bullets = json.load(fh)
-    with open(os.path.join(HERE, "data", "queries.json"), encoding="utf-8") as fh:
+    with open(os.path.join(folder, "queries.json"), encoding="utf-8") as fh:
         queries = json.load(fh)
     return bullets, queries
 
@@ -274,11 +280,17 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--tune", action="store_true", help="grid-search weights on the tune split")
     parser.add_argument("--hook-runs", type=int, default=15, help="hook processes at 10k bullets (0: skip)")
-    parser.add_argument("--out", default=os.path.join(HERE, "results", "retrieval.json"))
+    parser.add_argument("--data", choices=sorted(DATASETS), default="tuned",
+                        help="tuned: the set the defaults came from; heldout: paraphrases written blind to the "
+                             "ranker")
+    parser.add_argument("--out", default=None, help="default bench/results/retrieval[-heldout].json")
     args = parser.parse_args()
-    dataset, queries = load_dataset()
+    if args.out is None:
+        name = "retrieval.json" if args.data == "tuned" else f"retrieval-{args.data}.json"
+        args.out = os.path.join(HERE, "results", name)
+    dataset, queries = load_dataset(args.data)
     modes = [m for m in args.modes.split(",") if m]
-    report: dict = {"version": sys.version.split()[0], "machine": os.uname().machine, "cpus": os.cpu_count(),
+    report: dict = {"data": args.data, "version": sys.version.split()[0], "machine": os.uname().machine, "cpus": os.cpu_count(),
                     "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                     "dataset": {"bullets": len(dataset["bullets"]), "queries": len(queries),
                                 "tune": sum(q["split"] == "tune" for q in queries),
@@ -309,7 +321,7 @@ def main() -> None:
                 score, settings, metrics = tune(store, ids, project_ids, queries, mode)
                 print(f"tune {mode}: best objective {score:.4f} with {settings}")
             report["quality"][mode] = evaluate(store, ids, project_ids, queries, cfg, mode)
-            if mode == "hybrid":
+            if mode == "hybrid" and "billing-api" in project_ids:
                 prompts = [q["prompt"] for q in queries]
                 report["latency"]["hybrid_510"] = search_latency(store, project_ids["billing-api"], prompts, "hybrid")
         store.close()
@@ -344,7 +356,7 @@ def main() -> None:
         if "skipped" in result:
             print(f"{mode:<9}skipped: {result['skipped']}")
             continue
-        for split in ("tune", "test"):
+        for split in [sp for sp in ("tune", "test") if sp in result]:
             m = result[split]
             print(f"{mode:<9}{split:<6}{m['recall']:>9.3f}{m['mrr']:>7.3f}{m['raw_recall']:>9.3f}{m['raw_mrr']:>9.3f}"
                   f"{m['irrelevant_shown']:>9.2f}{m.get('negative_empty', float('nan')):>10.2f}{m['queries']:>8}")
