@@ -219,3 +219,17 @@ def test_a_compound_command_is_shown_by_the_part_that_failed():
     (lesson,) = active(reflect([bash('git add .planning/x.md && git commit -m "docs: archive"', out, ok=False)]))
     assert lesson.startswith("`git add .planning/x.md` fails here with `The following paths are ignored")
     assert "docs: archive" not in lesson
+
+
+def test_a_relative_import_the_task_just_broke_is_its_own_mistake_not_the_environment():
+    steps = [edit("src/bin/version.ts", "export const V = '1'\n", "const pkg = require('../../../package.json')\n"),
+             bash("bun run src/bin/version.ts", "error: Cannot find module '../../../package.json' from "
+                                                "'src/bin/version.ts'", ok=False),
+             edit("src/bin/version.ts", "require('../../../package.json')", "require('../../package.json')"),
+             bash("bun run src/bin/version.ts", "1.0.0")]
+    assert active(reflect(steps)) == []
+    missing = [bash("node scripts/export.js", "Error: Cannot find module 'csv-stringify'", ok=False),
+               bash("npm install csv-stringify", "added 1 package"),
+               bash("node scripts/export.js", "exported")]
+    assert active(reflect(missing)) == ["Run `npm install csv-stringify` before `node scripts/export.js`: without it, "
+                                        "it fails with `Error: Cannot find module 'csv-stringify'`."]

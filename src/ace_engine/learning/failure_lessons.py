@@ -38,7 +38,7 @@ Step = Mapping[str, Any]
 # Failures that state a fact about the environment or the repository, not about the change.
 ENVIRONMENT = re.compile(
     r"not installed|No module named|ModuleNotFoundError|command not found|not found in PATH|is not recognized as|"
-    r"no such file or directory: \S*(?:bin|node_modules)/|Cannot find module|read-only variable|"
+    r"no such file or directory: \S*(?:bin|node_modules)/|Cannot find module '(?![./])|read-only variable|"
     r"can't create temp file|operation not permitted|Permission denied|ignored by one of your \.gitignore|"
     r"Missing script|Unknown task|No rule to make target|no such command|is not a task|unknown command|"
     r"go\.mod file not found|no required module provides|outside (?:the )?main module|not a git repository|"
