@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 import time
 
+from .. import project_langs
 from ..errors import AceError
 from . import domains as domain_mod
 from . import safety, sections
@@ -198,7 +199,10 @@ class Playbook:
             domains = [domains]
         names = [domain_mod.normalize(d) for d in domains or () if domain_mod.normalize(d)]
         if not names:  # none given, or none usable
-            names = domain_mod.derive(text, provenance.get("files") or (), provenance.get("tools") or ())
+            # Read in the project's ecosystem: "the tests" of an Elixir project are elixir-testing.
+            languages = project_langs.detect(self.project.root) if self.project is not None and project_id else ()
+            names = domain_mod.derive(text, provenance.get("files") or (), provenance.get("tools") or (),
+                                      languages=languages)
         helpful, harmful = max(0, int(helpful)), max(0, int(harmful))
         bullet: Bullet = {
             "id": new_id(now), "project_id": project_id, "section": section, "content": text,
