@@ -83,6 +83,28 @@ def path_of(tool_name: object, tool_input: object) -> str | None:
     return _field(tool_name, tool_input, "path")
 
 
+def edit_pairs(tool_name: object, tool_input: object) -> list[tuple[str, str]]:
+    """(old text, new text) of each change an edit call makes: one for Edit, one per entry of
+    MultiEdit's `edits`, ("", what it writes) for Write and NotebookEdit. A change with neither side
+    as text is left out; a missing side is ""."""
+    tool = TOOLS.get(tool_name) if isinstance(tool_name, str) else None
+    if tool is None or tool.kind != "edit" or not isinstance(tool_input, dict):
+        return []
+    if tool.content == "edits":  # MultiEdit: a list of Edit-shaped changes
+        listed = tool_input.get("edits")
+        items = [e for e in listed if isinstance(e, dict)] if isinstance(listed, list) else []
+        old_field, new_field = TOOLS["Edit"].old, TOOLS["Edit"].content
+    else:
+        items, old_field, new_field = [tool_input], tool.old, tool.content
+    pairs = []
+    for item in items:
+        old = item.get(old_field) if old_field else None
+        new = item.get(new_field) if new_field else None
+        if isinstance(old, str) or isinstance(new, str):
+            pairs.append((old if isinstance(old, str) else "", new if isinstance(new, str) else ""))
+    return pairs
+
+
 def command_of(tool_name: object, tool_input: object) -> str | None:
     """The shell command a call of `tool_name` runs, when it is a shell tool with a command."""
     return _field(tool_name, tool_input, "command")

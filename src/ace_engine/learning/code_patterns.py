@@ -39,7 +39,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ..errors import AceError
-from ..tools import EDIT_TOOLS
+from ..tools import EDIT_TOOLS, edit_pairs
 from .code_pattern_table import BUILTIN_PATTERNS
 
 if TYPE_CHECKING:
@@ -239,20 +239,11 @@ def _written_texts(tool_name: str, tool_input: object) -> tuple[str, str | None,
         return None
     path = str(tool_input.get("file_path") or tool_input.get("notebook_path") or tool_input.get("path") or "")
     language = language_of(path)
-    pairs: list[tuple[Any, Any]]
-    if tool_name == "Write":
-        pairs = [("", tool_input.get("content"))]
-    elif tool_name == "Edit":
-        pairs = [(tool_input.get("old_string"), tool_input.get("new_string"))]
-    elif tool_name == "MultiEdit":
-        pairs = [(e.get("old_string"), e.get("new_string")) for e in tool_input.get("edits") or []
-                 if isinstance(e, dict)]
-    else:  # NotebookEdit: code cells of a Jupyter notebook are Python unless told otherwise
+    if tool_name == "NotebookEdit":  # code cells of a Jupyter notebook are Python unless told otherwise
         if tool_input.get("cell_type", "code") != "code":
             return None
         language = language or "python"
-        pairs = [("", tool_input.get("new_source"))]
-    texts = [(old if isinstance(old, str) else "", new) for old, new in pairs if isinstance(new, str) and new]
+    texts = [(old, new) for old, new in edit_pairs(tool_name, tool_input) if new]
     return path, language, texts
 
 

@@ -21,6 +21,7 @@ import difflib
 import re
 from typing import Any, TypedDict
 
+from ..tools import edit_pairs
 from .lesson_text import code
 
 # A definition line in the common languages: def / class (Python), func (Go), fn (Rust), function /
@@ -43,21 +44,6 @@ class Change(TypedDict):
     code: bool
     deleted_only: bool
     lines: int
-
-
-def _pairs(tool: str, data: Any) -> list[tuple[str, str]]:
-    if not isinstance(data, dict):
-        return []
-    if tool == "Edit":
-        old, new = data.get("old_string"), data.get("new_string")
-        return [(old if isinstance(old, str) else "", new if isinstance(new, str) else "")]
-    if tool == "MultiEdit":
-        return [(str(e.get("old_string") or ""), str(e.get("new_string") or ""))
-                for e in data.get("edits") or [] if isinstance(e, dict)]
-    if tool == "Write":
-        content = data.get("content")
-        return [("", content)] if isinstance(content, str) else []
-    return []
 
 
 def _docstring_lines(lines: list[str]) -> set[int]:
@@ -88,7 +74,7 @@ def change(tool: str, data: Any, file: str = "") -> Change | None:
     prose_removed: list[str] = []
     prose_added: list[str] = []
     symbol = None
-    for old, new in _pairs(tool, data):
+    for old, new in edit_pairs(tool, data):
         a, b = old.splitlines(), new.splitlines()
         skip_a, skip_b = _docstring_lines(a), _docstring_lines(b)
         matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..capture.redact import redact
 from ..playbook import sections as sections_mod
+from ..tools import edit_pairs
 from . import commands
 
 if TYPE_CHECKING:
@@ -196,13 +197,8 @@ def data(raw: object, limit: int, root: str | None = None) -> str:
 
 def change_text(step: TrajectoryStep) -> str:
     """An edit's real change: its removed (-) and added (+) lines, joined by ' | ' ('' if none)."""
-    pairs: list[tuple[str, str]] = []
-    raw = step.get("_input")
-    if isinstance(raw, dict):
-        edits = raw.get("edits")
-        for edit in edits if isinstance(edits, list) else [raw]:
-            if isinstance(edit, dict) and isinstance(edit.get("old_string") or edit.get("new_string"), str):
-                pairs.append((str(edit.get("old_string") or ""), str(edit.get("new_string") or "")))
+    # Edit and MultiEdit only: a Write's whole content is no "change" to show.
+    pairs = edit_pairs(step.get("tool"), step.get("_input")) if step.get("tool") in ("Edit", "MultiEdit") else []
     if not pairs:
         change: Mapping[str, Any] = step.get("change") or {}
         pairs = [(str(change.get("old") or ""), str(change.get("new") or ""))]
