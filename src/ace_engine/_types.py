@@ -264,7 +264,16 @@ class ScoredBullet(Bullet):
     why: str
 
 
-class AddDelta(TypedDict):
+class _DeltaMeta(TypedDict):
+    """What every delta operation may carry: who made it, why, in which session, and when."""
+
+    source: NotRequired[str]
+    reason: NotRequired[str | None]
+    session_id: NotRequired[str | None]
+    now: NotRequired[float | None]
+
+
+class AddDelta(_DeltaMeta):
     op: Literal["ADD", "add"]
     content: str
     section: str
@@ -274,57 +283,37 @@ class AddDelta(TypedDict):
     helpful: NotRequired[int]
     harmful: NotRequired[int]
     status: NotRequired[str]
-    source: NotRequired[str]
-    reason: NotRequired[str | None]
-    session_id: NotRequired[str | None]
-    now: NotRequired[float | None]
 
 
-class UpdateDelta(TypedDict):
+class UpdateDelta(_DeltaMeta):
     op: Literal["UPDATE", "update"]
     id: str
     content: NotRequired[str | None]
     section: NotRequired[str | None]
     domains: NotRequired[list[str] | str | None]
     provenance: NotRequired[dict[str, Any] | None]
-    source: NotRequired[str]
-    reason: NotRequired[str | None]
-    session_id: NotRequired[str | None]
-    now: NotRequired[float | None]
 
 
-class TagDelta(TypedDict):
+class TagDelta(_DeltaMeta):
     op: Literal["TAG", "tag"]
     id: str
     tag: Literal["helpful", "harmful", "neutral"]
     explicit: NotRequired[bool]
     count: NotRequired[int]
-    source: NotRequired[str]
-    reason: NotRequired[str | None]
-    session_id: NotRequired[str | None]
-    now: NotRequired[float | None]
 
 
-class MergeDelta(TypedDict):
+class MergeDelta(_DeltaMeta):
     op: Literal["MERGE", "merge"]
     keep: str
     other: str
     content: NotRequired[str | None]
-    source: NotRequired[str]
-    reason: NotRequired[str | None]
-    session_id: NotRequired[str | None]
-    now: NotRequired[float | None]
 
 
-class StatusDelta(TypedDict):
+class StatusDelta(_DeltaMeta):
     """QUARANTINE, REMOVE (archive) and RESTORE: a status change of one bullet."""
 
     op: Literal["QUARANTINE", "REMOVE", "RESTORE", "quarantine", "remove", "restore"]
     id: str
-    source: NotRequired[str]
-    reason: NotRequired[str | None]
-    session_id: NotRequired[str | None]
-    now: NotRequired[float | None]
 
 
 Delta = AddDelta | UpdateDelta | TagDelta | MergeDelta | StatusDelta
