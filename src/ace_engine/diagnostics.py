@@ -149,6 +149,7 @@ def doctor(project_dir: str, fix: bool = False) -> list[Check]:
     checks.append(store_check)
     if store_check.ok:
         checks.append(_policy_check(fix))
+        checks.append(_search_check(project.root, fix))
 
     pending = spool.count_pending()
     where = ", ".join(sorted({os.path.dirname(p) for p in spool.pending_files()})) or paths.spool_dir()
@@ -184,6 +185,37 @@ def doctor(project_dir: str, fix: bool = False) -> list[Check]:
     checks.append(Check("recent errors", not errors, "; ".join(errors) if errors else "none logged",
                         f"see {paths.log_path()}" if errors else None, warn=True))
     return checks
+
+
+def _search_check(root: str, fix: bool) -> Check:
+    """Which search the hooks run here: semantic + lexical, or lexical only and why."""
+    from .retrieval import vectors
+
+    try:
+        cfg: Any = config.load(root)
+    except config.ConfigError:
+        cfg = None
+    if cfg is not None and not cfg["retrieval.semantic"]:
+        return Check("search", True, "lexical only (retrieval.semantic = false)")
+    try:
+        with SQLiteStore() as store:
+            state = vectors.status(store, cfg)
+            if state["problem"]:
+                return Check("search", False, f"lexical only: {state['problem']}",
+                             "reinstall ace-engine, or set retrieval.embedder = \"static\"", warn=True)
+            missing = state.get("missing_vectors", 0)
+            if missing and fix:
+                done = vectors.embed_missing(store, cfg=cfg)
+                missing -= done
+                return Check("search", not missing, f"{state['mode']} ({state['embedder']}: {state['model']}); "
+                             f"embedded {done} lessons", None if not missing else "see the log", warn=True)
+    except (StoreError, OSError) as exc:
+        return Check("search", False, f"could not read the store: {exc}", "see the store check above", warn=True)
+    detail = f"{state['mode']} ({state['embedder']}: {state['model']})"
+    if missing:
+        return Check("search", False, f"{detail}; {missing} lessons have no vector yet (searches embed a few "
+                     "each time)", "run `ace embed` or `ace doctor --fix`", warn=True)
+    return Check("search", True, f"{detail}; every lesson embedded")
 
 
 _REMEDY = {

@@ -369,25 +369,31 @@ COMMANDS = [search, patterns, top, domains, show, recall, cache_group]
 @click.option("--limit", type=int, default=None, help="Embed at most this many bullets.")
 @json_option
 def embed(limit, as_json):
-    """Compute embeddings for semantic search (`retrieval.semantic = true`) for every active
-    bullet that lacks one. Runs locally; needs the `semantic` extra."""
-    from ..retrieval import semantic
+    """Compute the embeddings of every active or candidate lesson that lacks one. Lessons are
+    embedded when they are written, so this is for stores from older versions, or after switching
+    `retrieval.embedder`. Runs locally."""
+    from ..retrieval import vectors
 
-    problem = semantic.missing()
-    if problem:
-        fail(f"semantic search is not available: {problem}")
+    cfg = load_config(None)
+    state = vectors.status(None, cfg)
+    if state["problem"]:
+        fail(f"semantic search is not available: {state['problem']}")
     with open_store() as store:
+        total = len(store.bullets_missing_vectors(state["model"], limit=1_000_000))
+        if limit is not None:
+            total = min(total, limit)
         if as_json:
-            done = semantic.embed_missing(store, limit=limit)
+            done = vectors.embed_missing(store, cfg=cfg, limit=limit)
         else:
             from rich.progress import Progress
 
             with Progress(transient=True) as bar:
-                task = bar.add_task("Embedding bullets", total=None)
-                done = semantic.embed_missing(store, limit=limit, progress=lambda n: bar.update(task, completed=n))
+                task = bar.add_task("Embedding lessons", total=total)
+                done = vectors.embed_missing(store, cfg=cfg, limit=limit,
+                                             progress=lambda n: bar.update(task, completed=n))
     if as_json:
-        return emit_json({"embedded": done})
-    say("Embedded {} bullets.", done)
+        return emit_json({"embedded": done, "model": state["model"]})
+    say("Embedded {} lessons with {}.", done, state["model"])
 
 
 COMMANDS.append(embed)

@@ -86,6 +86,7 @@ class Playbook:
             self.project_id = store.ensure_project(project.key, project.root, project.remote, project.name, time.time())
         self._batch_depth = 0
         self._dirty_scopes: set[int | None] = set()
+        self._written: dict[str, Bullet] = {}  # lessons whose content changed: embedded at the flush
 
     # -- the safety policy ---------------------------------------------------------------------------
 
@@ -128,12 +129,21 @@ class Playbook:
             self._flush()
         return False
 
-    def _touch(self, project_id: int | None) -> None:
+    def _touch(self, project_id: int | None, written: Bullet | None = None) -> None:
         self._dirty_scopes.add(project_id)
+        if written is not None:
+            self._written[written["id"]] = written
         if self._batch_depth == 0:
             self._flush()
 
     def _flush(self) -> None:
+        if self._written:
+            # Lessons are embedded when they are written, whatever path wrote them (the built-in
+            # table: ~1.7 ms a lesson, no model); a failure leaves them to `embed_missing`.
+            from ..retrieval import vectors
+
+            written, self._written = list(self._written.values()), {}
+            vectors.embed_bullets(self.store, written)
         if not self._dirty_scopes:
             return
         with self.store.transaction():
@@ -216,7 +226,7 @@ class Playbook:
             self.store.log_change(bullet["id"], "ADD",
                                   {"content": text, "section": section, "domains": bullet["domains"]},
                                   reason, source, session_id, now)
-        self._touch(project_id)
+        self._touch(project_id, bullet)
         return bullet, True
 
     def update(self, id: str, *, content: str | None = None, section: str | None = None,
@@ -258,8 +268,9 @@ class Playbook:
         with self.store.transaction():
             self.store.update_bullet(bullet["id"], fields)
             self.store.log_change(bullet["id"], "UPDATE", detail, reason, source, session_id, now)
-        self._touch(bullet["project_id"])
-        return {**bullet, **fields}
+        updated: Bullet = {**bullet, **fields}
+        self._touch(bullet["project_id"], updated if "content" in fields else None)
+        return updated
 
     def tag(self, id: str, tag: str, *, explicit: bool = False, count: int = 1, source: str = "user",
             reason: str | None = None, session_id: str | None = None, now: float | None = None) -> Bullet:
@@ -385,6 +396,6 @@ class Playbook:
                                   now)
             self.store.log_change(b["id"], "REMOVE", {"merged_into": a["id"], "from": b["status"], "to": "archived"},
                                   reason, source, session_id, now)
-        self._touch(a["project_id"])
+        self._touch(a["project_id"], {**a, **fields} if text != a["content"] else None)
         self._touch(b["project_id"])
         return {**a, **fields}

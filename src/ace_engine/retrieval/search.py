@@ -270,10 +270,10 @@ def search(store: PlaybookStore, project_id: int | None, query: object, *, k: in
 
     cosines = None
     if _semantic_wanted(mode, cfg):
-        from . import semantic
+        from . import vectors
 
-        cosines = semantic.cosines(store, project_id, query if isinstance(query, str) else "", cfg=cfg,
-                                   include_global=include_global)
+        cosines = vectors.cosines(store, project_id, query if isinstance(query, str) else "", cfg=cfg,
+                                  include_global=include_global, also=[b["id"] for b in candidates], top=wanted)
         if cosines:
             known = {b["id"] for b in candidates}
             extra = [bid for bid, _ in sorted(cosines.items(), key=lambda kv: -kv[1])[:wanted] if bid not in known]
@@ -289,6 +289,11 @@ def search(store: PlaybookStore, project_id: int | None, query: object, *, k: in
     hits = _score(candidates, q, paths, weights, cosines, semantic_share, now,
                   _setting(cfg, "retrieval.recency_half_life_days"))
     hits = [h for h in hits if h[0] >= threshold]
+    cut = float(_setting(cfg, "retrieval.relative_cut") or 0.0)
+    if hits and cut > 0:
+        # Far below the best hit is noise whatever the store's size: this part of the cut is relative.
+        floor = cut * max(h[0] for h in hits)
+        hits = [h for h in hits if h[0] >= floor]
     hits.sort(key=lambda h: (-h[0], h[1]["id"]))
     good = [h for h in hits if not _is_low_quality(h[1])]
     if len(good) >= k:
@@ -304,6 +309,11 @@ def _idf_weights(hits: Sequence[Sequence[float]], n: int, unknown: float) -> lis
         df = sum(1 for hit in row if hit)
         weights.append(math.log(1.0 + n / df) if df else unknown * math.log(1.0 + n))
     return weights
+
+
+def fuse(lexical: float, cosine: float, share: float) -> float:
+    rescaled = min(1.0, max(0.0, (cosine - COSINE_FLOOR) / COSINE_SPAN))
+    return (1.0 - share) * lexical + share * rescaled
 
 
 def _score(candidates: list[Bullet], q: query_mod.Query, files: Sequence[str], weights: dict[str, float],
@@ -343,8 +353,7 @@ def _score(candidates: list[Bullet], q: query_mod.Query, files: Sequence[str], w
         relevance, cosine = lexical, None
         if cosines is not None and semantic_share:
             cosine = cosines.get(b["id"], 0.0)
-            rescaled = min(1.0, max(0.0, (cosine - COSINE_FLOOR) / COSINE_SPAN))
-            relevance = (1.0 - semantic_share) * lexical + semantic_share * rescaled
+            relevance = fuse(lexical, cosine, semantic_share)
         prior, parts = _prior(b, weights, now, half_life)
         score = round(relevance * (1.0 - prior_share + prior_share * prior), 4)
         hits.append((score, b, (bm25_part, coverage, sum(row[c] for row in covered), len(covered), fuzzy_part,

@@ -30,6 +30,12 @@ BULLET_COLUMNS = (
 _SELECT = "SELECT b.rowid AS rowid, " + ", ".join(f"b.{c}" for c in BULLET_COLUMNS) + " FROM bullets b"
 
 
+def _pack_scope(project_id: int | None, include_global: bool) -> str:
+    if project_id is None:
+        return "global"
+    return f"{project_id}+global" if include_global else str(project_id)
+
+
 def _bullet(row: Any) -> BulletRow:  # a `_SELECT` row (a dict), its columns decoded
     row = dict(row)
     row["domains"] = row["domains"].split() if row["domains"] else []
@@ -190,6 +196,8 @@ class PlaybookSQL(StoreBase):
                 for table in ("injections", "pins", "bullet_vectors", "bullet_changes"):
                     self.conn.execute(f"DELETE FROM {table} WHERE bullet_id IN ({marks})", chunk)
                 deleted += self.conn.execute(f"DELETE FROM bullets WHERE id IN ({marks})", chunk).rowcount
+            # The packs hold the deleted bullets' ids and sign codes: rebuilt on the next search.
+            self.conn.execute("DELETE FROM vector_packs")
             self.conn.execute("INSERT INTO bullets_fts(bullets_fts) VALUES ('optimize')")
         return deleted
 
@@ -306,7 +314,8 @@ class PlaybookSQL(StoreBase):
     def bullets_missing_vectors(self, model: str, limit: int = 1000) -> list[BulletRow]:
         return [_bullet(r) for r in self._rows(
             f"{_SELECT} LEFT JOIN bullet_vectors v ON v.bullet_id = b.id AND v.model = ?"
-            " AND v.content_key = b.content_key WHERE b.status = 'active' AND v.bullet_id IS NULL LIMIT ?",
+            " AND v.content_key = b.content_key WHERE b.status IN ('active', 'candidate') AND v.bullet_id IS NULL"
+            " LIMIT ?",
             (model, limit))]
 
     def put_vectors(self, model: str, items: Iterable[tuple[str, str, bytes]]) -> None:
@@ -315,6 +324,48 @@ class PlaybookSQL(StoreBase):
                 "INSERT OR REPLACE INTO bullet_vectors(bullet_id, model, content_key, vector) VALUES (?,?,?,?)",
                 [(bid, model, key, blob) for bid, key, blob in items],
             )
+
+    def vectors_of(self, model: str, ids: Sequence[str]) -> list[tuple[str, bytes]]:
+        """(id, vector) of those bullets that are active and have a current vector of `model`."""
+        out: list[tuple[str, bytes]] = []
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start:start + 500])
+            marks = ",".join("?" * len(chunk))
+            out += self.conn.execute(
+                f"SELECT v.bullet_id, v.vector FROM bullet_vectors v JOIN bullets b ON b.id = v.bullet_id"
+                f" WHERE v.bullet_id IN ({marks}) AND b.status = 'active' AND v.model = ?"
+                " AND v.content_key = b.content_key", chunk + [model]).fetchall()
+        return out
+
+    def vector_stamp(self) -> str:
+        """Moves whenever a bullet is added or a vector written (both tables' max rowid; REPLACE
+        takes a new rowid), which is when a pack may be missing something."""
+        row = self.conn.execute("SELECT (SELECT coalesce(max(rowid), 0) FROM bullets),"
+                                " (SELECT coalesce(max(rowid), 0) FROM bullet_vectors)").fetchone()
+        return f"{row[0]}:{row[1]}"
+
+    def vector_codes(self, model: str, project_id: int | None, include_global: bool,
+                     width: int) -> list[tuple[str, bytes]]:
+        """(id, first `width` bytes of the vector) of the scope's bullets that are not archived and
+        have a current vector of `model`: what a pack is built from."""
+        where, params = self._scope(project_id, include_global)
+        return self.conn.execute(
+            f"SELECT v.bullet_id, substr(v.vector, 1, ?) FROM bullet_vectors v JOIN bullets b ON b.id = v.bullet_id"
+            f" WHERE {where} AND b.status != 'archived' AND v.model = ? AND v.content_key = b.content_key"
+            " ORDER BY b.rowid", (width,) + params + (model,)).fetchall()
+
+    def vector_pack(self, model: str, project_id: int | None,
+                    include_global: bool = True) -> tuple[str, bytes, bytes] | None:
+        """(stamp, ids, codes) of the scope's pack (schema migration 6), or None."""
+        row = self.conn.execute("SELECT stamp, ids, codes FROM vector_packs WHERE scope = ? AND model = ?",
+                                (_pack_scope(project_id, include_global), model)).fetchone()
+        return (str(row[0]), bytes(row[1]), bytes(row[2])) if row else None
+
+    def put_vector_pack(self, model: str, project_id: int | None, include_global: bool, stamp: str,
+                        ids: bytes, codes: bytes) -> None:
+        with self.transaction():
+            self.conn.execute("INSERT OR REPLACE INTO vector_packs(scope, model, stamp, ids, codes) VALUES (?,?,?,?,?)",
+                              (_pack_scope(project_id, include_global), model, stamp, ids, codes))
 
     # -- the re-screen (playbook/rescreen.py) -------------------------------------------------------
 

@@ -286,6 +286,31 @@ MIGRATIONS: list[tuple[str, str]] = [
         value TEXT
     );
     """),
+    # 6: semantic search by default (retrieval/vectors.py). `bullet_vectors` keys by (bullet, model),
+    # so the built-in embedder's vectors and an optional model's live side by side. `vector_packs`:
+    # per scope and model, the ids and sign codes of the stored vectors back to back, so a hook reads
+    # one row instead of 10,000 — a cache, rebuilt when `stamp` (bullets' and vectors' max rowid) moves;
+    # entries for bullets since archived or deleted are filtered when the few best are rescored.
+    ("vector_packs", """
+    CREATE TABLE bullet_vectors_v6 (
+        bullet_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        content_key TEXT NOT NULL,         -- the content the vector was computed from
+        vector BLOB NOT NULL,              -- the model's format (float32, or code + scale + int8)
+        PRIMARY KEY (bullet_id, model)
+    );
+    INSERT INTO bullet_vectors_v6 SELECT bullet_id, model, content_key, vector FROM bullet_vectors;
+    DROP TABLE bullet_vectors;
+    ALTER TABLE bullet_vectors_v6 RENAME TO bullet_vectors;
+    CREATE TABLE vector_packs (
+        scope TEXT NOT NULL,               -- project id (or 'global'), '+global' when it includes them
+        model TEXT NOT NULL,
+        stamp TEXT NOT NULL,
+        ids BLOB NOT NULL,                 -- bullet ids, UTF-8, one per line
+        codes BLOB NOT NULL,               -- one fixed-width code per id, in the same order
+        PRIMARY KEY (scope, model)
+    );
+    """),
 ]
 
 LATEST = len(MIGRATIONS)

@@ -1,0 +1,235 @@
+"""Lesson vectors: every lesson's embedding kept beside it, and the cosines a search needs.
+
+Contract. The embedder of the default install is the static table shipped in `retrieval/data/`
+(`static_embed`: a text embeds by table lookup, stdlib only, no model run), so semantic search
+needs no extra package and no manual step. `retrieval.embedder = "minilm"` selects the full
+all-MiniLM-L6-v2 instead (`semantic.py`, the `semantic` extra): better on paraphrases, but a
+hook then loads NumPy and 90 MB of weights. `cosines()` is the one entry of search: it returns
+{bullet id: cosine} for the scope's nearest lessons and for the ids the caller also asks about,
+or None when semantic search can't run (the caller stays lexical; the reason is logged once and
+`status()` reports it for `ace doctor`).
+
+Writes. `Playbook` calls `embed_bullets` for every lesson whose content it writes (add, update,
+merge, import, learn, bootstrap, sync all go through it); `embed_missing` catches the rest
+(stores from before this, a failed write) — a few per search in a hook, all of them from `ace
+embed`, `ace install` and the learning worker. A vector is stored with the content key it was
+computed from, so a changed lesson is simply missing until embedded again.
+
+A static vector is stored as: sign code (D/8 bytes, bit i = component i > 0), scale (float32),
+then the unit vector's components as int8 (value = scale × int). Search reads the scope's pack
+(schema 6: all ids and codes in one row, rebuilt when the store has changed), ranks every code by
+Hamming distance to the query's (popcount, `static_embed.hamming`), and computes exact cosines for
+the `top` nearest plus the asked-for ids only.
+
+Cost (measured, `bench/retrieval_bench.py`): stdlib only on the static path; with the pack
+current, ~1 ms to embed the prompt, ~2 ms to read the pack and ~5 ms to rank 10,000 codes, ~2 ms
+to rescore 60 vectors. A stale pack costs one read of the scope's codes (~15 ms at 10,000).
+"""
+
+from __future__ import annotations
+
+import operator
+import os
+import struct
+
+from .. import log
+from . import static_embed
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: hooks import this module
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping, Sequence
+    from typing import Any
+
+    from .._types import Bullet
+    from ..config import Config
+    from ..store.interfaces import PlaybookStore
+
+    Settings = Config | Mapping[str, Any]
+
+DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+EMBEDDERS = ("static", "minilm")
+HOOK_LAZY_LIMIT = 16  # lessons a search embeds itself when some lack a vector (~1.7 ms each)
+BATCH = 256
+_SCALE = struct.Struct("<f")
+_warned: set[str] = set()
+
+
+def _warn_once(key: str, message: str) -> None:
+    if key not in _warned:
+        _warned.add(key)
+        log.warning("retrieval", message)
+
+
+def table_dir() -> str:
+    """The shipped table (package data; the plugin route reads it from the source tree)."""
+    return os.path.join(DATA_DIR, static_embed.DEFAULT_NAME)
+
+
+def table() -> static_embed.Table | None:
+    return static_embed.load(table_dir())
+
+
+def model_key(t: static_embed.Table) -> str:
+    """The `bullet_vectors.model` of a table's vectors: its name and content hash, so vectors from
+    another table are never compared with this one's."""
+    return f"{t.meta.get('name', static_embed.DEFAULT_NAME)}@{str(t.meta.get('table_sha256', 'unknown'))[:12]}"
+
+
+def embedder(cfg: Settings | None) -> str:
+    name = "static"
+    if cfg is not None:
+        try:
+            name = str(cfg["retrieval.embedder"])
+        except (KeyError, TypeError, IndexError):
+            pass
+    return name if name in EMBEDDERS else "static"
+
+
+# -- the stored form --------------------------------------------------------------------------------
+
+
+def to_blob(vector: Sequence[float]) -> bytes:
+    """code + scale + int8 components of a unit vector (see the module docstring)."""
+    peak = max(abs(x) for x in vector) or 1.0
+    scale = peak / 127.0
+    ints = bytes((round(x / scale) & 0xFF) for x in vector)
+    return static_embed.pack_code(vector) + _SCALE.pack(scale) + ints
+
+
+def _dot(query: Sequence[float], blob: bytes, dim: int) -> float:
+    offset = dim // 8
+    scale = _SCALE.unpack_from(blob, offset)[0]
+    ints = memoryview(blob)[offset + 4: offset + 4 + dim].cast("b")
+    return scale * sum(map(operator.mul, query, ints))
+
+
+# -- writing ----------------------------------------------------------------------------------------
+
+
+def embed_bullets(store: PlaybookStore, bullets: Iterable[Bullet]) -> int:
+    """Store the built-in embedder's vector of each bullet (for its current content); returns how
+    many. Never raises: a lesson without a vector is found by `embed_missing` later."""
+    t = table()
+    if t is None:
+        return 0
+    try:
+        key = model_key(t)
+        items = []
+        for b in bullets:
+            vector = t.embed(b["content"])
+            if vector is not None:
+                items.append((b["id"], b["content_key"], to_blob(vector)))
+        if items:
+            store.put_vectors(key, items)
+        return len(items)
+    except Exception as exc:  # noqa: BLE001 — a failed embedding must not fail the write it follows
+        _warn_once("write", f"could not store lesson vectors ({type(exc).__name__}: {exc}); "
+                            "`ace embed` computes them later")
+        return 0
+
+
+def embed_missing(store: PlaybookStore, *, cfg: Settings | None = None, limit: int | None = None,
+                  progress: Callable[[int], object] | None = None) -> int:
+    """Vectors for the active and candidate lessons that lack one for their current content, with
+    the configured embedder; returns how many were embedded. `progress(done)` after each batch."""
+    if embedder(cfg) == "minilm":
+        from . import semantic
+
+        return semantic.embed_missing(store, limit=limit, progress=progress)
+    t = table()
+    if t is None:
+        return 0
+    key, done, tried = model_key(t), 0, set()
+    while limit is None or done < limit:
+        want = BATCH if limit is None else min(BATCH, limit - done)
+        rows = [b for b in store.bullets_missing_vectors(key, limit=want) if b["id"] not in tried]
+        if not rows:
+            break
+        tried.update(b["id"] for b in rows)
+        done += embed_bullets(store, rows)
+        if progress is not None:
+            progress(done)
+    return done
+
+
+# -- searching --------------------------------------------------------------------------------------
+
+
+def _pack(store: PlaybookStore, t: static_embed.Table, key: str, project_id: int | None,
+          include_global: bool) -> tuple[list[str], bytes]:
+    """The scope's ids and codes, from the stored pack when it is current, else rebuilt (after
+    embedding a few lessons that lack a vector) and stored for the next search."""
+    stamp = store.vector_stamp()
+    found = store.vector_pack(key, project_id, include_global)
+    if found is not None and found[0] == stamp:
+        return (found[1].decode("utf-8").split("\n") if found[1] else []), found[2]
+    if embed_missing(store, limit=HOOK_LAZY_LIMIT):
+        stamp = store.vector_stamp()
+    width = t.dim // 8
+    rows = [(bid, code) for bid, code in store.vector_codes(key, project_id, include_global, width)
+            if len(code) == width]
+    ids = [bid for bid, _ in rows]
+    codes = b"".join(code for _, code in rows)
+    try:
+        store.put_vector_pack(key, project_id, include_global, stamp, "\n".join(ids).encode("utf-8"), codes)
+    except Exception as exc:  # noqa: BLE001 — a read-only or busy store still answers from what it read
+        _warn_once("pack", f"could not store the vector pack ({type(exc).__name__}: {exc})")
+    return ids, codes
+
+
+def cosines(store: PlaybookStore, project_id: int | None, query: str, *, cfg: Settings | None = None,
+            include_global: bool = True, also: Iterable[str] = (), top: int = 40) -> dict[str, float] | None:
+    """{bullet id: cosine with the query} for the scope's `top` nearest lessons and for the ids in
+    `also` (those without a vector are left out), or None when semantic search can't run here."""
+    if not isinstance(query, str) or not query.strip():
+        return None
+    if embedder(cfg) == "minilm":
+        from . import semantic
+
+        return semantic.cosines(store, project_id, query, cfg=cfg, include_global=include_global)
+    t = table()
+    if t is None:
+        _warn_once("table", f"the embedding table is missing or unusable at {table_dir()}; searching lexically "
+                            "(reinstall ace-engine)")
+        return None
+    try:
+        vector = t.embed(query)
+        if vector is None:  # no word the table knows: no evidence either way
+            return {}
+        key = model_key(t)
+        ids, codes = _pack(store, t, key, project_id, include_global)
+        wanted = dict.fromkeys(a for a in also if isinstance(a, str))
+        if ids:
+            distances = static_embed.hamming(static_embed.pack_code(vector), codes, t.dim)
+            wanted.update(dict.fromkeys(ids[i] for i in static_embed.nearest(distances, top)))
+        rows = store.vectors_of(key, list(wanted))
+        return {bid: _dot(vector, blob, t.dim) for bid, blob in rows}
+    except Exception as exc:  # noqa: BLE001 — semantic search must never break a search
+        _warn_once("failed", f"semantic search failed ({type(exc).__name__}: {exc}); searching lexically")
+        return None
+
+
+def status(store: PlaybookStore | None, cfg: Settings | None = None) -> dict[str, Any]:
+    """What `ace doctor` reports: the embedder, whether it can run here (and if not, why), and how
+    many active lessons have a vector."""
+    name = embedder(cfg)
+    report: dict[str, Any] = {"embedder": name, "mode": "lexical", "problem": None}
+    if name == "minilm":
+        from . import semantic
+
+        report["problem"] = semantic.missing()
+        key = semantic.MODEL
+    else:
+        t = table()
+        if t is None:
+            report["problem"] = f"the embedding table is missing or unusable at {table_dir()} (reinstall ace-engine)"
+            key = ""
+        else:
+            key = model_key(t)
+    report["model"] = key
+    if report["problem"] is None:
+        report["mode"] = "semantic + lexical"
+        if store is not None:
+            missing = len(store.bullets_missing_vectors(key, limit=100_000))
+            report["missing_vectors"] = missing
+    return report
