@@ -413,7 +413,7 @@ def fit(args: argparse.Namespace) -> dict:
     started = time.perf_counter()
     counts = count_matrix(texts, table)
     table.close()
-    keep = np.asarray(counts.sum(1)).ravel() > 0
+    keep = np.asarray(counts.sum(1)).ravel() > 0  # texts with no known token have no row to fit
     counts, full = counts[keep], full[keep]
     tokenise_s = time.perf_counter() - started
     variants = {}
@@ -469,7 +469,11 @@ def fit(args: argparse.Namespace) -> dict:
     if os.path.exists(args.corpus + ".json"):
         with open(args.corpus + ".json", encoding="utf-8") as fh:
             result["corpus"]["build"] = json.load(fh)
-    if os.path.exists(args.targets + ".json"):
+    if args.partial and not os.path.exists(args.targets):
+        with open(os.path.join(os.path.dirname(args.targets), "targets.log"), encoding="utf-8") as fh:
+            progress = fh.read().split("\n")
+        result["targets"] = {"partial": True, "texts_encoded": int(len(full)), "encoder_progress_log": progress[-2:]}
+    elif os.path.exists(args.targets + ".json"):
         with open(args.targets + ".json", encoding="utf-8") as fh:
             result["targets"] = json.load(fh)
     with open(args.results, "w", encoding="utf-8") as fh:

@@ -67,9 +67,10 @@ def test_a_paraphrase_with_no_shared_word_is_found_only_with_meaning(playbook, s
         playbook.add(text, "strategies_and_hard_rules")
     prompt = "the charts keep showing outdated figures right after I store a purchase"
     assert search(store, pid, prompt, mode="lexical") == []  # no word in common worth showing
-    hits = search(store, pid, prompt, threshold=-1.0)  # the default configuration
-    assert hits and hits[0]["content"] == CACHE
-    assert "cosine" in hits[0]["score_parts"]
+    meaning = search(store, pid, prompt, mode="semantic", threshold=-1.0)
+    assert meaning and meaning[0]["content"] == CACHE
+    hits = search(store, pid, prompt, threshold=-1.0, k=3)  # the default configuration: both signals
+    assert CACHE in [h["content"] for h in hits] and "cosine" in hits[0]["score_parts"]
 
 
 def test_cosines_do_not_depend_on_the_size_of_the_store(tmp_path):

@@ -34,6 +34,7 @@ import time
 from .. import log
 from ..config import DEFAULTS
 from ..playbook.domains import GENERIC, path_words, words_match
+from . import general
 from . import query as query_mod
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: hooks import this module and must not load `typing`
@@ -298,7 +299,7 @@ def search(store: PlaybookStore, project_id: int | None, query: object, *, k: in
     good = [h for h in hits if not _is_low_quality(h[1])]
     if len(good) >= k:
         hits = good
-    return [_explain(*h) for h in hits[:k]]
+    return [_explain(*h) for h in general.prefer_general(hits)[:k]]
 
 
 def _idf_weights(hits: Sequence[Sequence[float]], n: int, unknown: float) -> list[float]:

@@ -114,9 +114,9 @@ def embed_bullets(store: PlaybookStore, bullets: Iterable[Bullet]) -> int:
         return 0
     try:
         key = model_key(t)
+        rows = list(bullets)
         items = []
-        for b in bullets:
-            vector = t.embed(b["content"])
+        for b, vector in zip(rows, _embed_texts(t, [b["content"] for b in rows]), strict=True):
             if vector is not None:
                 items.append((b["id"], b["content_key"], to_blob(vector)))
         if items:
@@ -126,6 +126,19 @@ def embed_bullets(store: PlaybookStore, bullets: Iterable[Bullet]) -> int:
         _warn_once("write", f"could not store lesson vectors ({type(exc).__name__}: {exc}); "
                             "`ace embed` computes them later")
         return 0
+
+
+def _embed_texts(t: static_embed.Table, texts: list[str]) -> list[list[float] | None]:
+    """The texts' vectors: NumPy's batch path for many when it is installed (~10× faster than the
+    stdlib one, same vectors to float precision), else one by one."""
+    if len(texts) >= 64:
+        try:
+            import numpy  # noqa: F401  (probe only: the batch path is in static_embed)
+        except ImportError:
+            pass
+        else:
+            return [row if any(row) else None for row in t.embed_many(texts).tolist()]
+    return [t.embed(text) for text in texts]
 
 
 def embed_missing(store: PlaybookStore, *, cfg: Settings | None = None, limit: int | None = None,
@@ -139,7 +152,8 @@ def embed_missing(store: PlaybookStore, *, cfg: Settings | None = None, limit: i
     t = table()
     if t is None:
         return 0
-    key, done, tried = model_key(t), 0, set()
+    key, done = model_key(t), 0
+    tried: set[str] = set()
     while limit is None or done < limit:
         want = BATCH if limit is None else min(BATCH, limit - done)
         rows = [b for b in store.bullets_missing_vectors(key, limit=want) if b["id"] not in tried]
