@@ -29,7 +29,9 @@ def test_project_keys_are_marked_on_the_settings_table():
     """`project=True` on a row is the trust list; this is the list issue 7 reviewed, key by key."""
     marked = {s.key for s in config_mod.SETTINGS if s.project}
     assert marked == config_mod.PROJECT_KEYS
-    assert marked == {key for key in config_mod.DEFAULTS if key.startswith(("capture.", "inject.", "retrieval."))} | {
+    # retrieval.embedder is user-level: a repository must not make every prompt load a 90 MB model.
+    assert marked == {key for key in config_mod.DEFAULTS if key.startswith(("capture.", "inject.", "retrieval."))
+                      and key != "retrieval.embedder"} | {
         "learning.enabled", "learning.merge_similarity", "learning.prune_confidence",
         "learning.prune_min_observations", "learning.stale_days", "learning.max_bullets", "learning.max_tokens",
         "learning.slow_step_seconds", "learning.co_edit_sessions", "learning.code_pattern_sessions",

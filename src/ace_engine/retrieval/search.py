@@ -291,7 +291,7 @@ def search(store: PlaybookStore, project_id: int | None, query: object, *, k: in
                   _setting(cfg, "retrieval.recency_half_life_days"))
     hits = [h for h in hits if h[0] >= threshold]
     cut = float(_setting(cfg, "retrieval.relative_cut") or 0.0)
-    if hits and cut > 0:
+    if hits and cut > 0 and threshold > 0:  # threshold ≤ 0 asks for the ranking itself: no cut at all
         # Far below the best hit is noise whatever the store's size: this part of the cut is relative.
         floor = cut * max(h[0] for h in hits)
         hits = [h for h in hits if h[0] >= floor]
