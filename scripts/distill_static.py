@@ -93,8 +93,10 @@ def write_table(directory: str, rows: np.ndarray, dtype: str, vocab_path: str, m
     np.save(os.path.join(directory, "table.npy"), stored)
     shutil.copyfile(vocab_path, os.path.join(directory, "vocab.txt"))
     static_embed.write_vocab_index(directory)
-    meta = {"format": static_embed.FORMAT, "dim": rows.shape[1], "dtype": dtype, "scale": scale,
-            "rows": rows.shape[0], **meta}
+    with open(os.path.join(directory, "table.npy"), "rb") as fh:
+        digest = hashlib.sha256(fh.read()).hexdigest()  # vectors.model_key: a new table re-embeds
+    meta = {"format": static_embed.FORMAT, "name": os.path.basename(os.path.normpath(directory)), "dim": rows.shape[1],
+            "dtype": dtype, "scale": scale, "rows": rows.shape[0], "table_sha256": digest, **meta}
     with open(os.path.join(directory, "meta.json"), "w", encoding="utf-8") as fh:
         json.dump(meta, fh, indent=1)
     return meta

@@ -134,8 +134,10 @@ def test_popcount_first_pass_then_exact_rescoring_finds_the_best():
     target = 1234
     query = [x + rng.gauss(0, 0.02) for x in vectors[target]]  # a near copy of one stored vector
     distances = static_embed.hamming(static_embed.pack_code(query), codes, dim)
-    naive = [sum((a > 0) != (b > 0) for a, b in zip(query, v, strict=True)) for v in vectors[:200]]
-    assert distances[:200] == naive
+    compared = static_embed.HAMMING_BYTES * 8  # the first 248 dimensions: a distance fits one byte
+    naive = [sum((a > 0) != (b > 0) for a, b in zip(query[:compared], v[:compared], strict=True))
+             for v in vectors[:200]]
+    assert isinstance(distances, bytes) and list(distances[:200]) == naive
     best = static_embed.nearest(distances, 50)
     cut = sorted(distances)[49]
     assert len(best) >= 50 and all(distances[i] <= cut for i in best) and target in best
@@ -143,13 +145,15 @@ def test_popcount_first_pass_then_exact_rescoring_finds_the_best():
     exact = max(range(n), key=lambda i: sum(a * b for a, b in zip(query, vectors[i], strict=True)))
     assert top[0][0] == exact == target and top[0][1] > top[1][1]
     assert static_embed.nearest([3, 1, 2], 10) == [0, 1, 2]
-    for small in (72, 392):  # a code shorter than one 16-byte group, and one ending in a partial group
+    assert static_embed.nearest(bytes([3, 1, 2, 1]), 2) == [1, 3] == static_embed.nearest([3, 1, 2, 1], 2)
+    for small in (72, 392):  # a code shorter than the compared bytes, and one longer
         short = [[rng.gauss(0, 1) for _ in range(small)] for _ in range(300)]
         packed = b"".join(static_embed.pack_code(v) for v in short)
-        expected = [sum((a > 0) != (b > 0) for a, b in zip(short[0], v, strict=True)) for v in short]
-        assert static_embed.hamming(static_embed.pack_code(short[0]), packed, small) == expected
-    opposite = [-x for x in vectors[0]]  # the largest distance, D, must not wrap around a byte
-    assert static_embed.hamming(static_embed.pack_code(opposite), codes, dim)[0] == dim
+        upto = min(small, compared)
+        expected = [sum((a > 0) != (b > 0) for a, b in zip(short[0][:upto], v[:upto], strict=True)) for v in short]
+        assert list(static_embed.hamming(static_embed.pack_code(short[0]), packed, small)) == expected
+    opposite = [-x for x in vectors[0]]  # the largest distance must not wrap around a byte
+    assert static_embed.hamming(static_embed.pack_code(opposite), codes, dim)[0] == compared == 248
 
 
 TRIPLES = [  # (anchor, close in meaning, unrelated): few shared words, the full model clearly agrees

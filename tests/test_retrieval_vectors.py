@@ -88,7 +88,8 @@ def test_cosines_do_not_depend_on_the_size_of_the_store(tmp_path):
                     pb.add(f"Note {i}: the {FILLER[i % len(FILLER)]}", "strategies_and_hard_rules")
             cos = vectors.cosines(s, pb.project_id, prompt, also=[target["id"]])
             scores.append(cos[target["id"]])
-    assert scores[0] == pytest.approx(scores[1], abs=1e-9) and scores[0] > 0.2
+    # (1e-6: a large batch is embedded by the NumPy path in float32, a single lesson in Python floats)
+    assert scores[0] == pytest.approx(scores[1], abs=1e-6) and scores[0] > 0.2
 
 
 def test_the_pack_is_reused_until_the_store_changes_and_skips_archived_and_deleted(playbook, store):
@@ -96,11 +97,11 @@ def test_the_pack_is_reused_until_the_store_changes_and_skips_archived_and_delet
     key = vectors.model_key(vectors.table())
     first, _ = playbook.add(CACHE, "strategies_and_hard_rules")
     assert first["id"] in vectors.cosines(store, pid, "stale totals on the dashboard")
-    stamp, ids, _ = store.vector_pack(key, pid, True)
-    assert stamp == store.vector_stamp() and ids.decode().split("\n") == [first["id"]]
+    stamp, rowids, codes = store.vector_pack(key, pid, True)
+    assert stamp == store.vector_stamp() and len(rowids) == 4 and len(codes) == 32
     second, _ = playbook.add(PUSH, "strategies_and_hard_rules")
     found = vectors.cosines(store, pid, "push my branch")
-    assert second["id"] in found and store.vector_pack(key, pid, True)[1].count(b"\n") == 1  # rebuilt
+    assert second["id"] in found and len(store.vector_pack(key, pid, True)[1]) == 8  # rebuilt with both
     playbook.remove(second["id"])
     assert second["id"] not in vectors.cosines(store, pid, "push my branch")  # filtered at rescoring
     store.purge_bullets([first["id"]])

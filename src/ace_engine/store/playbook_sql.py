@@ -325,16 +325,19 @@ class PlaybookSQL(StoreBase):
                 [(bid, model, key, blob) for bid, key, blob in items],
             )
 
-    def vectors_of(self, model: str, ids: Sequence[str]) -> list[tuple[str, bytes]]:
-        """(id, vector) of those bullets that are active and have a current vector of `model`."""
+    def vectors_of(self, model: str, ids: Sequence[str] = (),
+                   rowids: Sequence[int] = ()) -> list[tuple[str, bytes]]:
+        """(id, vector) of those bullets (by id, or by rowid as a pack holds them) that are active
+        and have a current vector of `model`."""
         out: list[tuple[str, bytes]] = []
-        for start in range(0, len(ids), 500):
-            chunk = list(ids[start:start + 500])
-            marks = ",".join("?" * len(chunk))
-            out += self.conn.execute(
-                f"SELECT v.bullet_id, v.vector FROM bullet_vectors v JOIN bullets b ON b.id = v.bullet_id"
-                f" WHERE v.bullet_id IN ({marks}) AND b.status = 'active' AND v.model = ?"
-                " AND v.content_key = b.content_key", chunk + [model]).fetchall()
+        for column, keys in (("b.id", list(ids)), ("b.rowid", list(rowids))):
+            for start in range(0, len(keys), 500):
+                chunk = keys[start:start + 500]
+                marks = ",".join("?" * len(chunk))
+                out += self.conn.execute(
+                    f"SELECT b.id, v.vector FROM bullets b JOIN bullet_vectors v ON v.bullet_id = b.id AND v.model = ?"
+                    f" WHERE {column} IN ({marks}) AND b.status = 'active' AND v.content_key = b.content_key",
+                    [model, *chunk]).fetchall()
         return out
 
     def vector_stamp(self) -> str:
@@ -345,12 +348,12 @@ class PlaybookSQL(StoreBase):
         return f"{row[0]}:{row[1]}"
 
     def vector_codes(self, model: str, project_id: int | None, include_global: bool,
-                     width: int) -> list[tuple[str, bytes]]:
-        """(id, first `width` bytes of the vector) of the scope's bullets that are not archived and
-        have a current vector of `model`: what a pack is built from."""
+                     width: int) -> list[tuple[int, bytes]]:
+        """(bullet rowid, first `width` bytes of the vector) of the scope's bullets that are not
+        archived and have a current vector of `model`: what a pack is built from."""
         where, params = self._scope(project_id, include_global)
         return self.conn.execute(
-            f"SELECT v.bullet_id, substr(v.vector, 1, ?) FROM bullet_vectors v JOIN bullets b ON b.id = v.bullet_id"
+            f"SELECT b.rowid, substr(v.vector, 1, ?) FROM bullet_vectors v JOIN bullets b ON b.id = v.bullet_id"
             f" WHERE {where} AND b.status != 'archived' AND v.model = ? AND v.content_key = b.content_key"
             " ORDER BY b.rowid", (width,) + params + (model,)).fetchall()
 

@@ -288,7 +288,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     """),
     # 6: semantic search by default (retrieval/vectors.py). `bullet_vectors` keys by (bullet, model),
     # so the built-in embedder's vectors and an optional model's live side by side. `vector_packs`:
-    # per scope and model, the ids and sign codes of the stored vectors back to back, so a hook reads
+    # per scope and model, the bullets' rowids and their vectors' sign codes back to back, so a hook reads
     # one row instead of 10,000 — a cache, rebuilt when `stamp` (bullets' and vectors' max rowid) moves;
     # entries for bullets since archived or deleted are filtered when the few best are rescored.
     ("vector_packs", """
@@ -306,7 +306,7 @@ MIGRATIONS: list[tuple[str, str]] = [
         scope TEXT NOT NULL,               -- project id (or 'global'), '+global' when it includes them
         model TEXT NOT NULL,
         stamp TEXT NOT NULL,
-        ids BLOB NOT NULL,                 -- bullet ids, UTF-8, one per line
+        ids BLOB NOT NULL,                 -- the bullets' rowids, 4-byte unsigned little-endian
         codes BLOB NOT NULL,               -- one fixed-width code per id, in the same order
         PRIMARY KEY (scope, model)
     );
