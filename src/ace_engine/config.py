@@ -78,7 +78,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("inject.recall_tokens", 600, "budget of the <ace-patterns-recalled> block after compaction", project=True),
     Setting("inject.pin_hours", 24.0, "how long bullets pinned at compaction stay recallable", project=True),
     # Retrieval: how the playbook is searched (see `retrieval/search.py` for what each weight does).
-    Setting("retrieval.threshold", 0.25,
+    Setting("retrieval.threshold", 0.3,
             "minimum score (0..1) of a bullet to be injected; empty results are fine", project=True),
     Setting("retrieval.relative_cut", 0.75,
             "drop a hit scoring below this share of the best hit's score (0 keeps all above the threshold)",
@@ -98,7 +98,7 @@ SETTINGS: tuple[Setting, ...] = (
             "weight of a bullet's helpful record (scaled by its relevance)", project=True),
     Setting("retrieval.weights.recency", 0.05,
             "weight of a bullet's recent use or update (scaled by its relevance)", project=True),
-    Setting("retrieval.weights.semantic", 0.30, "share of embedding similarity in hybrid mode (0..1)", project=True),
+    Setting("retrieval.weights.semantic", 0.60, "share of embedding similarity in hybrid mode (0..1)", project=True),
     Setting("retrieval.recency_half_life_days", 30.0, "age at which the recency part has halved", project=True),
     Setting("retrieval.abbreviations", {},
             "extra abbreviations, a table or `k8s=kubernetes,tf=terraform` (| between alternatives)", project=True),
