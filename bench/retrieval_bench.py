@@ -138,6 +138,35 @@ def evaluate(store, ids: dict, project_ids: dict, queries: list[dict], cfg: dict
     return result
 
 
+def size_dependence(dataset: dict, queries: list[dict], cfg: dict, mode: str, tmp: str, ids: dict, store,
+                    project_ids: dict, limit: int = 60) -> dict:
+    """Does a score mean the same in a small store as in a large one? For each of the first `limit`
+    positive prompts: the score of its first relevant lesson in the project's whole scope, and in a
+    store holding only that lesson and 4 others of the project (a seeded choice); the mean absolute
+    difference, and the share of prompts where the threshold decides differently."""
+    rng = random.Random(11)
+    by_key = {b["key"]: b for b in dataset["bullets"]}
+    threshold = cfg["retrieval.threshold"]
+    diffs, flips = [], 0
+    positives = [q for q in queries if q["relevant"]][:limit]
+    raw = {**cfg, "retrieval.threshold": -1.0}
+    for n, q in enumerate(positives):
+        key = q["relevant"][0]
+        target = by_key[key]
+        others = [b for b in dataset["bullets"] if b["project"] == target["project"] and b["key"] != key]
+        small_set = {"projects": dataset["projects"], "bullets": [target] + rng.sample(others, min(4, len(others)))}
+        small, small_ids, small_pids = build_store(os.path.join(tmp, f"small-{mode}-{n}.db"), small_set)
+        scores = []
+        for st, idmap, pids in ((store, ids, project_ids), (small, small_ids, small_pids)):
+            hits = search(st, pids[target["project"]], q["prompt"], k=50, cfg=raw, mode=mode, now=NOW)
+            scores.append(next((h["score"] for h in hits if h["id"] == idmap[key]), 0.0))
+        small.close()
+        diffs.append(abs(scores[0] - scores[1]))
+        flips += (scores[0] >= threshold) != (scores[1] >= threshold)
+    return {"prompts": len(positives), "mean_abs_diff": round(statistics.fmean(diffs), 4),
+            "threshold_flips": round(flips / len(positives), 3)}
+
+
 def objective(metrics: dict) -> float:
     """What tuning maximizes on the tuning splits (`tune`, and `para` when present, weighted
     alike): recall and MRR, minus injected noise."""
@@ -268,7 +297,7 @@ def hook_process_latency(dataset: dict, n: int, runs: int, prompts: list[str]) -
         store, _ = synth_store(os.path.join(home, "ace.db"), dataset, n, identify(root))
         store.close()
         argv = shlex.split(hook_command("UserPromptSubmit", sys.executable))
-        bare, hook, injected = [], [], 0
+        bare, hook, rss, injected = [], [], [], 0
         for i in range(runs + 2):
             payload = json.dumps({"session_id": f"bench-{i}", "transcript_path": os.path.join(root, "t.jsonl"),
                                   "cwd": root, "hook_event_name": "UserPromptSubmit", "permission_mode": "default",
@@ -277,15 +306,24 @@ def hook_process_latency(dataset: dict, n: int, runs: int, prompts: list[str]) -
             subprocess.run([sys.executable, "-c", "pass"], env=env, check=True)
             b = time.perf_counter() - started
             started = time.perf_counter()
-            proc = subprocess.run(argv, input=payload, env=env, capture_output=True, check=True)
+            child = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+            child.stdin.write(payload)
+            child.stdin.close()
+            out = child.stdout.read()
+            _, status, usage = os.wait4(child.pid, 0)  # this child's own peak RSS, not the bench's
+            child.returncode = os.waitstatus_to_exitcode(status)
             h = time.perf_counter() - started
+            if child.returncode != 0:
+                raise RuntimeError(f"the hook exited {child.returncode}")
             if i >= 2:
                 bare.append(b * 1000)
                 hook.append(h * 1000)
-                injected += b"ace-patterns" in proc.stdout
+                rss.append(usage.ru_maxrss / 1024)  # KiB on Linux
+                injected += b"ace-patterns" in out
         return {"bullets": n, "runs": runs, "bare_ms": round(statistics.median(bare), 2),
                 "hook_ms": round(statistics.median(hook), 2),
                 "ratio": round(statistics.median(hook) / statistics.median(bare), 2), "target_ratio": 4.0,
+                "peak_rss_mib": round(max(rss), 1), "target_rss_mib": 40,
                 "prompts_with_injection": injected}
 
 
@@ -348,6 +386,9 @@ def main() -> None:
                 score, settings, metrics = tune(store, ids, project_ids, queries, mode, cfg)
                 print(f"tune {label}: best objective {score:.4f} with {settings}")
             report["quality"][label] = evaluate(store, ids, project_ids, queries, cfg, mode)
+            if not label.startswith("minilm-"):
+                report["quality"][label]["size_dependence"] = size_dependence(
+                    dataset, queries, cfg, mode, tmp, ids, store, project_ids)
             if mode == "hybrid" and "billing-api" in project_ids:
                 prompts = [q["prompt"] for q in queries]
                 report["latency"]["hybrid_510"] = search_latency(store, project_ids["billing-api"], prompts, "hybrid")
@@ -389,6 +430,11 @@ def main() -> None:
             m = result[split]
             print(f"{mode:<9}{split:<6}{m['recall']:>9.3f}{m['mrr']:>7.3f}{m['raw_recall']:>9.3f}{m['raw_mrr']:>9.3f}"
                   f"{m['irrelevant_shown']:>9.2f}{m.get('negative_empty', float('nan')):>10.2f}{m['queries']:>8}")
+    for mode, result in report["quality"].items():
+        if "size_dependence" in result:
+            d = result["size_dependence"]
+            print(f"{mode:<9}score in a 5-lesson store vs the whole scope: mean |diff| {d['mean_abs_diff']:.3f},"
+                  f" threshold decides differently on {d['threshold_flips']:.0%} of {d['prompts']} prompts")
     print(f"\n{'bullets':>8}{'median ms':>11}{'p95 ms':>9}{'max ms':>9}{'top40 ms':>10}")
     for size, lat in report["latency"].items():
         for mode in ("lexical", "auto"):
@@ -405,7 +451,8 @@ def main() -> None:
     if "hook_process" in report:
         h = report["hook_process"]
         print(f"\nUserPromptSubmit hook process at {h['bullets']} bullets: {h['hook_ms']} ms vs bare {h['bare_ms']} ms"
-              f" → ratio {h['ratio']} (target ≤ {h['target_ratio']}), injected on {h['prompts_with_injection']}/{h['runs']}")
+              f" → ratio {h['ratio']} (target ≤ {h['target_ratio']}), peak RSS {h['peak_rss_mib']} MiB"
+              f" (target ≤ {h['target_rss_mib']}), injected on {h['prompts_with_injection']}/{h['runs']}")
     print(f"written to {args.out}")
 
 

@@ -53,11 +53,13 @@ _ITEMSIZE = {"int8": 1, "float16": 2}
 _tables: dict[str, Table | None] = {}
 
 
-def default_dir(name: str = DEFAULT_NAME) -> str:
-    """Where a built table lives by default: `$ACE_HOME/models/<name>` (outside any repository)."""
-    from .. import paths
+DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 
-    return os.path.join(paths.ace_home(), "models", name)
+
+def default_dir(name: str = DEFAULT_NAME) -> str:
+    """The shipped table (package data, `retrieval/data/<name>`; the plugin route reads it from the
+    source tree). Never a path from a repository or the environment: it is code-like input."""
+    return os.path.join(DATA_DIR, name)
 
 
 def _fnv1a(key: bytes) -> int:

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
     Settings = Config | Mapping[str, Any]
 
-DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+DATA_DIR = static_embed.DATA_DIR  # a module attribute, so the tests can point it elsewhere
 EMBEDDERS = ("static", "minilm")
 HOOK_LAZY_LIMIT = 16  # lessons a search embeds itself when some lack a vector (~1.7 ms each)
 BATCH = 256
