@@ -282,6 +282,16 @@ def search_latency(store, pid, prompts: list[str], mode: str = "lexical") -> dic
             "max_ms": round(max(times), 2), "mean_results": round(statistics.fmean(counts), 2)}
 
 
+# The hook's own peak RSS: started with posix_spawn (no copy of a parent's memory, which a fork's
+# ru_maxrss would count) from this small parent, which reports it on stderr.
+RSS_PROBE = """import os, sys
+pid = os.posix_spawn(sys.argv[1], sys.argv[1:], os.environ)
+_, status, usage = os.wait4(pid, 0)
+sys.stderr.write(str(usage.ru_maxrss) + chr(10))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def hook_process_latency(dataset: dict, n: int, runs: int, prompts: list[str]) -> dict:
     """Whole UserPromptSubmit hook processes against a store of n bullets, vs bare interpreter."""
     from ace_engine.integrations.claude_settings import hook_command
@@ -306,20 +316,19 @@ def hook_process_latency(dataset: dict, n: int, runs: int, prompts: list[str]) -
             subprocess.run([sys.executable, "-c", "pass"], env=env, check=True)
             b = time.perf_counter() - started
             started = time.perf_counter()
-            child = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
-            child.stdin.write(payload)
-            child.stdin.close()
-            out = child.stdout.read()
-            _, status, usage = os.wait4(child.pid, 0)  # this child's own peak RSS, not the bench's
-            child.returncode = os.waitstatus_to_exitcode(status)
+            proc = subprocess.run(argv, input=payload, env=env, capture_output=True, check=True)
             h = time.perf_counter() - started
-            if child.returncode != 0:
-                raise RuntimeError(f"the hook exited {child.returncode}")
             if i >= 2:
                 bare.append(b * 1000)
                 hook.append(h * 1000)
-                rss.append(usage.ru_maxrss / 1024)  # KiB on Linux
-                injected += b"ace-patterns" in out
+                injected += b"ace-patterns" in proc.stdout
+        for i in range(3):  # peak RSS, through a small parent (see RSS_PROBE)
+            payload = json.dumps({"session_id": f"rss-{i}", "transcript_path": os.path.join(root, "t.jsonl"),
+                                  "cwd": root, "hook_event_name": "UserPromptSubmit", "permission_mode": "default",
+                                  "prompt": prompts[i]}).encode()
+            probe = subprocess.run([sys.executable, "-I", "-c", RSS_PROBE, *argv], input=payload, env=env,
+                                   capture_output=True, check=True)
+            rss.append(int(probe.stderr.decode().strip().splitlines()[-1]) / 1024)  # KiB on Linux
         return {"bullets": n, "runs": runs, "bare_ms": round(statistics.median(bare), 2),
                 "hook_ms": round(statistics.median(hook), 2),
                 "ratio": round(statistics.median(hook) / statistics.median(bare), 2), "target_ratio": 4.0,

@@ -1,13 +1,14 @@
 """The general lesson ranks above its one-off variants, and variants of one command collapse."""
 
-from ace_engine.retrieval.general import _command, prefer_general
+from ace_engine.retrieval.general import _commands, _variant_of, prefer_general
 
 
 def hit(score, content):
     return (score, {"content": content}, None)
 
 
-SUITE = "Run the whole suite with `mix test` from the repo root."
+SUITE = ("Run the whole suite with `mix test` from the repo root. It needs Postgres (`docker compose up -d db`);"
+         " the `test` alias sets `MIX_ENV=test`.")
 FILE_A = "Ran `mix test test/courier_hub/dispatch_test.exs` to check the change in isolation."
 FILE_B = "Ran `mix test test/courier_hub_web/live/route_live_test.exs` to check the change in isolation."
 FAILED = "`mix test --failed` re-runs only the tests that failed in the previous run."
@@ -16,13 +17,13 @@ PUSH_B = "Pushed the new branch with `git push --set-upstream origin fix/oban-re
 
 
 def test_plain_forms():
-    assert _command(FILE_A) == ("mix test", True)
-    assert _command(SUITE) == ("mix test", False)
-    assert _command(FAILED) == ("mix test --failed", False)
-    assert _command(PUSH_A) == ("git push --set-upstream origin", True)
-    assert _command("no command here") is None
-    assert _command("use `make lint` then `make test`") is None  # several: left alone
-    assert _command("open `src/app.py`") is None  # a file, not a command
+    assert _variant_of(FILE_A) == "mix test"
+    assert _commands(SUITE) == [("mix test", False), ("docker compose up -d db", False)]  # one-word spans left out
+    assert _commands(FAILED) == [("mix test --failed", False)]
+    assert _variant_of(PUSH_A) == "git push --set-upstream origin"
+    assert _commands("no command here") == [] and _variant_of(SUITE) is None
+    assert _variant_of("use `make lint dir/` then `make test a/b`") is None  # several: not a one-off
+    assert _commands("open `src/app.py`") == []  # a file, not a command
 
 
 def test_the_general_lesson_moves_above_its_variants_and_variants_collapse():

@@ -140,12 +140,13 @@ def test_popcount_first_pass_then_exact_rescoring_finds_the_best():
     assert isinstance(distances, bytes) and list(distances[:200]) == naive
     best = static_embed.nearest(distances, 50)
     cut = sorted(distances)[49]
-    assert len(best) >= 50 and all(distances[i] <= cut for i in best) and target in best
+    assert len(best) == 50 and all(distances[i] <= cut for i in best) and target in best
     top = static_embed.rescore(query, ((i, vectors[i]) for i in best), 3)
     exact = max(range(n), key=lambda i: sum(a * b for a, b in zip(query, vectors[i], strict=True)))
     assert top[0][0] == exact == target and top[0][1] > top[1][1]
     assert static_embed.nearest([3, 1, 2], 10) == [0, 1, 2]
     assert static_embed.nearest(bytes([3, 1, 2, 1]), 2) == [1, 3] == static_embed.nearest([3, 1, 2, 1], 2)
+    assert static_embed.nearest(bytes([2, 1, 2, 2, 0]), 3) == [0, 1, 4]  # one of the tied 2s, the first
     for small in (72, 392):  # a code shorter than the compared bytes, and one longer
         short = [[rng.gauss(0, 1) for _ in range(small)] for _ in range(300)]
         packed = b"".join(static_embed.pack_code(v) for v in short)

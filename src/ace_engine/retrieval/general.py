@@ -29,32 +29,45 @@ def _is_file(word: str) -> bool:
     return bool(dot and stem and 1 <= len(ext) <= 5 and ext.isalnum() and ext.isascii())
 
 
-def _command(content: str) -> tuple[str, bool] | None:
-    """(plain form, is a variant) of the lesson's one command, or None."""
+def _commands(content: str) -> list[tuple[str, bool]]:
+    """(plain form, is a variant) of each command the lesson quotes: a backticked span of two
+    words or more (a lone word is as likely an identifier as a command)."""
     spans = content.split("`")[1:-1:2] if content.count("`") >= 2 else []  # the text between backticks
-    found = [c.strip() for c in spans if " " in c.strip() and "\n" not in c and len(c) <= 200]
-    if len(found) != 1:
-        return None
-    words = found[0].split()
-    for i, word in enumerate(words):
-        if i >= 1 and ("/" in word or _is_file(word)):
-            return (" ".join(words[:i]), True) if i >= 2 else None
-    return " ".join(words), False
+    out = []
+    for span in spans:
+        words = span.split()
+        if len(words) < 2 or "\n" in span or len(span) > 200:
+            continue
+        cut = next((i for i, w in enumerate(words) if i >= 1 and ("/" in w or _is_file(w))), None)
+        if cut is None:
+            out.append((" ".join(words), False))
+        elif cut >= 2:
+            out.append((" ".join(words[:cut]), True))
+    return out
+
+
+def _variant_of(content: str) -> str | None:
+    """The plain form a one-off lesson is a variant of: it quotes exactly one command, with a path."""
+    found = _commands(content)
+    return found[0][0] if len(found) == 1 and found[0][1] else None
 
 
 def prefer_general(hits: Sequence[tuple[float, Any, Any]]) -> list[tuple[float, Any, Any]]:
-    ranked = list(hits)
-    forms = [_command(h[1]["content"]) for h in ranked]
     seen_variant: dict[str, int] = {}  # plain form → position of its best variant kept
     out: list[tuple[float, Any, Any]] = []
-    for hit, form in zip(ranked, forms, strict=True):
-        if form is not None and form[1]:
-            if form[0] in seen_variant:
+    for hit in hits:
+        content = hit[1]["content"]
+        variant = _variant_of(content)
+        if variant is not None:
+            if variant in seen_variant:
                 continue  # a second one-off of the same command: the better one stands for both
-            seen_variant[form[0]] = len(out)
-        if form is not None and not form[1] and form[0] in seen_variant:
-            # The general lesson ranked below a variant of it: it takes the variant's place.
-            at = seen_variant[form[0]]
+            seen_variant[variant] = len(out)
+            out.append(hit)
+            continue
+        general = [form for form, is_variant in _commands(content) if not is_variant and form in seen_variant]
+        if general:
+            # The general lesson ranked below a variant of it: it takes the first such variant's place.
+            at = min(seen_variant[form] for form in general)
             out.insert(at, hit)
             for key, pos in seen_variant.items():
                 if pos >= at:

@@ -275,7 +275,8 @@ def search(store: PlaybookStore, project_id: int | None, query: object, *, k: in
         from . import vectors
 
         cosines = vectors.cosines(store, project_id, query if isinstance(query, str) else "", cfg=cfg,
-                                  include_global=include_global, also=[b["id"] for b in candidates], top=wanted)
+                                  include_global=include_global, top=wanted,
+                                  also=[b.get("rowid") or b["id"] for b in candidates])  # rowids: one query
     semantic_share = 0.0
     if cosines:
         semantic_share = 1.0 if mode == "semantic" else min(1.0, weights["semantic"])

@@ -220,9 +220,10 @@ def _pack(store: PlaybookStore, t: static_embed.Table, key: str, project_id: int
 
 
 def cosines(store: PlaybookStore, project_id: int | None, query: str, *, cfg: Settings | None = None,
-            include_global: bool = True, also: Iterable[str] = (), top: int = 40) -> dict[str, float] | None:
-    """{bullet id: cosine with the query} for the scope's `top` nearest lessons and for the ids in
-    `also` (those without a vector are left out), or None when semantic search can't run here."""
+            include_global: bool = True, also: Iterable[str | int] = (), top: int = 40) -> dict[str, float] | None:
+    """{bullet id: cosine with the query} for the scope's `top` nearest lessons and for the bullets
+    in `also`, given by id or by rowid (those without a vector are left out), or None when semantic
+    search can't run here."""
     if not isinstance(query, str) or not query.strip():
         return None
     if embedder(cfg) == "minilm":
@@ -240,11 +241,11 @@ def cosines(store: PlaybookStore, project_id: int | None, query: str, *, cfg: Se
             return {}
         key = model_key(t)
         pack = _pack(store, t, key, project_id, include_global)
-        near: list[int] = []
+        near = dict.fromkeys(a for a in also if isinstance(a, int))  # candidates given by rowid
         if pack.count:
             distances = static_embed.hamming(static_embed.pack_code(vector), pack.codes, t.dim)
-            near = [pack.rowid_at(i) for i in static_embed.nearest(distances, top)]
-        rows = store.vectors_of(key, [a for a in dict.fromkeys(also) if isinstance(a, str)], near)
+            near.update(dict.fromkeys(pack.rowid_at(i) for i in static_embed.nearest(distances, top)))
+        rows = store.vectors_of(key, [a for a in dict.fromkeys(also) if isinstance(a, str)], list(near))
         return {bid: _dot(vector, blob, t.dim) for bid, blob in rows}
     except Exception as exc:  # noqa: BLE001 — semantic search must never break a search
         _warn_once("failed", f"semantic search failed ({type(exc).__name__}: {exc}); searching lexically")
