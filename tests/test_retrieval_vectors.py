@@ -180,3 +180,17 @@ def test_the_table_is_what_the_distillation_script_writes(tmp_path):
     with open(os.path.join(model, "vocab.txt"), "rb") as a, open(os.path.join(vectors.table_dir(), "vocab.txt"),
                                                                   "rb") as b:
         assert a.read() == b.read()
+
+
+def test_fusion_lets_either_signal_carry_a_lesson_and_rewards_agreement():
+    from ace_engine.retrieval import search as search_mod
+
+    share, top = 0.6, search_mod.COSINE_FLOOR + search_mod.COSINE_SPAN
+    lexical_only = search_mod.fuse(0.8, 0.0, share)  # a verbatim match whose embedding is diluted
+    semantic_only = search_mod.fuse(0.0, top, share)  # a paraphrase sharing no word
+    threshold = DEFAULTS["retrieval.threshold"]
+    assert lexical_only >= threshold and semantic_only >= threshold
+    assert search_mod.fuse(0.8, top, share) > max(lexical_only, semantic_only)  # both: above either
+    assert search_mod.fuse(0.0, 0.0, share) == 0.0 and search_mod.fuse(1.0, 1.0, 1.0) == 1.0
+    least = search_mod._least_cosine(threshold, search_mod._weights(None), share)
+    assert search_mod.fuse(0.1, least + 1e-3, share) >= threshold > search_mod.fuse(0.1, least - 0.02, share)

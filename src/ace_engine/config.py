@@ -78,7 +78,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("inject.recall_tokens", 600, "budget of the <ace-patterns-recalled> block after compaction", project=True),
     Setting("inject.pin_hours", 24.0, "how long bullets pinned at compaction stay recallable", project=True),
     # Retrieval: how the playbook is searched (see `retrieval/search.py` for what each weight does).
-    Setting("retrieval.threshold", 0.3,
+    Setting("retrieval.threshold", 0.23,
             "minimum score (0..1) of a bullet to be injected; empty results are fine", project=True),
     Setting("retrieval.relative_cut", 0.75,
             "drop a hit scoring below this share of the best hit's score (0 keeps all above the threshold)",

@@ -9,8 +9,11 @@
         fuzzy     best trigram similarity between an identifier / file path of the query (or of
                   `files`) and one of the bullet's; left out of Σw when the query has none
         domain    share of a bullet domain's words found among the query's and files' words
-    semantic (optional): R = (1 - w_semantic)·R + w_semantic·cosine', cosine' the embedding
-        cosine rescaled so that unrelated texts (≤0.2 for MiniLM) are 0 and close ones 1
+    fused (default): with the cosine c of the query's and the bullet's embeddings (vectors.py),
+              S = w_semantic · clip((c - COSINE_FLOOR) / COSINE_SPAN), and
+              R = (max(R, S) + BOTH · min(R, S)) / (1 + BOTH): either signal alone can carry a
+              bullet, both together rank it higher; S is absolute, so it means the same in a
+              5-lesson and a 10,000-lesson store
     prior P = (w_confidence·confidence + w_helpful·helpful + w_recency·recency) / Σw_prior
         helpful   net helpful marks h - x (explicit ones ×3), as h'/(h'+5): 0 new, 0.5 at +5
         recency   0.5 ** (days since last use or update / half life)
@@ -18,11 +21,12 @@
 
 That is a weighted sum of all the parts in which the prior parts are scaled by relevance: a
 trusted, recent bullet ranks above an equally relevant new one, but cannot ride into a prompt on
-an unrelated word. Weights and the threshold are config keys (`retrieval.*`); their defaults were
-tuned on `bench/retrieval_bench.py`.
+an unrelated word. Weights, the threshold and the relative cut (a hit under `retrieval.relative_cut` × the best
+one's score is dropped) are config keys (`retrieval.*`); their defaults were tuned on
+`bench/retrieval_bench.py`'s tune and para splits.
 
-Stdlib only on the lexical path; `semantic` (numpy, model weights) is imported only when
-semantic search is asked for and enabled.
+Stdlib only: the default semantic path (vectors.py, the shipped static table) too; the optional
+full model (semantic.py: NumPy and its weights) loads only with `retrieval.embedder = "minilm"`.
 """
 
 from __future__ import annotations
@@ -61,6 +65,8 @@ LOW_HELPFUL = 2
 # para splits with the share and the threshold: bench/results/retrieval.json).
 COSINE_FLOOR = 0.15
 COSINE_SPAN = 0.4
+# In `fuse`, the weaker signal's weight next to the stronger one's (tuned with the others).
+BOTH = 0.3
 # See the bm25 part above; strong matches have s = 10–40 (tuned on the bench).
 BM25_DAMPING = 16.0
 # A query concept no candidate contains weighs this much of the rarest concept's weight.
@@ -293,7 +299,7 @@ def search(store: PlaybookStore, project_id: int | None, query: object, *, k: in
     if not candidates:
         return []
     hits = _score(candidates, q, paths, weights, cosines, semantic_share, now,
-                  _setting(cfg, "retrieval.recency_half_life_days"))
+                  _setting(cfg, "retrieval.recency_half_life_days"), semantic_only=mode == "semantic")
     hits = [h for h in hits if h[0] >= threshold]
     cut = float(_setting(cfg, "retrieval.relative_cut") or 0.0)
     if hits and cut > 0 and threshold > 0:  # threshold ≤ 0 asks for the ranking itself: no cut at all
@@ -319,23 +325,36 @@ def _idf_weights(hits: Sequence[Sequence[float]], n: int, unknown: float) -> lis
 
 def _least_cosine(threshold: float, weights: dict[str, float], share: float) -> float:
     """The cosine below which a lesson matching no query term cannot reach `threshold`: such a
-    lesson's lexical part is at most its fuzzy and domain parts, and the prior only lowers a score."""
+    lesson's lexical part is at most its fuzzy and domain parts, and the prior only lowers a score.
+    Found by bisection on `fuse` itself, so the two can't disagree."""
     if threshold <= 0 or share <= 0:
         return -1.0
     total = weights["bm25"] + weights["coverage"] + weights["domain"] + weights["fuzzy"]
     lexical_at_most = (weights["fuzzy"] + weights["domain"]) / total if total else 0.0
-    needed = (threshold - (1.0 - share) * lexical_at_most) / share
-    return COSINE_FLOOR + COSINE_SPAN * max(0.0, needed)
+    low, high = COSINE_FLOOR, COSINE_FLOOR + COSINE_SPAN
+    if fuse(lexical_at_most, high, share) < threshold:
+        return 2.0  # not even a perfect cosine would do
+    for _ in range(20):
+        middle = (low + high) / 2
+        low, high = (low, middle) if fuse(lexical_at_most, middle, share) >= threshold else (middle, high)
+    return low
 
 
 def fuse(lexical: float, cosine: float, share: float) -> float:
-    rescaled = min(1.0, max(0.0, (cosine - COSINE_FLOOR) / COSINE_SPAN))
-    return (1.0 - share) * lexical + share * rescaled
+    """Relevance from the lexical part (0..1) and the cosine: the stronger of the two signals plus
+    BOTH × the weaker, over 1 + BOTH. Either signal alone can carry a lesson (a verbatim match whose
+    embedding is diluted by a long text, a paraphrase sharing no word), and agreeing ones rank
+    above either alone. `share` scales the semantic side (1 in semantic mode)."""
+    semantic = share * min(1.0, max(0.0, (cosine - COSINE_FLOOR) / COSINE_SPAN))
+    strong, weak = (lexical, semantic) if lexical >= semantic else (semantic, lexical)
+    return (strong + BOTH * weak) / (1.0 + BOTH)
 
 
 def _score(candidates: list[Bullet], q: query_mod.Query, files: Sequence[str], weights: dict[str, float],
-           cosines: dict[str, float] | None, semantic_share: float, now: float, half_life: float) -> list[Hit]:
-    """Each candidate with its score and raw parts, in the candidates' order; see the module docstring."""
+           cosines: dict[str, float] | None, semantic_share: float, now: float, half_life: float,
+           semantic_only: bool = False) -> list[Hit]:
+    """Each candidate with its score and raw parts, in the candidates' order; see the module
+    docstring. `semantic_only` (mode "semantic"): the relevance is the semantic part alone."""
     n = len(candidates)
     keys = [[query_mod.term_key(alt) for alt in group] for group in q.groups]
     texts = [query_mod.normalized_text(b["content"]) for b in candidates]
@@ -370,7 +389,7 @@ def _score(candidates: list[Bullet], q: query_mod.Query, files: Sequence[str], w
         relevance, cosine = lexical, None
         if cosines is not None and semantic_share:
             cosine = cosines.get(b["id"], 0.0)
-            relevance = fuse(lexical, cosine, semantic_share)
+            relevance = fuse(0.0 if semantic_only else lexical, cosine, semantic_share)
         prior, parts = _prior(b, weights, now, half_life)
         score = round(relevance * (1.0 - prior_share + prior_share * prior), 4)
         hits.append((score, b, (bm25_part, coverage, sum(row[c] for row in covered), len(covered), fuzzy_part,
