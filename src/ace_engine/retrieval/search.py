@@ -63,7 +63,7 @@ LOW_HELPFUL = 2
 # Cosine of the built-in static embeddings: ~0.1-0.3 for unrelated texts, 0.35-0.7 for the same
 # topic; rescaled as (cosine - FLOOR) / SPAN, clipped to 0..1 (tuned on the bench's tune and
 # para splits with the share and the threshold: bench/results/retrieval.json).
-COSINE_FLOOR = 0.15
+COSINE_FLOOR = 0.175
 COSINE_SPAN = 0.4
 # In `fuse`, the weaker signal's weight next to the stronger one's (tuned with the others).
 BOTH = 0.3
