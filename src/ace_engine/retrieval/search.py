@@ -288,10 +288,12 @@ def search(store: PlaybookStore, project_id: int | None, query: object, *, k: in
         semantic_share = 1.0 if mode == "semantic" else min(1.0, weights["semantic"])
         known = {b["id"] for b in candidates}
         # A lesson found by meaning alone is fetched and scored only if its cosine could carry it
-        # over the threshold: at 10,000 lessons most of the nearest can't, and scoring them costs.
+        # over the threshold, and only the 2k nearest of those: matching no query term, such
+        # lessons rank among themselves by cosine (the prior aside), so no more than k can make
+        # the answer; scoring 40 of them cost a hook ~10 ms on a playbook of near-duplicates.
         least = _least_cosine(threshold, weights, semantic_share)
-        extra = [bid for bid, cos in sorted(cosines.items(), key=lambda kv: -kv[1])[:wanted]
-                 if bid not in known and cos >= least]
+        extra = [bid for bid, cos in sorted(cosines.items(), key=lambda kv: -kv[1])
+                 if bid not in known and cos >= least][:2 * k]
         candidates += store.get_bullets(extra)
 
     candidates = [b for b in candidates if b["id"] not in excluded and b.get("status", "active") == "active"]
