@@ -384,7 +384,9 @@ def main() -> None:
                 started = time.perf_counter()
                 semantic.encoder()
                 loaded = time.perf_counter() - started
-                embedded = semantic.embed_missing(store)
+                from ace_engine.retrieval import vectors
+
+                embedded = vectors.embed_missing(store, cfg={"retrieval.embedder": "minilm"})
                 report.setdefault("embedding", {"model_load_seconds": round(loaded, 2), "bullets": embedded,
                                                 "seconds": round(time.perf_counter() - started - loaded, 1)})
             elif mode in ("semantic", "hybrid", "auto"):

@@ -10,9 +10,11 @@ import pytest
 from ace_engine import log
 from ace_engine.playbook.playbook import Playbook
 from ace_engine.project import identify
-from ace_engine.retrieval import semantic
+from ace_engine.retrieval import semantic, vectors
 from ace_engine.retrieval.search import search
 from ace_engine.store.sqlite import SQLiteStore
+
+MINILM = {"retrieval.embedder": "minilm"}  # the optional full model instead of the built-in table
 
 needs_extra = pytest.mark.skipif(not semantic.available(), reason="semantic extra not installed")
 
@@ -91,19 +93,19 @@ def test_the_default_search_never_loads_numpy_or_the_model(seeded):
 @needs_extra
 def test_embed_missing_stores_one_vector_per_content(seeded):
     store, playbook, ids = seeded
-    assert semantic.embed_missing(store) == len(LESSONS)
-    assert semantic.embed_missing(store) == 0
-    vectors = dict(store.vectors(semantic.MODEL, playbook.project_id))
-    assert set(vectors) == set(ids) and all(len(v) == semantic.DIM * 4 for v in vectors.values())
+    assert vectors.embed_missing(store, cfg=MINILM) == len(LESSONS)
+    assert vectors.embed_missing(store, cfg=MINILM) == 0
+    stored = dict(store.vectors(semantic.MODEL, playbook.project_id))
+    assert set(stored) == set(ids) and all(len(v) == semantic.DIM * 4 for v in stored.values())
     playbook.update(ids[0], content="Freeze the clock in tests with time_machine; freezegun breaks asyncpg")
     assert ids[0] not in dict(store.vectors(semantic.MODEL, playbook.project_id))  # stale vector ignored
-    assert semantic.embed_missing(store) == 1
+    assert vectors.embed_missing(store, cfg=MINILM) == 1
 
 
 @needs_extra
 def test_semantic_finds_a_paraphrase_lexical_misses(seeded):
     store, playbook, ids = seeded
-    semantic.embed_missing(store)
+    vectors.embed_missing(store, cfg=MINILM)
     prompt = "how can my unit tests pretend it is a different date?"
     assert ids[0] not in [h["id"] for h in search(store, playbook.project_id, prompt, mode="lexical")]
     for mode in ("semantic", "hybrid"):

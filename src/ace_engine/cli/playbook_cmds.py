@@ -379,7 +379,7 @@ def embed(limit, as_json):
     if state["problem"]:
         fail(f"semantic search is not available: {state['problem']}")
     with open_store() as store:
-        total = len(store.bullets_missing_vectors(state["model"], limit=1_000_000))
+        total = store.missing_vector_count(state["model"])
         if limit is not None:
             total = min(total, limit)
         if as_json:

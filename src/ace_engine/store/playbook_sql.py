@@ -30,6 +30,10 @@ BULLET_COLUMNS = (
 _SELECT = "SELECT b.rowid AS rowid, " + ", ".join(f"b.{c}" for c in BULLET_COLUMNS) + " FROM bullets b"
 
 
+_MISSING_VECTOR = ("LEFT JOIN bullet_vectors v ON v.bullet_id = b.id AND v.model = ? AND v.content_key = b.content_key"
+                   " WHERE b.status IN ('active', 'candidate') AND v.bullet_id IS NULL")
+
+
 def _pack_scope(project_id: int | None, include_global: bool) -> str:
     if project_id is None:
         return "global"
@@ -312,11 +316,12 @@ class PlaybookSQL(StoreBase):
         ).fetchall()
 
     def bullets_missing_vectors(self, model: str, limit: int = 1000) -> list[BulletRow]:
-        return [_bullet(r) for r in self._rows(
-            f"{_SELECT} LEFT JOIN bullet_vectors v ON v.bullet_id = b.id AND v.model = ?"
-            " AND v.content_key = b.content_key WHERE b.status IN ('active', 'candidate') AND v.bullet_id IS NULL"
-            " LIMIT ?",
-            (model, limit))]
+        """Active and candidate bullets without a vector of `model` for their current content."""
+        return [_bullet(r) for r in self._rows(f"{_SELECT} {_MISSING_VECTOR} LIMIT ?", (model, limit))]
+
+    def missing_vector_count(self, model: str) -> int:
+        """How many bullets `bullets_missing_vectors` would return without a limit."""
+        return int(self.conn.execute(f"SELECT count(*) FROM bullets b {_MISSING_VECTOR}", (model,)).fetchone()[0])
 
     def put_vectors(self, model: str, items: Iterable[tuple[str, str, bytes]]) -> None:
         with self.transaction():
