@@ -382,3 +382,41 @@ def test_search_at_ten_thousand_bullets_takes_milliseconds(store, git_project):
         times.append(time.perf_counter() - started)
     times.sort()
     assert times[len(times) // 2] < 0.05  # typically ~4 ms; generous for slow CI machines
+
+
+def test_prompts_of_common_words_only_skip_bm25_but_keep_the_best_match(store, git_project, tmp_path, monkeypatch):
+    """When even the kept terms match `BM25_MATCHES` bullets or more, BM25 over all of them would
+    cost milliseconds per thousand: the bullets with every term come first (newest first), then a
+    few of the newest with any term; scope and status still apply."""
+    from ace_engine.retrieval import search as search_mod
+
+    playbook = Playbook(store, identify(str(git_project)))
+    other = Playbook(store, Project(str(tmp_path / "other"), None))
+    best, _ = playbook.add("Celery retry with a timeout: set `soft_time_limit` below the broker's visibility "
+                           "timeout or the retry runs twice", "pitfalls", now=NOW - 50 * DAY)
+    foreign, _ = other.add("Celery retry timeout in the other repository", "pitfalls")
+    noise = [playbook.add(f"{word} note {i}: nothing else in common with the others (case {i * 7})", "pitfalls",
+                          now=NOW - i * DAY)[0]
+             for i, word in enumerate(["Celery", "retry", "timeout"] * 4)]
+    pid = playbook.project_id
+    terms = search_mod._terms(store, q.parse("celery retry timeout"))
+    assert len(terms) == 3
+    ranked = search_mod._lexical_candidates(store, terms, pid, True, 8)
+    assert ranked[0]["id"] == best["id"] and len(ranked) == 8  # BM25: every match ranked
+    monkeypatch.setattr(search_mod, "BM25_MATCHES", 5)
+    cheap = search_mod._lexical_candidates(store, terms, pid, True, 8)
+    assert cheap[0]["id"] == best["id"] and len(cheap) == 4  # the AND match, then 3 of the newest
+    assert [b["id"] for b in cheap[1:]] == [b["id"] for b in store.fts_candidates(
+        " OR ".join(terms), pid, limit=3, order="newest") if b["id"] != best["id"]][:3]
+    assert foreign["id"] not in {b["id"] for b in cheap} and noise
+    hits = search(store, pid, "celery retry timeout", threshold=0.0, mode="lexical", now=NOW)
+    assert hits[0]["id"] == best["id"]
+
+
+def test_newest_order_reads_the_index_backwards(store, git_project):
+    playbook = Playbook(store, identify(str(git_project)))
+    made = [playbook.add(f"Gradle daemon note {i}: restart it after changing the JDK ({i})", "pitfalls")[0]
+            for i in range(5)]
+    newest = store.fts_candidates('"gradle"', playbook.project_id, limit=3, order="newest")
+    assert [b["id"] for b in newest] == [b["id"] for b in made[::-1][:3]]
+    assert all("bm25" in b for b in newest)

@@ -314,7 +314,15 @@ def pack_code(vector: Sequence[float]) -> bytes:
 
 
 _POPCOUNT = bytes(bin(i).count("1") for i in range(256))
-_BYTES = range(256)
+_ALL_BYTES = int.from_bytes(bytes(range(256)), "little")  # byte i is i
+_EVERY_BYTE = int.from_bytes(b"\x01" * 256, "little")  # × x: byte i is x, no carries
+
+
+def _popcount_xor(x: int) -> bytes:
+    """The 256-byte table t[b] = popcount(b ^ x), built in C: the bytes 0..255 XOR-ed with x in one
+    big-integer operation, then translated through the popcount table (a Python loop over the 256
+    bytes cost ~40 µs per table, 31 tables per search)."""
+    return (_ALL_BYTES ^ (x * _EVERY_BYTE)).to_bytes(256, "little").translate(_POPCOUNT)
 
 
 HAMMING_BYTES = 31  # code bytes compared: 31 × 8 = 248 ≤ 255, so a distance is one byte (below)
@@ -326,14 +334,13 @@ def hamming(query_code: bytes, packed: bytes, dim: int) -> bytes:
     248 principal axes: the last ones carry the least variance, and the exact rescoring sees them
     all), one byte per code. No Python loop over the rows: for each byte position k, the k-th bytes
     of all codes (a strided slice) are translated through a table giving popcount(byte ^ query[k]),
-    and the columns are summed as big integers whose base-256 digits (≤ 248) cannot carry. ~1.5 ms
-    for 10,000 codes in a fresh process."""
+    and the columns are summed as big integers whose base-256 digits (≤ 248) cannot carry. ~0.7 ms
+    for 10,000 codes."""
     width = dim // 8
     rows = len(packed) // width
     total = 0
     for k in range(min(width, HAMMING_BYTES)):
-        table = bytes(map(_POPCOUNT.__getitem__, map(query_code[k].__xor__, _BYTES)))
-        total += int.from_bytes(packed[k::width].translate(table), "little")
+        total += int.from_bytes(packed[k::width].translate(_popcount_xor(query_code[k])), "little")
     return total.to_bytes(rows + 1, "little")[:rows]
 
 

@@ -151,16 +151,20 @@ class PlaybookSQL(StoreBase):
         ).fetchone()[0]
 
     def fts_candidates(self, match: str, project_id: int | None, *, include_global: bool = True,
-                       limit: int = 60, statuses: Sequence[str] = ("active",)) -> list[BulletRow]:
-        """Bullets matching an FTS5 expression, best BM25 first (`bm25` lower is better): active
+                       limit: int = 60, statuses: Sequence[str] = ("active",),
+                       order: str = "bm25") -> list[BulletRow]:
+        """Bullets matching an FTS5 expression, each with its `bm25` (lower is better): active
         ones (what may be injected) unless `statuses` says otherwise (the curator's duplicate
-        check also looks at candidates)."""
+        check also looks at candidates). `order="bm25"`: best BM25 first, which scores every
+        match (~2 µs each); `order="newest"`: the newest matches, in the index's own order, so
+        only the rows returned are scored and the cost no longer grows with the matches."""
         where, params = self._scope(project_id, include_global)
         marks = ",".join("?" * len(statuses))
+        by = "bullets_fts.rowid DESC" if order == "newest" else "bm25"
         sql = (
             f"SELECT bm25(bullets_fts, 1.0, 0.6) AS bm25, sub.* FROM bullets_fts "
             f"JOIN ({_SELECT} WHERE {where} AND b.status IN ({marks})) sub ON sub.rowid = bullets_fts.rowid "
-            f"WHERE bullets_fts MATCH ? ORDER BY bm25 LIMIT ?"
+            f"WHERE bullets_fts MATCH ? ORDER BY {by} LIMIT ?"
         )
         return [_bullet(r) for r in self._rows(sql, params + tuple(statuses) + (match, limit))]
 
