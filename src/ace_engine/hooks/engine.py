@@ -11,7 +11,6 @@ answers on its own when the event's budget runs out.
 Cost: stdlib only; config, project and store are opened lazily, by the handlers that need them.
 """
 
-import _signal  # the C module behind `signal`, whose enum wrappers cost every hook ~0.7 ms
 import json
 import os
 import sys
@@ -29,6 +28,11 @@ if TYPE_CHECKING:
     from ..config import Config
     from ..project import Project
     from ..store.sqlite import SQLiteStore
+
+if TYPE_CHECKING:
+    import signal as _signal  # the same functions, typed
+else:
+    import _signal  # the C module behind `signal`, whose enum wrappers cost every hook ~0.7 ms
 
 MAX_STDIN_BYTES = 64 * 1024 * 1024
 
