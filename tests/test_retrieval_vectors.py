@@ -146,7 +146,7 @@ def test_a_v5_store_keeps_its_vectors_through_migration_6(tmp_path):
     with SQLiteStore(path, migrations=schema.MIGRATIONS[:5]) as old:
         old.conn.execute("INSERT INTO bullet_vectors(bullet_id, model, content_key, vector) VALUES ('b1','m','k',x'00')")
     with SQLiteStore(path) as new:
-        assert new.schema_version() == 6
+        assert new.schema_version() == schema.LATEST
         assert new.conn.execute("SELECT bullet_id, model FROM bullet_vectors").fetchall() == [("b1", "m")]
         new.put_vectors("other", [("b1", "k", b"\x01")])  # a second model's vector lives beside it
         assert new.conn.execute("SELECT COUNT(*) FROM bullet_vectors").fetchone()[0] == 2

@@ -217,6 +217,7 @@ class Bullet(TypedDict):
     updated_at: float
     last_used_at: float | None
     retrieval_count: int
+    origin: NotRequired[str | None]  # None: learned here; "team": pulled from the project's team server
     rowid: NotRequired[int]  # the store's row id (FTS join), on rows read back
     bm25: NotRequired[float]  # `fts_candidates`: FTS5 rank (lower is better)
 

@@ -43,7 +43,8 @@ READS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
     # stdout only: `-o/--output` writes a file (the `ace export -o ~/.bashrc --force` hole).
     "export": ({"-o": REFUSE, "--output": REFUSE, "--force": REFUSE, "--all-projects": REFUSE,
                 **_PROJECT, **_JSON}, ()),
-    "stats": ({"--all": REFUSE, "--limit": VALUE, **_PROJECT, **_JSON}, ()),
+    # `--remote` asks the team server.
+    "stats": ({"--all": REFUSE, "--limit": VALUE, "--remote": REFUSE, "--days": VALUE, **_PROJECT, **_JSON}, ()),
     # `--bullet` takes any bullet id (prefix), of any project.
     "log": ({"--bullet": REFUSE, "--all": REFUSE, "--limit": VALUE, **_PROJECT, **_JSON}, ()),
     # `--retry` queues a job and starts the learning worker.
@@ -64,6 +65,10 @@ DESTRUCTIVE = frozenset({
     "review",  # --approve activates a quarantined lesson: the user's decision, never the agent's
     "bootstrap",  # writes lessons drawn from the repository's history
     "keep",  # promotes a candidate lesson to one that is injected: the user's decision
+    # The team server: pointing this machine at a server, and running one or handing out its
+    # tokens, are the user's decisions; so is approving a lesson for the whole team.
+    "remote set", "remote unset", "remote review",
+    "server run", "server token create", "server token revoke",
 })
 
 # Commands that do more than read, but not destructively enough to deny: Claude Code asks the user.
@@ -75,4 +80,10 @@ NO_OPINION = {
     "embed": "writes embedding vectors into the store",
     "sessions": "lists every project's sessions unless --project is given",
     "show": "takes any bullet id (a prefix is enough), of any project",
+    "push": "sends this project's lessons to its team server",
+    "pull": "writes the team's lessons from the server into the store",
+    "remote status": "contacts the team server",
+    "remote stats": "contacts the team server",
+    "server token list": "reads the team server's token table (another database than this project's)",
+    "ui": "serves the local dashboard, from which lessons can be changed, until stopped",
 }

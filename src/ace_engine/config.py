@@ -110,6 +110,10 @@ SETTINGS: tuple[Setting, ...] = (
             "paraphrases, ~0.3 s and 130 MB per hook; needs `pip install ace-engine[semantic]`); user-level only: "
             "a repository must not make every prompt slow"),
     # Learning: the job queue, the reflector, and the curator's dedup and pruning rules.
+    # Team sync (`ace remote set`): user-level; a repository must not decide how often this machine calls a server.
+    Setting("remote.pull_minutes", 5.0,
+            "the learning worker pulls the team's lessons at most this often (minutes; 0: after every job, "
+            "negative: never)"),
     Setting("learning.enabled", True,
             "Stop / SubagentStop / SessionEnd queue learning jobs and start the worker", project=True),
     Setting("learning.reflector", "auto",

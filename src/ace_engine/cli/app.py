@@ -20,9 +20,12 @@ from . import (
     learning_cmds,
     playbook_cmds,
     playbook_edit_cmds,
+    remote_cmds,
+    server_cmds,
     setup_cmds,
     share_cmds,
     trust_cmd,
+    ui_cmd,
 )
 from .output import CommandError
 
@@ -57,7 +60,7 @@ def hook_cmd(event: str) -> None:
 
 
 for module in (setup_cmds, capture_cmds, playbook_cmds, playbook_edit_cmds, share_cmds, learning_cmds, history_cmds,
-               bootstrap_cmd, demo_cmd, trust_cmd):
+               bootstrap_cmd, demo_cmd, trust_cmd, remote_cmds, server_cmds, ui_cmd):
     for command in module.COMMANDS:
         cli.add_command(command)
 

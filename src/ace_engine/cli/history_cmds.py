@@ -13,10 +13,18 @@ from .output import emit_json, fail, iso, say, table, when
 @project_option
 @click.option("--all", "all_projects", is_flag=True, help="Every project.")
 @click.option("--limit", default=15, show_default=True, help="Tasks to list, newest first.")
+@click.option("--remote", is_flag=True, help="The team's statistics from this project's team server instead.")
+@click.option("--days", type=click.IntRange(1, 366), default=30, show_default=True,
+              help="With --remote: days to report.")
 @json_option
-def stats(project_dir, all_projects, limit, as_json):
+@click.pass_context
+def stats(ctx, project_dir, all_projects, limit, remote, days, as_json):
     """Learning statistics: per task (created, updated, merged, pruned, average confidence), in
-    total, the job queue, and LLM spend."""
+    total, the job queue, and LLM spend. `--remote`: the team's, from the server (`ace remote stats`)."""
+    if remote:
+        from .remote_cmds import stats_cmd
+
+        return ctx.invoke(stats_cmd, days=days, project_dir=project_dir, as_json=as_json)
     project = identify(resolve_dir(project_dir))
     with open_store() as store:
         project_id = store.project_id(project.key)

@@ -152,6 +152,12 @@ def main(project_key: str, lock_fd: int | None = None) -> None:
         if results:
             log.write("INFO", "learning", f"worker {os.getpid()} for {project_key}: " + ", ".join(
                 f"job {r['job']} {r['status']}" for r in results))
+        # Team sync, when this project is bound to a server (`ace remote set`): push what was just
+        # learned, pull at most every `remote.pull_minutes`. `drain` has released the lock, and both
+        # are idempotent. Never raises; offline is normal.
+        from .. import sync  # no remote: one small file read; httpx loads only when a server is called
+
+        sync.after_learning(store, project_key, cfg, time.time())
     except Exception as exc:  # noqa: BLE001 — a detached process has no one to tell but the log
         log.error("learning", f"worker for {project_key} stopped: {type(exc).__name__}: {exc}")
     finally:

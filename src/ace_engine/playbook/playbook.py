@@ -157,8 +157,9 @@ class Playbook:
         """Apply one delta `{op: ADD|UPDATE|TAG|REMOVE|MERGE|QUARANTINE|RESTORE, …}`; returns the bullet.
         Any mapping is accepted (deltas come from files and models): a malformed one is a PlaybookError."""
         op = str(delta.get("op", "")).upper()
-        # `reviewed` is the user's own approval of a flagged lesson; a delta can't claim it.
-        args = {k: v for k, v in delta.items() if k not in ("op", "reviewed")}
+        # `reviewed` is the user's own approval of a flagged lesson; a delta can't claim it, nor
+        # the id and origin a team lesson keeps (only `sync.inbox` passes those, to `add`).
+        args = {k: v for k, v in delta.items() if k not in ("op", "reviewed", "bullet_id", "origin")}
         handlers: dict[str, Callable[..., Bullet | tuple[Bullet, bool]]] = {
             "ADD": self.add, "UPDATE": self.update, "TAG": self.tag, "REMOVE": self.remove,
             "MERGE": self.merge, "QUARANTINE": self.quarantine, "RESTORE": self.restore,
@@ -181,10 +182,19 @@ class Playbook:
     def add(self, content: str, section: str, *, domains: Iterable[str] | str | None = None, scope: str = "project",
             provenance: Mapping[str, Any] | None = None, helpful: int = 0, harmful: int = 0, status: str = "active",
             source: str = "user", reason: str | None = None, session_id: str | None = None,
-            now: float | None = None) -> tuple[Bullet, bool]:
+            now: float | None = None, bullet_id: str | None = None,
+            origin: str | None = None) -> tuple[Bullet, bool]:
         """ADD. Returns (bullet, created); an exact duplicate (same normalized content in the same
-        scope) is not added again — the existing bullet comes back with created False."""
+        scope) is not added again — the existing bullet comes back with created False. `bullet_id`
+        and `origin` are for a lesson pulled from the team server (`sync.inbox`): it keeps the
+        server's id (an id already here comes back with created False) and is marked `team`."""
         now = now or time.time()
+        if bullet_id is not None:
+            if not looks_like_id(bullet_id):
+                raise PlaybookError(f"{bullet_id!r} is not a lesson id (ctx-…); the lesson was not added")
+            known = self.store.get_bullet(bullet_id)
+            if known is not None:
+                return known, False
         text = clean_content(content)
         section = sections.normalize(section, self.extra_sections)
         if status not in STATUSES:
@@ -215,11 +225,11 @@ class Playbook:
                                       languages=languages)
         helpful, harmful = max(0, int(helpful)), max(0, int(harmful))
         bullet: Bullet = {
-            "id": new_id(now), "project_id": project_id, "section": section, "content": text,
+            "id": bullet_id or new_id(now), "project_id": project_id, "section": section, "content": text,
             "domains": list(dict.fromkeys(names)), "helpful": helpful, "harmful": harmful,
             "helpful_explicit": 0, "harmful_explicit": 0, "confidence": confidence(helpful, harmful),
             "status": status, "provenance": provenance, "content_key": key, "created_at": now, "updated_at": now,
-            "last_used_at": None, "retrieval_count": 0,
+            "last_used_at": None, "retrieval_count": 0, "origin": origin,
         }
         with self.store.transaction():
             self.store.insert_bullet(bullet)

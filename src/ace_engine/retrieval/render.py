@@ -6,7 +6,9 @@
     </ace-patterns>
 
 One line per bullet with its full id and counters (✓ helpful, ✗ harmful, both implicit +
-explicit marks) so the model can cite it and the feedback loop can tell what was used. Lesson text
+explicit marks) so the model can cite it and the feedback loop can tell what was used; a lesson
+pulled from the team server says so after its id (`[ctx-… team ✓3 ✗0 conf 0.71]`), so the model
+and the user know it was learned on another machine. Lesson text
 is data, not instructions: every line goes through `escape.injected`, so no lesson can open or
 close a tag (`</ace-patterns>`, `<system>`, `< system >`, `</system-reminder>`), start a line of
 its own, or pose as a turn of the conversation (`Human:`, `System:`). Blocks stay
@@ -73,7 +75,8 @@ def _cut_line(bullet: Bullet, content: str, max_content_chars: int | None) -> st
     """The line for already escaped `content`, cut to `max_content_chars` when given."""
     if max_content_chars is not None and len(content) > max_content_chars:
         content = content[: max(0, max_content_chars - 1)].rstrip() + "…"
-    return f"- [{injected(bullet['id'])} {_counters(bullet)}] {content}"
+    origin = " team" if bullet.get("origin") == "team" else ""
+    return f"- [{injected(bullet['id'])}{origin} {_counters(bullet)}] {content}"
 
 
 def _open_tag(tag: str, attrs: Mapping[str, object] | None) -> str:

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 BULLET_COLUMNS = (
     "id", "project_id", "section", "content", "domains", "helpful", "harmful", "helpful_explicit",
     "harmful_explicit", "confidence", "status", "provenance", "content_key", "created_at",
-    "updated_at", "last_used_at", "retrieval_count",
+    "updated_at", "last_used_at", "retrieval_count", "origin",  # origin: schema migration 7 (team sync)
 )
 _SELECT = "SELECT b.rowid AS rowid, " + ", ".join(f"b.{c}" for c in BULLET_COLUMNS) + " FROM bullets b"
 
@@ -201,7 +201,7 @@ class PlaybookSQL(StoreBase):
             for start in range(0, len(ids), 500):
                 chunk = list(ids[start:start + 500])
                 marks = ",".join("?" * len(chunk))
-                for table in ("injections", "pins", "bullet_vectors", "bullet_changes"):
+                for table in ("injections", "pins", "bullet_vectors", "bullet_changes", "team_counts"):
                     self.conn.execute(f"DELETE FROM {table} WHERE bullet_id IN ({marks})", chunk)
                 deleted += self.conn.execute(f"DELETE FROM bullets WHERE id IN ({marks})", chunk).rowcount
             # The packs hold the deleted bullets' ids and sign codes: rebuilt on the next search.

@@ -311,6 +311,30 @@ MIGRATIONS: list[tuple[str, str]] = [
         PRIMARY KEY (scope, model)
     );
     """),
+    # 7: team sync (sync/, docs/team-server.md). `bullets.origin`: NULL a local lesson, 'team' one
+    # pulled from the project's remote. `team_counts`: other clients' own helpful / harmful counts of
+    # a lesson as the server last sent them (the local counters are own + these). `sync_state`: per
+    # project, the remote it is bound to, how far push (bullet_changes.id) and pull (server seq) got, and when.
+    ("team_sync", """
+    ALTER TABLE bullets ADD COLUMN origin TEXT;
+    CREATE TABLE team_counts (
+        bullet_id TEXT NOT NULL,
+        client_id TEXT NOT NULL,
+        helpful INTEGER NOT NULL DEFAULT 0,
+        harmful INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (bullet_id, client_id)
+    );
+    CREATE TABLE sync_state (
+        project_id INTEGER PRIMARY KEY,
+        remote TEXT,                       -- the server and project the cursors belong to
+        push_cursor INTEGER NOT NULL DEFAULT 0,   -- last bullet_changes.id the server answered for
+        pull_cursor INTEGER NOT NULL DEFAULT 0,   -- last server seq applied here
+        last_error TEXT,                   -- the last push's or pull's failure; NULL after a success
+        pushed_at REAL,                    -- when a push / pull last got the server's answer
+        pulled_at REAL,
+        updated_at REAL
+    );
+    """),
 ]
 
 LATEST = len(MIGRATIONS)

@@ -2,7 +2,8 @@
 
 Contract: `SQLiteStore` is every table family of the store (`CaptureSQL`: projects, sessions,
 events; `PlaybookSQL`: bullets, changes, injections, pins, vectors; `JobsSQL`: jobs, learning
-runs, heuristics history; `MaintenanceSQL`: health and gc; `MetaSQL`: store-wide facts) over one
+runs, heuristics history; `MaintenanceSQL`: health and gc; `MetaSQL`: store-wide facts; `SyncSQL`:
+the team sync's cursors, other clients' counts and the outbox) over one
 shared connection — a redacting one (`redacting.py`), so no write can carry a secret. What each
 family offers is the typing.Protocol of the same name in `interfaces.py`, which the team server's
 PostgreSQL backend implements too. Opening migrates a store behind `schema.MIGRATIONS` (or the
@@ -28,6 +29,7 @@ from .maintenance_sql import MaintenanceSQL
 from .meta_sql import MetaSQL
 from .playbook_sql import PlaybookSQL
 from .schema import MIGRATIONS, migrate
+from .sync_sql import SyncSQL
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks must not import `typing` (~3 ms)
 if TYPE_CHECKING:
@@ -50,7 +52,7 @@ def _refuse_symlinks(path: str) -> None:
         os.close(paths.open_nofollow(path, os.O_RDWR | os.O_CREAT, 0o600))
 
 
-class SQLiteStore(CaptureSQL, PlaybookSQL, JobsSQL, MaintenanceSQL, MetaSQL):
+class SQLiteStore(CaptureSQL, PlaybookSQL, JobsSQL, MaintenanceSQL, MetaSQL, SyncSQL):
     def __init__(self, path: str | None = None, *, busy_timeout_ms: int = 2000,
                  migrations: Sequence[tuple[str, str]] = MIGRATIONS) -> None:
         self.path = path or paths.db_path()

@@ -1,0 +1,237 @@
+"""The team server's HTTP API: a Starlette app over a `store.team.db.TeamDB`.
+
+`create_app(db, *, max_body_bytes, rate_per_second, burst, now=time.time)` builds it; `ace server
+run` serves it with uvicorn. The routes, their schemas and error answers are the ones of
+`openapi.document()` (served at `GET /openapi.json`) and docs/team-server.md, "Protocol".
+
+Every route but `GET /v1/health` and `GET /openapi.json` goes through one path (`_Api.endpoint`),
+in this order, so no route can skip a step:
+1. body size (`limits.BodyLimit`, before anything is parsed): 413;
+2. token (`auth.Authenticator`): 401 — before the body is even parsed, so an unauthenticated
+   caller learns nothing, not even that its JSON was malformed;
+3. rate (`limits.RateLimiter`, per token): 429 with `Retry-After`;
+4. scope (`auth.require_scope`): 403, which says nothing about any project;
+5. body and query against their schemas (`openapi.check`): 400;
+6. project (`auth.resolve_project`): 404, the same answer whether it exists or not.
+Then the route's own work, in Starlette's thread pool (TeamDB is synchronous and thread-safe).
+
+Every pushed delta goes through `policy.screen` (redaction, private spans, content rules,
+section, ids, the lesson safety policy) before `TeamDB.apply_deltas`; one transaction per push,
+a result per delta. Errors are `{"error": {"code", "message"}}`, unknown routes included.
+
+Cost: Starlette and this package; a request costs one token lookup plus its route's queries.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from .. import __version__
+from ..store.team.db import NotFound
+from . import openapi, policy
+from .auth import ApiError, Authenticator, Principal, require_scope, resolve_project
+from .limits import DEFAULT_BURST, DEFAULT_MAX_BODY_BYTES, DEFAULT_RATE_PER_SECOND, BodyLimit, RateLimiter, retry_after
+
+if TYPE_CHECKING:
+    from ..store.team.db import TeamDB
+
+_INT = re.compile(r"-?[0-9]{1,20}")
+REVIEW_CLIENT = "server-review"  # the client id an admin's approval is logged under
+
+
+@dataclass
+class Ctx:
+    """One authorised request, as a route sees it."""
+
+    principal: Principal
+    project: dict[str, Any]
+    data: Any
+    params: dict[str, int]
+    path: dict[str, str]
+    now: float
+
+
+def _error(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status, headers=headers)
+
+
+def _constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _parse_json(raw: bytes) -> Any:
+    try:
+        return policy.repair_json(json.loads(raw.decode("utf-8"), parse_constant=_constant))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise ApiError(400, "bad_json", f"the body is not valid UTF-8 JSON ({exc}); send a JSON object") from exc
+
+
+def _query(request: Request, spec: dict[str, tuple[dict[str, Any], int]]) -> dict[str, int]:
+    out = {}
+    for name, (schema, default) in spec.items():
+        text = request.query_params.get(name)
+        if text is None:
+            out[name] = default
+            continue
+        value = int(text) if _INT.fullmatch(text) else None
+        why = openapi.check(schema, value, name) if value is not None else f"{name} must be an integer"
+        if why:
+            raise ApiError(400, "bad_request", why)
+        out[name] = int(text)
+    return out
+
+
+class _Api:
+    def __init__(self, db: TeamDB, limiter: RateLimiter, now: Callable[[], float]) -> None:
+        self.db = db
+        self.limiter = limiter
+        self.now = now
+        self.auth = Authenticator(db)
+
+    def endpoint(self, work: Callable[[Ctx], dict[str, Any]], *, scope: str, body: str | None = None,
+                 query: str | None = None, create: bool = False) -> Callable[[Request], Awaitable[Response]]:
+        """An ASGI endpoint running the six steps of the module docstring, then `work` in a thread."""
+
+        async def handle(request: Request) -> Response:
+            raw = await request.body() if body else b""  # within the limit: BodyLimit read it already
+            try:
+                result = await run_in_threadpool(self._run, work, request, raw, scope, body, query, create)
+            except ApiError as exc:
+                return _error(exc.status, exc.code, exc.message, exc.headers)
+            return JSONResponse(result, headers={"Cache-Control": "no-store"})
+
+        return handle
+
+    def _run(self, work: Callable[[Ctx], dict[str, Any]], request: Request, raw: bytes, scope: str,
+             body: str | None, query: str | None, create: bool) -> dict[str, Any]:
+        now = self.now()
+        principal = self.auth.authenticate(request.headers.get("authorization"), now)
+        wait = self.limiter.take(principal.token_id, now)
+        if wait > 0:
+            raise ApiError(429, "rate_limited", f"over this token's rate limit; retry in {wait:.1f} s",
+                           {"Retry-After": retry_after(wait)})
+        require_scope(principal, scope)
+        data = None
+        if body is not None:
+            data = _parse_json(raw)
+            why = openapi.check(body, data)
+            if why:
+                raise ApiError(400, "bad_request", why)
+        params = _query(request, openapi.QUERY[query]) if query else {}
+        path = dict(request.path_params)
+        if "lesson_id" in path and (why := openapi.check(openapi.SCHEMAS["DeltaAdd"]["properties"]["lesson_id"],
+                                                         path["lesson_id"], "lesson_id")):
+            raise ApiError(400, "bad_request", why)
+        project = resolve_project(self.db, principal, path["project"], now, create=create)
+        return work(Ctx(principal, project, data, params, path, now))
+
+    # -- the routes' work ---------------------------------------------------------------------------------
+
+    def project(self, ctx: Ctx) -> dict[str, Any]:
+        return self.db.project_summary(ctx.project["id"])
+
+    def _last_seq(self, ctx: Ctx) -> int:
+        found = self.db.find_project(ctx.principal.org_id, ctx.path["project"])
+        return int(found["last_seq"]) if found else 0
+
+    def push(self, ctx: Ctx) -> dict[str, Any]:
+        client_id = ctx.data["client_id"]
+        results: list[dict[str, Any]] = []
+        screened: list[tuple[int, policy.Verdict]] = []  # (index in results, verdict) of those to store
+        items: list[tuple[str, str, str, dict[str, Any], str]] = []
+        for delta in ctx.data["deltas"]:
+            verdict = policy.screen(delta)
+            if verdict.status == "rejected":
+                results.append({"key": policy.result_key(delta), "status": "rejected", "seq": None,
+                                "reason": verdict.reason})
+                continue
+            fields = dict(verdict.body)
+            key, op, lesson_id = fields.pop("key"), fields.pop("op"), fields.pop("lesson_id")
+            screened.append((len(results), verdict))
+            results.append({"key": key})
+            items.append((key, op, lesson_id, fields, verdict.status))
+        stored = self.db.apply_deltas(ctx.project["id"], client_id, items, ctx.now) if items else []
+        for (at, verdict), out in zip(screened, stored, strict=True):
+            status = str(out["status"])
+            reason = verdict.reason if status == "quarantined" else out.get("reason")
+            results[at].update(status=status, seq=out.get("seq"), reason=reason)
+        return {"results": results, "last_seq": self._last_seq(ctx)}
+
+    def pull(self, ctx: Ctx) -> dict[str, Any]:
+        limit = ctx.params["limit"]
+        rows = self.db.deltas_after(ctx.project["id"], ctx.params["after"], limit + 1)
+        return {"deltas": rows[:limit], "last_seq": self._last_seq(ctx), "more": len(rows) > limit}
+
+    def review_queue(self, ctx: Ctx) -> dict[str, Any]:
+        return {"lessons": self.db.review_queue(ctx.project["id"])}
+
+    def review_decide(self, ctx: Ctx) -> dict[str, Any]:
+        lesson_id = ctx.path["lesson_id"]
+        try:
+            return self.db.decide(ctx.project["id"], lesson_id, ctx.data["action"] == "approve", REVIEW_CLIENT,
+                                  ctx.now)
+        except NotFound as exc:
+            raise ApiError(404, "not_found", f"no lesson {lesson_id!r} waiting for review in this project; "
+                           "GET …/review lists them") from exc
+
+    def stats(self, ctx: Ctx) -> dict[str, Any]:
+        return self.db.stats(ctx.project["id"], ctx.params["days"], ctx.now)
+
+
+async def _health(request: Request) -> Response:
+    return JSONResponse({"ok": True, "version": __version__})
+
+
+def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 404:
+        return _error(404, "not_found", f"no route {request.method} {request.url.path}; GET /openapi.json lists them")
+    if exc.status_code == 405:
+        return _error(405, "method_not_allowed", f"{request.method} is not allowed on {request.url.path}",
+                      dict(exc.headers or {}))
+    return _error(exc.status_code, "http_error", str(exc.detail), dict(exc.headers or {}))
+
+
+def _internal(request: Request, exc: Exception) -> Response:
+    # The traceback goes to the server's log (uvicorn); the client learns nothing about the inside.
+    return _error(500, "internal", "the server failed on this request; its log has the details")
+
+
+def create_app(db: TeamDB, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+               rate_per_second: float = DEFAULT_RATE_PER_SECOND, burst: int = DEFAULT_BURST,
+               now: Callable[[], float] = time.time) -> Starlette:
+    """The team server's ASGI app over `db` (see the module docstring)."""
+    api = _Api(db, RateLimiter(rate_per_second, burst), now)
+    doc = openapi.document(__version__)
+
+    async def spec(request: Request) -> Response:
+        return JSONResponse(doc)
+
+    base = "/v1/projects/{project}"
+    routes = [
+        Route("/v1/health", _health, methods=["GET"]),
+        Route("/openapi.json", spec, methods=["GET"]),
+        Route(base, api.endpoint(api.project, scope="read"), methods=["GET"]),
+        Route(f"{base}/deltas", api.endpoint(api.push, scope="write", body="PushRequest", create=True),
+              methods=["POST"]),
+        Route(f"{base}/deltas", api.endpoint(api.pull, scope="read", query="pull"), methods=["GET"]),
+        Route(f"{base}/review", api.endpoint(api.review_queue, scope="admin"), methods=["GET"]),
+        Route(f"{base}/review/{{lesson_id}}", api.endpoint(api.review_decide, scope="admin", body="ReviewRequest"),
+              methods=["POST"]),
+        Route(f"{base}/stats", api.endpoint(api.stats, scope="read", query="stats"), methods=["GET"]),
+    ]
+    return Starlette(routes=routes, middleware=[Middleware(BodyLimit, max_bytes=max_body_bytes)],
+                     exception_handlers={HTTPException: _http_error, Exception: _internal})

@@ -1,0 +1,165 @@
+"""Tokens, scopes and the 401 / 403 / 404 rules of the team server.
+
+A token is `ace_` + 32 random bytes in urlsafe base64 (`new_token`). The server stores only its
+SHA-256 (`hash_token`; 256 random bits need no slow hash) and a short display `prefix`; the token
+itself is printed once by `ace server token create` and never stored.
+
+The rules, in the order the routes apply them (docs/team-server.md, "Protocol"):
+- `authenticate`: a missing, malformed, unknown, expired or revoked token → 401 (one message for
+  all: the answer must not tell which).
+- `require_scope`: `read` < `write` < `admin`; too low → 403. Checked before the project is looked
+  up, so a 403 says nothing about any project.
+- `resolve_project`: a project the token does not cover, or that does not exist → 404 with the
+  same message either way (a token of project A must not learn that B exists). An org-level token
+  covers every project of its org; an org-level `write` (or `admin`) token pushing to a project
+  that does not exist creates it.
+
+`ApiError(status, code, message)` carries an HTTP answer up to `app.py`, which renders it as
+`{"error": {"code", "message"}}`.
+
+Cost: stdlib only (hashlib, secrets); one `token_by_hash` lookup per request, and a
+`touch_token` write at most once a minute per token.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import threading
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..errors import AceError
+
+SCOPES = ("read", "write", "admin")
+TOKEN_PREFIX = "ace_"
+PREFIX_CHARS = 12  # `ace_` + 8 characters: enough to tell tokens apart in a list, useless to guess one
+TOUCH_EVERY_S = 60.0
+# A project name: what a path segment can carry, without controls, slashes or backslashes.
+MAX_PROJECT_NAME = 128
+
+
+class ApiError(AceError):
+    """An HTTP error answer: `status`, a machine `code` and a message that names the fix."""
+
+    def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.headers = headers or {}
+
+
+class TokenStore(Protocol):
+    """The part of `store.team.db.TeamDB` this module needs."""
+
+    def token_by_hash(self, token_hash: str) -> dict[str, Any] | None: ...
+    def touch_token(self, token_id: int, now: float) -> None: ...
+    def find_project(self, org_id: int, name: str) -> dict[str, Any] | None: ...
+    def ensure_project(self, org_id: int, name: str, now: float) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is asking: a valid token's id, org, project (None: every project of the org) and scope."""
+
+    token_id: int
+    org_id: int
+    project_id: int | None
+    scope: str
+    prefix: str
+
+
+def new_token() -> str:
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def token_prefix(token: str) -> str:
+    return token[:PREFIX_CHARS]
+
+
+def scope_allows(have: str, need: str) -> bool:
+    """`read` < `write` < `admin`; an unknown scope allows nothing."""
+    if have not in SCOPES or need not in SCOPES:
+        return False
+    return SCOPES.index(have) >= SCOPES.index(need)
+
+
+def valid_project_name(name: str) -> bool:
+    return (0 < len(name) <= MAX_PROJECT_NAME and name == name.strip()
+            and not any(c in "/\\" or ord(c) < 32 or 0x7F <= ord(c) < 0xA0 for c in name))
+
+
+_UNAUTHORIZED = ("missing, unknown, expired or revoked token; send `Authorization: Bearer <token>` "
+                 "with a token from `ace server token create`")
+
+
+def _unauthorized() -> ApiError:
+    return ApiError(401, "unauthorized", _UNAUTHORIZED, {"WWW-Authenticate": 'Bearer realm="ace"'})
+
+
+class Authenticator:
+    """Turns an `Authorization` header into a `Principal`, or raises the 401. Thread-safe."""
+
+    def __init__(self, db: TokenStore) -> None:
+        self.db = db
+        self._touched: dict[int, float] = {}
+        self._lock = threading.Lock()
+
+    def authenticate(self, header: str | None, now: float) -> Principal:
+        if not header:
+            raise _unauthorized()
+        kind, _, token = header.partition(" ")
+        token = token.strip()
+        if kind.lower() != "bearer" or not token.startswith(TOKEN_PREFIX) or len(token) > 200:
+            raise _unauthorized()
+        row = self.db.token_by_hash(hash_token(token))
+        if row is None or row.get("revoked_at") is not None:
+            raise _unauthorized()
+        expires = row.get("expires_at")
+        if expires is not None and float(expires) <= now:
+            raise _unauthorized()
+        token_id = int(row["id"])
+        with self._lock:  # last_used_at needs minute precision, not a write per request
+            due = now - self._touched.get(token_id, float("-inf")) >= TOUCH_EVERY_S
+            if due:
+                self._touched[token_id] = now
+        if due:
+            self.db.touch_token(token_id, now)
+        project_id = row.get("project_id")
+        return Principal(token_id, int(row["org_id"]), None if project_id is None else int(project_id),
+                         str(row["scope"]), str(row.get("prefix") or ""))
+
+
+def require_scope(principal: Principal, need: str) -> None:
+    if not scope_allows(principal.scope, need):
+        raise ApiError(403, "forbidden", f"this token has scope `{principal.scope}`; this needs `{need}` "
+                       f"(create one with `ace server token create --scope {need}`)")
+
+
+def not_found(name: str) -> ApiError:
+    # One message whether the project exists or not: the token must not learn which.
+    return ApiError(404, "not_found", f"no project {name!r} for this token; check the project name "
+                    "and that the token was created for it")
+
+
+def resolve_project(db: TokenStore, principal: Principal, name: str, now: float, *,
+                    create: bool = False) -> dict[str, Any]:
+    """The project `name` as the token sees it, or the 404. `create`: an org-level token with
+    write scope creates a project it does not find (the caller passes it for a push only)."""
+    if not valid_project_name(name):
+        raise not_found(name)
+    project = db.find_project(principal.org_id, name)
+    if principal.project_id is not None:
+        if project is None or int(project["id"]) != principal.project_id:
+            raise not_found(name)
+        return project
+    if project is None:
+        if not (create and scope_allows(principal.scope, "write")):
+            raise not_found(name)
+        project = db.ensure_project(principal.org_id, name, now)
+    return project

@@ -1,0 +1,358 @@
+"""The team server's storage: `TeamDB`, one interface over SQLite and PostgreSQL.
+
+Contract (docs/team-server.md, "Storage interface"): `TeamDB.open(url, now=…)` opens `None` (the
+data directory's `team-server.db`), `sqlite:///path` or `postgresql://…` (search_path and other
+libpq settings ride in the URL: `?options=-csearch_path%3Dteam`), migrates it under a lock so two
+servers starting at once do not race, and makes sure the `default` org exists (`default_org`).
+Thread-safe (SQLite: a connection per thread; PostgreSQL: the pool). Every method returns plain
+JSON-ready dicts and lists; every method that writes time takes `now` (seconds since the epoch).
+Errors are `TeamDBError` (`NotFound` for a project or review entry that is not there).
+
+`apply_delta` is one transaction (`apply_deltas`: a whole push in one): the project's row
+lock, then the idempotency key (a key seen before answers `duplicate` with its original seq and
+changes nothing; keys live in `delta_keys`, so held and rejected deltas are remembered too),
+then the op (`ops.apply`), whose logged change takes `projects.last_seq + 1` (`UPDATE …
+RETURNING`) in that same transaction: seqs are gap-free
+and ordered per project whatever the number of concurrent pushers. Should two pushes of one key
+still collide on a unique constraint, the loser answers `duplicate` too.
+
+Policy is the caller's: it redacts, checks ids and sections, runs the safety policy and passes
+`status="quarantined"` (with the reasons in `body["concerns"]`) for content the policy flagged.
+
+Cost: opening runs one migration transaction (a no-op when current); each call one transaction
+of a few indexed statements. `stats` reads the window's deltas grouped by day in SQL.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import time
+from typing import Any
+
+from . import ops
+from .dialect import Conflict, Dialect, NotFound, TeamDBError, Tx, open_dialect
+from .schema import META_TABLE, MIGRATIONS, render, statements
+
+__all__ = ["TeamDB", "TeamDBError", "NotFound"]
+
+_TOKEN_COLUMNS = ("t.id, t.org_id, t.project_id, t.scope, t.expires_at, t.revoked_at, t.prefix, t.label, "
+                  "t.created_at, t.last_used_at")
+TOUCH_EVERY_S = 60.0
+
+
+def _int(value: Any) -> int:
+    return int(value or 0)  # PostgreSQL's SUM(bigint) is a numeric (Decimal)
+
+
+class TeamDB:
+    """See the module contract."""
+
+    def __init__(self, dialect: Dialect) -> None:
+        self._d = dialect
+        self.dialect = dialect.name
+        self.default_org = 0
+
+    @classmethod
+    def open(cls, url: str | None = None, *, now: float | None = None,
+             migrations: list[tuple[str, str]] = MIGRATIONS) -> TeamDB:
+        db = cls(open_dialect(url))
+        try:
+            db._migrate(migrations)
+            db.default_org = db.ensure_org("default", now)
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def close(self) -> None:
+        self._d.close()
+
+    def __enter__(self) -> TeamDB:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _migrate(self, migrations: list[tuple[str, str]]) -> int:
+        """Bring the schema to `len(migrations)` under the migration lock; returns the version found."""
+        latest = len(migrations)
+        with self._d.write() as tx:
+            self._d.migration_lock(tx)
+            tx.execute(META_TABLE)
+            found = int(tx.value("SELECT value FROM team_meta WHERE key = 'schema_version'") or 0)
+            if found > latest:
+                raise TeamDBError(f"the team database is at schema v{found}, newer than this ace-engine "
+                                  f"(v{latest}); upgrade ace-engine on this server")
+            for number in range(found + 1, latest + 1):
+                for statement in statements(render(migrations[number - 1][1], self._d.id_type, self._d.json_type)):
+                    tx.execute(statement)
+            if found != latest:
+                tx.execute("INSERT INTO team_meta(key, value) VALUES ('schema_version', ?) "
+                           "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (str(latest),))
+        return found
+
+    def schema_version(self) -> int:
+        with self._d.read() as tx:
+            return int(tx.value("SELECT value FROM team_meta WHERE key = 'schema_version'") or 0)
+
+    # -- orgs and projects ---------------------------------------------------------------------------
+
+    def ensure_org(self, name: str, now: float | None = None) -> int:
+        with self._d.write() as tx:
+            tx.execute("INSERT INTO orgs(name, created_at) VALUES (?, ?) ON CONFLICT (name) DO NOTHING",
+                       (name, time.time() if now is None else now))
+            return int(tx.value("SELECT id FROM orgs WHERE name = ?", (name,)))
+
+    def ensure_project(self, org_id: int, name: str, now: float) -> dict[str, Any]:
+        with self._d.write() as tx:
+            tx.execute("INSERT INTO projects(org_id, name, created_at) VALUES (?, ?, ?) "
+                       "ON CONFLICT (org_id, name) DO NOTHING", (org_id, name, now))
+            found = self._project(tx, org_id, name)
+        assert found is not None  # just inserted, or there already
+        return found
+
+    def find_project(self, org_id: int, name: str) -> dict[str, Any] | None:
+        with self._d.read() as tx:
+            return self._project(tx, org_id, name)
+
+    @staticmethod
+    def _project(tx: Tx, org_id: int, name: str) -> dict[str, Any] | None:
+        return tx.one("SELECT id, org_id, name, last_seq FROM projects WHERE org_id = ? AND name = ?", (org_id, name))
+
+    # -- tokens ---------------------------------------------------------------------------------------
+
+    def create_token(self, token_hash: str, prefix: str, org_id: int, project_id: int | None, scope: str,
+                     label: str | None, now: float, expires_at: float | None = None) -> int:
+        with self._d.write() as tx:
+            return int(tx.value(
+                "INSERT INTO tokens(token_hash, prefix, org_id, project_id, scope, label, created_at, expires_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                (token_hash, prefix, org_id, project_id, scope, label, now, expires_at)))
+
+    def token_by_hash(self, token_hash: str) -> dict[str, Any] | None:
+        with self._d.read() as tx:
+            return tx.one(f"SELECT {_TOKEN_COLUMNS} FROM tokens t WHERE t.token_hash = ?", (token_hash,))
+
+    def touch_token(self, token_id: int, now: float) -> None:
+        """Record a use; at most one write a minute per token (the condition is in the UPDATE)."""
+        with self._d.write() as tx:
+            tx.execute("UPDATE tokens SET last_used_at = ? WHERE id = ? AND "
+                       "(last_used_at IS NULL OR last_used_at < ?)", (now, token_id, now - TOUCH_EVERY_S))
+
+    def list_tokens(self, org_id: int | None = None) -> list[dict[str, Any]]:
+        """Every token (of `org_id`), oldest first, with its org and project names; never a hash."""
+        where = "" if org_id is None else "WHERE t.org_id = ? "
+        with self._d.read() as tx:
+            return tx.all(f"SELECT {_TOKEN_COLUMNS}, o.name AS org, p.name AS project FROM tokens t "
+                          f"JOIN orgs o ON o.id = t.org_id LEFT JOIN projects p ON p.id = t.project_id "
+                          f"{where}ORDER BY t.id", () if org_id is None else (org_id,))
+
+    def revoke_token(self, token_id_or_prefix: int | str, now: float) -> bool:
+        """Revoke one live token by id (an int or its digits) or by its prefix; False when no live
+        token matches. A prefix two live tokens share is refused: revoke those by id."""
+        with self._d.write() as tx:
+            if isinstance(token_id_or_prefix, int) or token_id_or_prefix.isdigit():
+                ids = [int(token_id_or_prefix)]
+            else:
+                ids = [int(r["id"]) for r in tx.all("SELECT id FROM tokens WHERE prefix = ? AND revoked_at IS NULL",
+                                                    (token_id_or_prefix,))]
+                if len(ids) > 1:
+                    raise TeamDBError(f"{len(ids)} live tokens start with {token_id_or_prefix}; revoke one by its "
+                                      f"id (ace server token list)")
+            if not ids:
+                return False
+            return tx.execute("UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
+                              (now, ids[0])) == 1
+
+    # -- deltas ---------------------------------------------------------------------------------------
+
+    def apply_delta(self, project_id: int, client_id: str, key: str, op: str, lesson_id: str,
+                    body: dict[str, Any], status: str, now: float) -> dict[str, Any]:
+        """One pushed delta, one transaction (see the module contract and `ops`); returns
+        {"status": "applied"|"duplicate"|"quarantined"|"rejected", "seq": int|None, "reason": str|None}."""
+        if op not in ops.OPS:
+            raise TeamDBError(f"unknown delta op {op!r}; the server knows {', '.join(ops.OPS)}")
+        if status not in ("active", "quarantined"):
+            raise TeamDBError(f"apply_delta status must be 'active' or 'quarantined', not {status!r}")
+        try:
+            with self._d.write() as tx:
+                ops.lock_project(tx, project_id)
+                seen = self._seen(tx, project_id, client_id, key)
+                if seen is not None:
+                    return seen
+                result = ops.apply(tx, project_id, client_id, key, op, lesson_id, body, status == "quarantined", now)
+                tx.execute("INSERT INTO delta_keys(project_id, client_id, idem_key, seq, status, created_at) "
+                           "VALUES (?, ?, ?, ?, ?, ?)",
+                           (project_id, client_id, key, result["seq"], result["status"], now))
+                return result
+        except Conflict:
+            with self._d.read() as tx:  # a concurrent push of the same key committed first
+                seen = self._seen(tx, project_id, client_id, key)
+            if seen is None:
+                raise
+            return seen
+
+    def apply_deltas(self, project_id: int, client_id: str,
+                     items: list[tuple[str, str, str, dict[str, Any], str]], now: float) -> list[dict[str, Any]]:
+        """A push's deltas, `(key, op, lesson_id, body, status)` each, in ONE transaction: the
+        project's lock is taken and the commit (a disk flush) paid once per push instead of once
+        per delta — the lock is held through the commit, so per-delta transactions capped a
+        project at a few hundred deltas a second whatever the number of pushers. Each delta is
+        handled exactly as `apply_delta` does, in order (a key repeated within the push answers
+        `duplicate`); a storage error rolls the whole push back, and the client's retry is safe
+        (idempotency keys). Should a concurrent push of the same keys collide on a unique
+        constraint, the push is redone delta by delta, where the loser of each key answers
+        `duplicate`."""
+        for _, op, _, _, status in items:
+            if op not in ops.OPS:
+                raise TeamDBError(f"unknown delta op {op!r}; the server knows {', '.join(ops.OPS)}")
+            if status not in ("active", "quarantined"):
+                raise TeamDBError(f"apply_delta status must be 'active' or 'quarantined', not {status!r}")
+        try:
+            with self._d.write() as tx:
+                ops.lock_project(tx, project_id)
+                results = []
+                for key, op, lesson_id, body, status in items:
+                    seen = self._seen(tx, project_id, client_id, key)
+                    if seen is not None:
+                        results.append(seen)
+                        continue
+                    result = ops.apply(tx, project_id, client_id, key, op, lesson_id, body,
+                                       status == "quarantined", now)
+                    tx.execute("INSERT INTO delta_keys(project_id, client_id, idem_key, seq, status, created_at) "
+                               "VALUES (?, ?, ?, ?, ?, ?)",
+                               (project_id, client_id, key, result["seq"], result["status"], now))
+                    results.append(result)
+                return results
+        except Conflict:
+            return [self.apply_delta(project_id, client_id, key, op, lesson_id, body, status, now)
+                    for key, op, lesson_id, body, status in items]
+
+    @staticmethod
+    def _seen(tx: Tx, project_id: int, client_id: str, key: str) -> dict[str, Any] | None:
+        row = tx.one("SELECT seq FROM delta_keys WHERE project_id = ? AND client_id = ? AND idem_key = ?",
+                     (project_id, client_id, key))
+        return None if row is None else {"status": "duplicate", "seq": row["seq"], "reason": None}
+
+    def deltas_after(self, project_id: int, after_seq: int, limit: int) -> list[dict[str, Any]]:
+        """The logged deltas with seq > `after_seq`, at most `limit`, in seq order: each the stored
+        body plus seq, op, lesson_id, key, client_id, created_at; a TAG also carries the lesson's
+        current per-client counts, `counts: {client_id: [helpful, harmful]}`."""
+        with self._d.read() as tx:
+            rows = tx.all("SELECT seq, op, lesson_id, idem_key, client_id, body, created_at FROM deltas "
+                          "WHERE project_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+                          (project_id, after_seq, max(0, int(limit))))
+            tagged = sorted({r["lesson_id"] for r in rows if r["op"] == "TAG"})
+            counts = self._counts(tx, project_id, tagged)
+            out = []
+            for row in rows:
+                delta = {"seq": row["seq"], "op": row["op"], "lesson_id": row["lesson_id"], "key": row["idem_key"],
+                         "client_id": row["client_id"], "created_at": row["created_at"], **tx.json(row["body"])}
+                if row["op"] == "TAG":
+                    delta["counts"] = counts.get(row["lesson_id"], {})
+                out.append(delta)
+            return out
+
+    @staticmethod
+    def _counts(tx: Tx, project_id: int, lesson_ids: list[str]) -> dict[str, dict[str, list[int]]]:
+        found: dict[str, dict[str, list[int]]] = {}
+        for start in range(0, len(lesson_ids), 500):
+            chunk = lesson_ids[start:start + 500]
+            for row in tx.all(f"SELECT lesson_id, client_id, helpful, harmful FROM counters WHERE project_id = ? "
+                              f"AND lesson_id IN ({', '.join('?' * len(chunk))}) ORDER BY client_id",
+                              (project_id, *chunk)):
+                found.setdefault(row["lesson_id"], {})[row["client_id"]] = [int(row["helpful"]), int(row["harmful"])]
+        return found
+
+    # -- review ---------------------------------------------------------------------------------------
+
+    def review_queue(self, project_id: int) -> list[dict[str, Any]]:
+        """The lessons waiting for a reviewer (status quarantined), oldest change first."""
+        with self._d.read() as tx:
+            rows = tx.all("SELECT lesson_id, content, section, domains, concerns, origin_client, created_at "
+                          "FROM lessons WHERE project_id = ? AND status = 'quarantined' ORDER BY updated_at, lesson_id",
+                          (project_id,))
+            for row in rows:
+                row["domains"] = tx.json(row["domains"])
+                row["concerns"] = tx.json(row["concerns"]) or []
+            return rows
+
+    def decide(self, project_id: int, lesson_id: str, approve: bool, client_id: str, now: float) -> dict[str, Any]:
+        """Approve (active, an ADD logged as `client_id`) or reject a lesson in review; see `ops.decide`."""
+        with self._d.write() as tx:
+            ops.lock_project(tx, project_id)
+            return ops.decide(tx, project_id, lesson_id, approve, client_id, now)
+
+    # -- reading the team state -----------------------------------------------------------------------
+
+    def lesson(self, project_id: int, lesson_id: str) -> dict[str, Any] | None:
+        """A lesson's team state: its fields, the summed and per-client counts, and every version."""
+        with self._d.read() as tx:
+            row = tx.one("SELECT lesson_id, section, content, domains, status, origin_client, version, concerns, "
+                         "created_at, updated_at FROM lessons WHERE project_id = ? AND lesson_id = ?",
+                         (project_id, lesson_id))
+            if row is None:
+                return None
+            row["domains"] = tx.json(row["domains"])
+            row["concerns"] = tx.json(row["concerns"])
+            counts = self._counts(tx, project_id, [lesson_id]).get(lesson_id, {})
+            row["counts"] = counts
+            row["helpful"] = sum(c[0] for c in counts.values())
+            row["harmful"] = sum(c[1] for c in counts.values())
+            versions = tx.all("SELECT version, content, section, domains, client_id, seq, created_at "
+                              "FROM lesson_versions WHERE project_id = ? AND lesson_id = ? ORDER BY version, id",
+                              (project_id, lesson_id))
+            for version in versions:
+                version["domains"] = tx.json(version["domains"])
+            row["versions"] = versions
+            return row
+
+    def project_summary(self, project_id: int) -> dict[str, Any]:
+        with self._d.read() as tx:
+            project = tx.one("SELECT name, last_seq FROM projects WHERE id = ?", (project_id,))
+            if project is None:
+                raise NotFound(f"no team project with id {project_id}")
+            by_status = {r["status"]: _int(r["n"]) for r in tx.all(
+                "SELECT status, COUNT(*) AS n FROM lessons WHERE project_id = ? GROUP BY status", (project_id,))}
+        return {"project": project["name"], "last_seq": int(project["last_seq"]),
+                "lessons": {"active": by_status.get("active", 0), "quarantined": by_status.get("quarantined", 0)}}
+
+    def stats(self, project_id: int, days: int, now: float) -> dict[str, Any]:
+        """The `/stats` answer for the `days` UTC days ending with `now`'s: per day the lessons
+        created (ADD logged, approvals included), updated (UPDATE, MERGE), pruned (REMOVE) and held
+        for review (quarantined pushes); the team's helpful / harmful sums and rate over every
+        counter; the top 5 active lessons by net helpful (helpful − harmful > 0); and the number
+        of distinct clients that ever pushed to the project."""
+        days = max(1, min(int(days), 3660))
+        today = int(now // 86400)
+        first = today - days + 1
+        window = (project_id, first * 86400.0, (today + 1) * 86400.0)
+        day = self._d.day_sql
+        periods: dict[int, dict[str, Any]] = {d: {"day": (_dt.date(1970, 1, 1) + _dt.timedelta(days=d)).isoformat(),
+                       "created": 0, "updated": 0, "pruned": 0, "quarantined": 0} for d in range(first, today + 1)}
+        column = {"ADD": "created", "UPDATE": "updated", "MERGE": "updated", "REMOVE": "pruned"}
+        with self._d.read() as tx:
+            for row in tx.all(f"SELECT {day} AS day, op, COUNT(*) AS n FROM deltas WHERE project_id = ? "
+                              f"AND created_at >= ? AND created_at < ? GROUP BY {day}, op", window):
+                if row["op"] in column and int(row["day"]) in periods:
+                    periods[int(row["day"])][column[row["op"]]] += _int(row["n"])
+            for row in tx.all(f"SELECT {day} AS day, COUNT(*) AS n FROM delta_keys WHERE project_id = ? "
+                              f"AND created_at >= ? AND created_at < ? AND status = 'quarantined' GROUP BY {day}",
+                              window):
+                if int(row["day"]) in periods:
+                    periods[int(row["day"])]["quarantined"] += _int(row["n"])
+            sums = tx.one("SELECT SUM(helpful) AS helpful, SUM(harmful) AS harmful FROM counters WHERE project_id = ?",
+                          (project_id,)) or {}
+            top = tx.all("SELECT c.lesson_id, l.content, SUM(c.helpful) AS helpful, SUM(c.harmful) AS harmful "
+                         "FROM counters c JOIN lessons l ON l.project_id = c.project_id AND l.lesson_id = c.lesson_id "
+                         "WHERE c.project_id = ? AND l.status = 'active' GROUP BY c.lesson_id, l.content "
+                         "HAVING SUM(c.helpful) - SUM(c.harmful) > 0 "
+                         "ORDER BY SUM(c.helpful) - SUM(c.harmful) DESC, SUM(c.helpful) DESC, c.lesson_id LIMIT 5",
+                         (project_id,))
+            clients = tx.value("SELECT COUNT(DISTINCT client_id) FROM delta_keys WHERE project_id = ?", (project_id,))
+        helpful, harmful = _int(sums.get("helpful")), _int(sums.get("harmful"))
+        return {"periods": list(periods.values()), "helpful": helpful, "harmful": harmful,
+                "helpful_rate": helpful / (helpful + harmful) if helpful + harmful else None,
+                "top": [{"lesson_id": r["lesson_id"], "content": r["content"], "helpful": _int(r["helpful"]),
+                         "harmful": _int(r["harmful"])} for r in top],
+                "clients": _int(clients)}

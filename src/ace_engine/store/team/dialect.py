@@ -1,0 +1,276 @@
+"""The two engines behind `TeamDB`: connections, transactions and the few words they spell apart.
+
+Contract: `open_dialect(url)` gives a `Dialect` for `None` / `sqlite:///path` / a plain file path
+(SQLite, stdlib `sqlite3`) or `postgresql://…` / `postgres://…` (psycopg 3 and a
+`psycopg_pool.ConnectionPool`, min 1 / max 10, imported only here and only for such a URL).
+`dialect.write()` and `dialect.read()` are context managers yielding a `Tx`: one transaction,
+committed when the block ends, rolled back when it raises. A write transaction on SQLite takes
+the write lock up front (`BEGIN IMMEDIATE`); on PostgreSQL it runs in READ COMMITTED and callers
+serialise on row locks. Statements are written once with `?` placeholders (`Tx` turns them into
+`%s` for psycopg). Driver errors come out as `TeamDBError`, a unique-constraint violation as its
+subclass `Conflict`, so a caller can tell "someone else inserted this first".
+
+SQLite: one connection per thread (uvicorn runs sync routes in a thread pool), WAL, busy timeout
+5 s, foreign keys on; the file is created 0600 (never through a symlink) in a private directory.
+Connecting, the PRAGMAs, `pg_advisory_xact_lock`, `day_sql` (the UTC day number of a time column)
+and the schema's column types are the only places the two engines differ.
+
+Cost: stdlib only until a PostgreSQL URL is opened.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from functools import lru_cache
+from typing import Any
+from urllib.parse import unquote
+
+from ... import paths
+from ...errors import AceError
+
+__all__ = ["Conflict", "Dialect", "NotFound", "TeamDBError", "Tx", "open_dialect", "default_path"]
+
+MIN_SQLITE = (3, 35, 0)  # UPDATE … RETURNING
+MIGRATION_LOCK = 0x61636574  # pg_advisory_xact_lock key shared by every ace team server ("acet")
+
+
+class TeamDBError(AceError):
+    """The team server's database cannot be opened or used; the message names the fix."""
+
+
+class Conflict(TeamDBError):
+    """A unique constraint refused a row another transaction inserted first."""
+
+
+class NotFound(TeamDBError, LookupError):
+    """A project or lesson the call names is not there (or not in the state the call needs)."""
+
+
+def default_path() -> str:
+    return os.path.join(paths.ace_home(), "team-server.db")
+
+
+def safe_url(url: str) -> str:
+    """`url` without a password, fit for a message."""
+    return re.sub(r"//[^@/]*@", "//***@", url)
+
+
+@lru_cache(maxsize=512)
+def _pyformat(sql: str) -> str:
+    return sql.replace("%", "%%").replace("?", "%s")
+
+
+class Tx:
+    """One transaction's cursor: `execute` (rowcount), `all` / `one` (rows as dicts), `value`
+    (first column of the first row, or None). `?` placeholders on both engines."""
+
+    __slots__ = ("cur", "pyformat", "loads")
+
+    def __init__(self, cur: Any, pyformat: bool, loads: bool) -> None:
+        self.cur = cur
+        self.pyformat = pyformat
+        self.loads = loads  # JSON columns come back as text (SQLite) rather than parsed (psycopg)
+
+    def _run(self, sql: str, params: Sequence[Any]) -> Any:
+        self.cur.execute(_pyformat(sql) if self.pyformat else sql, tuple(params))
+        return self.cur
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
+        return int(self._run(sql, params).rowcount)
+
+    def all(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        cur = self._run(sql, params)
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+    def one(self, sql: str, params: Sequence[Any] = ()) -> dict[str, Any] | None:
+        rows = self.all(sql, params)
+        return rows[0] if rows else None
+
+    def value(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        row = self._run(sql, params).fetchone()
+        self.cur.fetchall()  # drain (an UPDATE … RETURNING finishes its work only when read to the end)
+        return None if row is None else row[0]
+
+    def json(self, value: Any) -> Any:
+        """A JSON column's value as Python data."""
+        if value is None or not self.loads:
+            return value
+        return json.loads(value)
+
+
+class Dialect:
+    name: str
+    id_type: str
+    json_type: str
+    day_sql: str  # the UTC day number (days since the epoch) of a column named `created_at`
+
+    def write(self) -> AbstractContextManager[Tx]:
+        raise NotImplementedError
+
+    def read(self) -> AbstractContextManager[Tx]:
+        raise NotImplementedError
+
+    def migration_lock(self, tx: Tx) -> None:
+        """Serialise migrations between servers starting at once (inside the write transaction)."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+
+class SQLiteDialect(Dialect):
+    name = "sqlite"
+    id_type = "INTEGER PRIMARY KEY AUTOINCREMENT"
+    json_type = "TEXT"
+    day_sql = "CAST(created_at / 86400 AS INTEGER)"  # truncation is floor for times after 1970
+
+    def __init__(self, path: str) -> None:
+        if sqlite3.sqlite_version_info < MIN_SQLITE:
+            raise TeamDBError(f"the team server needs SQLite ≥ 3.35 (this Python has {sqlite3.sqlite_version}); "
+                              f"use a newer Python, or PostgreSQL (`postgresql://…`)")
+        self.path = os.path.abspath(os.path.expanduser(path))
+        self._local = threading.local()
+        self._all: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        self._closed = False
+        try:
+            paths.ensure_private_dir(os.path.dirname(self.path))
+            for suffix in ("", "-wal", "-shm"):
+                if os.path.islink(self.path + suffix):
+                    raise TeamDBError(f"{self.path + suffix} is a symlink; the team server does not follow "
+                                      f"symlinks to its database. Remove it or give the real path")
+            if not os.path.lexists(self.path):
+                os.close(paths.open_nofollow(self.path, os.O_RDWR | os.O_CREAT, 0o600))
+            self._conn().execute("PRAGMA journal_mode=WAL")  # persistent: once per file is enough
+        except (sqlite3.Error, OSError) as exc:
+            raise TeamDBError(f"cannot open the team database {self.path}: {exc}; check the path "
+                              f"and its directory's permissions") from exc
+
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            if self._closed:
+                raise TeamDBError("the team database is closed; open it again (TeamDB.open)")
+            conn = sqlite3.connect(self.path, timeout=5.0, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA busy_timeout=5000")
+            conn.execute("PRAGMA foreign_keys=ON")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            self._local.conn = conn
+            with self._lock:
+                self._all.append(conn)
+        return conn
+
+    @contextmanager
+    def _transaction(self, begin: str) -> Iterator[Tx]:
+        try:
+            conn = self._conn()
+            conn.execute(begin)
+        except sqlite3.Error as exc:
+            raise TeamDBError(f"team database {self.path}: {exc}") from exc
+        try:
+            yield Tx(conn.cursor(), pyformat=False, loads=True)
+            conn.execute("COMMIT")
+        except BaseException as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.IntegrityError) and "UNIQUE" in str(exc):
+                raise Conflict(str(exc)) from exc
+            if isinstance(exc, sqlite3.Error):
+                raise TeamDBError(f"team database {self.path}: {exc}") from exc
+            raise
+
+    def write(self) -> AbstractContextManager[Tx]:
+        return self._transaction("BEGIN IMMEDIATE")
+
+    def read(self) -> AbstractContextManager[Tx]:
+        return self._transaction("BEGIN")  # deferred: one snapshot for the reads of the block
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            conns, self._all = self._all, []
+        for conn in conns:
+            try:
+                conn.close()
+            except sqlite3.Error:
+                pass
+
+
+class PostgresDialect(Dialect):
+    name = "postgresql"
+    id_type = "BIGSERIAL PRIMARY KEY"
+    json_type = "JSONB"
+    day_sql = "CAST(FLOOR(created_at / 86400) AS BIGINT)"  # CAST alone would round
+
+    def __init__(self, url: str) -> None:
+        try:
+            import psycopg
+            from psycopg_pool import ConnectionPool
+        except ImportError as exc:
+            raise TeamDBError(f"a PostgreSQL team database needs psycopg 3 and psycopg_pool ({exc.name or exc} "
+                              f"is missing): pip install 'ace-engine[server]'") from exc
+        self._psycopg = psycopg
+        self.url = url
+
+        def configure(conn: Any) -> None:
+            conn.isolation_level = psycopg.IsolationLevel.READ_COMMITTED
+            conn.autocommit = False
+
+        try:
+            self.pool = ConnectionPool(url, min_size=1, max_size=10, configure=configure, open=True,
+                                       name="ace-team")
+            self.pool.wait(timeout=10.0)
+        except psycopg.Error as exc:  # PoolTimeout (nothing could connect) is one too
+            try:
+                self.pool.close()
+            except (psycopg.Error, AttributeError):
+                pass
+            raise TeamDBError(f"cannot connect to the team database {safe_url(url)}: {exc}; check the URL "
+                              f"and that PostgreSQL is running and accepts this user") from exc
+
+    @contextmanager
+    def _transaction(self) -> Iterator[Tx]:
+        errors = self._psycopg.errors
+        try:
+            with self.pool.connection() as conn, conn.cursor() as cur:
+                yield Tx(cur, pyformat=True, loads=False)
+        except errors.UniqueViolation as exc:
+            raise Conflict(str(exc)) from exc
+        except self._psycopg.Error as exc:
+            raise TeamDBError(f"team database {safe_url(self.url)}: {exc}") from exc
+
+    def write(self) -> AbstractContextManager[Tx]:
+        return self._transaction()
+
+    def read(self) -> AbstractContextManager[Tx]:
+        return self._transaction()
+
+    def migration_lock(self, tx: Tx) -> None:
+        tx.value("SELECT pg_advisory_xact_lock(?)", (MIGRATION_LOCK,))
+
+    def close(self) -> None:
+        self.pool.close()
+
+
+def open_dialect(url: str | None) -> Dialect:
+    """The engine `url` names (see the module contract); TeamDBError for one it cannot open."""
+    if url is None or url == "":
+        return SQLiteDialect(default_path())
+    if url.startswith(("postgresql://", "postgres://")):
+        return PostgresDialect(url)
+    if url.startswith("sqlite://"):
+        rest = unquote(url[len("sqlite://"):])
+        if not rest.startswith("/") or rest == "/":
+            raise TeamDBError(f"{url!r}: write a SQLite URL as sqlite:///absolute/path/team-server.db")
+        if rest.startswith("/~"):
+            return SQLiteDialect(rest[1:])
+        return SQLiteDialect("/" + rest.lstrip("/"))  # sqlite:///abs and sqlite:////abs alike
+    if "://" in url:
+        raise TeamDBError(f"{safe_url(url)!r}: the team database must be sqlite:///path or postgresql://…")
+    return SQLiteDialect(url)  # a plain file path
