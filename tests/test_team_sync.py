@@ -539,3 +539,30 @@ def test_migration_7_adds_origin_team_counts_and_sync_state(ace_home):
         assert store.team_count_sums(["ctx-old0000000001"]) == {"ctx-old0000000001": (3, 1)}
         with pytest.raises(Exception, match="unknown sync_state field"):
             store.set_sync_state(1, {"token": "x"}, 12.0)
+
+
+def test_a_team_lesson_shows_its_origin_and_survives_export_and_import(server, machines):
+    """Team lessons are a scope of their own where people look: `ace patterns`, `ace show`, the
+    JSON views; an export of them re-imports (as this project's lessons) instead of failing."""
+    from ace_engine.playbook import transfer
+
+    a, b = machines
+    a.bind(server, server.token())
+    b.bind(server, server.token())
+    with a.on() as store:
+        lesson, _ = a.playbook(store).add(LESSON, SECTION, source="user")
+        sync.push(store, a.project)
+    with b.on() as store:
+        sync.pull(store, b.project)
+        assert transfer.public_bullet(store.get_bullet(lesson["id"]))["scope"] == "team"
+        document = transfer.export_playbook(store, b.project)
+    shown = run_cli(b, "show", lesson["id"])
+    assert shown.exit_code == 0 and "team (project Widget" in shown.output, shown.output
+    listed = run_cli(b, "patterns", "--json")
+    assert [p["scope"] for p in json.loads(listed.output)["patterns"]] == ["team"]
+    table = run_cli(b, "patterns")
+    assert f"{lesson['id']} (team)" in table.output
+    with a.on() as store:  # machine A's own lesson is a plain project lesson there
+        assert transfer.public_bullet(store.get_bullet(lesson["id"]))["scope"] == "project"
+    items = transfer.parse(json.dumps(document), "team-export.json")
+    assert [(i["content"], i["scope"]) for i in items] == [(LESSON, "project")]

@@ -260,6 +260,8 @@ def show(bullet_id, as_json):
                           "changes": changes})
     helpful, harmful = totals(bullet)
     scope = f"project {project['name']}" if project else "global"
+    if bullet.get("origin") == "team":
+        scope = f"team ({scope}: pulled from the team server)"
     rows = [
         ["id", bullet["id"]], ["status", bullet["status"]], ["scope", scope], ["section", bullet["section"]],
         ["lesson", bullet["content"]], ["domains", ", ".join(bullet["domains"]) or "-"],

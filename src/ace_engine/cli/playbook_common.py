@@ -84,7 +84,9 @@ def counters_text(bullet: Mapping[str, Any]) -> str:
 
 
 def bullet_row(bullet: Mapping[str, Any]) -> list:
-    return [bullet["id"], bullet["section"], bullet["content"], ", ".join(bullet.get("domains") or []),
+    # A lesson pulled from the team server says so next to its id, as in the injected line.
+    ident = f"{bullet['id']} (team)" if bullet.get("origin") == "team" else bullet["id"]
+    return [ident, bullet["section"], bullet["content"], ", ".join(bullet.get("domains") or []),
             counters_text(bullet)]
 
 

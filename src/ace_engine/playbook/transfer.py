@@ -5,7 +5,7 @@ Export format, version 1 (`ace export`):
     {"format": "ace-engine.playbook", "version": 1, "exported_at": "2025-01-31T12:00:00Z",
      "project": {"key", "name", "root", "remote"} | null (with --all-projects),
      "projects": [...]                       (with --all-projects only),
-     "bullets": [{"id", "scope": "project" | "global", "project": key | null, "section", "content",
+     "bullets": [{"id", "scope": "project" | "global" | "team", "project": key | null, "section", "content",
                   "domains": [...], "helpful", "harmful", "helpful_explicit", "harmful_explicit",
                   "confidence", "status", "provenance": {...}, "created_at", "updated_at",
                   "last_used_at", "retrieval_count"}]}        (timestamps: seconds since the epoch)
@@ -89,9 +89,11 @@ def iso(epoch: float) -> str:
 
 def public_bullet(bullet: Mapping[str, Any]) -> dict[str, Any]:
     """A bullet as shown to people and other tools: no storage internals (row id, content key,
-    the store's numeric project id); `scope` says project or global."""
+    the store's numeric project id); `scope` says project or global, and `team` for a project
+    lesson pulled from the team server (an import takes none of it on trust)."""
     out = {field: bullet.get(field) for field in PUBLIC_FIELDS}
-    out["scope"] = "global" if bullet.get("project_id") is None else "project"
+    out["scope"] = "global" if bullet.get("project_id") is None else (
+        "team" if bullet.get("origin") == "team" else "project")
     return out
 
 
@@ -239,8 +241,10 @@ def _item(item: object, index: int, extra_sections: tuple[str, ...], problems: l
     if status not in STATUSES:
         problems.append(f"`status` must be one of {', '.join(STATUSES)}, got {status!r}")
     scope = item.get("scope") or "project"
+    if scope == "team":  # exported from a machine that pulled it: here it is a lesson of this project
+        scope = "project"
     if scope not in ("project", "global"):
-        problems.append(f"`scope` must be project or global, got {scope!r}")
+        problems.append(f"`scope` must be project, global or team, got {scope!r}")
     provenance = item.get("provenance")
     if provenance is not None and not isinstance(provenance, dict):
         problems.append(f"`provenance` must be an object, got {type(provenance).__name__}")

@@ -29,7 +29,7 @@ import datetime as _dt
 import time
 from typing import Any
 
-from . import ops
+from . import ops, views
 from .dialect import Conflict, Dialect, NotFound, TeamDBError, Tx, open_dialect
 from .schema import META_TABLE, MIGRATIONS, render, statements
 
@@ -170,27 +170,7 @@ class TeamDB:
                     body: dict[str, Any], status: str, now: float) -> dict[str, Any]:
         """One pushed delta, one transaction (see the module contract and `ops`); returns
         {"status": "applied"|"duplicate"|"quarantined"|"rejected", "seq": int|None, "reason": str|None}."""
-        if op not in ops.OPS:
-            raise TeamDBError(f"unknown delta op {op!r}; the server knows {', '.join(ops.OPS)}")
-        if status not in ("active", "quarantined"):
-            raise TeamDBError(f"apply_delta status must be 'active' or 'quarantined', not {status!r}")
-        try:
-            with self._d.write() as tx:
-                ops.lock_project(tx, project_id)
-                seen = self._seen(tx, project_id, client_id, key)
-                if seen is not None:
-                    return seen
-                result = ops.apply(tx, project_id, client_id, key, op, lesson_id, body, status == "quarantined", now)
-                tx.execute("INSERT INTO delta_keys(project_id, client_id, idem_key, seq, status, created_at) "
-                           "VALUES (?, ?, ?, ?, ?, ?)",
-                           (project_id, client_id, key, result["seq"], result["status"], now))
-                return result
-        except Conflict:
-            with self._d.read() as tx:  # a concurrent push of the same key committed first
-                seen = self._seen(tx, project_id, client_id, key)
-            if seen is None:
-                raise
-            return seen
+        return self.apply_deltas(project_id, client_id, [(key, op, lesson_id, body, status)], now)[0]
 
     def apply_deltas(self, project_id: int, client_id: str,
                      items: list[tuple[str, str, str, dict[str, Any], str]], now: float) -> list[dict[str, Any]]:
@@ -198,7 +178,7 @@ class TeamDB:
         project's lock is taken and the commit (a disk flush) paid once per push instead of once
         per delta — the lock is held through the commit, so per-delta transactions capped a
         project at a few hundred deltas a second whatever the number of pushers. Each delta is
-        handled exactly as `apply_delta` does, in order (a key repeated within the push answers
+        handled in order as `apply_delta` describes (a key repeated within the push answers
         `duplicate`); a storage error rolls the whole push back, and the client's retry is safe
         (idempotency keys). Should a concurrent push of the same keys collide on a unique
         constraint, the push is redone delta by delta, where the loser of each key answers
@@ -211,22 +191,26 @@ class TeamDB:
         try:
             with self._d.write() as tx:
                 ops.lock_project(tx, project_id)
-                results = []
-                for key, op, lesson_id, body, status in items:
-                    seen = self._seen(tx, project_id, client_id, key)
-                    if seen is not None:
-                        results.append(seen)
-                        continue
-                    result = ops.apply(tx, project_id, client_id, key, op, lesson_id, body,
-                                       status == "quarantined", now)
-                    tx.execute("INSERT INTO delta_keys(project_id, client_id, idem_key, seq, status, created_at) "
-                               "VALUES (?, ?, ?, ?, ?, ?)",
-                               (project_id, client_id, key, result["seq"], result["status"], now))
-                    results.append(result)
-                return results
+                return [self._apply_one(tx, project_id, client_id, item, now) for item in items]
         except Conflict:
-            return [self.apply_delta(project_id, client_id, key, op, lesson_id, body, status, now)
-                    for key, op, lesson_id, body, status in items]
+            if len(items) > 1:
+                return [self.apply_deltas(project_id, client_id, [item], now)[0] for item in items]
+            with self._d.read() as tx:  # a concurrent push of the same key committed first
+                seen = self._seen(tx, project_id, client_id, items[0][0])
+            if seen is None:
+                raise
+            return [seen]
+
+    def _apply_one(self, tx: Tx, project_id: int, client_id: str,
+                   item: tuple[str, str, str, dict[str, Any], str], now: float) -> dict[str, Any]:
+        key, op, lesson_id, body, status = item
+        seen = self._seen(tx, project_id, client_id, key)
+        if seen is not None:
+            return seen
+        result = ops.apply(tx, project_id, client_id, key, op, lesson_id, body, status == "quarantined", now)
+        tx.execute("INSERT INTO delta_keys(project_id, client_id, idem_key, seq, status, created_at) "
+                   "VALUES (?, ?, ?, ?, ?, ?)", (project_id, client_id, key, result["seq"], result["status"], now))
+        return result
 
     @staticmethod
     def _seen(tx: Tx, project_id: int, client_id: str, key: str) -> dict[str, Any] | None:
@@ -356,3 +340,23 @@ class TeamDB:
                 "top": [{"lesson_id": r["lesson_id"], "content": r["content"], "helpful": _int(r["helpful"]),
                          "harmful": _int(r["harmful"])} for r in top],
                 "clients": _int(clients)}
+
+    # -- the dashboard's reads (`views`) --------------------------------------------------------------
+
+    def token_by_id(self, token_id: int) -> dict[str, Any] | None:
+        return views.token_by_id(self._d, token_id)
+
+    def projects_overview(self, org_id: int, project_id: int | None = None) -> list[dict[str, Any]]:
+        return views.projects_overview(self._d, org_id, project_id)
+
+    def lesson_page(self, project_id: int, **filters: Any) -> dict[str, Any]:
+        return views.lesson_page(self._d, project_id, **filters)
+
+    def sections(self, project_id: int, statuses: tuple[str, ...]) -> list[dict[str, Any]]:
+        return views.sections(self._d, project_id, statuses)
+
+    def lesson_log(self, project_id: int, lesson_id: str, limit: int = 100) -> list[dict[str, Any]]:
+        return views.lesson_log(self._d, project_id, lesson_id, limit)
+
+    def clients(self, project_id: int) -> list[dict[str, Any]]:
+        return views.clients(self._d, project_id)

@@ -1,0 +1,176 @@
+"""The team dashboard's reads (`server/dashboard.py`): what `TeamDB`'s protocol methods do not answer.
+
+Contract: each function takes the `Dialect` of a `TeamDB` (whose methods of the same name delegate
+here), opens one read transaction and returns plain JSON-ready dicts and lists. Statements use
+`?` placeholders and SQL both engines read alike (`LIKE … ESCAPE`, `LOWER`, correlated
+subqueries); JSON columns come back parsed (`Tx.json`). Nothing here writes.
+
+- `token_by_id`: a token's row (no hash), so a dashboard session can see a revocation at once.
+- `projects_overview`: the projects an org token (or one project token) covers, each with its
+  lesson counts per status and the time of its last logged change.
+- `lesson_page`: one page of a project's lessons among `statuses`, filtered by status, section
+  and a text query (every word of it must occur in the content or the id, case-insensitively:
+  `LOWER(…) LIKE '%word%'`, with `%`, `_` and the escape character taken literally; SQLite folds
+  ASCII letters only), newest change first, with the team's helpful / harmful sums.
+- `sections`: the sections used among `statuses`, with counts.
+- `lesson_log`: the logged deltas of one lesson, newest first.
+- `clients`: per client of a project, what it pushed (applied / held / rejected, first and last
+  push) and the helpful / harmful counts it reported.
+
+Cost: a lesson page is a COUNT and a LIMIT/OFFSET over `lessons` (its `(project_id, status)`
+index; the text filter scans the project's rows: a few ms at 10,000 lessons) plus one grouped
+query over `counters` for the page's ids. `lesson_log` and `clients` scan the project's rows of
+`deltas` / `delta_keys` (no per-lesson or per-client index exists).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .dialect import Dialect, Tx
+
+__all__ = ["token_by_id", "projects_overview", "lesson_page", "sections", "lesson_log", "clients"]
+
+MAX_WORDS = 8  # a text query's words past this many are ignored (each is one more LIKE)
+_ESCAPE = "!"
+
+
+def _int(value: Any) -> int:
+    return int(value or 0)  # PostgreSQL's SUM(bigint) is a numeric (Decimal)
+
+
+def _marks(values: Sequence[Any]) -> str:
+    return ", ".join("?" * len(values))
+
+
+def token_by_id(d: Dialect, token_id: int) -> dict[str, Any] | None:
+    with d.read() as tx:
+        return tx.one("SELECT id, org_id, project_id, scope, expires_at, revoked_at, prefix, label, created_at, "
+                      "last_used_at FROM tokens WHERE id = ?", (token_id,))
+
+
+def projects_overview(d: Dialect, org_id: int, project_id: int | None = None) -> list[dict[str, Any]]:
+    """The projects of `org_id` (only `project_id` when given), by name, each with `lessons`
+    ({status: n}, every status present), `total` and `last_change_at` (None: nothing logged yet)."""
+    where, params = "p.org_id = ?", [org_id]
+    if project_id is not None:
+        where += " AND p.id = ?"
+        params.append(project_id)
+    with d.read() as tx:
+        projects = tx.all(f"SELECT p.id, p.name, p.last_seq, p.created_at, "
+                          f"(SELECT MAX(x.created_at) FROM deltas x WHERE x.project_id = p.id) AS last_change_at "
+                          f"FROM projects p WHERE {where} ORDER BY p.name", params)
+        counts = tx.all(f"SELECT l.project_id, l.status, COUNT(*) AS n FROM lessons l JOIN projects p "
+                        f"ON p.id = l.project_id WHERE {where} GROUP BY l.project_id, l.status", params)
+    by_project: dict[int, dict[str, int]] = {}
+    for row in counts:
+        by_project.setdefault(int(row["project_id"]), {})[str(row["status"])] = _int(row["n"])
+    for project in projects:
+        found = by_project.get(int(project["id"]), {})
+        project["lessons"] = {s: found.get(s, 0) for s in ("active", "quarantined", "archived", "rejected")}
+        project["total"] = sum(found.values())
+    return projects
+
+
+def _like(word: str) -> str:
+    """`word` as a LIKE pattern matching it anywhere, its wildcards and the escape taken literally."""
+    literal = word.lower().replace(_ESCAPE, _ESCAPE * 2).replace("%", _ESCAPE + "%").replace("_", _ESCAPE + "_")
+    return f"%{literal}%"
+
+
+def _filters(project_id: int, statuses: Sequence[str], status: str | None, section: str | None,
+             query: str) -> tuple[str, list[Any]]:
+    if not statuses:
+        return "1 = 0", []
+    where = [f"project_id = ? AND status IN ({_marks(statuses)})"]
+    params: list[Any] = [project_id, *statuses]
+    if status:
+        where.append("status = ?")
+        params.append(status)
+    if section:
+        where.append("section = ?")
+        params.append(section)
+    for word in query.split()[:MAX_WORDS]:
+        where.append(f"(LOWER(content) LIKE ? ESCAPE '{_ESCAPE}' OR LOWER(lesson_id) LIKE ? ESCAPE '{_ESCAPE}')")
+        params += [_like(word), _like(word)]
+    return " AND ".join(where), params
+
+
+def _sums(tx: Tx, project_id: int, lesson_ids: list[str]) -> dict[str, tuple[int, int]]:
+    if not lesson_ids:
+        return {}
+    rows = tx.all(f"SELECT lesson_id, SUM(helpful) AS helpful, SUM(harmful) AS harmful FROM counters "
+                  f"WHERE project_id = ? AND lesson_id IN ({_marks(lesson_ids)}) GROUP BY lesson_id",
+                  (project_id, *lesson_ids))
+    return {str(r["lesson_id"]): (_int(r["helpful"]), _int(r["harmful"])) for r in rows}
+
+
+def lesson_page(d: Dialect, project_id: int, *, statuses: Sequence[str], status: str | None = None,
+                section: str | None = None, query: str = "", limit: int = 50, offset: int = 0) -> dict[str, Any]:
+    """`{"rows": [...], "total": n}`: see the module contract."""
+    where, params = _filters(project_id, statuses, status, section, query)
+    with d.read() as tx:
+        total = _int(tx.value(f"SELECT COUNT(*) FROM lessons WHERE {where}", params))
+        rows = tx.all(f"SELECT lesson_id, section, content, domains, status, origin_client, version, created_at, "
+                      f"updated_at FROM lessons WHERE {where} ORDER BY updated_at DESC, lesson_id LIMIT ? OFFSET ?",
+                      (*params, max(0, int(limit)), max(0, int(offset))))
+        sums = _sums(tx, project_id, [str(r["lesson_id"]) for r in rows])
+        for row in rows:
+            row["domains"] = tx.json(row["domains"]) or []
+            row["helpful"], row["harmful"] = sums.get(str(row["lesson_id"]), (0, 0))
+    return {"rows": rows, "total": total}
+
+
+def sections(d: Dialect, project_id: int, statuses: Sequence[str]) -> list[dict[str, Any]]:
+    if not statuses:
+        return []
+    with d.read() as tx:
+        rows = tx.all(f"SELECT section, COUNT(*) AS n FROM lessons WHERE project_id = ? "
+                      f"AND status IN ({_marks(statuses)}) GROUP BY section ORDER BY section",
+                      (project_id, *statuses))
+    return [{"section": r["section"], "n": _int(r["n"])} for r in rows]
+
+
+def lesson_log(d: Dialect, project_id: int, lesson_id: str, limit: int = 100) -> list[dict[str, Any]]:
+    """The lesson's logged deltas (seq, op, client_id, created_at, body), newest first; a MERGE
+    that archived this lesson into another is the other lesson's, and not listed."""
+    with d.read() as tx:
+        rows = tx.all("SELECT seq, op, client_id, created_at, body FROM deltas WHERE project_id = ? AND lesson_id = ? "
+                      "ORDER BY seq DESC LIMIT ?", (project_id, lesson_id, max(0, int(limit))))
+        for row in rows:
+            row["body"] = tx.json(row["body"]) or {}
+    return rows
+
+
+def clients(d: Dialect, project_id: int) -> list[dict[str, Any]]:
+    """Every client that pushed to (or counted in) the project: `client_id`, `pushed`, `applied`,
+    `held`, `rejected` (its delta keys by outcome; `duplicate` answers store no key), `first_at`,
+    `last_at`, `helpful`, `harmful` (the counts it reported, summed over lessons); most recent first."""
+    with d.read() as tx:
+        pushes = tx.all("SELECT client_id, status, COUNT(*) AS n, MIN(created_at) AS first_at, "
+                        "MAX(created_at) AS last_at FROM delta_keys WHERE project_id = ? GROUP BY client_id, status",
+                        (project_id,))
+        marks = tx.all("SELECT client_id, SUM(helpful) AS helpful, SUM(harmful) AS harmful FROM counters "
+                       "WHERE project_id = ? GROUP BY client_id", (project_id,))
+    found: dict[str, dict[str, Any]] = {}
+
+    def entry(client_id: str) -> dict[str, Any]:
+        return found.setdefault(client_id, {"client_id": client_id, "pushed": 0, "applied": 0, "held": 0,
+                                            "rejected": 0, "first_at": None, "last_at": None,
+                                            "helpful": 0, "harmful": 0})
+
+    for row in pushes:
+        item = entry(str(row["client_id"]))
+        n = _int(row["n"])
+        item["pushed"] += n
+        outcome = {"applied": "applied", "quarantined": "held", "rejected": "rejected"}.get(str(row["status"]))
+        if outcome:
+            item[outcome] += n
+        first, last = float(row["first_at"]), float(row["last_at"])
+        item["first_at"] = first if item["first_at"] is None else min(item["first_at"], first)
+        item["last_at"] = last if item["last_at"] is None else max(item["last_at"], last)
+    for row in marks:
+        item = entry(str(row["client_id"]))
+        item["helpful"], item["harmful"] = _int(row["helpful"]), _int(row["harmful"])
+    return sorted(found.values(), key=lambda c: (-(c["last_at"] or 0.0), c["client_id"]))
