@@ -2,7 +2,8 @@
 
 `create_app(db, *, max_body_bytes, rate_per_second, burst, now=time.time)` builds it; `ace server
 run` serves it with uvicorn. The routes, their schemas and error answers are the ones of
-`openapi.document()` (served at `GET /openapi.json`) and docs/team-server.md, "Protocol".
+`openapi.document()` (served at `GET /openapi.json`) and docs/team-server.md, "Protocol". The
+team's dashboard (`dashboard.py`) is mounted under `/ui/`, outside the API and its document.
 
 Every route but `GET /v1/health` and `GET /openapi.json` goes through one path (`_Api.endpoint`),
 in this order, so no route can skip a step:
@@ -37,11 +38,11 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import Mount, Route
 
 from .. import __version__
 from ..store.team.db import NotFound
-from . import openapi, policy
+from . import dashboard, openapi, policy
 from .auth import ApiError, Authenticator, Principal, require_scope, resolve_project
 from .limits import DEFAULT_BURST, DEFAULT_MAX_BODY_BYTES, DEFAULT_RATE_PER_SECOND, BodyLimit, RateLimiter, retry_after
 
@@ -214,7 +215,8 @@ def create_app(db: TeamDB, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
                rate_per_second: float = DEFAULT_RATE_PER_SECOND, burst: int = DEFAULT_BURST,
                now: Callable[[], float] = time.time) -> Starlette:
     """The team server's ASGI app over `db` (see the module docstring)."""
-    api = _Api(db, RateLimiter(rate_per_second, burst), now)
+    limiter = RateLimiter(rate_per_second, burst)  # one bucket per token, for the API and the dashboard
+    api = _Api(db, limiter, now)
     doc = openapi.document(__version__)
 
     async def spec(request: Request) -> Response:
@@ -232,6 +234,9 @@ def create_app(db: TeamDB, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         Route(f"{base}/review/{{lesson_id}}", api.endpoint(api.review_decide, scope="admin", body="ReviewRequest"),
               methods=["POST"]),
         Route(f"{base}/stats", api.endpoint(api.stats, scope="read", query="stats"), methods=["GET"]),
+        # The team's lessons in a browser (server/dashboard.py): its own sign-in, sessions and CSRF;
+        # not part of the API, nor of its OpenAPI document. The body limit below applies to it too.
+        Mount("/ui", app=dashboard.create_dashboard(db, limiter=limiter, now=now, review_client=REVIEW_CLIENT)),
     ]
     return Starlette(routes=routes, middleware=[Middleware(BodyLimit, max_bytes=max_body_bytes)],
                      exception_handlers={HTTPException: _http_error, Exception: _internal})

@@ -48,10 +48,10 @@ def create_app(open_store: web.OpenStore, *, token: str, now: Callable[[], float
                allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> Starlette:
     """The dashboard over the store `open_store()` opens, reachable only with `token`."""
     csrf = new_token()
-    static = _load_static(os.path.join(HERE, "static"))
-    templates = _templates(now, static)
+    static = load_static(os.path.join(HERE, "static"))
+    templates = template_env(now, static)
     routes = [*playbook.ROUTES, *sessions.ROUTES, *helpfulness.ROUTES, *health.ROUTES,
-              Route("/static/{digest}/{name}", _static_route(static), methods=["GET"])]
+              Route("/static/{digest}/{name}", static_route(static), methods=["GET"])]
 
     def guard(app: ASGIApp) -> ASGIApp:
         return Guard(app, token=token, csrf=csrf, allowed_hosts=allowed_hosts)
@@ -66,7 +66,7 @@ def create_app(open_store: web.OpenStore, *, token: str, now: Callable[[], float
     return app
 
 
-def _templates(now: Callable[[], float], static: dict[str, tuple[str, bytes, str]]) -> jinja2.Environment:
+def template_env(now: Callable[[], float], static: dict[str, tuple[str, bytes, str]]) -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(os.path.join(HERE, "templates")),
         autoescape=True,  # every template, whatever its name
@@ -128,7 +128,7 @@ def _size(n: float | None) -> str:
     return f"{value:,.1f} GB"
 
 
-def _load_static(directory: str) -> dict[str, tuple[str, bytes, str]]:
+def load_static(directory: str) -> dict[str, tuple[str, bytes, str]]:
     """name → (content hash, bytes, content type) of each static file, read once."""
     files = {}
     for name in sorted(os.listdir(directory)):
@@ -139,7 +139,7 @@ def _load_static(directory: str) -> dict[str, tuple[str, bytes, str]]:
     return files
 
 
-def _static_route(files: dict[str, tuple[str, bytes, str]]) -> Callable[[Request], Response]:
+def static_route(files: dict[str, tuple[str, bytes, str]]) -> Callable[[Request], Response]:
     def serve(request: Request) -> Response:
         found = files.get(request.path_params["name"])
         if found is None or found[0] != request.path_params["digest"]:

@@ -56,7 +56,7 @@ def new_token() -> str:
     return secrets.token_urlsafe(32)
 
 
-def _same(a: str | None, b: str) -> bool:
+def same_secret(a: str | None, b: str) -> bool:
     return a is not None and hmac.compare_digest(a.encode(), b.encode())
 
 
@@ -94,14 +94,14 @@ class Guard:
         host = headers.get("host", "")
         name, port = host_name(host)
         if name not in self.allowed_hosts:
-            await _plain(send, 421, "421 Misdirected Request: this dashboard answers on its loopback address only.\n")
+            await plain(send, 421, "421 Misdirected Request: this dashboard answers on its loopback address only.\n")
             return
         cookie_name = f"ace_ui_{port or 'default'}"  # cookies ignore ports: one per run's port
         method = scope["method"].upper()
         query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
         given = [v for k, v in query if k == "token"]
         if given:
-            if method in ("GET", "HEAD") and len(given) == 1 and _same(given[0], self.token):
+            if method in ("GET", "HEAD") and len(given) == 1 and same_secret(given[0], self.token):
                 rest = urlencode([(k, v) for k, v in query if k != "token"])
                 # Never `//host` (nor with backslashes): a browser would take that for another site.
                 raw = scope.get("raw_path") or scope["path"].encode()
@@ -109,42 +109,42 @@ class Guard:
                 await _redirect(send, location + (f"?{rest}" if rest else ""),
                                 f"{cookie_name}={self.cookie_value}; Path=/; HttpOnly; SameSite=Strict")
                 return
-            await _plain(send, 401, NOT_SIGNED_IN)
+            await plain(send, 401, NOT_SIGNED_IN)
             return
-        if not _same(_cookie(headers.get("cookie", ""), cookie_name), self.cookie_value):
-            await _plain(send, 401, NOT_SIGNED_IN)
+        if not same_secret(cookie_value(headers.get("cookie", ""), cookie_name), self.cookie_value):
+            await plain(send, 401, NOT_SIGNED_IN)
             return
         if method in ("GET", "HEAD"):
-            await self.app(scope, receive, _secured(send))
+            await self.app(scope, receive, secured(send))
             return
         if method != "POST":
-            await _plain(send, 405, "405 Method Not Allowed: pages are read with GET and changed with POST.\n",
+            await plain(send, 405, "405 Method Not Allowed: pages are read with GET and changed with POST.\n",
                          [(b"allow", b"GET, HEAD, POST")])
             return
-        if not _same_origin(headers, f"{scope.get('scheme', 'http')}://{host.strip().lower()}"):
-            await _plain(send, 403, "403 Forbidden: a change must come from this dashboard's own pages.\n")
+        if not same_origin(headers, f"{scope.get('scheme', 'http')}://{host.strip().lower()}"):
+            await plain(send, 403, "403 Forbidden: a change must come from this dashboard's own pages.\n")
             return
-        body = await _read_body(receive, MAX_FORM_BYTES)
+        body = await read_body(receive, MAX_FORM_BYTES)
         if body is None:
-            await _plain(send, 413, "413 Payload Too Large: a form of this dashboard is small.\n")
+            await plain(send, 413, "413 Payload Too Large: a form of this dashboard is small.\n")
             return
         kind = headers.get("content-type", "").split(";")[0].strip().lower()
         if body and kind != "application/x-www-form-urlencoded":
-            await _plain(send, 415, "415 Unsupported Media Type: send a url-encoded form.\n")
+            await plain(send, 415, "415 Unsupported Media Type: send a url-encoded form.\n")
             return
         try:
             form = dict(parse_qsl(body.decode("utf-8"), keep_blank_values=True, strict_parsing=False))
         except UnicodeDecodeError:
-            await _plain(send, 400, "400 Bad Request: the form is not UTF-8.\n")
+            await plain(send, 400, "400 Bad Request: the form is not UTF-8.\n")
             return
-        if not (_same(form.get("csrf"), self.csrf) or _same(headers.get("x-csrf-token"), self.csrf)):
-            await _plain(send, 403, "403 Forbidden: the form's CSRF token is missing or stale; reload the page.\n")
+        if not (same_secret(form.get("csrf"), self.csrf) or same_secret(headers.get("x-csrf-token"), self.csrf)):
+            await plain(send, 403, "403 Forbidden: the form's CSRF token is missing or stale; reload the page.\n")
             return
         scope.setdefault("state", {})["form"] = form
-        await self.app(scope, _replay(body), _secured(send))
+        await self.app(scope, replay_body(body), secured(send))
 
 
-def _same_origin(headers: dict[str, str], own: str) -> bool:
+def same_origin(headers: dict[str, str], own: str) -> bool:
     """The request comes from a page of this very origin: its Origin says so, or (a browser that
     sent none) its Sec-Fetch-Site does. A request with neither is refused."""
     origin = (headers.get("origin") or "").strip().lower()
@@ -155,7 +155,7 @@ def _same_origin(headers: dict[str, str], own: str) -> bool:
     return headers.get("sec-fetch-site") == "same-origin"
 
 
-def _cookie(header: str, name: str) -> str | None:
+def cookie_value(header: str, name: str) -> str | None:
     for part in header.split(";"):
         key, _, value = part.strip().partition("=")
         if key == name:
@@ -163,7 +163,7 @@ def _cookie(header: str, name: str) -> str | None:
     return None
 
 
-async def _read_body(receive: Receive, limit: int) -> bytes | None:
+async def read_body(receive: Receive, limit: int) -> bytes | None:
     chunks, size = [], 0
     while True:
         message = await receive()
@@ -179,7 +179,7 @@ async def _read_body(receive: Receive, limit: int) -> bytes | None:
     return b"".join(chunks)
 
 
-def _replay(body: bytes) -> Receive:
+def replay_body(body: bytes) -> Receive:
     sent = False
 
     async def receive() -> Message:
@@ -192,7 +192,7 @@ def _replay(body: bytes) -> Receive:
     return receive
 
 
-def _secured(send: Send) -> Send:
+def secured(send: Send) -> Send:
     async def wrapped(message: Message) -> None:
         if message["type"] == "http.response.start":
             headers = list(message.get("headers") or [])
@@ -204,7 +204,7 @@ def _secured(send: Send) -> Send:
     return wrapped
 
 
-async def _plain(send: Send, status: int, text: str, extra: list[tuple[bytes, bytes]] | None = None) -> None:
+async def plain(send: Send, status: int, text: str, extra: list[tuple[bytes, bytes]] | None = None) -> None:
     body = text.encode()
     await send({"type": "http.response.start", "status": status, "headers": [
         (b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode()),

@@ -352,8 +352,9 @@ class TeamDB:
     def lesson_page(self, project_id: int, **filters: Any) -> dict[str, Any]:
         return views.lesson_page(self._d, project_id, **filters)
 
-    def sections(self, project_id: int, statuses: tuple[str, ...]) -> list[dict[str, Any]]:
-        return views.sections(self._d, project_id, statuses)
+    def sections(self, project_id: int, statuses: tuple[str, ...],
+                 published_only: bool = False) -> list[dict[str, Any]]:
+        return views.sections(self._d, project_id, statuses, published_only)
 
     def lesson_log(self, project_id: int, lesson_id: str, limit: int = 100) -> list[dict[str, Any]]:
         return views.lesson_log(self._d, project_id, lesson_id, limit)

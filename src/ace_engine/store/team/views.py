@@ -8,10 +8,11 @@ subqueries); JSON columns come back parsed (`Tx.json`). Nothing here writes.
 - `token_by_id`: a token's row (no hash), so a dashboard session can see a revocation at once.
 - `projects_overview`: the projects an org token (or one project token) covers, each with its
   lesson counts per status and the time of its last logged change.
-- `lesson_page`: one page of a project's lessons among `statuses`, filtered by status, section
-  and a text query (every word of it must occur in the content or the id, case-insensitively:
-  `LOWER(…) LIKE '%word%'`, with `%`, `_` and the escape character taken literally; SQLite folds
-  ASCII letters only), newest change first, with the team's helpful / harmful sums.
+- `lesson_page`: one page of a project's lessons among `statuses` (with `published_only`, only
+  those whose current wording was logged for pull), filtered by status, section and a text query
+  (every word of it must occur in the content or the id, case-insensitively: `LOWER(…) LIKE
+  '%word%'`, with `%`, `_` and the escape character taken literally; SQLite folds ASCII letters
+  only), newest change first, with the team's helpful / harmful sums.
 - `sections`: the sections used among `statuses`, with counts.
 - `lesson_log`: the logged deltas of one lesson, newest first.
 - `clients`: per client of a project, what it pushed (applied / held / rejected, first and last
@@ -33,6 +34,10 @@ from .dialect import Dialect, Tx
 __all__ = ["token_by_id", "projects_overview", "lesson_page", "sections", "lesson_log", "clients"]
 
 MAX_WORDS = 8  # a text query's words past this many are ignored (each is one more LIKE)
+# The lesson's current wording was logged (a client could pull it): not so for content held for
+# review, even once a REMOVE or a MERGE has archived it.
+PUBLISHED = ("EXISTS (SELECT 1 FROM lesson_versions v WHERE v.project_id = lessons.project_id "
+             "AND v.lesson_id = lessons.lesson_id AND v.version = lessons.version AND v.seq IS NOT NULL)")
 _ESCAPE = "!"
 
 
@@ -80,11 +85,13 @@ def _like(word: str) -> str:
 
 
 def _filters(project_id: int, statuses: Sequence[str], status: str | None, section: str | None,
-             query: str) -> tuple[str, list[Any]]:
+             query: str, published_only: bool) -> tuple[str, list[Any]]:
     if not statuses:
         return "1 = 0", []
     where = [f"project_id = ? AND status IN ({_marks(statuses)})"]
     params: list[Any] = [project_id, *statuses]
+    if published_only:
+        where.append(PUBLISHED)
     if status:
         where.append("status = ?")
         params.append(status)
@@ -107,9 +114,10 @@ def _sums(tx: Tx, project_id: int, lesson_ids: list[str]) -> dict[str, tuple[int
 
 
 def lesson_page(d: Dialect, project_id: int, *, statuses: Sequence[str], status: str | None = None,
-                section: str | None = None, query: str = "", limit: int = 50, offset: int = 0) -> dict[str, Any]:
+                section: str | None = None, query: str = "", published_only: bool = False, limit: int = 50,
+                offset: int = 0) -> dict[str, Any]:
     """`{"rows": [...], "total": n}`: see the module contract."""
-    where, params = _filters(project_id, statuses, status, section, query)
+    where, params = _filters(project_id, statuses, status, section, query, published_only)
     with d.read() as tx:
         total = _int(tx.value(f"SELECT COUNT(*) FROM lessons WHERE {where}", params))
         rows = tx.all(f"SELECT lesson_id, section, content, domains, status, origin_client, version, created_at, "
@@ -122,12 +130,14 @@ def lesson_page(d: Dialect, project_id: int, *, statuses: Sequence[str], status:
     return {"rows": rows, "total": total}
 
 
-def sections(d: Dialect, project_id: int, statuses: Sequence[str]) -> list[dict[str, Any]]:
+def sections(d: Dialect, project_id: int, statuses: Sequence[str],
+             published_only: bool = False) -> list[dict[str, Any]]:
     if not statuses:
         return []
+    published = f" AND {PUBLISHED}" if published_only else ""
     with d.read() as tx:
         rows = tx.all(f"SELECT section, COUNT(*) AS n FROM lessons WHERE project_id = ? "
-                      f"AND status IN ({_marks(statuses)}) GROUP BY section ORDER BY section",
+                      f"AND status IN ({_marks(statuses)}){published} GROUP BY section ORDER BY section",
                       (project_id, *statuses))
     return [{"section": r["section"], "n": _int(r["n"])} for r in rows]
 

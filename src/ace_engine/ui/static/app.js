@@ -11,8 +11,16 @@
   };
 
   /* -- command palette: Ctrl/Cmd-K ---------------------------------------------------------- */
-  var pages = [["Playbook", "/"], ["Review queue", "/review"], ["Sessions", "/sessions"],
-               ["Does it help?", "/help"], ["Health", "/health"]];
+  // The pages are the navigation's own links (the local dashboard's or the team server's), and
+  // live results come only where the page names a search endpoint (`<meta name="search-url">`).
+  var pages = Array.prototype.map.call(document.querySelectorAll("header nav a[data-key]"), function (a) {
+    var label = a.cloneNode(true);
+    Array.prototype.forEach.call(label.querySelectorAll(".count, .visually-hidden"), function (x) { x.remove(); });
+    return [label.textContent.trim(), a.getAttribute("href")];
+  });
+  var searchUrl = (document.querySelector('meta[name="search-url"]') || {}).content || "";
+  var quick = document.querySelector("form.quick");
+  var fullSearch = quick ? quick.getAttribute("action") : "";
   var dialog, input, list, items = [], active = -1, timer = null, seq = 0;
 
   function option(title, meta, url) {
@@ -42,14 +50,17 @@
     (results || []).forEach(function (r) {
       option(r.content, r.id + " · score " + r.score.toFixed(3) + " · " + r.why, r.url);
     });
-    if (query) { option("Search the playbook for “" + query + "”", "full results page", "/?q=" + encodeURIComponent(query)); }
+    if (query && fullSearch) {
+      option("Search for “" + query + "”", "full results page",
+             fullSearch + (fullSearch.indexOf("?") >= 0 ? "&" : "?") + "q=" + encodeURIComponent(query));
+    }
     select(results && results.length ? pages.filter(function (p) { return !q || p[0].toLowerCase().indexOf(q) >= 0; }).length : 0);
     announce(items.length + " results");
   }
   function search() {
     var query = input.value.trim(), mine = ++seq;
-    if (!query) { fill("", []); return; }
-    fetch("/api/search?q=" + encodeURIComponent(query), { headers: { Accept: "application/json" }, credentials: "same-origin" })
+    if (!query || !searchUrl) { fill(query, []); return; }
+    fetch(searchUrl + "?q=" + encodeURIComponent(query), { headers: { Accept: "application/json" }, credentials: "same-origin" })
       .then(function (r) { return r.ok ? r.json() : { results: [] }; })
       .then(function (data) { if (mine === seq) { fill(query, data.results); } })
       .catch(function () { if (mine === seq) { fill(query, []); } });

@@ -1,0 +1,267 @@
+"""Who may use the team server's dashboard (`/ui/`), and which requests may change anything.
+
+Sign-in: the form of `GET /ui/` posts a server token (the API's own, from `ace server token
+create`) to `/ui/signin`; the route checks it exactly as the API does (`auth.Authenticator`:
+missing, unknown, expired and revoked tokens alike are refused) and opens a `Session` here: a
+random id (32 bytes) kept in this process's memory with the token's id, org, project and scope,
+the session's own CSRF token and an expiry (`SESSION_TTL_S` from now, never later than the
+token's own expiry). The browser holds only the session id, in an HttpOnly, SameSite=Strict
+cookie scoped to the dashboard's path (Secure, and named `__Secure-…`, when the request came over
+https — through a proxy, uvicorn's forwarded-proto handling says so); the token itself is never
+put in a cookie, a page or a URL. A restart signs everyone out.
+
+`Guard`, ASGI middleware around the dashboard app, runs before any route (so no route can forget it):
+- static files (`/static/…`: the package's CSS and JS) answer to anyone, GET and HEAD only;
+- the session cookie is looked up; a session whose token has been revoked or has expired since is
+  ended (one `token_by_id` lookup per request: a revocation takes effect at the next click);
+- without a session only the sign-in page (`GET /`, `GET /signin`) and the sign-in (`POST
+  /signin`) answer; any other GET or HEAD is redirected (303) to the sign-in page, anything else is 401;
+- a request with a session takes one unit of its token's rate from the API's `limits.RateLimiter`
+  (the dashboard and the API share a token's bucket), a sign-in one from a bucket per client
+  address; over it, 429 with Retry-After. Methods other than GET, HEAD and POST: 405;
+- POST, the only method that changes anything, must be same-origin (`ui.auth`'s rule: the Origin
+  header equal to this server's origin, or without one `Sec-Fetch-Site: same-origin`), carry a
+  url-encoded form of at most `MAX_FORM_BYTES` (the server's `limits.BodyLimit` applies before), and
+  — all but the sign-in, which has no session yet — the session's CSRF token (field `csrf` or header
+  `X-CSRF-Token`); else 403 / 413 / 415. The route gets the form parsed (`request.state.form`).
+Every answer carries `ui.auth`'s security headers (strict CSP, no framing, nosniff) and no-store.
+
+Cost: stdlib plus `ui.auth`; a request with a session costs a dict lookup and one indexed query.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+from urllib.parse import parse_qsl, quote
+
+from starlette.concurrency import run_in_threadpool
+
+# One implementation of the same-origin rule, the body reading and the answers' headers for both
+# dashboards (the local `ace ui` and this one).
+from ..ui.auth import (
+    SECURITY_HEADERS,
+    ASGIApp,
+    Receive,
+    Scope,
+    Send,
+    cookie_value,
+    plain,
+    read_body,
+    replay_body,
+    same_origin,
+    same_secret,
+    secured,
+)
+from .auth import Principal
+from .limits import RateLimiter, retry_after
+
+SESSION_TTL_S = 12 * 3600.0
+MAX_SESSIONS = 10_000
+MAX_FORM_BYTES = 64 * 1024
+TOUCH_EVERY_S = 60.0
+COOKIE = "ace_team_ui"
+PUBLIC_GET = ("/", "/signin")
+NOT_SIGNED_IN = "401 Unauthorized: sign in on this dashboard's first page with a token of this server.\n"
+CROSS_ORIGIN = ("403 Forbidden: a change must come from this dashboard's own pages (behind a proxy, the proxy "
+                "must pass the Host header through).\n")
+
+
+class TokenRows(Protocol):
+    """The part of `TeamDB` the guard needs."""
+
+    def token_by_id(self, token_id: int) -> dict[str, Any] | None: ...
+    def touch_token(self, token_id: int, now: float) -> None: ...
+
+
+@dataclass(frozen=True)
+class Session:
+    id: str
+    principal: Principal
+    label: str
+    csrf: str
+    created_at: float
+    expires_at: float
+
+
+class Sessions:
+    """The open sessions of this process, by id. Thread-safe; at most `max_sessions` (past that,
+    the expired ones are dropped, then those closest to their end)."""
+
+    def __init__(self, ttl_s: float = SESSION_TTL_S, max_sessions: int = MAX_SESSIONS) -> None:
+        self.ttl_s = float(ttl_s)
+        self.max_sessions = int(max_sessions)
+        self._by_id: dict[str, Session] = {}
+        self._lock = threading.Lock()
+
+    def open(self, principal: Principal, label: str, token_expires_at: float | None, now: float) -> Session:
+        expires = now + self.ttl_s
+        if token_expires_at is not None:
+            expires = min(expires, float(token_expires_at))
+        session = Session(secrets.token_urlsafe(32), principal, label, secrets.token_urlsafe(32), now, expires)
+        with self._lock:
+            if len(self._by_id) >= self.max_sessions:
+                self._by_id = {k: s for k, s in self._by_id.items() if s.expires_at > now}
+                while len(self._by_id) >= self.max_sessions:
+                    del self._by_id[min(self._by_id, key=lambda k: self._by_id[k].expires_at)]
+            self._by_id[session.id] = session
+        return session
+
+    def get(self, session_id: str | None, now: float) -> Session | None:
+        if not session_id:
+            return None
+        with self._lock:
+            found = self._by_id.get(session_id)
+            if found is not None and found.expires_at <= now:
+                del self._by_id[session_id]
+                return None
+            return found
+
+    def end(self, session_id: str) -> bool:
+        with self._lock:
+            return self._by_id.pop(session_id, None) is not None
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._by_id)
+
+
+def cookie_name(scope: Scope) -> str:
+    # `__Secure-`: a browser takes the cookie only over https, so plain http cannot overwrite it.
+    return f"__Secure-{COOKIE}" if scope.get("scheme") == "https" else COOKIE
+
+
+def session_cookie(scope: Scope, session: Session | None, now: float) -> str:
+    """The Set-Cookie value that stores `session`'s id (None: that removes it)."""
+    path = scope.get("root_path") or "/"
+    value, age = (session.id, max(0, int(session.expires_at - now))) if session else ("", 0)
+    secure = "; Secure" if scope.get("scheme") == "https" else ""
+    return f"{cookie_name(scope)}={value}; Path={path}; Max-Age={age}; HttpOnly; SameSite=Strict{secure}"
+
+
+def route_path(scope: Scope) -> str:
+    """The path inside the dashboard's mount (`/ui/p/x` → `/p/x`; the mount itself → `/`)."""
+    path, root = str(scope["path"]), str(scope.get("root_path") or "")
+    if root and path.startswith(root):
+        path = path[len(root):]
+    return path or "/"
+
+
+def safe_next(value: str | None, root: str) -> str | None:
+    """`value` when it is a page of this dashboard (a path under `root`), else None: never another site."""
+    if not value or len(value) > 2000 or not value.startswith(root + "/"):
+        return None
+    if "//" in value or "\\" in value or any(ord(c) < 32 or ord(c) == 127 for c in value):
+        return None
+    return value
+
+
+class Guard:
+    """The middleware described in the module docstring."""
+
+    def __init__(self, app: ASGIApp, *, db: TokenRows, sessions: Sessions, limiter: RateLimiter,
+                 now: Callable[[], float]) -> None:
+        self.app = app
+        self.db = db
+        self.sessions = sessions
+        self.limiter = limiter
+        self.now = now
+        self._touched: dict[int, float] = {}
+        self._lock = threading.Lock()
+
+    def _session(self, session_id: str | None, now: float) -> Session | None:
+        """The live session of the cookie, or None; ends one whose token is no longer valid."""
+        session = self.sessions.get(session_id, now)
+        if session is None:
+            return None
+        token_id = session.principal.token_id
+        row = self.db.token_by_id(token_id)
+        expires = None if row is None else row.get("expires_at")
+        if row is None or row.get("revoked_at") is not None or (expires is not None and float(expires) <= now):
+            self.sessions.end(session.id)
+            return None
+        with self._lock:  # last_used_at needs minute precision, as for the API
+            due = now - self._touched.get(token_id, float("-inf")) >= TOUCH_EVERY_S
+            if due:
+                self._touched[token_id] = now
+        if due:
+            self.db.touch_token(token_id, now)
+        return session
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            if scope["type"] == "websocket":
+                await send({"type": "websocket.close", "code": 1008})
+            elif scope["type"] == "lifespan":
+                await self.app(scope, receive, send)
+            return
+        path, method = route_path(scope), str(scope["method"]).upper()
+        if path.startswith("/static/"):
+            if method not in ("GET", "HEAD"):
+                await plain(send, 405, "405 Method Not Allowed\n", [(b"allow", b"GET, HEAD")])
+                return
+            await self.app(scope, receive, secured(send))
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or []}
+        now = self.now()
+        cookie = cookie_value(headers.get("cookie", ""), cookie_name(scope))
+        session = await run_in_threadpool(self._session, cookie, now) if cookie else None
+        scope.setdefault("state", {})["session"] = session
+        signing_in = method == "POST" and path == "/signin"
+        if session is None and not signing_in and not (method in ("GET", "HEAD") and path in PUBLIC_GET):
+            if method in ("GET", "HEAD"):
+                root = str(scope.get("root_path") or "")
+                raw = (scope.get("raw_path") or str(scope["path"]).encode()).decode("latin-1")
+                query = (scope.get("query_string") or b"").decode("latin-1")
+                wanted = safe_next(raw + (f"?{query}" if query else ""), root)
+                await _see_other(send, f"{root}/" + (f"?next={quote(wanted, safe='')}" if wanted else ""))
+                return
+            await plain(send, 401, NOT_SIGNED_IN)
+            return
+        if method not in ("GET", "HEAD", "POST"):
+            await plain(send, 405, "405 Method Not Allowed: pages are read with GET and changed with POST.\n",
+                         [(b"allow", b"GET, HEAD, POST")])
+            return
+        key: object = session.principal.token_id if session else None
+        if signing_in:
+            client = scope.get("client") or ("", 0)
+            key = ("ui-signin", client[0])
+        if key is not None and (wait := self.limiter.take(key, now)) > 0:
+            await plain(send, 429, f"429 Too Many Requests: over this token's rate limit; retry in {wait:.1f} s.\n",
+                         [(b"retry-after", retry_after(wait).encode())])
+            return
+        if method != "POST":
+            await self.app(scope, receive, secured(send))
+            return
+        if not same_origin(headers, f"{scope.get('scheme', 'http')}://{headers.get('host', '').strip().lower()}"):
+            await plain(send, 403, CROSS_ORIGIN)
+            return
+        body = await read_body(receive, MAX_FORM_BYTES)
+        if body is None:
+            await plain(send, 413, "413 Payload Too Large: a form of this dashboard is small.\n")
+            return
+        kind = headers.get("content-type", "").split(";")[0].strip().lower()
+        if body and kind != "application/x-www-form-urlencoded":
+            await plain(send, 415, "415 Unsupported Media Type: send a url-encoded form.\n")
+            return
+        try:
+            form = dict(parse_qsl(body.decode("utf-8"), keep_blank_values=True))
+        except UnicodeDecodeError:
+            await plain(send, 400, "400 Bad Request: the form is not UTF-8.\n")
+            return
+        if session is not None and not signing_in and not (
+                same_secret(form.get("csrf"), session.csrf) or same_secret(headers.get("x-csrf-token"), session.csrf)):
+            await plain(send, 403, "403 Forbidden: the form's CSRF token is missing or stale; reload the page.\n")
+            return
+        scope["state"]["form"] = form
+        await self.app(scope, replay_body(body), secured(send))
+
+
+async def _see_other(send: Send, location: str) -> None:
+    await send({"type": "http.response.start", "status": 303, "headers": [
+        (b"location", location.encode("latin-1")), (b"content-length", b"0"), (b"cache-control", b"no-store"),
+        *SECURITY_HEADERS]})
+    await send({"type": "http.response.body", "body": b""})
