@@ -22,6 +22,10 @@ if [ ! -x /usr/bin/chromium ]; then
     sudo apt-get install -y -qq chromium >/dev/null
   fi
 fi
+# The terminal tests run `ace` inside tmux at 80 and 200 columns.
+if ! command -v tmux >/dev/null 2>&1; then
+  if [ "$(id -u)" -eq 0 ]; then apt-get install -y -qq tmux >/dev/null; else sudo apt-get install -y -qq tmux >/dev/null; fi
+fi
 # Lint and type-check first (both configured in pyproject.toml, pinned in the `test` extra):
 # a failure stops the run before pytest.
 echo "ruff check src tests" >&2

@@ -30,8 +30,10 @@ def test_project_keys_are_marked_on_the_settings_table():
     marked = {s.key for s in config_mod.SETTINGS if s.project}
     assert marked == config_mod.PROJECT_KEYS
     # retrieval.embedder is user-level: a repository must not make every prompt load a 90 MB model.
-    assert marked == {key for key in config_mod.DEFAULTS if key.startswith(("capture.", "inject.", "retrieval."))
-                      and key != "retrieval.embedder"} | {
+    # continuity.* shape what is injected, like inject.*; the narrative calls the LLM: user-level.
+    assert marked == {key for key in config_mod.DEFAULTS
+                      if key.startswith(("capture.", "inject.", "retrieval.", "continuity."))
+                      and key not in ("retrieval.embedder", "continuity.llm_narrative")} | {
         "learning.enabled", "learning.merge_similarity", "learning.prune_confidence",
         "learning.prune_min_observations", "learning.stale_days", "learning.max_bullets", "learning.max_tokens",
         "learning.slow_step_seconds", "learning.co_edit_sessions", "learning.code_pattern_sessions",
@@ -40,7 +42,7 @@ def test_project_keys_are_marked_on_the_settings_table():
 
 def test_one_table_is_the_only_source_of_keys_defaults_and_help():
     keys = [s.key for s in config_mod.SETTINGS]
-    assert len(keys) == len(set(keys)) == len(config_mod.DEFAULTS) == 61
+    assert len(keys) == len(set(keys)) == len(config_mod.DEFAULTS) == 67
     for setting in config_mod.SETTINGS:
         assert config_mod.SETTINGS_BY_KEY[setting.key] is setting
         assert config_mod.DEFAULTS[setting.key] is setting.default

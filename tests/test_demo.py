@@ -25,5 +25,39 @@ def test_demo_captures_learns_and_injects(ace_home, tmp_path):
     pitfall = next(b for b in lessons if b["section"] == "troubleshooting_and_pitfalls")
     assert "pytest" in pitfall["content"] and "textutil" in pitfall["content"]
     start = result["followup"][0]["answer"]["hookSpecificOutput"]["additionalContext"]
-    assert start.startswith("<ace-playbook>") and pitfall["id"] in start
+    digest = start[start.index("<ace-playbook>"):]  # after whatever else SessionStart brings first
+    assert pitfall["id"] in digest
     assert not os.path.exists(result["workdir"]), "the temporary project and store are removed"
+
+
+def test_demo_shows_what_redaction_kept_out_and_a_prompt_time_injection(ace_home, tmp_path):
+    from ace_engine.demo import FAKES
+
+    proc = subprocess.run([sys.executable, "-m", "ace_engine.cli", "demo", "--json"], capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "TMPDIR": str(tmp_path)})
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    # Each line sent with a fake secret, next to what the store kept of it.
+    by_secret = {}
+    for row in result["redactions"]:
+        assert FAKES[row["secret"]] in row["sent"]
+        assert row["stored"] is None or not any(secret in row["stored"] for secret in FAKES.values())
+        by_secret.setdefault(row["secret"], []).append(row)
+    assert set(by_secret) == set(FAKES)
+    token = by_secret["fake_token"][0]
+    assert token["stored"] == "curl -s -H 'Authorization: Bearer [REDACTED:auth-header]' " \
+                              "https://deploy.example.invalid/v1/check"
+    private = next(r for r in by_secret["fake_password"] if "<private>" in r["sent"])
+    assert private["stored"] == "test_unicode fails for accented input; fix slugify so the tests pass."
+    # The second session: the digest at its start, then, once its first turn was learned from, a
+    # lesson that was only a candidate before comes back on a later prompt.
+    followup = result["followup"]
+    learning = next(i for i, c in enumerate(followup) if c["event"] == "learning")
+    later = [c for c in followup[learning:] if c["event"] == "UserPromptSubmit"]
+    block = later[0]["answer"]["hookSpecificOutput"]["additionalContext"]
+    assert block.startswith("<ace-patterns>") and block.rstrip().endswith("</ace-patterns>")
+    before = {b["id"]: b["status"] for b in result["playbook"]}
+    after = {b["id"]: b["status"] for b in result["playbook_after"]}
+    promoted = [i for i, status in after.items() if status == "active" and before.get(i) == "candidate"]
+    assert promoted and all(i in block for i in promoted)
+    assert not any(i in block for i in before if before[i] == "active"), "never repeats what the digest showed"

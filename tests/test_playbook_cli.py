@@ -245,7 +245,7 @@ def test_show_by_prefix_with_history(seeded, proj):
     human = ace("show", seeded["jwt"])
     assert "History" in human.stdout and "provenance.evidence" in human.stdout
     unknown = ace("show", "ctx-zzzzzz")
-    assert unknown.exit_code == 1 and "no bullet" in unknown.stderr and "ace patterns" in unknown.stderr
+    assert unknown.exit_code == 1 and "no lesson" in unknown.stderr and "ace patterns" in unknown.stderr
 
 
 def test_ambiguous_prefix_is_refused(proj):
@@ -255,7 +255,8 @@ def test_ambiguous_prefix_is_refused(proj):
         b, _ = pb.add("second lesson here", "rules", now=1_700_000_000.0)
     prefix = os.path.commonprefix([a["id"], b["id"]])
     result = ace("rm", prefix)
-    assert result.exit_code == 1 and "matches several bullets" in result.stderr
+    assert result.exit_code == 1 and "is the start of 2 lessons" in result.stderr
+    assert a["id"] in result.stderr and b["id"] in result.stderr, "the candidates are listed"
 
 
 # -- editing ---------------------------------------------------------------------------------------

@@ -25,9 +25,10 @@ REFUSE = "refuse"  # known, but makes the command more than a read of this proje
 
 _PROJECT = {"--project": REFUSE}  # another directory's data: refused whatever it points at
 _JSON = {"--json": FLAG}
+_WIDE = {"--wide": FLAG}  # a table instead of a list on a narrow terminal: layout only
 
 # Options `ace` itself takes, alone on the command line (`ace --help`).
-TOP_LEVEL = {"--help": FLAG, "-h": FLAG, "--version": FLAG}
+TOP_LEVEL = {"--help": FLAG, "-h": FLAG, "--version": FLAG, "--no-pager": FLAG}
 # Every command also takes these (the group's `help_option_names`); click prints and exits.
 HELP = {"--help": FLAG, "-h": FLAG}
 
@@ -35,25 +36,33 @@ HELP = {"--help": FLAG, "-h": FLAG}
 READS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
     "status": ({**_PROJECT, **_JSON}, ()),
     "search": ({"--k": VALUE, "--domain": VALUE, "--exclude-domain": VALUE, "--threshold": VALUE,
-                "--mode": VALUE, "--stdin": FLAG, **_PROJECT, **_JSON}, (TEXT,)),
+                "--mode": VALUE, "--stdin": FLAG, **_PROJECT, **_JSON, **_WIDE}, (TEXT,)),
     "patterns": ({"--section": VALUE, "--min-helpful": VALUE, "--domain": VALUE, "--status": VALUE,
-                  "--limit": VALUE, **_PROJECT, **_JSON}, ()),
-    "top": ({"--k": VALUE, **_PROJECT, **_JSON}, ()),
-    "domains": ({**_PROJECT, **_JSON}, ()),
+                  "--limit": VALUE, **_PROJECT, **_JSON, **_WIDE}, ()),
+    "top": ({"--k": VALUE, **_PROJECT, **_JSON, **_WIDE}, ()),
+    "domains": ({**_PROJECT, **_JSON, **_WIDE}, ()),
     # stdout only: `-o/--output` writes a file (the `ace export -o ~/.bashrc --force` hole).
     "export": ({"-o": REFUSE, "--output": REFUSE, "--force": REFUSE, "--all-projects": REFUSE,
                 **_PROJECT, **_JSON}, ()),
     # `--remote` asks the team server.
-    "stats": ({"--all": REFUSE, "--limit": VALUE, "--remote": REFUSE, "--days": VALUE, **_PROJECT, **_JSON}, ()),
+    "stats": ({"--all": REFUSE, "--limit": VALUE, "--remote": REFUSE, "--days": VALUE, **_PROJECT, **_JSON,
+               **_WIDE}, ()),
     # `--bullet` takes any bullet id (prefix), of any project.
-    "log": ({"--bullet": REFUSE, "--all": REFUSE, "--limit": VALUE, **_PROJECT, **_JSON}, ()),
+    "log": ({"--bullet": REFUSE, "--all": REFUSE, "--limit": VALUE, **_PROJECT, **_JSON, **_WIDE}, ()),
     # `--retry` queues a job and starts the learning worker.
-    "jobs": ({"--all": REFUSE, "--status": VALUE, "--retry": REFUSE, "--limit": VALUE, **_PROJECT, **_JSON}, ()),
-    "config show": ({**_PROJECT, **_JSON}, ()),
+    "jobs": ({"--all": REFUSE, "--status": VALUE, "--retry": REFUSE, "--limit": VALUE, **_PROJECT, **_JSON,
+              **_WIDE}, ()),
+    "config show": ({**_PROJECT, **_JSON, **_WIDE}, ()),
+    "config get": ({**_PROJECT, **_JSON}, (TEXT,)),
+    "config path": ({**_PROJECT, **_JSON}, ()),
     # Session-keyed views read any project's session, so only the asking session's own id passes.
-    "recall": ({"--session": SESSION, **_JSON}, ()),
-    "cache recall": ({"--session": SESSION, **_JSON}, ()),
-    "events": ({"--full": FLAG, **_JSON}, (SESSION,)),
+    "recall": ({"--session": SESSION, **_JSON, **_WIDE}, ()),
+    "cache recall": ({"--session": SESSION, **_JSON, **_WIDE}, ()),
+    "events": ({"--full": FLAG, **_JSON, **_WIDE}, (SESSION,)),
+    # Session summaries (continuity/): this project's recent ones; one by id (the asking session's own only).
+    "recent": ({"--sessions": VALUE, **_PROJECT, **_JSON}, ()),
+    "session": ({"--full": FLAG, **_JSON}, (SESSION,)),
+    "sessions show": ({"--full": FLAG, **_JSON}, (SESSION,)),
 }
 
 # Change or delete lessons, records, settings or instruction files: denied with a reason.
@@ -68,6 +77,7 @@ DESTRUCTIVE = frozenset({
     # The team server: pointing this machine at a server, and running one or handing out its
     # tokens, are the user's decisions; so is approving a lesson for the whole team.
     "remote set", "remote unset", "remote review",
+    "config set", "config edit",  # the user's settings (and `edit` runs $EDITOR)
     "server run", "server token create", "server token revoke",
 })
 
@@ -78,7 +88,6 @@ NO_OPINION = {
     "hook": "runs a hook: writes records, may start the learning worker",
     "demo": "runs a scripted Claude Code session and the learning worker",
     "embed": "writes embedding vectors into the store",
-    "sessions": "lists every project's sessions unless --project is given",
     "show": "takes any bullet id (a prefix is enough), of any project",
     "push": "sends this project's lessons to its team server",
     "pull": "writes the team's lessons from the server into the store",
@@ -86,4 +95,7 @@ NO_OPINION = {
     "remote stats": "contacts the team server",
     "server token list": "reads the team server's token table (another database than this project's)",
     "ui": "serves the local dashboard, from which lessons can be changed, until stopped",
+    "mcp": "runs ace-engine's MCP server until stdin closes; with --allow-writes it changes lessons",
+    "statusline": "reads the project and session named in its stdin JSON",
+    "completion": "prints a script meant to be sourced into the user's shell (bash's also runs `bash`)",
 }

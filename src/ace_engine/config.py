@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = ["Setting", "SETTINGS", "SETTINGS_BY_KEY", "DEFAULTS", "PROJECT_KEYS", "Config", "ConfigError", "load",
-           "env_name", "project_may_set", "read_toml_bytes"]
+           "env_name", "project_may_set", "read_toml_bytes", "setting", "parse_value", "toml_literal", "write_value"]
 
 
 class Setting:
@@ -70,13 +70,29 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("store.busy_timeout_ms", 2_000, "how long a hook waits for a locked store before spooling"),
     # Injection: what the hooks put back into Claude Code's context, in tokens (estimated).
     Setting("inject.enabled", True, "inject playbook bullets into Claude Code's context at all", project=True),
-    Setting("inject.session_start_tokens", 500, "budget of the <ace-playbook> digest at session start", project=True),
+    Setting("inject.session_start_tokens", 500,
+            "budget of everything injected at session start: <ace-recent-context> (at most "
+            "continuity.recent_tokens) and the <ace-playbook> digest (the rest)", project=True),
     Setting("inject.prompt_tokens", 400, "budget of the <ace-patterns> block on each prompt", project=True),
     Setting("inject.prompt_k", 5, "at most this many bullets per prompt", project=True),
     Setting("inject.domain_shift_tokens", 250, "budget of an <ace-patterns-domain-shift> block", project=True),
     Setting("inject.domain_shift_k", 3, "at most this many bullets on a shift of domain", project=True),
-    Setting("inject.recall_tokens", 600, "budget of the <ace-patterns-recalled> block after compaction", project=True),
+    Setting("inject.recall_tokens", 600,
+            "budget of what comes back after a compaction: <ace-recent-context> and <ace-patterns-recalled>",
+            project=True),
     Setting("inject.pin_hours", 24.0, "how long bullets pinned at compaction stay recallable", project=True),
+    # The MCP server (`ace mcp`): user-level, a repository must not let the agent change lessons.
+    Setting("mcp.allow_writes", False, "the MCP server also offers mark_lesson and propose_lesson"),
+    # Continuity (continuity/): a summary of each session after Stop; <ace-recent-context> at SessionStart.
+    Setting("continuity.enabled", True,
+            "summarize each session after Stop and bring the last ones back at session start", project=True),
+    Setting("continuity.recent_tokens", 300,
+            "at most this much of inject.session_start_tokens goes to <ace-recent-context>", project=True),
+    Setting("continuity.sessions", 3, "at most this many earlier sessions in <ace-recent-context>", project=True),
+    Setting("continuity.max_age_days", 14.0,
+            "sessions last active longer ago are not brought back at session start", project=True),
+    Setting("continuity.llm_narrative", True,
+            "with an llm.provider, add a short narrative to each session summary (within the llm.* budgets)"),
     # Retrieval: how the playbook is searched (see `retrieval/search.py` for what each weight does).
     Setting("retrieval.threshold", 0.23,
             "minimum score (0..1) of a bullet to be injected; empty results are fine", project=True),
@@ -188,6 +204,18 @@ def project_may_set(key: str) -> bool:
     return key in PROJECT_KEYS
 
 
+def setting(key: str) -> Setting:
+    """The row of `key`; ConfigError naming the closest keys otherwise."""
+    found = SETTINGS_BY_KEY.get(key)
+    if found is None:
+        import difflib
+
+        near = difflib.get_close_matches(key, SETTINGS_BY_KEY, n=3, cutoff=0.6)
+        hint = f" (did you mean {' or '.join(f'`{k}`' for k in near)}?)" if near else ""
+        raise ConfigError(f"unknown key `{key}`{hint}; `ace config show` lists every key")
+    return found
+
+
 def env_name(key: str) -> str:
     return "ACE_" + key.replace(".", "_").upper()
 
@@ -241,6 +269,102 @@ def _coerce(setting: Setting, value: object, source: str) -> object:
     raise ConfigError(
         f"{source}: `{setting.key}` must be {kind.__name__} like {setting.default!r}, got {value!r}"
     )
+
+
+def parse_value(key: str, raw: str) -> object:
+    """`raw` (a command-line word, written as for the environment: `true`, `300`, `a,b`,
+    `k8s=kubernetes`) as `key`'s type; ConfigError naming the key and the expected type."""
+    return _coerce(setting(key), raw, f"`ace config set {key}`")
+
+
+def toml_literal(value: object) -> str:
+    """`value` (of a setting's type) as a TOML value."""
+    import json
+
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):  # a JSON string is a TOML basic string, once DEL is escaped too
+        return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_literal(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{toml_literal(str(k))} = {toml_literal(v)}" for k, v in value.items()) + " }"
+    raise ConfigError(f"cannot write {value!r} to a config file")
+
+
+def write_value(path: str, key: str, value: object, *, new_mode: int = 0o600) -> None:
+    """Set `key` to `value` in the TOML file at `path` (created if missing), atomically. The file's
+    other lines, comments included, stay as they are: the key's line is replaced, or added to its
+    table, or the table is appended. When that edit would not read back as exactly the old values
+    plus this one (a value spread over several lines, an inline table), the file is written anew
+    from its values, comments lost. A new file is created with `new_mode` (owner-only by default;
+    the CLI writes a project's .ace.toml, repository content, 0o644)."""
+    from .files import atomic_write
+
+    found = read_toml_bytes(path)
+    old = found[0] if found else {}
+    text = found[1].decode("utf-8") if found else ""
+    expected = {**old, key: value}
+    edited = _edit_toml(text, key, value)
+    try:
+        import tomllib
+
+        ok = _flatten(tomllib.loads(edited)) == expected
+    except ValueError:  # TOMLDecodeError
+        ok = False
+    if not ok:
+        edited = _dump_toml(expected)
+    directory = os.path.dirname(path)
+    if directory:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+    atomic_write(path, edited, mode=None if found else new_mode)
+
+
+def _edit_toml(text: str, key: str, value: object) -> str:
+    import re
+
+    header_rx = re.compile(r"^\s*\[\s*([A-Za-z0-9_.\- ]+?)\s*\]\s*(?:#.*)?$")
+    key_rx = re.compile(r"^(\s*)([A-Za-z0-9_\-]+(?:\s*\.\s*[A-Za-z0-9_\-]+)*)\s*=")
+    table, leaf = key.rsplit(".", 1) if "." in key else ("", key)
+    lines = text.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    current, table_end = "", None
+    for number, line in enumerate(lines):
+        head = header_rx.match(line)
+        if head:
+            current = re.sub(r"\s*\.\s*", ".", head.group(1))
+            table_end = number + 1 if current == table else table_end
+            continue
+        found = key_rx.match(line)
+        if not found:
+            continue
+        name = re.sub(r"\s*\.\s*", ".", found.group(2))
+        if (f"{current}.{name}" if current else name) == key:
+            lines[number] = f"{found.group(1)}{found.group(2)} = {toml_literal(value)}\n"
+            return "".join(lines)
+        if current == table:
+            table_end = number + 1
+    if table_end is not None:
+        lines.insert(table_end, f"{leaf} = {toml_literal(value)}\n")
+        return "".join(lines)
+    if not table:
+        return f"{key} = {toml_literal(value)}\n" + "".join(lines)
+    gap = "\n" if lines and lines[-1].strip() else ""
+    return "".join(lines) + f"{gap}[{table}]\n{leaf} = {toml_literal(value)}\n"
+
+
+def _dump_toml(flat: "Mapping[str, object]") -> str:
+    tables: dict[str, list[str]] = {}
+    for key, value in sorted(flat.items()):
+        table, leaf = key.rsplit(".", 1) if "." in key else ("", key)
+        tables.setdefault(table, []).append(f"{leaf} = {toml_literal(value)}")
+    out = tables.pop("", [])
+    for table, rows in tables.items():
+        out += ([""] if out else []) + [f"[{table}]", *rows]
+    return "\n".join(out) + "\n"
 
 
 def read_toml_bytes(path: str) -> tuple[dict[str, object], bytes] | None:

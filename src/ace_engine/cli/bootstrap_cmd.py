@@ -1,14 +1,17 @@
 """`ace bootstrap`: seed the project's playbook from the repository (see learning/bootstrap.py)."""
 
+import os
+
 import click
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from .. import bootstrap as bootstrap_mod
 from .. import escape
+from ..bootstrap import files as bootstrap_files
 from ..playbook.playbook import Playbook
 from ..project import Project, identify
 from .common import json_option, open_store, project_option, resolve_dir
-from .output import console, emit_json, say, styled, table
+from .output import console, details, emit_json, plural, say, styled, table
 
 STATUS_STYLE = {"created": ("new", "green"), "updated": ("updated", "yellow"), "unchanged": ("exists", "dim")}
 
@@ -61,24 +64,79 @@ def _with_progress(playbook: Playbook, root: str, mode: str, thoroughness: str, 
                                        on_step=on_step)
 
 
+# What each step reads, for saying which of those files this repository has (`files.ci_files` and
+# `files.doc_files` list the CI and doc files themselves).
+STEP_FILES = {
+    "managers": ("uv.lock", "poetry.lock", "pdm.lock", "Pipfile.lock", "package-lock.json", "pnpm-lock.yaml",
+                 "yarn.lock", "bun.lock"),
+    "pyproject": ("pyproject.toml",),
+    "package-json": ("package.json",),
+    "make": ("Makefile", "makefile", "GNUmakefile", "justfile", "Justfile"),
+    "tox-nox": ("tox.ini", "noxfile.py"),
+    "conventions": ("pyproject.toml", "ruff.toml", ".ruff.toml", ".flake8", "setup.cfg", "mypy.ini", "pytest.ini",
+                    "pyrightconfig.json", "tsconfig.json", ".eslintrc.json", ".prettierrc", "package.json"),
+}
+
+
+def _read_report(result: dict, root: str) -> list[tuple[str, str]]:
+    """(step, what it read and found) for each step run: the findings, or why there were none."""
+    labels = dict(bootstrap_mod.plan(result["mode"], result["thoroughness"]))
+    deep, medium = result["thoroughness"] == "deep", result["thoroughness"] != "light"
+    no_git = any(p["file"] == ".git" for p in result.get("problems") or [])
+    rows = []
+    for step in result.get("steps") or []:
+        name, found = step["step"], step["findings"]
+        if name == "ci":
+            present = bootstrap_files.ci_files(root)
+        elif name == "docs":
+            present = bootstrap_files.doc_files(root, deep, medium)
+        elif name == "git":
+            present = [] if no_git else [".git"]
+        else:
+            present = [f for f in STEP_FILES.get(name, ()) if os.path.exists(os.path.join(root, f))]
+        shown = ", ".join(present[:4]) + (f" (+{len(present) - 4})" if len(present) > 4 else "")
+        if found:
+            what = f"{plural(found, 'finding')}" + (f" in {shown}" if name != "git" else " in the commits")
+        elif name == "git":
+            what = ("not a git repository (or git is missing)" if no_git else
+                    "read the commits: no file kept needing fixes, no reverts, no commit convention")
+        elif name == "ci" and not medium:
+            what = "skipped at --thoroughness light"
+        elif present:
+            what = f"read {shown}: no command or setting ace-engine knows"
+        else:
+            looked = STEP_FILES.get(name) or {"ci": (".github/workflows", ".gitlab-ci.yml"),
+                                              "docs": ("README", "CONTRIBUTING", "docs/")}.get(name, ())
+            what = f"none here (looked for {', '.join(looked[:5])}{', …' if len(looked) > 5 else ''})"
+        rows.append((labels.get(name, name), what))
+    return rows
+
+
 def _print(result: dict, project: Project) -> None:
     bullets = result["bullets"]
-    if not bullets:
-        say("Nothing to bootstrap in [bold]{}[/] ({}, {}): no build files, configs, docs or history found. "
-            "Learning will start from your sessions.", project.root, result["mode"], result["thoroughness"])
-    else:
+    details(f"Read in {project.root} (mode {result['mode']}, {result['thoroughness']})",
+            _read_report(result, project.root))
+    if bullets:
         table(None, ["status", "id", "section", "bullet"], [
             [styled(*STATUS_STYLE.get(b["status"], (b["status"],))), b["id"] or "-", b["section"], b["content"]]
             for b in bullets
-        ])
+        ], body=("bullet",), bare=("status", "section"))
     verb = "Would add" if result["dry_run"] else "Added"
-    say("{} {} new bullets, {} {}, {} already there — {}, mode {}, {}, {}s.", verb, result["created"],
+    say("{} {}, {} {}, {} already there — {}, {}s.", verb, plural(result["created"], "new bullet"),
         "would update" if result["dry_run"] else "updated", result["updated"], result["unchanged"], project.name,
-        result["mode"], result["thoroughness"], f"{result['seconds']:.2f}")
+        f"{result['seconds']:.2f}")
     if result.get("dropped"):
-        say("{} more were found; `--thoroughness deep` keeps more.", result["dropped"])
+        say("{} more {} found; `--thoroughness deep` keeps more.", result["dropped"],
+            "was" if result["dropped"] == 1 else "were")
     for problem in result.get("problems") or []:
-        say("[yellow]skipped[/] {}: {}", problem["file"], problem["problem"])
+        if problem["file"] != ".git":  # said in the report above
+            say("[yellow]skipped[/] {}: {}", problem["file"], problem["problem"])
+    if not bullets:
+        hint = ("" if result["mode"] == "hybrid" else
+                f" `--mode {result['mode']}` reads only part of it; `--mode hybrid` reads everything.")
+        say("Nothing to bootstrap: none of what was read names a build, test or lint command, a tool setting or a "
+            "trouble spot.{} Lessons will come from your sessions instead (`ace learn --all-transcripts` learns "
+            "the ones Claude Code kept).", hint)
     if result["dry_run"] and result["created"]:
         say("Run without --dry-run to add them.")
 

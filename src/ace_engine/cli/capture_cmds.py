@@ -10,21 +10,26 @@ import click
 from .. import config as config_mod
 from ..project import identify
 from ..store import spool
-from .common import json_option, open_store, project_option, resolve_dir
-from .output import emit_json, fail, iso, say, size, table, when
+from .common import json_option, open_store, project_option, resolve_dir, resolve_session, wide_option
+from .output import emit_json, fail, iso, plural, say, size, table, when
 
 if TYPE_CHECKING:
     from .._types import SessionRow
     from ..store.interfaces import Store
 
 
-@click.command()
+@click.group(invoke_without_command=True)
 @project_option
 @click.option("--all", "all_projects", is_flag=True, help="Sessions of every project (the default without --project).")
 @click.option("--limit", default=50, show_default=True, help="At most this many, newest first.")
+@wide_option
 @json_option
-def sessions(project_dir, all_projects, limit, as_json):
-    """Captured Claude Code sessions, newest first."""
+@click.pass_context
+def sessions(ctx, project_dir, all_projects, limit, as_json):
+    """Captured Claude Code sessions, newest first; `ace sessions show ID`: one, its summary on top."""
+    # `show` is registered by recent_cmds.py, next to the summaries it shows.
+    if ctx.invoked_subcommand is not None:
+        return
     key = None if (all_projects or project_dir is None) else identify(resolve_dir(project_dir)).key
     with open_store() as store:
         rows = store.list_sessions(key, limit)
@@ -43,22 +48,14 @@ def sessions(project_dir, all_projects, limit, as_json):
 
 
 def _find_session(store: Store, session_id: str) -> SessionRow:
-    found = store.session(session_id)
-    if found:
-        return found
-    matches = [s for s in store.list_sessions(None, 10_000) if s["session_id"].startswith(session_id)]
-    if len(matches) == 1:
-        found = store.session(matches[0]["session_id"])
-        if found:  # else it was removed meanwhile (gc): "no session" below
-            return found
-    elif matches:
-        fail(f"`{session_id}` matches {len(matches)} sessions; give more of the id (see `ace sessions`)")
-    fail(f"no session `{session_id}` in the store; `ace sessions` lists the captured ones")
+    """The session an id or a unique id prefix names (`common.resolve_session`)."""
+    return resolve_session(store, session_id)
 
 
 @click.command()
 @click.argument("session_id")
 @click.option("--full", is_flag=True, help="Show whole inputs and responses, not one line each.")
+@wide_option
 @json_option
 def events(session_id, full, as_json):
     """Everything captured for SESSION_ID (a unique prefix is enough), exactly as stored."""
@@ -91,16 +88,15 @@ def gc(max_db_mb, max_age_days, dry_run, as_json):
     if as_json:
         return emit_json({**result, "replayed": replayed, "dry_run": dry_run})
     verb = "Would remove" if dry_run else "Removed"
-    say("{} {} sessions, {} tool events, {} messages, {} hook events; store {} → {} on disk; {} running "
-        "session(s) kept.", verb, result["sessions"], result["tool_events"], result["messages"],
-        result["hook_events"], size(result["file_bytes_before"]), size(result["file_bytes_after"]),
-        result["kept_running"])
+    say("{} {}, {}, {}, {}; store {} → {} on disk; {} kept.", verb, plural(result["sessions"], "session"),
+        plural(result["tool_events"], "tool event"), plural(result["messages"], "message"),
+        plural(result["hook_events"], "hook event"), size(result["file_bytes_before"]),
+        size(result["file_bytes_after"]), plural(result["kept_running"], "running session"))
 
 
 def render_session(session: Mapping[str, Any], data: Mapping[str, Any], full: bool = False) -> None:
-    """One time-ordered table of a session's hooks, tool calls and messages."""
-    say("Session [bold]{}[/] in {} ({}, started {})", session["session_id"], session["project_root"],
-        session["status"], when(session["started_at"]))
+    """One time-ordered listing of a session's hooks, tool calls and messages (a table when it
+    fits, else one block per entry with its content wrapped under it)."""
     timeline = [(e["created_at"], "hook", e["event"], e["detail"] or "") for e in data["hook_events"]
                 if e["event"] not in ("PostToolUse", "PostToolUseFailure")]
     for t in data["tool_events"]:
@@ -117,8 +113,11 @@ def render_session(session: Mapping[str, Any], data: Mapping[str, Any], full: bo
         one = " ".join(text.split())
         return one if len(one) <= 160 else one[:157] + "..."
 
-    table(None, ["time", "kind", "what", "content"],
-          [[when(at), kind, what, clip(text)] for at, kind, what, text in timeline])
+    title = (f"Session {session['session_id']} in {session['project_root']} ({session['status']}, "
+             f"started {when(session['started_at'])})")
+    table(title, ["time", "kind", "what", "content"],
+          [[when(at), kind, what, clip(text)] for at, kind, what, text in timeline], body=("content",),
+          bare=("kind", "what"))
 
 
 COMMANDS = [sessions, events, gc]

@@ -1,4 +1,5 @@
-"""`ace demo`: a recorded session through the real hooks, and what was captured."""
+"""`ace demo`: a recorded session through the real hooks, and what was captured, redacted,
+learned and injected (`demo/__init__.py` runs it; this module prints the result)."""
 
 import shutil
 
@@ -7,7 +8,9 @@ import click
 from .. import demo
 from .capture_cmds import render_session
 from .common import json_option
-from .output import emit_json, say, table
+from .output import emit_json, plural, quote, say, table
+
+INJECTING = ("SessionStart", "UserPromptSubmit", "PreToolUse")  # the hooks that put lessons in context
 
 
 @click.command("demo")
@@ -15,15 +18,16 @@ from .output import emit_json, say, table
 @json_option
 def demo_cmd(keep, as_json):
     """Replay a recorded Claude Code session through the real hook entry points (in a temporary
-    project with a temporary store): show what was captured, what was learned from it, and what
-    the hooks inject into the next session."""
+    project with a temporary store): show what was captured and what redaction kept out of the
+    store, what was learned from it, and what the hooks inject into the next session — the digest
+    at its start and the lessons a prompt brings."""
     result = demo.run()
     if not keep:
         shutil.rmtree(result["workdir"], ignore_errors=True)
     if as_json:
         return emit_json(result)
     calls = result["calls"]
-    say("[bold]Replayed {} hook events[/] of a recorded session in {}", len(calls), result["project"])
+    say("[bold]Replayed {}[/] of a recorded session in {}", plural(len(calls), "hook event"), result["project"])
     table("Hook calls (each a separate process, as Claude Code runs them)",
           ["#", "event", "detail", "exit", "ms", "answer"],
           [[i, c["event"], c["detail"], c["exit_code"], c["ms"],
@@ -31,29 +35,55 @@ def demo_cmd(keep, as_json):
     render_session(result["session"], result["captured"])
     tools = result["captured"]["tool_events"]
     failed = sum(1 for t in tools if not t["success"])
-    say("Captured {} tool events ({} failed), {} messages; TodoWrite skipped; private span dropped; secrets left in "
-        "the store: {}.", len(tools), failed, len(result["captured"]["messages"]),
-        ", ".join(result["secrets_found_in_store"]) or "none")
+    say("Captured {} ({} failed), {}; TodoWrite skipped.", plural(len(tools), "tool event"), failed,
+        plural(len(result["captured"]["messages"]), "message"))
+    say()
+    _redactions(result)
     say()
     say("[bold]Learned[/] (the Stop hooks queued the turns; a background worker ran the offline reflector and the "
         "curator):")
     if not result["playbook"]:
         say("  nothing — {}", result["learned"].get("error") or "no lesson passed the quality gates")
-    for bullet in result["playbook"]:
-        say("  [{}] ({}, {}) {}", bullet["id"], bullet["section"], bullet["status"], bullet["content"])
+    else:
+        table(None, ["id", "section", "status", "lesson"],
+              [[b["id"], b["section"], b["status"], b["content"]] for b in result["playbook"]],
+              body=("lesson",), bare=("section", "status"))
+        say("Active lessons are injected; a candidate (seen once, on weaker evidence) waits to be seen again.")
     say()
-    say("[bold]Injected[/] into a second session of the same project:")
+    say("[bold]Injected[/] into a second session of the same project (the hooks that can inject):")
+    before = {b["id"]: b["status"] for b in result["playbook"]}
     for call in result["followup"]:
+        if call["event"] == "learning":
+            promoted = [b for b in result.get("playbook_after") or []
+                        if b["status"] == "active" and before.get(b["id"]) not in (None, "active")]
+            say("  … the turn ends (Stop); the worker learns from it{}", "." if not promoted else
+                ": " + "; ".join(f"{b['id']}, seen a second time, is now active" for b in promoted) + ".")
+            continue
+        if call["event"] not in INJECTING:
+            continue
         specific = (call["answer"] or {}).get("hookSpecificOutput") or {}
         text = specific.get("additionalContext")
         label = f"{call['event']} ({call['detail']})" if call["detail"] else call["event"]
+        if call.get("prompt"):
+            label = f"{call['event']} “{call['prompt']}”"
         if text:
             say("  {}:", label)
-            say("    {}", text.replace("\n", "\n    "))
+            quote(text)
         else:
-            say("  {}: nothing (already shown, or nothing relevant)", label)
+            say("  {}: nothing (already shown in this session, or nothing relevant)", label)
     if keep:
         say("Kept: ACE_HOME={} ace sessions", result["ace_home"])
+
+
+def _redactions(result: dict) -> None:
+    """What the hooks were sent next to what the store kept: secrets redacted, the private span gone."""
+    say("[bold]Kept out of the store[/] (redacted, and `<private>…</private>` dropped, before anything is written):")
+    table(None, ["hook", "what", "as sent", "as stored"], [
+        [f"{r['event']} {r['detail']}".strip(), "a <private> span" if "<private>" in r["sent"] else r["secret"],
+         r["sent"], r["stored"] or "(line not stored)"]
+        for r in result.get("redactions") or []], body=("as sent", "as stored"), bare=("what",), label_body=True)
+    say("Fake secrets found anywhere in the store's files afterwards: {}.",
+        ", ".join(result["secrets_found_in_store"]) or "none")
 
 
 def _answer_summary(answer: dict | None) -> str:

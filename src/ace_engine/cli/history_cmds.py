@@ -5,8 +5,8 @@ import click
 
 from ..playbook.playbook import Playbook
 from ..project import identify
-from .common import json_option, open_store, project_option, resolve_dir
-from .output import emit_json, fail, iso, say, table, when
+from .common import json_option, open_store, project_option, resolve_bullet, resolve_dir, wide_option
+from .output import clip, emit_json, fail, iso, plural, say, table, when
 
 
 @click.command()
@@ -16,6 +16,7 @@ from .output import emit_json, fail, iso, say, table, when
 @click.option("--remote", is_flag=True, help="The team's statistics from this project's team server instead.")
 @click.option("--days", type=click.IntRange(1, 366), default=30, show_default=True,
               help="With --remote: days to report.")
+@wide_option
 @json_option
 @click.pass_context
 def stats(ctx, project_dir, all_projects, limit, remote, days, as_json):
@@ -44,24 +45,26 @@ def stats(ctx, project_dir, all_projects, limit, remote, days, as_json):
     else:
         table("Per task (changes: +created ~updated merged / pruned, quarantined, rejected)",
               ["when", "task", "outcome", "learned", "changes", "👍/👎", "conf."], [
-            [when(r["created_at"]), (r["task"] or "").replace("\n", " ")[:60], r["outcome"],
-             (r["reflector"] or "yes") if r["learned"] else f"no: {(r['gate_reason'] or '')[:40]}",
+            [when(r["created_at"]), clip(r["task"], 160), r["outcome"],
+             (r["reflector"] or "yes") if r["learned"] else f"no: {clip(r['gate_reason'], 80)}",
              f"+{r['created']} ~{r['updated']} m{r['merged']} / p{r['pruned']} q{r['quarantined']} r{r['rejected']}",
              f"{r['helpful']}/{r['harmful']}",
-             "-" if r["average_confidence"] is None else f"{r['average_confidence']:.2f}"] for r in runs])
+             "-" if r["average_confidence"] is None else f"{r['average_confidence']:.2f}"] for r in runs],
+              body=("task",), bare=("outcome",))
         avg = totals["average_confidence"]
-        say("{} tasks ({} learned): {} created, {} updated, {} merged, {} pruned, {} quarantined, {} rejected; "
-            "feedback {} helpful / {} harmful; average confidence {}.",
-            *(totals[k] for k in ("tasks", "learned", "created", "updated", "merged", "pruned", "quarantined",
+        say("{} ({} learned): {} created, {} updated, {} merged, {} pruned, {} quarantined, {} rejected; "
+            "feedback {} helpful / {} harmful; average confidence {}.", plural(totals["tasks"], "task"),
+            *(totals[k] for k in ("learned", "created", "updated", "merged", "pruned", "quarantined",
                                   "rejected", "helpful", "harmful")), "-" if avg is None else f"{avg:.2f}")
     if not all_projects:
-        say("Playbook: {} active bullets, {} awaiting `ace review`.", active, quarantined)
+        say("Playbook: {} active, {} awaiting `ace review`.", plural(active, "bullet"), quarantined)
     say("Jobs: {}.", ", ".join(f"{k} {v}" for k, v in sorted(jobs.items())) or "none")
     if spend and spend.get("total", {}).get("calls"):
         total, today = spend["total"], spend["today"]
-        say("LLM: today {} calls, {}+{} tokens; last {} days {} calls, {}+{} tokens, ${}.", today.get("calls", 0),
-            today.get("input_tokens", 0), today.get("output_tokens", 0), spend["last_days"], total["calls"],
-            total["input_tokens"], total["output_tokens"], f"{total.get('cost_usd', 0):.4f}")
+        say("LLM: today {}, {}+{} tokens; last {} {}, {}+{} tokens, ${}.", plural(today.get("calls", 0), "call"),
+            today.get("input_tokens", 0), today.get("output_tokens", 0), plural(spend["last_days"], "day"),
+            plural(total["calls"], "call"), total["input_tokens"], total["output_tokens"],
+            f"{total.get('cost_usd', 0):.4f}")
     else:
         say("LLM: no calls (heuristic reflector).")
 
@@ -82,6 +85,7 @@ def _spend() -> dict | None:
 @click.option("--bullet", "bullet_id", default=None, help="Only this bullet's history (a unique id prefix is enough).")
 @click.option("--all", "all_projects", is_flag=True, help="Changes of every project.")
 @click.option("--limit", default=40, show_default=True)
+@wide_option
 @json_option
 def log_cmd(project_dir, bullet_id, all_projects, limit, as_json):
     """The playbook's change history, newest first: every ADD, UPDATE, MERGE, TAG, REMOVE,
@@ -89,7 +93,7 @@ def log_cmd(project_dir, bullet_id, all_projects, limit, as_json):
     project = identify(resolve_dir(project_dir))
     with open_store() as store:
         if bullet_id:
-            bullet_id = Playbook(store, None).get(bullet_id)["id"]
+            bullet_id = resolve_bullet(store, bullet_id)["id"]
             rows = store.changes(bullet_id=bullet_id, limit=limit)
         else:
             project_id = None if all_projects else store.project_id(project.key)
@@ -105,7 +109,8 @@ def log_cmd(project_dir, bullet_id, all_projects, limit, as_json):
         say("No changes recorded yet.")
         return
     table(None, ["when", "bullet", "op", "source", "what"], [
-        [when(r["created_at"]), r["bullet_id"], r["op"], r["source"] or "-", _what(r)] for r in rows])
+        [when(r["created_at"]), r["bullet_id"], r["op"], r["source"] or "-", _what(r)] for r in rows],
+          body=("what",), bare=("bullet", "op"))
 
 
 def _what(change: dict) -> str:
@@ -133,6 +138,7 @@ def _what(change: dict) -> str:
 @project_option
 @click.option("--approve", "approve_ids", multiple=True, help="Make this quarantined bullet active (repeatable).")
 @click.option("--reject", "reject_ids", multiple=True, help="Archive this quarantined bullet (repeatable).")
+@wide_option
 @json_option
 def review(project_dir, approve_ids, reject_ids, as_json):
     """Lessons held back by the poisoning defence (downloads piped to a shell, disabled safety
@@ -143,7 +149,7 @@ def review(project_dir, approve_ids, reject_ids, as_json):
         playbook = Playbook(store, project)
         for ids, action in ((approve_ids, "approve"), (reject_ids, "reject")):
             for given in ids:
-                bullet = playbook.get(given)
+                bullet = resolve_bullet(store, given)
                 if bullet["status"] != "quarantined":
                     fail(f"{bullet['id']} is {bullet['status']}, not quarantined; "
                          "`ace review` lists the ones to review")
@@ -162,7 +168,8 @@ def review(project_dir, approve_ids, reject_ids, as_json):
         return
     table("Quarantined lessons (never injected until approved)", ["id", "section", "lesson", "why held back", "from"], [
         [b["id"], b["section"], b["content"], "; ".join(b["provenance"].get("concerns") or []) or "-",
-         f"session {(b['provenance'].get('session_id') or '-')[:12]}"] for b in pending])
+         f"session {b['provenance'].get('session_id') or '-'}"] for b in pending],
+          body=("lesson", "why held back"), bare=("section", "from"))
     say("Approve with `ace review --approve ID`, reject with `ace review --reject ID`.")
 
 

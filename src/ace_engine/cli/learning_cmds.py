@@ -13,8 +13,8 @@ from contextlib import nullcontext
 import click
 
 from ..project import find_git_root
-from .common import json_option, load_config, open_store, project_of, project_option
-from .output import console, emit_json, fail, iso, plain, say, table, when
+from .common import json_option, load_config, open_store, project_of, project_option, wide_option
+from .output import clip, console, emit_json, fail, iso, plain, plural, say, table, when
 
 
 @click.command()
@@ -112,15 +112,15 @@ def _learn_transcript(path, project, force, reflector, as_json):
     if turns:
         columns = ["task", "status", "created", "candidates", "updated", "merged", "quarantined", "rejected"]
         table(f"Session {result['session_id']}", columns, [
-            [(t.get("task") or "")[:60], "learned before" if t["already_learned"] else t.get("status"),
+            [clip(t.get("task"), 160), "learned before" if t["already_learned"] else t.get("status"),
              t["summary"].get("created", 0), t["summary"].get("held", 0), t["summary"].get("updated", 0),
              t["summary"].get("merged", 0), t["summary"].get("quarantined", 0), t["summary"].get("rejected", 0)]
-            for t in turns])
+            for t in turns], body=("task",), bare=("status",))
         held = sum(t["summary"].get("held", 0) for t in turns)
         if held:
-            say("{} of the new lessons are candidates: seen once, on weaker evidence, they are not injected until "
-                "another session confirms them (`ace patterns --status candidate`; `ace keep ID` keeps one now).",
-                held)
+            say("{} of the new lessons {}: seen once, on weaker evidence, not injected until another session "
+                "confirms them (`ace patterns --status candidate`; `ace keep ID` keeps one now).",
+                held, "is a candidate" if held == 1 else "are candidates")
     elif result.get("skipped_reason"):
         say("Nothing learned: {}.", result["skipped_reason"])
     else:
@@ -170,18 +170,19 @@ def _learn_all(project, given, force, reflector, as_json):
     if not result["files"]:
         say("No transcript in {} ran in {} or one of its worktrees.", folder, where["root"])
         return
-    say("Read {} transcripts from {}.", totals["files"], folder)
-    say("{} turns: {} learned, {} not worth learning, {} learned before; {} lessons created, {} updated, {} merged.",
-        *(totals.get(k, 0) for k in ("turns", "learned", "not_worth_learning", "learned_before", "created",
-                                     "updated", "merged")))
+    say("Read {} from {}.", plural(totals["files"], "transcript"), folder)
+    say("{}: {} learned, {} not worth learning, {} learned before; {} created, {} updated, {} merged.",
+        plural(totals.get("turns", 0), "turn"),
+        *(totals.get(k, 0) for k in ("learned", "not_worth_learning", "learned_before")),
+        plural(totals.get("created", 0), "lesson"), totals.get("updated", 0), totals.get("merged", 0))
     if totals.get("captured_by_hooks"):
-        say("{} sessions were already learned from what the hooks captured (--force learns them again).",
-            totals["captured_by_hooks"])
+        say("{} already learned from what the hooks captured (--force learns them again).",
+            plural(totals["captured_by_hooks"], "session was", "sessions were"))
     unreadable = [f for f in result["files"] if f.get("error")]
     for f in unreadable[:5]:
         say("Not read: {}", f["error"])
     if len(unreadable) > 5:
-        say("… and {} more files not read (`--json` lists them).", len(unreadable) - 5)
+        say("… and {} more not read (`--json` lists them).", plural(len(unreadable) - 5, "file"))
     say("Project: [bold]{}[/] ({}) — {}.", where["name"], where["root"], where["reason"])
     skipped = transcript_learn.describe_skips(result["skips"], sorted(set(result["notes"])))
     if skipped:
@@ -193,7 +194,7 @@ def _brief(row):
         return row.get("error") or row["skipped_reason"]
     if not row["turns"]:
         return f"no turns ({row.get('empty_reason') or 'nothing to learn'})"
-    return (f"{row['turns']} turn{'' if row['turns'] == 1 else 's'}: {row['learned']} learned, "
+    return (f"{plural(row['turns'], 'turn')}: {row['learned']} learned, "
             f"{row['not_worth_learning']} not worth learning, {row['learned_before']} learned before")
 
 
@@ -248,11 +249,12 @@ def _learn_queue(project, session_id, retry_failed, wait_seconds, reflector, as_
         summary = r.get("summary") or {}
         job = jobs.get(r["job"]) or {}
         note = job.get("reason") or (r.get("error") or "").split("\n")[0]
-        rows.append([r["job"], (job.get("session_id") or "")[:12], job.get("agent_id") or "main", r["status"],
+        rows.append([r["job"], job.get("session_id") or "", job.get("agent_id") or "main", r["status"],
                      summary.get("created", 0), summary.get("updated", 0), summary.get("merged", 0),
-                     summary.get("pruned", 0), summary.get("quarantined", 0), note[:60]])
+                     summary.get("pruned", 0), summary.get("quarantined", 0), clip(note, 160)])
     table("Learned",
-          ["job", "session", "agent", "status", "created", "updated", "merged", "pruned", "quarantined", "note"], rows)
+          ["job", "session", "agent", "status", "created", "updated", "merged", "pruned", "quarantined", "note"], rows,
+          body=("note",), bare=("status",))
 
 
 @click.command()
@@ -262,6 +264,7 @@ def _learn_queue(project, session_id, retry_failed, wait_seconds, reflector, as_
               type=click.Choice(["queued", "running", "done", "failed", "skipped"]), help="Only these (repeatable).")
 @click.option("--retry", "retry_id", type=int, default=None, help="Queue this failed or skipped job again.")
 @click.option("--limit", default=30, show_default=True)
+@wide_option
 @json_option
 def jobs(project_dir, all_projects, statuses, retry_id, limit, as_json):
     """The learning queue: one job per finished task (Stop / SubagentStop) or session end."""
@@ -285,11 +288,11 @@ def jobs(project_dir, all_projects, statuses, retry_id, limit, as_json):
         say("No learning jobs yet: they are queued when a Claude Code turn ends (Stop).")
         return
     table(None, ["job", "project", "session", "agent", "trigger", "status", "attempts", "events", "created", "note"], [
-        [j["id"], j["project"], (j["session_id"] or "")[:12],
+        [j["id"], j["project"], j["session_id"] or "",
          j["agent_id"] or ("main" if j["kind"] == "session" else j["kind"]),
          j["trigger"], j["status"], f"{j['attempts']}/{j['max_attempts']}",
-         f"{j['tool_events']} tools, {j['messages']} msgs" if j["kind"] == "session" else "-",
-         when(j["created_at"]), _note(j)] for j in rows])
+         f"{plural(j['tool_events'], 'tool')}, {plural(j['messages'], 'msg')}" if j["kind"] == "session" else "-",
+         when(j["created_at"]), _note(j)] for j in rows], body=("note",), bare=("status",))
     say("{}", "  ".join(f"{k}: {v}" for k, v in sorted(counts.items())))
 
 
@@ -298,9 +301,9 @@ def _note(job: dict) -> str:
         text = job["last_error"].split("\n")[0]
         if job["status"] == "queued" and job["not_before"] > time.time():
             text = f"retry after {when(job['not_before'])}: {text}"
-        return text[:70]
+        return clip(text, 160)
     if job.get("reason"):
-        return job["reason"][:70]
+        return clip(job["reason"], 160)
     result = job.get("result") if isinstance(job.get("result"), dict) else {}
     if result:
         return f"+{result.get('created', 0)} ~{result.get('updated', 0)} merged {result.get('merged', 0)}"

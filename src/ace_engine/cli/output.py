@@ -19,19 +19,36 @@ the functions here, and none of them lets it be read as rich markup or as a term
 
 Views never call `console.print` with stored text (tests/security/test_terminal_text.py checks the
 sources); `console` stays exported for progress bars and spinners, whose text the code writes.
-Cost: rich is imported with the CLI anyway; each value costs a few regex passes.
+
+Layout (issue 13): every listing goes through `table()`, so no command can forget these rules.
+A table is drawn only when it fits the terminal without cutting its short columns (ids, times,
+names) and leaves each long-text column (a lesson, an event's content; any column with a value
+over `LONG_CELL` characters, or those named in `body=`) at least `MIN_BODY` cells; otherwise the
+same rows print as a list, one record per block: the first column and the short fields on one
+line, the long text wrapped under it in full, in reading order. `--wide` (`common.wide_option`)
+forces the table. A listing longer than the screen goes through a pager (`click.echo_via_pager`:
+$PAGER, else `less`, with `LESS=-FRX` unless set, as git does) only when stdout is a terminal and
+`ace --no-pager` was not given; piped output and `--json` never page. `details()` shows one
+record's fields as an aligned key/value grid, `quote()` stored text as an indented paragraph.
+`plural(n, word)` is the one way a count is written next to its noun ("1 bullet", "3 bullets").
+
+Cost: rich is imported with the CLI anyway; each value costs a few regex passes, a listing one
+measuring pass over its cells.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 import time
+from collections.abc import Collection, Sequence
 from typing import IO, Any, NoReturn
 
 import click
-from rich.console import Console
+from rich.cells import cell_len
+from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -134,11 +151,180 @@ def size(num: float) -> str:
     return f"{num} B"
 
 
-def table(title: str | None, columns: list[str], rows: list[list[Any]]) -> None:
-    """A table of plain values (None shows as `-`); no value is read as markup."""
-    t = Table(title=None if title is None else _text(title), title_justify="left", show_lines=False)
-    for column in columns:
-        t.add_column(_text(column), overflow="fold")
-    for row in rows:
-        t.add_row(*[_text(v) for v in row])
-    console.print(t)
+def clip(text: str | None, limit: int) -> str:
+    """`text` on one line, cut to `limit` characters with a visible `…` when longer (never an id:
+    ids are shown whole)."""
+    one = " ".join((text or "").split())
+    return one if len(one) <= limit else one[:limit - 1] + "…"
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """`count` and its noun: "1 bullet", "0 bullets", "2 entries" (`many` for irregular plurals)."""
+    return f"{count} {word if count == 1 else (many or word + 's')}"
+
+
+# -- listings ------------------------------------------------------------------------------------
+
+LONG_CELL = 40  # a column holding a value longer than this is long text (wrapped, never cut)
+MIN_BODY = 40  # a table is drawn only when every long-text column keeps at least this many cells
+WIDE_KEY = "ace.wide"  # click `Context.meta` flags (shared by a command and its group)
+NO_PAGER_KEY = "ace.no_pager"
+
+
+def _flag(key: str) -> bool:
+    ctx = click.get_current_context(silent=True)
+    return bool(ctx is not None and ctx.meta.get(key))
+
+
+def _restyled(text: Text, style: str) -> Text:
+    out = text.copy()
+    out.stylize(style)
+    return out
+
+
+def _indented(text: Text, width: int, indent: int = 2) -> Text:
+    """`text` wrapped to `width` with every line indented (no padding after the words)."""
+    out = Text()
+    for number, line in enumerate(text.wrap(console, max(width - indent, 20), overflow="fold")):
+        if number:
+            out.append("\n")
+        out.append(" " * indent)
+        out.append_text(line)
+    return out
+
+
+def _width(text: Text) -> int:
+    return max((cell_len(line) for line in text.plain.split("\n")), default=0)
+
+
+def _fits(heads: list[Text], cells: list[list[Text]], long: set[int], width: int) -> bool:
+    """Whether a table of these cells fits `width` with its short columns at their full width and
+    each long one at `MIN_BODY` cells (or its own width, when less). Each column costs its
+    padding (2) and a border (1); the table one more border."""
+    need = 1
+    for i, head in enumerate(heads):
+        natural = max([_width(head)] + [_width(row[i]) for row in cells])
+        need += 3 + (min(natural, MIN_BODY) if i in long else natural)
+    return need <= width
+
+
+def _grid(title: Text | None, heads: list[Text], cells: list[list[Text]], long: set[int], fits: bool) -> Table:
+    t = Table(title=title, title_justify="left", show_lines=False)
+    for i, head in enumerate(heads):
+        # When the table fits, short columns never wrap (an id is never folded); a forced `--wide`
+        # table at any width folds what it must instead of cutting it.
+        t.add_column(head, overflow="fold", no_wrap=fits and i not in long)
+    for row in cells:
+        t.add_row(*row)
+    return t
+
+
+def _records(title: Text | None, heads: list[Text], cells: list[list[Text]], long: set[int],
+             bare: set[int], label_first: bool = False) -> Group:
+    """The list layout, one block per row: the first column (bold) and the `bare` short fields on
+    one line, then the labelled short fields (`label: value`) — on that line when it has room,
+    else on their own indented line — then each long field wrapped under it, indented, the first
+    without its label unless `label_first`. Empty fields (`-`, "") are left out."""
+    parts: list[RenderableType] = []
+    width = console.width
+    if title is not None:
+        parts.append(_restyled(title, "bold"))
+    for number, row in enumerate(cells):
+        if long and number:
+            parts.append(Text())
+        lead, meta = _restyled(row[0], "bold"), Text()
+        for i, value in enumerate(row[1:], 1):
+            if i in long or value.plain.strip() in ("", "-"):
+                continue
+            if i in bare or not heads[i].plain:
+                lead.append(" · ", style="dim")
+                lead.append_text(value)
+                continue
+            if meta.plain:
+                meta.append(" · ", style="dim")
+            meta.append_text(_restyled(heads[i], "dim"))
+            meta.append(": ", style="dim")
+            meta.append_text(value)
+        if meta.plain and _width(lead) + 3 + _width(meta) <= width:
+            parts.append(Text.assemble(lead, (" · ", "dim"), meta))
+        else:
+            parts.append(lead)
+            if meta.plain:
+                parts.append(_indented(meta, width))
+        shown = 0
+        for i in sorted(long):
+            value = row[i]
+            if value.plain.strip() in ("", "-"):
+                continue
+            text = value.copy()
+            if shown or label_first:
+                label = Text(f"{heads[i].plain}: ", style="dim")
+                text = label.append_text(text)
+            parts.append(_indented(text, width))
+            shown += 1
+    return Group(*parts)
+
+
+def _show(renderable: RenderableType) -> None:
+    """Print `renderable`; through the pager when it is longer than the screen and stdout is a
+    terminal (never when piped, never with `ace --no-pager`)."""
+    paging = not _flag(NO_PAGER_KEY) and sys.stdout.isatty() and console.is_terminal and not console.is_dumb_terminal
+    if not paging:
+        console.print(renderable)
+        return
+    with console.capture() as captured:
+        console.print(renderable)
+    text = captured.get()
+    if text.count("\n") >= console.height - 1:
+        # As git does: unless the user chose less's options, keep colours (-R) and leave the text on
+        # the screen after quitting (-X); -F: a screenful after all (resized) is just printed.
+        default_less = "LESS" not in os.environ
+        if default_less:
+            os.environ["LESS"] = "-FRX"
+        try:
+            click.echo_via_pager(text)
+        finally:
+            if default_less:
+                os.environ.pop("LESS", None)
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+
+def table(title: str | None, columns: list[str], rows: Sequence[Sequence[Any]], *,
+          body: Collection[str] | None = None, bare: Collection[str] = (), label_body: bool = False) -> None:
+    """A listing of plain values (None shows as `-`; no value is read as markup): a table when it
+    fits, else a list (see the module's Layout). `body` names the long-text columns (default: any
+    column holding a value over `LONG_CELL` characters); `bare` the short columns the list shows
+    without their label (a section name, counters that say what they are); `label_body`: the list
+    labels the first long column too (when no one column is "the" content)."""
+    heads = [_text(column) for column in columns]
+    cells = [[_text(v) for v in row] for row in rows]
+    if body is None:
+        long = {i for i in range(len(columns)) if any(_width(row[i]) > LONG_CELL for row in cells)}
+    else:
+        long = {i for i, column in enumerate(columns) if column in body}
+    long.discard(0)  # the first column leads each record: it is never body text
+    heading = None if title is None else _text(title)
+    fits = _fits(heads, cells, long, console.width)
+    if fits or _flag(WIDE_KEY):
+        _show(_grid(heading, heads, cells, long, fits))
+    else:
+        _show(_records(heading, heads, cells, long, {i for i, column in enumerate(columns) if column in bare},
+                       label_body))
+
+
+def quote(text: object, indent: int = 4) -> None:
+    """Stored text (an injected block, a lesson) as an indented paragraph: wrapped to the
+    terminal, every line indented, nothing read as markup."""
+    _show(_indented(_text(text), console.width, indent))
+
+
+def details(title: str | None, pairs: Sequence[tuple[str, Any]]) -> None:
+    """One record's fields: names in a column, values wrapped beside them (never cut)."""
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(no_wrap=True, style="bold")
+    grid.add_column(overflow="fold")
+    for name, value in pairs:
+        grid.add_row(_text(name), _text(value))
+    _show(Group(_restyled(_text(title), "bold"), grid) if title is not None else grid)

@@ -15,9 +15,11 @@ import click
 
 from ..playbook.playbook import STATUSES, Playbook
 from ..playbook.transfer import public_bullet
-from .common import json_option, load_config, open_store, project_of, project_option
-from .output import emit_json, fail, iso, say, table, when
+from .common import json_option, load_config, open_store, project_of, project_option, wide_option
+from .output import details, emit_json, fail, iso, plural, say, table, when
 from .playbook_common import (
+    BULLET_BARE,
+    BULLET_BODY,
     BULLET_COLUMNS,
     bullet_row,
     compat_item,
@@ -100,6 +102,7 @@ def read_search_request(raw: str) -> dict:
               help="Read the request from stdin: the ACE plugin's JSON ({query, limit, threshold, "
                    "allowed_domains, blocked_domains}) or plain text.")
 @project_option
+@wide_option
 @json_option
 def search(query, k, domains, excluded, threshold, mode, from_stdin, project_dir, as_json):
     """The bullets most relevant to QUERY, best first, with their score and why.
@@ -127,6 +130,7 @@ def search(query, k, domains, excluded, threshold, mode, from_stdin, project_dir
     cfg = load_config(project.root)
     threshold = threshold if threshold is not None else request["threshold"]
     effective: float = cfg["retrieval.threshold"] if threshold is None else threshold
+    _check_mode(mode, cfg, quiet=as_json)
     with open_store() as store:
         project_id = known_project_id(store, project)
         hits = run_search(store, project_id, request["query"], k=k, domains_allowed=allowed or None,
@@ -147,7 +151,26 @@ def search(query, k, domains, excluded, threshold, mode, from_stdin, project_dir
         return
     table(None, ["#", "id", "score", "section", "lesson", "✓ ✗ conf.", "why"], [
         [rank, h["id"], f"{h['score']:.2f}", h["section"], h["content"], counters_text(h), h.get("why", "")]
-        for rank, h in enumerate(hits, 1)])
+        for rank, h in enumerate(hits, 1)], body=("lesson", "why"), bare=("id", "section", "✓ ✗ conf."))
+
+
+def _check_mode(mode: str, cfg: Any, quiet: bool) -> None:
+    """A search that asked for meaning (`--mode semantic` / `hybrid`) when the chosen embedder
+    can't run here stops with the reason and the fix, instead of quietly ranking by words alone;
+    `auto` carries on lexically and says so (on stderr, so `--json` stays clean)."""
+    if mode == "lexical" or (mode == "auto" and not cfg["retrieval.semantic"]):
+        return
+    from ..retrieval import vectors
+
+    problem = vectors.status(None, cfg)["problem"]
+    if problem is None:
+        return
+    if mode != "auto":
+        fail(f"--mode {mode} needs embeddings, and the `{cfg['retrieval.embedder']}` embedder can't run here: "
+             f"{problem}; or set retrieval.embedder = \"static\" (`ace config set retrieval.embedder static`), "
+             "or search with --mode lexical")
+    if not quiet:
+        click.echo(f"note: searching by words only: {problem} (`ace doctor` checks search)", err=True)
 
 
 def _domains_summary(store: Store, project_id: int | None) -> dict[str, int]:
@@ -169,6 +192,7 @@ def _domains_summary(store: Store, project_id: int | None) -> dict[str, int]:
                    "(`ace keep ID` promotes one); quarantined: held for `ace review`; archived.")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="At most this many.")
 @project_option
+@wide_option
 @json_option
 def patterns(section, min_helpful, domain, status, limit, project_dir, as_json):
     """The playbook's bullets (this project's and the global ones), most valuable first.
@@ -188,8 +212,9 @@ def patterns(section, min_helpful, domain, status, limit, project_dir, as_json):
         return
     extra = (["status"] if status == "all" else []) + (["seen"] if status in ("all", "candidate") else [])
     table(None, BULLET_COLUMNS + extra, [bullet_row(b) + ([b["status"]] if status == "all" else [])
-                                         + ([_seen(b)] if status in ("all", "candidate") else []) for b in rows])
-    say("{} bullets.", len(rows))
+                                         + ([_seen(b)] if status in ("all", "candidate") else []) for b in rows],
+          body=BULLET_BODY, bare=BULLET_BARE + ("status",))
+    say("{}.", plural(len(rows), "bullet"))
 
 
 def _seen(bullet: Bullet) -> str:
@@ -205,6 +230,7 @@ def _seen(bullet: Bullet) -> str:
 @click.command()
 @click.option("--k", "k", type=click.IntRange(min=1), default=10, show_default=True)
 @project_option
+@wide_option
 @json_option
 def top(k, project_dir, as_json):
     """The most valuable bullets (confidence, helpfulness, recent use): what a session starts with."""
@@ -222,11 +248,12 @@ def top(k, project_dir, as_json):
         return
     table(None, ["#", "id", "value", "section", "lesson", "✓ ✗ conf."], [
         [rank, b["id"], f"{b['score']:.2f}", b["section"], b["content"], counters_text(b)]
-        for rank, b in enumerate(rows, 1)])
+        for rank, b in enumerate(rows, 1)], body=("lesson",), bare=("id", "section", "✓ ✗ conf."))
 
 
 @click.command()
 @project_option
+@wide_option
 @json_option
 def domains(project_dir, as_json):
     """Domains of the active bullets and how many bullets each has (filter with `--domain`)."""
@@ -243,6 +270,7 @@ def domains(project_dir, as_json):
 
 @click.command()
 @click.argument("bullet_id")
+@wide_option
 @json_option
 def show(bullet_id, as_json):
     """Everything about one bullet (a unique id prefix is enough): counters, confidence, domains,
@@ -268,16 +296,17 @@ def show(bullet_id, as_json):
         ["helpful", f"{helpful} ({bullet['helpful_explicit']} explicit, each counts 3×)"],
         ["harmful", f"{harmful} ({bullet['harmful_explicit']} explicit, each counts 3×)"],
         ["confidence", f"{bullet['confidence']:.2f}"],
-        ["used", f"{bullet['retrieval_count']} times, last {when(bullet['last_used_at'])}"],
+        ["used", f"{plural(bullet['retrieval_count'], 'time')}, last {when(bullet['last_used_at'])}"],
         ["created", when(bullet["created_at"])], ["updated", when(bullet["updated_at"])],
     ]
     for key, value in (bullet.get("provenance") or {}).items():
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
         rows.append([f"provenance.{key}", text if len(text) <= 300 else text[:297] + "..."])
-    table(None, ["field", "value"], rows)
+    details(None, [(field, value) for field, value in rows])
     if changes:
         table("History (newest first)", ["when", "op", "source", "what"],
-              [[when(c["created_at"]), c["op"], c["source"] or "-", _what(c)] for c in changes])
+              [[when(c["created_at"]), c["op"], c["source"] or "-", _what(c)] for c in changes],
+              body=("what",), bare=("op",))
 
 
 # -- what a session was shown ---------------------------------------------------------------------
@@ -313,6 +342,7 @@ def _session_id(store: Store, given: str) -> str:
 
 @click.command()
 @click.option("--session", "session_id", required=True, help="Session id (a unique prefix is enough).")
+@wide_option
 @json_option
 def recall(session_id, as_json):
     """What a session was shown (every injection, by which hook) and what it has pinned to
@@ -334,9 +364,10 @@ def recall(session_id, as_json):
     table(f"Injected in session {found['session_id']}", ["when", "hook", "rank", "score", "id", "lesson"], [
         [when(r["created_at"]), r["hook"], r["rank"], "-" if r["score"] is None else f"{r['score']:.2f}",
          r["bullet_id"], by_id[r["bullet_id"]]["content"] if r["bullet_id"] in by_id else "(deleted)"]
-        for r in found["injections"]])
+        for r in found["injections"]], body=("lesson",), bare=("hook", "id"))
     if found["pins"]:
-        say("{} bullets pinned for recall after compaction, until {}.", len(found["pins"]), when(found["expires_at"]))
+        say("{} pinned for recall after compaction, until {}.", plural(len(found["pins"]), "bullet"),
+            when(found["expires_at"]))
     else:
         say("Nothing pinned: pins are made when the conversation is compacted.")
 
@@ -348,6 +379,7 @@ def cache_group():
 
 @cache_group.command("recall")
 @click.option("--session", "session_id", required=True, help="Claude Code session id.")
+@wide_option
 @json_option
 def cache_recall(session_id, as_json):
     """The bullets pinned for SESSION (or, before any compaction, those injected in it), as
@@ -361,7 +393,8 @@ def cache_recall(session_id, as_json):
     if not answer["similar_patterns"]:
         say("Nothing to recall for session {}.", session_id)
         return
-    table(f"Recalled for session {session_id}", BULLET_COLUMNS, [bullet_row(b) for b in found["bullets"]])
+    table(f"Recalled for session {session_id}", BULLET_COLUMNS, [bullet_row(b) for b in found["bullets"]],
+          body=BULLET_BODY, bare=BULLET_BARE)
 
 
 COMMANDS = [search, patterns, top, domains, show, recall, cache_group]
@@ -395,7 +428,7 @@ def embed(limit, as_json):
                                              progress=lambda n: bar.update(task, completed=n))
     if as_json:
         return emit_json({"embedded": done, "model": state["model"]})
-    say("Embedded {} lessons with {}.", done, state["model"])
+    say("Embedded {} with {}.", plural(done, "lesson"), state["model"])
 
 
 COMMANDS.append(embed)

@@ -24,8 +24,11 @@ def known_project_id(store: Store, project: Project) -> int | None:
 
 
 def get_bullet(playbook: Playbook, given: str) -> Bullet:
-    """The bullet for an id or a unique id prefix; PlaybookError (the reason) otherwise."""
-    return playbook.get(given)
+    """The bullet for an id or a unique id prefix (`common.resolve_bullet`); a CommandError
+    naming the candidates or the way to list them otherwise."""
+    from .common import resolve_bullet
+
+    return resolve_bullet(playbook.store, given)
 
 
 def section_option_value(name: str | None, extra: tuple[str, ...] = ()) -> str | None:
@@ -91,4 +94,6 @@ def bullet_row(bullet: Mapping[str, Any]) -> list:
 
 
 BULLET_COLUMNS = ["id", "section", "lesson", "domains", "✓ ✗ conf."]
+BULLET_BODY = ("lesson",)  # wrapped under the id when the terminal is too narrow for a table
+BULLET_BARE = ("section", "✓ ✗ conf.")  # shown without their label there: they say what they are
 

@@ -10,7 +10,7 @@ from ..playbook import safety, sections
 from ..playbook.playbook import Playbook
 from ..playbook.transfer import public_bullet
 from .common import json_option, open_store, project_of, project_option
-from .output import emit_json, fail, plain, say
+from .output import emit_json, fail, plain, plural, say
 from .playbook_common import counters_text, get_bullet, known_project_id, section_option_value
 
 
@@ -189,7 +189,7 @@ def clear(confirm, all_projects, project_dir, as_json):
         store.reclaim()  # the freed (zeroed) pages go back to the file system
     if as_json:
         return emit_json({"removed": removed, "project": None if all_projects else project.key})
-    say("Removed {} bullets ({}).", removed, what)
+    say("Removed {} ({}).", plural(removed, "bullet"), what)
 
 
 COMMANDS = [add, edit, rm, tag, keep, clear]

@@ -17,7 +17,7 @@ import click
 from .. import sync
 from ..sync.remote import remove_remote
 from .common import json_option, load_config, open_store, project_of
-from .output import emit_json, say, table, when
+from .output import emit_json, plural, say, table, when
 
 dir_option = click.option("--dir", "project_dir", default=None, type=click.Path(file_okay=False, exists=True),
                           help="Project directory (default: the current directory).")
@@ -76,7 +76,7 @@ def status_cmd(offline: bool, project_dir: str | None, as_json: bool) -> None:
                 proj.get("last_seq", "?"), lessons.get("active", "?"), lessons.get("quarantined", "?"))
         else:
             say("Server: [red]not usable[/]: {}", server.get("error"))
-    say("Push: cursor at change {}, {} changes waiting; last push {}.", info["push_cursor"], info["outbox"],
+    say("Push: cursor at change {}, {} waiting; last push {}.", info["push_cursor"], plural(info["outbox"], "change"),
         when(info["pushed_at"]))
     say("Pull: cursor at seq {}; last pull {}.", info["pull_cursor"], when(info["pulled_at"]))
     if info["last_error"]:
@@ -111,13 +111,14 @@ def stats_cmd(days: int, project_dir: str | None, as_json: bool) -> None:
     columns = ["created", "updated", "pruned", "quarantined"]
     periods = [p for p in stats.get("periods") or [] if isinstance(p, dict) and any(p.get(c) for c in columns)]
     if periods:  # the days something happened; the JSON has every day
-        table(f"{remote_.project} at {remote_.url}, last {days} days", ["day", *columns],
+        table(f"{remote_.project} at {remote_.url}, last {plural(days, 'day')}", ["day", *columns],
               [[p.get("day"), *(p.get(c) for c in columns)] for p in periods])
     else:
-        say("No lesson was created, updated, pruned or held on {} in the last {} days.", remote_.project, days)
+        say("No lesson was created, updated, pruned or held on {} in the last {}.", remote_.project,
+            plural(days, "day"))
     rate = stats.get("helpful_rate")
-    say("Feedback: {} helpful, {} harmful ({}); {} clients.", stats.get("helpful"), stats.get("harmful"),
-        "-" if rate is None else f"{float(rate):.0%} helpful", stats.get("clients"))
+    say("Feedback: {} helpful, {} harmful ({}); {}.", stats.get("helpful"), stats.get("harmful"),
+        "-" if rate is None else f"{float(rate):.0%} helpful", plural(int(stats.get("clients") or 0), "client"))
     top = [t for t in stats.get("top") or [] if isinstance(t, dict)]
     if top:
         table("Most helpful", ["id", "✓", "✗", "lesson"],
@@ -164,9 +165,9 @@ def push_cmd(project_dir: str | None, as_json: bool) -> None:
         report = sync.push(store, project)
     if as_json:
         return emit_json(report)
-    say("Pushed {} changes: {} applied, {} already there, {} held for review, {} rejected; {} waiting.",
-        report["sent"], report.get("applied", 0), report.get("duplicate", 0), report.get("quarantined", 0),
-        report.get("rejected", 0), report["outbox"])
+    say("Pushed {}: {} applied, {} already there, {} held for review, {} rejected; {} waiting.",
+        plural(report["sent"], "change"), report.get("applied", 0), report.get("duplicate", 0),
+        report.get("quarantined", 0), report.get("rejected", 0), report["outbox"])
     for rejection in report["rejections"][:10]:
         say("  rejected {} {}: {}", rejection["op"], rejection["key"], rejection["reason"])
 

@@ -1,15 +1,20 @@
 """Switching ace-engine on and off, and checking that it works: install, uninstall, status,
-doctor, config."""
+doctor; and the configuration: `ace config show | get | set | edit | path` (the settings table,
+its types and which keys a project may set are `config.py`'s; this module only prints and asks
+it to write)."""
+
+import os
 
 import click
 
 from .. import config as config_mod
 from .. import diagnostics, escape, paths, trust
+from ..files import atomic_write
 from ..integrations import claude_settings
 from ..learning import reflector_choice
 from ..project import identify
-from .common import json_option, project_option, resolve_dir
-from .output import emit_json, fail, plain, say, size, styled, table, when
+from .common import json_option, project_option, resolve_dir, wide_option
+from .output import emit_json, fail, plain, plural, say, size, styled, table, when
 
 scope_options = [
     click.option("--user", "scope", flag_value="user", help="~/.claude/settings.json (every project)."),
@@ -33,26 +38,45 @@ def _target(scope: str | None, project: str | None) -> tuple[str, str]:
 @_scoped
 @project_option
 @click.option("--python", "python", default=None, help="Interpreter the hooks run with (default: this one).")
+@click.option("--mcp", "with_mcp", is_flag=True,
+              help="Also register ace-engine's MCP server `ace` in the project's .mcp.json and approve it in the "
+                   "chosen settings file (needs `pip install 'ace-engine[mcp]'`).")
+@click.option("--allow-writes", is_flag=True, help="With --mcp: also offer mark_lesson and propose_lesson.")
+@click.option("--statusline", "with_statusline", is_flag=True,
+              help="Show ace-engine's status line in Claude Code (unless you have one of your own).")
 @json_option
-def install(scope, project_dir, python, as_json):
+def install(scope, project_dir, python, with_mcp, allow_writes, with_statusline, as_json):
     """Switch ace-engine on: merge its hooks into Claude Code's settings.
 
     Writes .claude/settings.json of the project by default. Other keys and other tools' hooks
     are kept; re-running changes nothing; a backup (*.ace-backup) is written before a change.
     """
+    from ..integrations import mcp_config
+
+    if allow_writes and not with_mcp:
+        fail("--allow-writes goes with --mcp: `ace install --mcp --allow-writes`", code=2)
     scope, path = _target(scope, project_dir)
+    root = identify(resolve_dir(project_dir)).root
     try:
         result = claude_settings.install(path, python)
         claude_settings.precompile()
+        mcp = mcp_config.install(root, path, python=python, allow_writes=allow_writes) if with_mcp else None
+        line = mcp_config.install_statusline(path, python=python) if with_statusline else None
     except OSError as exc:  # SettingsError is an AceError: the `ace` group shows it
         fail(str(exc))
-    learning = reflector_choice.describe(config_mod.load(identify(resolve_dir(project_dir)).root))
+    learning = reflector_choice.describe(config_mod.load(root))
     if as_json:
-        return emit_json({**result, "scope": scope, "learning": learning})
+        return emit_json({**result, "scope": scope, "learning": learning, "mcp": mcp, "statusline": line})
+    if mcp is not None:
+        say("MCP server `ace` registered in [bold]{}[/] and approved in {} ({}).", mcp.get("mcp_json"), path,
+            "read and write tools" if allow_writes else "read-only tools")
+    if line is not None:
+        say("{}", "Status line: ace-engine's." if not line.get("kept") else
+            "Status line: yours is kept (ace-engine's is `ace statusline`).")
     if not result["changed"]:
         say("ace-engine hooks already installed in [bold]{}[/]; nothing changed.", path)
     else:
-        say("Installed ace-engine hooks for {} events in [bold]{}[/].", len(result["events"]), path)
+        say("Installed ace-engine hooks for {} in [bold]{}[/].", plural(len(result["events"]), "event"), path)
         if result["backup"]:
             say("Backup of the previous file: {}", result["backup"])
         say("Start Claude Code in this project; `ace status` shows what is captured.")
@@ -109,15 +133,19 @@ def _caps(budget: dict) -> str:
 @json_option
 def uninstall(scope, project_dir, as_json):
     """Switch ace-engine off: remove exactly the hook entries `ace install` added."""
+    from ..integrations import mcp_config
+
     scope, path = _target(scope, project_dir)
     try:
         result = claude_settings.uninstall(path)
+        result["mcp"] = mcp_config.uninstall(identify(resolve_dir(project_dir)).root, path)
+        result["statusline"] = mcp_config.uninstall_statusline(path)
     except OSError as exc:
         fail(str(exc))
     if as_json:
         return emit_json({**result, "scope": scope})
     if result["changed"]:
-        say("Removed ace-engine hooks for {} events from [bold]{}[/].", len(result["events"]), path)
+        say("Removed ace-engine hooks for {} from [bold]{}[/].", plural(len(result["events"]), "event"), path)
     else:
         say("No ace-engine hooks in {}; nothing changed.", path)
 
@@ -136,7 +164,7 @@ def status(project_dir, as_json):
     else:
         say("Project [bold]{}[/] ({}): [red]off[/] (run `ace install`)", p["name"], p["root"])
     for install_ in report["installs"]:
-        say("  hooks in {} ({} events)", install_["path"], len(install_["events"]))
+        say("  hooks in {} ({})", install_["path"], plural(len(install_["events"]), "event"))
     if report["plugin_enabled"]:
         say("  hooks from the ace-engine Claude Code plugin")
     store = report["store"]
@@ -155,7 +183,7 @@ def status(project_dir, as_json):
         ])
         say("Last activity here: {}", when(report["last_activity"]))
     if report["spooled_records"]:
-        say("[yellow]{} records spooled[/] — `ace doctor --fix` writes them", report["spooled_records"])
+        say("[yellow]{} spooled[/] — `ace doctor --fix` writes them", plural(report["spooled_records"], "record"))
     if report["degraded"]:
         say("[yellow]Degraded:[/] {}", report["degraded"].get("reason"))
     if report["last_errors"]:
@@ -190,11 +218,15 @@ def doctor(project_dir, fix, as_json):
 
 @click.group("config")
 def config_group():
-    """Show the effective configuration."""
+    """Show, read and change the configuration (`ace config show` lists every key).
+
+    Layers, each overriding the one before: defaults < your user file (`ace config path`) < the
+    project's .ace.toml (harmless keys only, unless `ace trust`) < ACE_* environment variables."""
 
 
 @config_group.command("show")
 @project_option
+@wide_option
 @json_option
 def config_show(project_dir, as_json):
     """Effective values and where each came from (default < user < project < ACE_* env)."""
@@ -210,9 +242,9 @@ def config_show(project_dir, as_json):
             shown[key]["ignored"] = {"value": value, "source": f"project ({path})", "fix": trust.ignored_fix(path)}
         return emit_json(shown)
     table(None, ["key", "value", "source", "description"], [
-        [key, cfg.values[key], cfg.sources[key], config_mod.SETTINGS_BY_KEY[key].help]
+        [key, _shown(cfg.values[key]), cfg.sources[key], config_mod.SETTINGS_BY_KEY[key].help]
         for key in cfg.values
-    ])
+    ], body=("description",), bare=("value",))
     if cfg.ignored:
         # Plain echo: the values come from a repository file and must not be read as markup.
         files = sorted({path for _, path in cfg.ignored.values()})
@@ -221,6 +253,121 @@ def config_show(project_dir, as_json):
             click.echo(f"  {key} = {escape.one_line(repr(value))}  (ignored)")
         for path in files:
             click.echo(plain(f"fix: {trust.ignored_fix(path)}"))
+
+
+# `--project` alone means the current directory's project, `--project DIR` that one's.
+project_file_option = click.option(
+    "--project", "project_dir", is_flag=False, flag_value=".", default=None,
+    type=click.Path(file_okay=False, exists=True),
+    help="The project's .ace.toml instead of your user file (`--project` alone: this directory's project).")
+
+
+def _project_file(project_dir: str) -> str:
+    return os.path.join(identify(resolve_dir(project_dir)).root, paths.PROJECT_CONFIG_NAME)
+
+
+def _shown(value: object) -> str:
+    """A value as `config get` prints it: strings and numbers plain, lists and tables as TOML."""
+    if isinstance(value, (list, dict)):
+        return config_mod.toml_literal(value)
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _keys(_ctx: click.Context, _param: click.Parameter, incomplete: str) -> list[str]:
+    """Shell completion of a setting's name (`ace config set inject.<TAB>`)."""
+    return [key for key in config_mod.SETTINGS_BY_KEY if key.startswith(incomplete)]
+
+
+@config_group.command("get")
+@click.argument("key", shell_complete=_keys)
+@click.option("--project", "project_dir", default=None, type=click.Path(file_okay=False, exists=True),
+              help="The value in effect in this project directory (default: the current directory).")
+@json_option
+def config_get(key, project_dir, as_json):
+    """Print the effective value of KEY (`ace config get inject.prompt_k`); `--json` adds where it
+    came from."""
+    config_mod.setting(key)  # unknown key: the error names the closest ones
+    cfg = config_mod.load(identify(resolve_dir(project_dir)).root, strict=True)
+    if as_json:
+        return emit_json({"key": key, "value": cfg.values[key], "source": cfg.sources[key],
+                          "default": config_mod.DEFAULTS[key], "project_may_set": config_mod.project_may_set(key)})
+    click.echo(plain(_shown(cfg.values[key])))
+
+
+@config_group.command("set", context_settings={"ignore_unknown_options": True})  # VALUE may be `-1`
+@click.argument("key", shell_complete=_keys)
+@click.argument("value")
+@project_file_option
+@json_option
+def config_set(key, value, project_dir, as_json):
+    """Set KEY to VALUE in your user file (or, with --project, in the project's .ace.toml — only
+    for the keys a repository may set). VALUE is written as for the environment: `true` / `false`,
+    a number, `a,b` for a list, `k8s=kubernetes,tf=terraform` for a table. The value is checked
+    against the key's type first; the file is replaced atomically, its other lines kept."""
+    setting = config_mod.setting(key)
+    parsed = config_mod.parse_value(key, value)
+    root = identify(resolve_dir(project_dir)).root
+    if project_dir is not None:
+        if not setting.project:
+            fail(f"`{key}` is a user-level key: a repository's .ace.toml may not set it (it chooses a program, an "
+                 f"endpoint, credentials, retention or spending). Set it in your user file: "
+                 f"`ace config set {key} {value}` (without --project)")
+        path = _project_file(project_dir)
+        before = config_mod.read_toml_bytes(path)
+        was_trusted = before is not None and trust.is_trusted(path, before[1])
+    else:
+        path, was_trusted = os.path.realpath(paths.user_config_path()), False  # a symlinked dotfile: written through
+    config_mod.write_value(path, key, parsed, new_mode=0o644 if project_dir is not None else 0o600)
+    cfg = config_mod.load(root, strict=True)
+    if as_json:
+        return emit_json({"key": key, "value": parsed, "file": path, "effective": cfg.values[key],
+                          "source": cfg.sources[key]})
+    say("Set {} = {} in {}.", key, config_mod.toml_literal(parsed), path)
+    if cfg.values[key] != parsed:
+        say("[yellow]note[/]: {} still applies here, from {}.", config_mod.toml_literal(cfg.values[key]),
+            cfg.sources[key])
+    if was_trusted:
+        say("[yellow]note[/]: the file changed, so its `ace trust` no longer holds; run `ace trust` again to keep "
+            "its user-level keys.")
+
+
+STARTER = """# ace-engine user configuration (TOML). `ace config show` lists every key with its value, where it
+# came from and what it does; `ace config set KEY VALUE` changes one from the command line.
+#
+# [inject]
+# prompt_k = 5
+#
+# [llm]
+# provider = "claude-cli"    # learn with your Claude Code login
+"""
+
+
+@config_group.command("edit")
+def config_edit():
+    """Open your user config file in $EDITOR (created if missing), then check it."""
+    path = os.path.realpath(paths.user_config_path())
+    if not os.path.exists(path):
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        atomic_write(path, STARTER, mode=0o600)
+    click.edit(filename=path)
+    try:
+        config_mod.load(None, strict=True)
+    except config_mod.ConfigError as exc:
+        fail(f"{exc} (the file was saved as you left it; `ace config edit` to fix it)")
+    say("{} is valid.", path)
+
+
+@config_group.command("path")
+@project_file_option
+@json_option
+def config_path(project_dir, as_json):
+    """Print the path of your user config file (or, with --project, of the project's .ace.toml);
+    it need not exist yet."""
+    path = _project_file(project_dir) if project_dir is not None else paths.user_config_path()
+    if as_json:
+        return emit_json({"path": path, "exists": os.path.exists(path),
+                          "scope": "project" if project_dir is not None else "user"})
+    click.echo(plain(path))
 
 
 COMMANDS = [install, uninstall, status, doctor, config_group]

@@ -21,7 +21,7 @@ from ..integrations import agent_files
 from ..playbook import rescreen, safety, transfer
 from ..playbook.playbook import Playbook
 from .common import json_option, load_config, open_store, project_of, project_option
-from .output import console, emit_json, fail, json_safe, say, table
+from .output import console, emit_json, fail, json_safe, plural, say, table
 from .playbook_common import known_project_id
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ def export_cmd(output, force, all_projects, project_dir, as_json):
                "version": transfer.VERSION}
     if as_json:
         return emit_json(summary)
-    say("Exported {} bullets to {}.", summary["bullets"], output)
+    say("Exported {} to {}.", plural(summary["bullets"], "bullet"), output)
 
 
 @click.command("import")
@@ -93,8 +93,8 @@ def import_cmd(file, trust, project_dir, as_json):
     result["file"] = os.path.abspath(file)
     if as_json:
         return emit_json(result)
-    say("Imported {} into {}: {} created, {} merged, {} skipped (already there) — {} items.", name, project.name,
-        result["created"], result["merged"], result["skipped"], result["total"])
+    say("Imported {} into {}: {} created, {} merged, {} skipped (already there) — {}.", name, project.name,
+        result["created"], result["merged"], result["skipped"], plural(result["total"], "item"))
     if result["quarantined"]:
         say("{} held back by the safety policy: see `ace review`.", result["quarantined"])
     if not trust:
@@ -150,7 +150,7 @@ def sync(remove, k, project_dir, as_json):
     table(None, ["file", "action"], [[e["file"], e["action"] + (f" ({e['reason']})" if e.get("reason") else "")]
                                      for e in entries])
     if not remove:
-        say("{} lessons of {} in the ACE section.", len(bullets), project.name)
+        say("{} of {} in the ACE section.", plural(len(bullets), "lesson"), project.name)
 
 
 COMMANDS = [export_cmd, import_cmd, sync]

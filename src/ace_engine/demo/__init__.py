@@ -2,8 +2,14 @@
 
 Each event runs as its own `python -m ace_engine.hooks EVENT` process, exactly as Claude Code runs
 it, in a temporary git project with a temporary store, so the demo never touches your data.
-After the first session, `ace learn` turns it into lessons (offline heuristics); a second, short
-session then shows what the hooks inject: the digest, the lessons for a prompt, a domain shift.
+After the first session, `ace learn` turns it into lessons (offline heuristics); a second session
+then shows what the hooks inject: the digest at its start and, once its first turn has been
+learned from (`{"demo": "learn"}` in the script: a candidate lesson seen a second time becomes
+active), the lessons a later prompt brings (`<ace-patterns>`).
+
+Redaction is shown, not just claimed: every line of a hook's input that held one of the fake
+secrets is paired with the stored line it became (`redactions`), and the store's files are
+searched for the secrets afterwards (`secrets_found_in_store`, expected empty).
 """
 
 import json
@@ -13,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
@@ -53,7 +60,9 @@ def _make_project(root: str, files: dict[str, str]) -> None:
 
 
 def run(workdir: str | None = None, python: str | None = None) -> dict[str, Any]:
-    """Replay the recorded session; return the hook calls and what the store captured."""
+    """Replay the recorded session, learn from it, replay the second one; return the hook calls,
+    what the store captured, what was redacted on the way in, and the playbook after each
+    learning step."""
     script = load_script()
     base = workdir or tempfile.mkdtemp(prefix="ace-demo-")
     project = os.path.join(base, "textutil")
@@ -67,50 +76,83 @@ def run(workdir: str | None = None, python: str | None = None) -> dict[str, Any]
     env = {**os.environ, "ACE_HOME": home, "ACE_LEARNING_LINGER_SECONDS": "0"}
     calls = _replay(script["events"], session_id, subs, project, base, env, python)
     learned = _learn(project, env, python)
+    from ..project import identify
+
+    key = identify(project).key
+    playbook = _in_store(home, lambda store: store.list_bullets(store.project_id(key), statuses=None,
+                                                                 order="created"))
+    # The second session: `{"demo": "learn"}` marks where its turn ends and the worker the Stop hook
+    # started has learned from it, before the next prompt.
     second_id = session_id + "-next"
-    followup = _replay(script["followup"], second_id, subs, project, base, env, python)
-    previous = os.environ.get("ACE_HOME")
-    os.environ["ACE_HOME"] = home
-    try:
-        from ..jobs.worker import wait_idle
-        from ..store.sqlite import SQLiteStore
+    followup: list[dict[str, Any]] = []
+    part: list[dict[str, Any]] = []
+    for event in [*script["followup"], {"demo": "end"}]:
+        if "demo" not in event:
+            part.append(event)
+            continue
+        followup += _replay(part, second_id, subs, project, base, env, python, first=len(followup) + 1)
+        part = []
+        if event["demo"] == "learn":
+            followup.append({"event": "learning", "detail": "", "exit_code": 0, "ms": 0.0, "answer": None,
+                             "learned": _learn(project, env, python)})
 
-        with SQLiteStore() as store:
-            session = store.session(session_id)
-            captured = store.session_events(session_id)
-            from ..project import identify
+    def final(store: Any) -> dict[str, Any]:
+        return {"session": store.session(session_id), "captured": store.session_events(session_id),
+                "playbook": store.list_bullets(store.project_id(key), statuses=None, order="created")}
 
-            key = identify(project).key
-            playbook = store.list_bullets(store.project_id(key), statuses=None, order="created")
-        # Hooks hand the worker its lock: once we could take it, none is left and the temporary
-        # store can be removed.
-        wait_idle(key, timeout=60.0)
-    finally:
-        if previous is None:
-            os.environ.pop("ACE_HOME", None)
-        else:
-            os.environ["ACE_HOME"] = previous
+    end = _in_store(home, final)
+    from ..jobs.worker import wait_idle
+
+    # Hooks hand the worker its lock: once we could take it, none is left and the temporary store
+    # can be removed.
+    _in_home(home, lambda: wait_idle(key, timeout=60.0))
     return {
         "workdir": base,
         "project": project,
         "ace_home": home,
         "session_id": session_id,
         "calls": calls,
-        "session": session,
-        "captured": captured,
+        "session": end["session"],
+        "captured": end["captured"],
+        "redactions": _redactions(calls, end["captured"]),
         "secrets_found_in_store": _secrets_in_store(home),
         "learned": learned,
         "playbook": playbook,
+        "playbook_after": end["playbook"],
         "followup_session_id": second_id,
         "followup": followup,
     }
 
 
+def _in_home(home: str, call: Callable[[], Any]) -> Any:
+    """`call()` with `ACE_HOME` pointed at the demo's store, for the call only."""
+    previous = os.environ.get("ACE_HOME")
+    os.environ["ACE_HOME"] = home
+    try:
+        return call()
+    finally:
+        if previous is None:
+            os.environ.pop("ACE_HOME", None)
+        else:
+            os.environ["ACE_HOME"] = previous
+
+
+def _in_store(home: str, read: Callable[[Any], Any]) -> Any:
+    """`read(store)` on the demo's store."""
+    from ..store.sqlite import SQLiteStore
+
+    def call() -> Any:
+        with SQLiteStore() as store:
+            return read(store)
+
+    return _in_home(home, call)
+
+
 def _replay(events: list[dict[str, Any]], session_id: str, subs: dict[str, str], project: str, base: str,
-            env: dict[str, str], python: str | None) -> list[dict[str, Any]]:
+            env: dict[str, str], python: str | None, first: int = 1) -> list[dict[str, Any]]:
     """Run each recorded event through its own hook process; the hooks' answers, in order."""
     calls = []
-    for number, raw in enumerate(events, 1):
+    for number, raw in enumerate(events, first):
         payload = _fill(raw, subs)
         payload = {
             "session_id": session_id,
@@ -135,8 +177,62 @@ def _replay(events: list[dict[str, Any]], session_id: str, subs: dict[str, str],
             "exit_code": proc.returncode,
             "ms": round((time.perf_counter() - started) * 1000, 1),
             "answer": json.loads(answer) if answer else None,
+            "tool_use_id": payload.get("tool_use_id"),
+            "prompt": payload.get("prompt"),
+            "sent_secrets": _secret_lines(payload),
         })
     return calls
+
+
+def _strings(value: Any) -> list[str]:
+    """Every string in a JSON-shaped value (a stored input or response is JSON text: its strings)."""
+    if isinstance(value, str):
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return [value]
+        return _strings(parsed) if isinstance(parsed, (dict, list)) else [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def _secret_lines(payload: dict[str, Any]) -> list[dict[str, str]]:
+    """The lines of a hook's input that hold one of the fake secrets: {secret (its name), line}."""
+    found = []
+    for text in _strings({k: v for k, v in payload.items() if k not in ("cwd", "transcript_path")}):
+        for line in text.splitlines():
+            for name, secret in FAKES.items():
+                if secret in line:
+                    found.append({"secret": name, "line": line.strip()})
+                    break
+    return found
+
+
+def _redactions(calls: list[dict[str, Any]], captured: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each line sent with a fake secret next to the stored line it became: the stored line of the
+    same record sharing the longest start with it (None when nothing of it was kept)."""
+    tools = {t["tool_use_id"]: t for t in captured["tool_events"]}
+    prompts = [m["text"] for m in captured["messages"] if m["role"] == "user"]
+    out = []
+    for call in calls:
+        if not call.get("sent_secrets"):
+            continue
+        record = tools.get(call.get("tool_use_id"))
+        stored_text = _strings([record["input"], record["response"], record["error"]]) if record else prompts
+        stored = [line.strip() for text in stored_text for line in text.splitlines() if line.strip()]
+        for sent in call["sent_secrets"]:
+            best = max(stored, key=lambda line: _common(line, sent["line"]), default=None)
+            keep = best if best is not None and _common(best, sent["line"]) >= 8 else None
+            out.append({"event": call["event"], "detail": call["detail"], "secret": sent["secret"],
+                        "sent": sent["line"], "stored": keep})
+    return out
+
+
+def _common(a: str, b: str) -> int:
+    return len(os.path.commonprefix([a, b]))
 
 
 def _learn(project: str, env: dict[str, str], python: str | None) -> dict[str, Any]:

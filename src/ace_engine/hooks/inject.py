@@ -1,11 +1,13 @@
 """Injection: which bullets go back into Claude Code's context, and when.
 
-SessionStart (startup / resume / clear) → a digest of the most valuable bullets, `<ace-playbook>`;
+SessionStart (startup / resume / clear) → a digest of the most valuable bullets, `<ace-playbook>`,
+on startup and clear after where the last sessions left off, `<ace-recent-context>` (continuity/);
 UserPromptSubmit → the best matches for the prompt, `<ace-patterns>`, without repeating bullets
 already shown in this session (unless compaction wiped them from the context since);
 PreToolUse on a file of another domain → that domain's bullets, `<ace-patterns-domain-shift>`;
 PreCompact → pin what this session was shown; SessionStart(compact) → re-inject the pins,
-`<ace-patterns-recalled>`. Every injection is recorded: that is `playbook_used` for learning.
+`<ace-patterns-recalled>`, with the recent context this session was shown. Every injection is
+recorded: that is `playbook_used` for learning.
 
 Nothing is injected from a store whose lessons were screened under an older safety policy than
 this code's (`screened`: one primary-key query); the hook starts the re-screen in the background
@@ -89,18 +91,23 @@ def _shown_ids(ctx: Context) -> set[str]:
 
 
 def session_start(ctx: Context, source: str | None) -> str | None:
-    """SessionStart: the digest, or after a compaction (`source` "compact") the pinned bullets."""
-    from ..retrieval.render import render_digest, render_patterns
+    """SessionStart: the recent-context block (startup, clear) and the digest, within one budget
+    (`inject.session_start_tokens`; the block takes at most `continuity.recent_tokens` of it,
+    the digest the rest); after a compaction (`source` "compact") the pinned bullets, and the
+    recent-context block again if this session was shown one, within `inject.recall_tokens`."""
+    from ..retrieval.render import MAX_CHARS, render_digest, render_patterns
     from ..retrieval.search import top
 
     store, cfg, session_id = ctx.store, ctx.cfg, ctx.session_id
     if source == "compact" and session_id:
         store.set_state(session_id, "compacted_at", repr(ctx.now))
+        recent, used = _recent_context(ctx, cfg["inject.recall_tokens"], recall=True)
         pinned = [p["bullet_id"] for p in store.pins(session_id, ctx.now)]
         bullets = [b for b in store.get_bullets(pinned) if b["status"] == "active"]
-        text, shown = render_patterns("ace-patterns-recalled", bullets, cfg["inject.recall_tokens"])
+        text, shown = render_patterns("ace-patterns-recalled", bullets,
+                                      _rest(cfg["inject.recall_tokens"], used, recent, MAX_CHARS))
         _record(ctx, "SessionStart:compact", shown)
-        return text or None
+        return _joined(recent, text)
     if session_id and source != "clear":
         # A resumed conversation still holds its digest (since the last compaction): don't send
         # another one — it would repeat lessons, or pad the context with less valuable ones.
@@ -109,11 +116,56 @@ def session_start(ctx: Context, source: str | None) -> str | None:
         if any(row["hook"].startswith("SessionStart")
                for row in store.injected(session_id, float(since) if since else None)):
             return None
+    # A resumed conversation holds the recent context it started with; startup and clear get it.
+    recent, used = ("", 0) if source == "resume" else _recent_context(ctx, cfg["inject.session_start_tokens"])
     in_context = _shown_ids(ctx)  # e.g. the block recalled after a compaction
     bullets = [b for b in top(store, ctx.project_id, 40, cfg=cfg) if b["id"] not in in_context]
-    text, shown = render_digest(bullets, cfg["inject.session_start_tokens"])
+    text, shown = render_digest(bullets, _rest(cfg["inject.session_start_tokens"], used, recent, MAX_CHARS))
     _record(ctx, "SessionStart", shown)
-    return text or None
+    return _joined(recent, text)
+
+
+def _recent_context(ctx: Context, total_tokens: int, *, recall: bool = False) -> tuple[str, int]:
+    """The `<ace-recent-context>` block (continuity/recent.py) within its share of `total_tokens`,
+    and the tokens it takes; ('', 0) when there is nothing to say. Its failure is logged and
+    costs only the block: the lessons are still injected."""
+    from .. import continuity
+
+    try:
+        budget = min(int(continuity.setting(ctx.cfg, "continuity.recent_tokens")), int(total_tokens))
+        if recall:
+            from ..continuity import recent
+
+            text, ids = recent.recalled(ctx.store, ctx.cfg, ctx.session_id, ctx.now, budget)
+        else:
+            rows = continuity.candidates(ctx.store, ctx.cfg, ctx.project_id, ctx.session_id, ctx.now)
+            if not rows or budget <= 0:
+                return "", 0
+            from ..continuity import recent
+
+            text, ids = recent.block(rows, ctx.cfg, ctx.project.root, ctx.now, budget)
+            if ids and ctx.session_id:
+                ctx.store.set_state(ctx.session_id, recent.STATE_KEY, " ".join(ids))
+    except Exception as exc:  # noqa: BLE001 — the recent context never costs the lessons
+        log.error(ctx.source, f"recent-context injection failed: {type(exc).__name__}: {exc}")
+        return "", 0
+    if not text:
+        return "", 0
+    from ..retrieval.render import estimate_tokens
+
+    return text, estimate_tokens(text)
+
+
+def _rest(total_tokens: int, used: int, first: str, max_chars: int) -> int:
+    """What is left of the budget after the first block, so that both stay under Claude Code's
+    cap together (a token is at most 3.5 characters of an estimated block)."""
+    if not first:
+        return total_tokens
+    return max(0, min(total_tokens - used, int((max_chars - len(first) - 2) / 3.5)))
+
+
+def _joined(*blocks: str) -> str | None:
+    return "\n\n".join(b for b in blocks if b) or None
 
 
 def prompt(ctx: Context, prompt_text: str | None) -> str | None:

@@ -4,9 +4,10 @@ Started by a hook (`queue.start_worker`) holding the project's lock, or run in t
 `ace learn`. On start it requeues the project's `running` jobs — whoever ran them is dead, since
 we hold the lock — then claims jobs one by one (lease, attempt count), learns each
 (`pipeline.learn_job`), and on an error records the attempt: retried after an exponential
-backoff, failed for good after `learning.max_attempts`. A job due within
-`learning.linger_seconds` is waited for; otherwise the worker releases the lock, looks at the
-queue once more (a hook that saw the lock held did not start anyone), and exits.
+backoff, failed for good after `learning.max_attempts`. After each job of a captured session it
+rewrites that session's continuity summary (`summarize_session`; a failure there is only logged).
+A job due within `learning.linger_seconds` is waited for; otherwise the worker releases the lock,
+looks at the queue once more (a hook that saw the lock held did not start anyone), and exits.
 
 Before any job it re-screens the stored lessons if they were screened under an older safety
 policy (`playbook.rescreen.ensure_screened`: one query when they were not), so lessons an older
@@ -89,9 +90,28 @@ def run_one(store: Store, job: JobRow, cfg: Config, *, reflector: Reflector | No
         status = store.fail_job(job, error, time.time(), cfg["learning.backoff_seconds"])
         log.error("learning",
                   f"job {job['id']} attempt {job['attempts']} failed ({status}): {type(exc).__name__}: {exc}")
+        summarize_session(store, job, cfg)
         return {"job": job["id"], "status": status, "error": error}
     final = store.get_job(job["id"]) or {}
+    summarize_session(store, job, cfg)
     return {"job": job["id"], "status": final.get("status", "done"), "summary": summary}
+
+
+def summarize_session(store: Store, job: JobRow, cfg: Config) -> None:
+    """After a job of a captured session, (re)write the session's continuity summary
+    (`continuity/update.py`) — whether learning succeeded or not: what the session did and left
+    open doesn't depend on what was learned from it. A failure is logged, never raised: the
+    summary can't fail the job. The narrative (an LLM call, when configured) only after the
+    main agent's jobs."""
+    session_id = job.get("session_id")
+    if job.get("kind", "session") != "session" or not session_id:
+        return
+    try:
+        from ..continuity import update
+
+        update.update_session(store, session_id, cfg, time.time(), with_narrative=not job.get("agent_id"))
+    except Exception as exc:  # noqa: BLE001 — continuity must never cost a learning job
+        log.error("continuity", f"summary of session {session_id} failed: {type(exc).__name__}: {exc}")
 
 
 def drain(store: Store, project_id: int | None, lock: ProcessLock, cfg: Config, *, linger: float | None = None,

@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from .. import config as config_mod
+from .. import log
 from ..playbook.playbook import Playbook
 from ..project import Project, find_git_root, identify
 from . import trajectory as traj_mod
@@ -184,6 +185,12 @@ def learn_transcript(store: Store, path: str, project: Project | None = None, *,
                                       now=now)
         if on_turn:
             on_turn(out["turns"][-1])
+    from ..continuity import update as continuity_update  # the session's summary: `ace recent`, next SessionStart
+
+    try:
+        continuity_update.store_transcript(store, parsed, playbook.project_id, root, cfg, now or time.time())
+    except Exception as exc:  # noqa: BLE001 — a summary never fails learning
+        log.error("continuity", f"summary of {session_id} failed: {type(exc).__name__}: {exc}")
     if not out["turns"]:
         talk = sum(len(a["events"]) + len(a["messages"]) for a in parsed["agents"])
         what = describe_skips(parsed["skips"], [])

@@ -41,6 +41,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from ..errors import AceError
 from ..playbook import sections as sections_mod
 from ..store.team.db import NotFound, TeamDBError
 from ..ui import charts
@@ -69,7 +70,7 @@ FLASH = {
 Page = Callable[[Request], Response]
 
 
-class _Page(Exception):
+class _Page(AceError):
     """An answer that is a page of its own (404, 403, 400): status, title and message."""
 
     def __init__(self, status: int, title: str, message: str) -> None:

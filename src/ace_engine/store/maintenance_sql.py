@@ -114,6 +114,10 @@ class MaintenanceSQL(StoreBase):
                     " AND session_id NOT IN (SELECT session_id FROM hook_events WHERE session_id IS NOT NULL)",
                     (cutoff,),
                 ).rowcount
+                # A summary goes with its session; one of a session never captured here (`ace learn
+                # --transcript`) goes with age.
+                conn.execute("DELETE FROM session_summaries WHERE last_at < ?"
+                             " AND session_id NOT IN (SELECT session_id FROM sessions)", (cutoff,))
                 if self.live_bytes() > max_bytes:
                     candidates = self._gc_candidates(now)
                     removed["kept_running"] = conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] - len(
@@ -124,7 +128,7 @@ class MaintenanceSQL(StoreBase):
                         for table in tables:
                             removed[table] += conn.execute(
                                 f"DELETE FROM {table} WHERE session_id = ?", (session_id,)).rowcount
-                        for table in ("injections", "pins", "session_state"):
+                        for table in ("injections", "pins", "session_state", "session_summaries"):
                             conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
                         removed["sessions"] += conn.execute(
                             "DELETE FROM sessions WHERE session_id = ?", (session_id,)).rowcount

@@ -335,6 +335,28 @@ MIGRATIONS: list[tuple[str, str]] = [
         updated_at REAL
     );
     """),
+    # 8: continuity (continuity/, issue 14). One summary per session, written by the learning
+    # worker after Stop from the captured events (or by `ace learn --transcript`): `summary` the
+    # facts as JSON, `text` the same as plain lines, most important first (what SessionStart's
+    # `<ace-recent-context>` shows, cut from the end to fit). `branch`, `open_ends`, `carry` and
+    # `last_at` are copied out of the JSON so the hook picks sessions from the index alone.
+    ("session_summaries", """
+    CREATE TABLE session_summaries (
+        session_id TEXT PRIMARY KEY,
+        project_id INTEGER,
+        version INTEGER NOT NULL,          -- continuity.summarize.VERSION of the code that wrote it
+        kind TEXT NOT NULL,                -- offline / llm (an LLM narrative on top of the offline facts)
+        summary TEXT NOT NULL,             -- JSON: requests, files, failures, checks, git, left to do, turns
+        text TEXT NOT NULL,                -- plain lines, most important first
+        branch TEXT,                       -- the git branch the session worked on
+        open_ends INTEGER NOT NULL DEFAULT 0,  -- failing checks, unfinished work, uncommitted changes left
+        carry INTEGER NOT NULL DEFAULT 0,  -- 1: worth bringing back at the next session start
+        last_at REAL NOT NULL,             -- the session's last captured activity
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL
+    );
+    CREATE INDEX session_summaries_recent ON session_summaries(project_id, carry, last_at);
+    """),
 ]
 
 LATEST = len(MIGRATIONS)

@@ -1,0 +1,231 @@
+"""Register ace-engine's MCP server with Claude Code: the project's `.mcp.json` and a settings file.
+
+Contract: `install(project_root, settings_path)` merges one server named `ace` into the
+project's `.mcp.json` (`{"mcpServers": {"ace": {"type": "stdio", "command": <this Python>,
+"args": ["-I", "-m", "ace_engine.mcp_server", (--allow-writes)]}}}`) and, in the chosen
+Claude Code settings file, approves it (`enabledMcpjsonServers`, and out of
+`disabledMcpjsonServers`: installing is the user's approval) and allows its read-only tools
+(`permissions.allow`: `mcp__ace__search_lessons` …) so searching never prompts; the two writing
+tools are left to Claude Code's prompt. Everything else in both files — other servers, other
+keys, the order of keys — is kept; re-running changes nothing; a file that is not a JSON object
+is refused untouched (`SettingsError`); a backup (`*.ace-backup`) is written before a change. A
+server named `ace` that is not ours is never replaced. `uninstall` removes exactly what install
+added (and a `.mcp.json` or settings file it leaves empty). `-I`: the project's environment
+(PYTHONPATH set in its `.claude/settings.json`, modules in the project directory) never reaches
+the interpreter; `-m ace_engine.mcp_server` needs ace-engine and `mcp` installed in it — the
+Python `ace` itself runs on, as for the hooks.
+
+`install_statusline(settings_path)` sets Claude Code's `statusLine` to `ace statusline`
+(`statusline_command`: this Python, `-I -m ace_engine.integrations.statusline`, no CLI framework
+on the path of a line drawn after every message) unless the user has a status line of their own,
+which is kept; `uninstall_statusline` removes only ours.
+
+Cost: two small JSON files read and, on a change, written atomically.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import sys
+from typing import Any
+
+from ..errors import SettingsError
+from ..files import atomic_write
+
+SERVER = "ace"
+MODULE = "ace_engine.mcp_server"
+READ_TOOLS = ("search_lessons", "get_lesson", "search_history", "recent_failures")
+ALLOW = tuple(f"mcp__{SERVER}__{tool}" for tool in READ_TOOLS)
+
+
+def mcp_json_path(project_root: str) -> str:
+    return os.path.join(project_root, ".mcp.json")
+
+
+def server_entry(python: str | None = None, allow_writes: bool = False) -> dict[str, Any]:
+    return {"type": "stdio", "command": python or sys.executable,
+            "args": ["-I", "-m", MODULE] + (["--allow-writes"] if allow_writes else [])}
+
+
+def statusline_command(python: str | None = None) -> dict[str, Any]:
+    """Claude Code's `statusLine` setting for `ace statusline` (stdlib and the store: fast)."""
+    return {"type": "command",
+            "command": f"{shlex.quote(python or sys.executable)} -I -m ace_engine.integrations.statusline"}
+
+
+def is_ours(entry: object) -> bool:
+    """An MCP server entry that runs ace-engine's server (this module's, `ace mcp`, the plugin's launcher)."""
+    if not isinstance(entry, dict):
+        return False
+    args = [str(a) for a in entry.get("args") or []] if isinstance(entry.get("args"), list) else []
+    command = str(entry.get("command") or "")
+    return (MODULE in args or any(a.endswith("ace_mcp.py") for a in args)
+            or (os.path.basename(command) == "ace" and args[:1] == ["mcp"]))
+
+
+def _load(path: str, what: str) -> dict[str, Any] | None:
+    """The JSON object in `path`; None when missing; SettingsError when it can't be used."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise SettingsError(f"{path}: cannot be read ({exc.strerror}); check its permissions") from exc
+    if not raw.strip():
+        return {}
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise SettingsError(f"{path}: not valid JSON ({exc}). Nothing was changed; fix the file or move it aside, "
+                            "then re-run") from exc
+    if not isinstance(data, dict):
+        raise SettingsError(f"{path}: the top level must be a JSON object; nothing was changed")
+    for key, kind in (("mcpServers", dict), ("permissions", dict), ("enabledMcpjsonServers", list),
+                      ("disabledMcpjsonServers", list)):
+        if key in data and not isinstance(data[key], kind):
+            raise SettingsError(f'{path}: "{key}" must be a JSON {"object" if kind is dict else "list"} in {what}; '
+                                "nothing was changed")
+    allow = (data.get("permissions") or {}).get("allow")
+    if allow is not None and not isinstance(allow, list):
+        raise SettingsError(f'{path}: "permissions.allow" must be a list; nothing was changed')
+    return data
+
+
+def _write(path: str, data: dict[str, Any], existed: bool) -> str | None:
+    """Back up the current file (if any), then replace it atomically; the backup's path."""
+    backup = None
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    mode = 0o644
+    if existed:
+        backup = f"{path}.ace-backup"
+        shutil.copy2(path, backup)
+        mode = os.stat(path).st_mode & 0o777
+    atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", mode=mode)
+    return backup
+
+
+def _remove_emptied(path: str, backup: str | None) -> None:
+    """A file we emptied was ours alone: no file, no backup of only our entries."""
+    os.unlink(path)
+    if backup is not None:
+        os.unlink(backup)
+
+
+def install(project_root: str, settings_path: str, *, python: str | None = None,
+            allow_writes: bool = False) -> dict[str, Any]:
+    """Register and approve the `ace` server; see the module docstring. Both files are checked
+    before either is written."""
+    mcp_path = mcp_json_path(project_root)
+    mcp_data, settings = _load(mcp_path, ".mcp.json"), _load(settings_path, "Claude Code settings")
+    servers = dict((mcp_data or {}).get("mcpServers") or {})
+    current = servers.get(SERVER)
+    if current is not None and not is_ours(current):
+        raise SettingsError(f"{mcp_path} already has an MCP server named `{SERVER}` that is not ace-engine's; "
+                            "rename or remove it, then re-run. Nothing was changed")
+    wanted = server_entry(python, allow_writes)
+    result: dict[str, Any] = {"mcp_json": mcp_path, "settings": settings_path, "mcp_changed": False,
+                              "settings_changed": False, "backups": []}
+    if current != wanted:
+        servers[SERVER] = wanted
+        backup = _write(mcp_path, {**(mcp_data or {}), "mcpServers": servers}, mcp_data is not None)
+        result["mcp_changed"] = True
+        result["backups"] += [backup] if backup else []
+    data = dict(settings or {})
+    enabled = list(data.get("enabledMcpjsonServers") or [])
+    disabled = list(data.get("disabledMcpjsonServers") or [])
+    permissions = dict(data.get("permissions") or {})
+    allow = list(permissions.get("allow") or [])
+    changed = SERVER not in enabled or SERVER in disabled or any(rule not in allow for rule in ALLOW)
+    if changed:
+        data["enabledMcpjsonServers"] = enabled + ([SERVER] if SERVER not in enabled else [])
+        if SERVER in disabled:
+            data["disabledMcpjsonServers"] = [name for name in disabled if name != SERVER]
+        permissions["allow"] = allow + [rule for rule in ALLOW if rule not in allow]
+        data["permissions"] = permissions
+        backup = _write(settings_path, data, settings is not None)
+        result["settings_changed"] = True
+        result["backups"] += [backup] if backup else []
+    result["changed"] = result["mcp_changed"] or result["settings_changed"]
+    result["writes"] = allow_writes
+    return result
+
+
+def install_statusline(settings_path: str, *, python: str | None = None) -> dict[str, Any]:
+    """Set `statusLine` to `ace statusline` in a settings file — unless one is set already that is
+    not ours: the user's own status line is kept (`kept` says so)."""
+    settings = _load(settings_path, "Claude Code settings")
+    current = (settings or {}).get("statusLine")
+    wanted = statusline_command(python)
+    result: dict[str, Any] = {"settings": settings_path, "changed": False, "kept": None, "backup": None}
+    if current == wanted:
+        return result
+    if current is not None and not _our_statusline(current):
+        result["kept"] = current
+        return result
+    result["backup"] = _write(settings_path, {**(settings or {}), "statusLine": wanted}, settings is not None)
+    result["changed"] = True
+    return result
+
+
+def uninstall_statusline(settings_path: str) -> dict[str, Any]:
+    settings = _load(settings_path, "Claude Code settings")
+    if settings is None or not _our_statusline(settings.get("statusLine")):
+        return {"settings": settings_path, "changed": False}
+    data = {k: v for k, v in settings.items() if k != "statusLine"}
+    backup = _write(settings_path, data, True)
+    if not data:
+        _remove_emptied(settings_path, backup)
+    return {"settings": settings_path, "changed": True}
+
+
+def _our_statusline(entry: object) -> bool:
+    command = str(entry.get("command", "")).strip() if isinstance(entry, dict) else ""
+    return "ace_engine.integrations.statusline" in command or command.endswith("ace statusline")
+
+
+def uninstall(project_root: str, settings_path: str) -> dict[str, Any]:
+    """Remove exactly what `install` added (our server only; the approval and the read rules)."""
+    mcp_path = mcp_json_path(project_root)
+    mcp_data, settings = _load(mcp_path, ".mcp.json"), _load(settings_path, "Claude Code settings")
+    result: dict[str, Any] = {"mcp_json": mcp_path, "settings": settings_path, "mcp_changed": False,
+                              "settings_changed": False}
+    servers = dict((mcp_data or {}).get("mcpServers") or {})
+    if mcp_data is not None and is_ours(servers.get(SERVER)):
+        del servers[SERVER]
+        data = {**mcp_data, "mcpServers": servers}
+        if not servers:
+            del data["mcpServers"]
+        backup = _write(mcp_path, data, True)
+        if not data:
+            _remove_emptied(mcp_path, backup)
+        result["mcp_changed"] = True
+    if settings is not None:
+        data = dict(settings)
+        enabled = list(data.get("enabledMcpjsonServers") or [])
+        permissions = dict(data.get("permissions") or {})
+        allow = list(permissions.get("allow") or [])
+        if SERVER in enabled or any(rule in allow for rule in ALLOW):
+            kept = [name for name in enabled if name != SERVER]
+            if kept:
+                data["enabledMcpjsonServers"] = kept
+            else:
+                data.pop("enabledMcpjsonServers", None)
+            kept_allow = [rule for rule in allow if rule not in ALLOW]
+            if kept_allow:
+                permissions["allow"] = kept_allow
+            else:
+                permissions.pop("allow", None)
+            if permissions:
+                data["permissions"] = permissions
+            else:
+                data.pop("permissions", None)
+            backup = _write(settings_path, data, True)
+            if not data:
+                _remove_emptied(settings_path, backup)
+            result["settings_changed"] = True
+    result["changed"] = result["mcp_changed"] or result["settings_changed"]
+    return result
