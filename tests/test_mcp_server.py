@@ -36,7 +36,7 @@ from ace_engine.store.sqlite import SQLiteStore  # noqa: E402
 from learnutil import Session  # noqa: E402
 
 # `ace mcp` as a process: the click command itself (`cli/mcp_cmd.py`), run the way `ace` runs it.
-SERVER = [sys.executable, "-c", "import sys; from ace_engine.cli.mcp_cmd import mcp; mcp(sys.argv[1:], prog_name='ace mcp')"]
+SERVER = [sys.executable, "-m", "ace_engine.cli", "mcp"]  # the real `ace mcp`
 READ_TOOLS = ["search_lessons", "get_lesson", "search_history", "recent_failures"]
 WRITE_TOOLS = ["mark_lesson", "propose_lesson"]
 SESSION_ID = "sess-mcp-test"
