@@ -72,10 +72,11 @@ def load(path: str) -> dict | None:
     return data
 
 
-def _write(path: str, data: dict, existed: bool) -> str | None:
-    """Back up the current file (if any), then replace it atomically. Returns the backup path."""
+def write(path: str, data: dict, existed: bool) -> str | None:
+    """Back up the current file (if any), then replace it atomically. Returns the backup path.
+    (Also how `mcp_config` writes `.mcp.json` and the settings keys it owns.)"""
     backup = None
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     mode = 0o644
     if existed:
         backup = f"{path}.ace-backup"
@@ -139,7 +140,7 @@ def install(path: str, python: str | None = None) -> dict:
     if not changed_events:
         return {"path": path, "changed": False, "events": [], "backup": None}
     data["hooks"] = hooks
-    backup = _write(path, data, existed)
+    backup = write(path, data, existed)
     return {"path": path, "changed": True, "events": changed_events, "backup": backup}
 
 
@@ -166,7 +167,7 @@ def uninstall(path: str) -> dict:
         data["hooks"] = hooks
     else:
         data.pop("hooks", None)
-    backup = _write(path, data, True)
+    backup = write(path, data, True)
     if not data:
         # Nothing but our hooks was in it: we created it, so leave nothing behind — not the file,
         # not its backup (which holds only our hooks too), not a `.claude` folder left empty.

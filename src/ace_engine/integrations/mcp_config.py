@@ -25,15 +25,13 @@ Cost: two small JSON files read and, on a change, written atomically.
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
-import shutil
 import sys
 from typing import Any
 
 from ..errors import SettingsError
-from ..files import atomic_write
+from . import claude_settings
 
 SERVER = "ace"
 MODULE = "ace_engine.mcp_server"
@@ -67,23 +65,11 @@ def is_ours(entry: object) -> bool:
 
 
 def _load(path: str, what: str) -> dict[str, Any] | None:
-    """The JSON object in `path`; None when missing; SettingsError when it can't be used."""
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-    except FileNotFoundError:
+    """The JSON object in `path` (read as Claude Code's settings are: `claude_settings.load`); None
+    when missing; SettingsError when it, or one of the keys this module changes, can't be used."""
+    data = claude_settings.load(path)
+    if data is None:
         return None
-    except OSError as exc:
-        raise SettingsError(f"{path}: cannot be read ({exc.strerror}); check its permissions") from exc
-    if not raw.strip():
-        return {}
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise SettingsError(f"{path}: not valid JSON ({exc}). Nothing was changed; fix the file or move it aside, "
-                            "then re-run") from exc
-    if not isinstance(data, dict):
-        raise SettingsError(f"{path}: the top level must be a JSON object; nothing was changed")
     for key, kind in (("mcpServers", dict), ("permissions", dict), ("enabledMcpjsonServers", list),
                       ("disabledMcpjsonServers", list)):
         if key in data and not isinstance(data[key], kind):
@@ -93,19 +79,6 @@ def _load(path: str, what: str) -> dict[str, Any] | None:
     if allow is not None and not isinstance(allow, list):
         raise SettingsError(f'{path}: "permissions.allow" must be a list; nothing was changed')
     return data
-
-
-def _write(path: str, data: dict[str, Any], existed: bool) -> str | None:
-    """Back up the current file (if any), then replace it atomically; the backup's path."""
-    backup = None
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    mode = 0o644
-    if existed:
-        backup = f"{path}.ace-backup"
-        shutil.copy2(path, backup)
-        mode = os.stat(path).st_mode & 0o777
-    atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", mode=mode)
-    return backup
 
 
 def _remove_emptied(path: str, backup: str | None) -> None:
@@ -131,7 +104,7 @@ def install(project_root: str, settings_path: str, *, python: str | None = None,
                               "settings_changed": False, "backups": []}
     if current != wanted:
         servers[SERVER] = wanted
-        backup = _write(mcp_path, {**(mcp_data or {}), "mcpServers": servers}, mcp_data is not None)
+        backup = claude_settings.write(mcp_path, {**(mcp_data or {}), "mcpServers": servers}, mcp_data is not None)
         result["mcp_changed"] = True
         result["backups"] += [backup] if backup else []
     data = dict(settings or {})
@@ -146,7 +119,7 @@ def install(project_root: str, settings_path: str, *, python: str | None = None,
             data["disabledMcpjsonServers"] = [name for name in disabled if name != SERVER]
         permissions["allow"] = allow + [rule for rule in ALLOW if rule not in allow]
         data["permissions"] = permissions
-        backup = _write(settings_path, data, settings is not None)
+        backup = claude_settings.write(settings_path, data, settings is not None)
         result["settings_changed"] = True
         result["backups"] += [backup] if backup else []
     result["changed"] = result["mcp_changed"] or result["settings_changed"]
@@ -166,7 +139,8 @@ def install_statusline(settings_path: str, *, python: str | None = None) -> dict
     if current is not None and not _our_statusline(current):
         result["kept"] = current
         return result
-    result["backup"] = _write(settings_path, {**(settings or {}), "statusLine": wanted}, settings is not None)
+    result["backup"] = claude_settings.write(settings_path, {**(settings or {}), "statusLine": wanted},
+                                             settings is not None)
     result["changed"] = True
     return result
 
@@ -176,7 +150,7 @@ def uninstall_statusline(settings_path: str) -> dict[str, Any]:
     if settings is None or not _our_statusline(settings.get("statusLine")):
         return {"settings": settings_path, "changed": False}
     data = {k: v for k, v in settings.items() if k != "statusLine"}
-    backup = _write(settings_path, data, True)
+    backup = claude_settings.write(settings_path, data, True)
     if not data:
         _remove_emptied(settings_path, backup)
     return {"settings": settings_path, "changed": True}
@@ -199,7 +173,7 @@ def uninstall(project_root: str, settings_path: str) -> dict[str, Any]:
         data = {**mcp_data, "mcpServers": servers}
         if not servers:
             del data["mcpServers"]
-        backup = _write(mcp_path, data, True)
+        backup = claude_settings.write(mcp_path, data, True)
         if not data:
             _remove_emptied(mcp_path, backup)
         result["mcp_changed"] = True
@@ -223,7 +197,7 @@ def uninstall(project_root: str, settings_path: str) -> dict[str, Any]:
                 data["permissions"] = permissions
             else:
                 data.pop("permissions", None)
-            backup = _write(settings_path, data, True)
+            backup = claude_settings.write(settings_path, data, True)
             if not data:
                 _remove_emptied(settings_path, backup)
             result["settings_changed"] = True
