@@ -388,7 +388,7 @@ def test_prompts_of_common_words_only_skip_bm25_but_keep_the_best_match(store, g
     """When even the kept terms match `BM25_MATCHES` bullets or more, BM25 over all of them would
     cost milliseconds per thousand: the bullets with every term come first (newest first), then a
     few of the newest with any term; scope and status still apply."""
-    from ace_engine.retrieval import search as search_mod
+    from ace_engine.retrieval import lexical
 
     playbook = Playbook(store, identify(str(git_project)))
     other = Playbook(store, Project(str(tmp_path / "other"), None))
@@ -399,12 +399,12 @@ def test_prompts_of_common_words_only_skip_bm25_but_keep_the_best_match(store, g
                           now=NOW - i * DAY)[0]
              for i, word in enumerate(["Celery", "retry", "timeout"] * 4)]
     pid = playbook.project_id
-    terms = search_mod._terms(store, q.parse("celery retry timeout"))
+    terms = lexical.terms(store, q.parse("celery retry timeout"))
     assert len(terms) == 3
-    ranked = search_mod._lexical_candidates(store, terms, pid, True, 8)
+    ranked = lexical.candidates(store, terms, pid, True, 8)
     assert ranked[0]["id"] == best["id"] and len(ranked) == 8  # BM25: every match ranked
-    monkeypatch.setattr(search_mod, "BM25_MATCHES", 5)
-    cheap = search_mod._lexical_candidates(store, terms, pid, True, 8)
+    monkeypatch.setattr(lexical, "BM25_MATCHES", 5)
+    cheap = lexical.candidates(store, terms, pid, True, 8)
     assert cheap[0]["id"] == best["id"] and len(cheap) == 4  # the AND match, then 3 of the newest
     assert [b["id"] for b in cheap[1:]] == [b["id"] for b in store.fts_candidates(
         " OR ".join(terms), pid, limit=3, order="newest") if b["id"] != best["id"]][:3]

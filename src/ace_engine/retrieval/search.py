@@ -38,7 +38,7 @@ import time
 from .. import log
 from ..config import DEFAULTS
 from ..playbook.domains import GENERIC, path_words, words_match
-from . import general
+from . import general, lexical
 from . import query as query_mod
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: hooks import this module and must not load `typing`
@@ -71,11 +71,6 @@ BOTH = 0.3
 BM25_DAMPING = 16.0
 # A query concept no candidate contains weighs this much of the rarest concept's weight.
 UNKNOWN_CONCEPT_WEIGHT = 0.8
-# A search term found in this many bullets or more is "common": see `_terms`.
-COMMON_TERM_DOCS = 250
-# Kept terms matching this many bullets or more are not ranked by BM25 (see `_lexical_candidates`):
-# 1,000 matches cost about 2 ms; 3,750 cost 9 ms on the hooks bench's playbook.
-BM25_MATCHES = 1000
 
 _abbreviation_cache: dict[str, dict[str, tuple[str, ...]]] = {}
 
@@ -205,53 +200,6 @@ def _domain_filter(bullets: list[Bullet], allowed: Iterable[str] | None,
     return bullets
 
 
-def _terms(store: PlaybookStore, q: query_mod.Query) -> list[str]:
-    """The FTS5 terms for a query (to be OR-ed), lean enough to stay fast on a large playbook.
-
-    BM25 is computed for every bullet that matches any term, so a term found in hundreds of
-    bullets ("test", "error") makes the search slow and adds little to the ranking (its IDF is
-    low; the re-ranker still counts it through `coverage`). Terms matching `COMMON_TERM_DOCS`
-    bullets or more are left out as long as two rarer ones remain (else the three least common
-    are kept); terms matching nothing are replaced by their prefix fallback when it matches.
-    Counting is capped, so it costs well under a millisecond at 10k bullets.
-    """
-    pairs = query_mod.fts_terms(q)
-    if not pairs:
-        return []
-    terms = [term for term, _ in pairs]
-    counts = list(store.fts_doc_counts(terms, COMMON_TERM_DOCS))
-    fallbacks = list(dict.fromkeys(fb for (_, fb), n in zip(pairs, counts, strict=True)
-                                   if n == 0 and fb and fb not in terms))
-    if fallbacks:
-        terms += fallbacks
-        counts += store.fts_doc_counts(fallbacks, COMMON_TERM_DOCS)
-    found = sorted(((n, i) for i, n in enumerate(counts) if n > 0))
-    rare = [i for n, i in found if n < COMMON_TERM_DOCS]
-    keep = rare if len(rare) >= 2 else sorted(set(rare) | {i for _, i in found[:3]})
-    return [terms[i] for i in sorted(keep)]
-
-
-def _lexical_candidates(store: PlaybookStore, terms: list[str], project_id: int | None,
-                        include_global: bool, wanted: int) -> list[Bullet]:
-    """The bullets matching `terms`, best BM25 first, unless even the kept terms match
-    `BM25_MATCHES` bullets or more (a prompt of common words only, on a large playbook): BM25
-    over all of them would cost milliseconds per thousand and tell little apart. Then the newest
-    bullets with every term come first (up to `wanted`), then the newest with any, up to half of
-    `wanted`: an arbitrary slice of thousands, each costing a cosine and a scoring, while the
-    semantic pass brings the lessons nearest in meaning anyway. The re-ranker orders them all."""
-    expression = " OR ".join(terms)
-    if store.fts_doc_counts([expression], BM25_MATCHES)[0] < BM25_MATCHES:
-        return store.fts_candidates(expression, project_id, include_global=include_global, limit=wanted)
-    found = store.fts_candidates(" AND ".join(terms), project_id, include_global=include_global, limit=wanted,
-                                 order="newest") if len(terms) > 1 else []
-    room = wanted // 2 - len(found)
-    if room > 0:
-        seen = {b["id"] for b in found}
-        found += [b for b in store.fts_candidates(expression, project_id, include_global=include_global,
-                                                  limit=room + len(seen), order="newest") if b["id"] not in seen][:room]
-    return found
-
-
 def _semantic_wanted(mode: str, cfg: Settings | None) -> bool:
     if mode in ("semantic", "hybrid"):
         return True
@@ -293,9 +241,9 @@ def search(store: PlaybookStore, project_id: int | None, query: object, *, k: in
     candidates: list[Bullet] = []
     terms: list[str] = []
     try:
-        terms = _terms(store, q)
+        terms = lexical.terms(store, q)
         if terms:
-            candidates = _lexical_candidates(store, terms, project_id, include_global, wanted)
+            candidates = lexical.candidates(store, terms, project_id, include_global, wanted)
     except Exception as exc:  # noqa: BLE001 — a search must never break its caller
         log.error("retrieval", f"full-text search failed for {' OR '.join(terms)[:200]!r}: {type(exc).__name__}: {exc}")
         candidates = []
