@@ -36,24 +36,22 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
-from urllib.parse import parse_qsl, quote
+from urllib.parse import quote
 
 from starlette.concurrency import run_in_threadpool
 
-# One implementation of the same-origin rule, the body reading and the answers' headers for both
-# dashboards (the local `ace ui` and this one).
+# One implementation of the form rules (same origin, size, encoding, CSRF) and the answers'
+# headers for both dashboards (the local `ace ui` and this one).
 from ..ui.auth import (
     SECURITY_HEADERS,
     ASGIApp,
     Receive,
     Scope,
     Send,
+    checked_form,
     cookie_value,
     plain,
-    read_body,
     replay_body,
-    same_origin,
-    same_secret,
     secured,
 )
 from .auth import Principal
@@ -236,26 +234,11 @@ class Guard:
         if method != "POST":
             await self.app(scope, receive, secured(send))
             return
-        if not same_origin(headers, f"{scope.get('scheme', 'http')}://{headers.get('host', '').strip().lower()}"):
-            await plain(send, 403, CROSS_ORIGIN)
+        csrf = session.csrf if session is not None and not signing_in else None  # a sign-in has no session yet
+        checked = await checked_form(scope, receive, send, headers, csrf, MAX_FORM_BYTES, CROSS_ORIGIN)
+        if checked is None:
             return
-        body = await read_body(receive, MAX_FORM_BYTES)
-        if body is None:
-            await plain(send, 413, "413 Payload Too Large: a form of this dashboard is small.\n")
-            return
-        kind = headers.get("content-type", "").split(";")[0].strip().lower()
-        if body and kind != "application/x-www-form-urlencoded":
-            await plain(send, 415, "415 Unsupported Media Type: send a url-encoded form.\n")
-            return
-        try:
-            form = dict(parse_qsl(body.decode("utf-8"), keep_blank_values=True))
-        except UnicodeDecodeError:
-            await plain(send, 400, "400 Bad Request: the form is not UTF-8.\n")
-            return
-        if session is not None and not signing_in and not (
-                same_secret(form.get("csrf"), session.csrf) or same_secret(headers.get("x-csrf-token"), session.csrf)):
-            await plain(send, 403, "403 Forbidden: the form's CSRF token is missing or stale; reload the page.\n")
-            return
+        form, body = checked
         scope["state"]["form"] = form
         await self.app(scope, replay_body(body), secured(send))
 

@@ -121,27 +121,43 @@ class Guard:
             await plain(send, 405, "405 Method Not Allowed: pages are read with GET and changed with POST.\n",
                          [(b"allow", b"GET, HEAD, POST")])
             return
-        if not same_origin(headers, f"{scope.get('scheme', 'http')}://{host.strip().lower()}"):
-            await plain(send, 403, "403 Forbidden: a change must come from this dashboard's own pages.\n")
+        checked = await checked_form(scope, receive, send, headers, self.csrf, MAX_FORM_BYTES,
+                                     "403 Forbidden: a change must come from this dashboard's own pages.\n")
+        if checked is None:
             return
-        body = await read_body(receive, MAX_FORM_BYTES)
-        if body is None:
-            await plain(send, 413, "413 Payload Too Large: a form of this dashboard is small.\n")
-            return
-        kind = headers.get("content-type", "").split(";")[0].strip().lower()
-        if body and kind != "application/x-www-form-urlencoded":
-            await plain(send, 415, "415 Unsupported Media Type: send a url-encoded form.\n")
-            return
-        try:
-            form = dict(parse_qsl(body.decode("utf-8"), keep_blank_values=True, strict_parsing=False))
-        except UnicodeDecodeError:
-            await plain(send, 400, "400 Bad Request: the form is not UTF-8.\n")
-            return
-        if not (same_secret(form.get("csrf"), self.csrf) or same_secret(headers.get("x-csrf-token"), self.csrf)):
-            await plain(send, 403, "403 Forbidden: the form's CSRF token is missing or stale; reload the page.\n")
-            return
+        form, body = checked
         scope.setdefault("state", {})["form"] = form
         await self.app(scope, replay_body(body), secured(send))
+
+
+async def checked_form(scope: Scope, receive: Receive, send: Send, headers: dict[str, str], csrf: str | None,
+                       limit: int, cross_origin: str) -> tuple[dict[str, str], bytes] | None:
+    """A POSTed form after the rules every change on either dashboard obeys (this one and the team
+    server's), in order: from this origin (403 `cross_origin`), at most `limit` bytes (413),
+    url-encoded (415), UTF-8 (400), carrying the CSRF token `csrf` in the form or the
+    X-CSRF-Token header (403; `csrf` None: no token is due yet, e.g. a sign-in form). Returns
+    (form, raw body), or None when refused — the answer is sent."""
+    own = f"{scope.get('scheme', 'http')}://{headers.get('host', '').strip().lower()}"
+    if not same_origin(headers, own):
+        await plain(send, 403, cross_origin)
+        return None
+    body = await read_body(receive, limit)
+    if body is None:
+        await plain(send, 413, "413 Payload Too Large: a form of this dashboard is small.\n")
+        return None
+    kind = headers.get("content-type", "").split(";")[0].strip().lower()
+    if body and kind != "application/x-www-form-urlencoded":
+        await plain(send, 415, "415 Unsupported Media Type: send a url-encoded form.\n")
+        return None
+    try:
+        form = dict(parse_qsl(body.decode("utf-8"), keep_blank_values=True))
+    except UnicodeDecodeError:
+        await plain(send, 400, "400 Bad Request: the form is not UTF-8.\n")
+        return None
+    if csrf is not None and not (same_secret(form.get("csrf"), csrf) or same_secret(headers.get("x-csrf-token"), csrf)):
+        await plain(send, 403, "403 Forbidden: the form's CSRF token is missing or stale; reload the page.\n")
+        return None
+    return form, body
 
 
 def same_origin(headers: dict[str, str], own: str) -> bool:
