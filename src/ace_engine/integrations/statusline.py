@@ -23,6 +23,7 @@ import time
 from typing import Any, TextIO
 
 from .. import paths
+from ..escape import one_line
 from ..hooks import health
 from ..project import identify
 from ..store._base import StoreError, sqlite3
@@ -97,7 +98,7 @@ def main(stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
         text = status_line(_payload(raw))
     except Exception as exc:  # noqa: BLE001 — a status line must print something and exit 0
         text = f"ace ⚠ {type(exc).__name__}"
-    stdout.write(text + "\n")
+    stdout.write(one_line(text) + "\n")  # one line, no terminal controls, whatever a cause string holds
     stdout.flush()
     return 0
 
