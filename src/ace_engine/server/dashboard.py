@@ -47,6 +47,7 @@ from ..store.team.db import NotFound, TeamDBError
 from ..ui import charts
 from ..ui.app import HERE as UI_HERE
 from ..ui.app import load_static, static_route, template_env
+from ..ui.web import int_param, text_param
 from . import dashboard_auth
 from .auth import ApiError, Authenticator, Principal, require_scope, resolve_project, scope_allows
 from .limits import RateLimiter
@@ -203,18 +204,6 @@ class _Pages:
                            purl=f"{self.prefix}/p/{quote(overview['name'], safe='')}",
                            review_count=overview["lessons"]["quarantined"] if admin else 0, **context)
 
-    @staticmethod
-    def text_param(request: Request, name: str, limit: int = 200) -> str:
-        return " ".join(request.query_params.get(name, "").split())[:limit]
-
-    @staticmethod
-    def int_param(request: Request, name: str, default: int, low: int, high: int) -> int:
-        try:
-            value = int(request.query_params.get(name, default))
-        except ValueError:
-            return default
-        return max(low, min(high, value))
-
     # -- sign-in --------------------------------------------------------------------------------------
 
     def home(self, request: Request) -> Response:
@@ -272,13 +261,13 @@ class _Pages:
         admin = scope_allows(principal.scope, "admin")
         statuses = ALL_STATUSES if admin else PUBLIC_STATUSES
         sections = self.db.sections(int(project["id"]), statuses, published_only=not admin)
-        params = {"q": self.text_param(request, "q"), "status": self.text_param(request, "status", 20),
-                  "section": self.text_param(request, "section", 100)}
+        params = {"q": text_param(request, "q", 200), "status": text_param(request, "status", 20),
+                  "section": text_param(request, "section", 100)}
         if params["status"] not in statuses:
             params["status"] = ""
         if params["section"] not in {s["section"] for s in sections}:
             params["section"] = ""
-        page = self.int_param(request, "page", 1, 1, 1_000_000)
+        page = int_param(request, "page", 1, 1, 1_000_000)
         found = self.db.lesson_page(int(project["id"]), statuses=statuses, status=params["status"] or None,
                                     section=params["section"] or None, query=params["q"],
                                     published_only=not admin, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE)
@@ -325,7 +314,7 @@ class _Pages:
 
     def stats(self, request: Request) -> Response:
         principal, project, overview = self.project(request, "read")
-        days = self.int_param(request, "days", 30, 1, 365)
+        days = int_param(request, "days", 30, 1, 365)
         days = min(WINDOWS, key=lambda w: abs(w - days))
         found = self.db.stats(int(project["id"]), days, self.now())
         periods = found["periods"]
