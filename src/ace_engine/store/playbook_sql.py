@@ -30,6 +30,25 @@ BULLET_COLUMNS = (
 _SELECT = "SELECT b.rowid AS rowid, " + ", ".join(f"b.{c}" for c in BULLET_COLUMNS) + " FROM bullets b"
 
 
+def filter_clauses(statuses: Sequence[str] | None, section: str | None,
+                   domain: str | None) -> tuple[list[str], tuple[Any, ...]]:
+    """The WHERE clauses (and their parameters) of a lesson listing filtered by status, section and
+    domain — `list_bullets` and the dashboard's pages (`views_sql`) filter the same way. A domain
+    matches whole (its LIKE wildcards escaped: `python_x` does not match `python-x`)."""
+    clauses: list[str] = []
+    params: tuple[Any, ...] = ()
+    if statuses:
+        clauses.append(f"b.status IN ({','.join('?' * len(statuses))})")
+        params += tuple(statuses)
+    if section:
+        clauses.append("b.section = ?")
+        params += (section,)
+    if domain:
+        clauses.append("(' ' || b.domains || ' ') LIKE ? ESCAPE '\\'")
+        params += ("% " + domain.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + " %",)
+    return clauses, params
+
+
 _MISSING_VECTOR = ("LEFT JOIN bullet_vectors v ON v.bullet_id = b.id AND v.model = ? AND v.content_key = b.content_key"
                    " WHERE b.status IN ('active', 'candidate') AND v.bullet_id IS NULL")
 
@@ -118,16 +137,8 @@ class PlaybookSQL(StoreBase):
             rows.sort(key=lambda b: (-b["confidence"], -(b["helpful"] + 3 * b["helpful_explicit"]), -b["updated_at"]))
             return rows[:limit]
         where, params = self._scope(project_id, include_global)
-        clauses = [where]
-        if statuses:
-            clauses.append(f"b.status IN ({','.join('?' * len(statuses))})")
-            params += tuple(statuses)
-        if section:
-            clauses.append("b.section = ?")
-            params += (section,)
-        if domain:
-            clauses.append("(' ' || b.domains || ' ') LIKE ?")
-            params += (f"% {domain} %",)
+        more, more_params = filter_clauses(statuses, section, domain)
+        clauses, params = [where, *more], params + more_params
         if min_helpful:
             clauses.append("(b.helpful + b.helpful_explicit) >= ?")
             params += (min_helpful,)

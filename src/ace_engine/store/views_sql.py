@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 
 from ._base import StoreBase
-from .playbook_sql import BULLET_COLUMNS, _bullet
+from .playbook_sql import BULLET_COLUMNS, _bullet, filter_clauses
 from .sqlite import SQLiteStore
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the store's modules keep `typing` off the hook path
@@ -73,17 +73,9 @@ class ViewsSQL(StoreBase):
                     order: str = "value", limit: int = 50, offset: int = 0) -> tuple[list[BulletRow], int]:
         """One page of lessons filtered by scope, status, section and domain, and how many match."""
         where, params = _scope(project_id, every_scope)
-        clauses = [where]
-        if statuses:
-            clauses.append(f"b.status IN ({','.join('?' * len(statuses))})")
-            params += tuple(statuses)
-        if section:
-            clauses.append("b.section = ?")
-            params += (section,)
-        if domain:
-            clauses.append("(' ' || b.domains || ' ') LIKE ? ESCAPE '\\'")
-            params += ("% " + domain.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + " %",)
-        sql_where = " AND ".join(clauses)
+        more, more_params = filter_clauses(statuses, section, domain)
+        params += more_params
+        sql_where = " AND ".join([where, *more])
         total = int(self.conn.execute(f"SELECT COUNT(*) FROM bullets b WHERE {sql_where}", params).fetchone()[0])
         rows = self._rows(f"{_LESSON} WHERE {sql_where} ORDER BY {_ORDERS.get(order, _ORDERS['value'])}"
                           " LIMIT ? OFFSET ?", params + (_limit(limit), max(0, int(offset))))
