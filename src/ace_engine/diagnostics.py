@@ -84,32 +84,33 @@ class Check:
 def generated_command(command: str) -> bool:
     """True when `command` is exactly what `ace install` writes for this installation (this
     interpreter, this package's launcher) for one of the events."""
-    return any(command == claude_settings.hook_command(event) for event in EVENTS)
+    parsed = claude_settings.parse_hook_command(command)
+    return parsed is not None and parsed.python == sys.executable
 
 
 def probe_hook_command(command: str) -> str | None:
-    """Run an installed hook command for real (a PermissionRequest for `ace status`, against a
-    throw-away store) and check its answer. None when it works; else the reason.
+    """Run an installed hook command for real (a PermissionRequest for `ace clear --confirm`,
+    against a throw-away store) and check its answer: a denial, whatever PATH holds (an `allow`
+    would depend on which `ace` PATH finds). None when it works; else the reason.
 
     Only a command `ace install` generated for this installation is ever run: settings files
     (a repository's `.claude/settings.json` above all) are not ours, and a command that merely
     looks like ours could be anything. Any other command is refused here without running it."""
     import json
-    import shlex
     import tempfile
 
-    if not generated_command(command):
+    parsed = claude_settings.parse_hook_command(command)
+    if parsed is None or parsed.python != sys.executable:
         return f"not ace-engine's command for this installation, not run: {command[:200]!r}"
-    argv = shlex.split(command)  # our own quoting: always parses
-    if not os.path.isfile(argv[0]) or not os.access(argv[0], os.X_OK):
-        return f"interpreter {argv[0]} does not exist or is not executable"
-    if not os.path.isfile(argv[1]):
-        return f"hook launcher {argv[1]} does not exist (was ace-engine moved or uninstalled?)"
+    if not os.path.isfile(parsed.python) or not os.access(parsed.python, os.X_OK):
+        return f"interpreter {parsed.python} does not exist or is not executable"
+    if not os.path.isfile(claude_settings.LAUNCHER):
+        return f"hook launcher {claude_settings.LAUNCHER} does not exist (was ace-engine moved or uninstalled?)"
     payload = {"hook_event_name": "PermissionRequest", "session_id": "ace-doctor", "cwd": os.getcwd(),
-               "tool_name": "Bash", "tool_input": {"command": "ace status"}}
+               "tool_name": "Bash", "tool_input": {"command": "ace clear --confirm"}}
     with tempfile.TemporaryDirectory(prefix="ace-doctor-") as home:
         try:
-            proc = subprocess.run(argv[:-1] + ["PermissionRequest"], input=json.dumps(payload), cwd=home,
+            proc = subprocess.run(parsed._replace(event="PermissionRequest").argv, input=json.dumps(payload), cwd=home,
                                   capture_output=True, text=True, timeout=20, env={**os.environ, "ACE_HOME": home})
         except (OSError, subprocess.TimeoutExpired) as exc:
             return f"hook command failed to run: {exc}"
@@ -117,7 +118,7 @@ def probe_hook_command(command: str) -> str | None:
         behavior = json.loads(proc.stdout)["hookSpecificOutput"]["decision"]["behavior"]
     except (ValueError, KeyError, TypeError):
         behavior = None
-    if proc.returncode != 0 or behavior != "allow":
+    if proc.returncode != 0 or behavior != "deny":
         return f"hook command answered wrongly (exit {proc.returncode}): {(proc.stdout + proc.stderr).strip()[:200]}"
     return None
 

@@ -11,6 +11,7 @@ import re
 import shlex
 import shutil
 import sys
+from typing import NamedTuple
 
 from ..errors import SettingsError
 from ..files import atomic_write
@@ -30,11 +31,42 @@ def settings_path(scope: str, project_root: str) -> str:
     return os.path.join(project_root, ".claude", name)
 
 
+def hook_argv(event: str, python: str | None = None) -> list[str]:
+    """The one definition of an installed hook: `[python, "-I", LAUNCHER, event]`.
+
+    `-I` (isolated): a repository's `.claude/settings.json` may set `env` for the session, and
+    PYTHONPATH / PYTHONHOME / PYTHONSTARTUP there must not reach our interpreter; the launcher
+    puts the package on sys.path itself."""
+    return [python or sys.executable, "-I", LAUNCHER, event]
+
+
 def hook_command(event: str, python: str | None = None) -> str:
-    # `-I` (isolated): a repository's `.claude/settings.json` may set `env` for the session, and
-    # PYTHONPATH / PYTHONHOME / PYTHONSTARTUP there must not reach our interpreter; the launcher
-    # puts the package on sys.path itself.
-    return f"{shlex.quote(python or sys.executable)} -I {shlex.quote(LAUNCHER)} {event}"
+    """`hook_argv` as the shell line written into the settings file."""
+    return shlex.join(hook_argv(event, python))
+
+
+class HookCommand(NamedTuple):
+    """An installed hook command read back by `parse_hook_command`."""
+
+    python: str  # the interpreter it runs
+    event: str
+
+    @property
+    def argv(self) -> list[str]:
+        return hook_argv(self.event, self.python)
+
+
+def parse_hook_command(command: str) -> HookCommand | None:
+    """The inverse of `hook_command`: its interpreter and event when `command` is exactly what
+    `ace install` writes (this package's launcher, one of the events, any interpreter), else None.
+    Whether that interpreter may be run is the caller's decision."""
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        return None
+    if len(argv) != 4 or argv[3] not in EVENTS or command != hook_command(argv[3], argv[0]):
+        return None
+    return HookCommand(argv[0], argv[3])
 
 
 def is_ours(handler: object) -> bool:
