@@ -26,11 +26,21 @@ The files live in a repository, which is untrusted: every target is resolved (sy
 file and in its parent directories) and must stay inside the project root, else `SyncError` and
 nothing at all is written — a committed `CLAUDE.md -> ../../.bashrc` or `.github ->
 ~/.config/autostart` cannot make `ace sync` (or `--remove`) touch a file outside the project.
+Inside the project, `ace sync` still writes only into a regular file it creates or a plain
+Markdown file of the work tree (issue 20): never under a `.git` directory (a committed `AGENTS.md ->
+.git/config` would break git), never into an executable file (`CLAUDE.md -> .git/hooks/post-checkout`,
+or a `CLAUDE.md` with an execute bit: Markdown in a script runs its backticks), and a symlink only
+when its target is a Markdown file (`*.md`, `*.markdown`) of the work tree. The file is opened with
+O_NOFOLLOW and checked after the open (regular, no execute bit); just before the write the path
+must still be that file (same device and inode), and the write is a temp file + rename in its
+directory (`files.atomic_write`). Any refusal is a `SyncError` that names the file, the problem
+and the fix, and nothing at all is written.
 Lesson text is escaped for Markdown (`escape.markdown`): no HTML comment (so no fake marker), no
 tag, no line break, no conversation turn.
 """
 
 import os
+import stat
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -141,14 +151,56 @@ def without_section(text: str, name: str = "the file") -> str:
 # -- the files --------------------------------------------------------------------------------------
 
 
-def _read(path: str) -> str | None:
+_MARKDOWN = (".md", ".markdown")
+_EXECUTABLE = stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH
+_FIX = ("`ace sync` writes only plain Markdown files of the work tree: replace it with a regular, non-executable "
+        "Markdown file (or remove it), then re-run")
+
+
+def _read(path: str, shown: str) -> tuple[str | None, tuple[int, int] | None]:
+    """(the text, (device, inode)) of the real file `path`; (None, None) when it is missing.
+    Opened without following a symlink (the path is already resolved: a link here now is a swap)
+    and checked after the open, so what is read is what was checked."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    flags |= getattr(os, "O_NONBLOCK", 0)  # a FIFO planted at the name must not hang the open
     try:
-        with open(path, "rb") as fh:
-            return fh.read().decode(*_ENCODING)
+        fd = os.open(path, flags)
     except FileNotFoundError:
-        return None
+        return None, None
     except OSError as exc:
-        raise SyncError(f"{path}: cannot be read ({exc.strerror}); check its permissions") from exc
+        if os.path.islink(path):
+            raise SyncError(f"{shown}: was replaced by a symlink while `ace sync` ran; nothing was written. "
+                            "Re-run when nothing else changes the file") from exc
+        raise SyncError(f"{shown}: cannot be read ({exc.strerror}); check its permissions") from exc
+    with open(fd, "rb", closefd=True) as fh:
+        info = os.fstat(fh.fileno())
+        _check_file(info, shown)
+        return fh.read().decode(*_ENCODING), (info.st_dev, info.st_ino)
+
+
+def _check_file(info: os.stat_result, shown: str) -> None:
+    if not stat.S_ISREG(info.st_mode):
+        raise SyncError(f"{shown}: exists but is not a regular file; nothing was written. Move it aside, then re-run")
+    if info.st_mode & _EXECUTABLE:
+        raise SyncError(f"{shown}: is an executable file, not plain Markdown; nothing was written. {_FIX}")
+
+
+def _git_part(rel: str) -> bool:
+    """Does a path relative to the work tree go through a `.git` directory (or file)? Compared
+    without case: on a case-insensitive file system `.GIT/config` is git's own config."""
+    return any(part.lower() == ".git" for part in rel.replace("\\", "/").split("/"))
+
+
+def allowed(root: str, rel: str, real: str) -> None:
+    """SyncError unless target `rel` (resolved to `real`, already inside the project) may be
+    written: not under `.git`, and a symlinked target must lead to a Markdown file."""
+    real_root = os.path.realpath(root)
+    inner = os.path.relpath(real, real_root)
+    if _git_part(inner):
+        raise SyncError(f"{rel}: leads into the git directory ({inner}) through a symlink; nothing was written. {_FIX}")
+    linked = real != os.path.join(real_root, *rel.split("/"))
+    if linked and not real.lower().endswith(_MARKDOWN):
+        raise SyncError(f"{rel}: is a symlink to {inner}, which is not a Markdown file; nothing was written. {_FIX}")
 
 
 def _inside(path: str, root: str) -> bool:
@@ -171,7 +223,8 @@ def contained(root: str, rel: str) -> str:
 def plan(root: str, bullets: Sequence[Mapping[str, Any]], *, remove: bool = False,
          targets: Sequence[str] = TARGETS) -> list[dict]:
     """What `sync` would do to each target, computed without writing anything:
-    [{"file" (relative), "path" (real path), "action", "reason"?, "text"? (the new content)}],
+    [{"file" (relative), "path" (real path), "action", "reason"?, "text"? (the new content),
+    "_id"? ((device, inode) of the file read, None when missing: `sync` checks it again)}],
     action one of created / updated / unchanged / removed / deleted / absent / skipped.
     SyncError (naming the file) when any target can't be changed safely."""
     seen: dict[str, str] = {}
@@ -181,6 +234,7 @@ def plan(root: str, bullets: Sequence[Mapping[str, Any]], *, remove: bool = Fals
         entry: dict = {"file": rel, "path": path}
         out.append(entry)
         real = contained(root, rel)  # before anything else: a link out of the project refuses the whole sync
+        allowed(root, rel, real)  # then one into .git or to a file that isn't Markdown, dangling or not
         if os.path.islink(path) and not os.path.exists(path):
             entry.update(action="skipped", reason="a symlink to a missing file")
             continue
@@ -189,9 +243,7 @@ def plan(root: str, bullets: Sequence[Mapping[str, Any]], *, remove: bool = Fals
             entry.update(action="skipped", reason=f"the same file as {seen[real]}")
             continue
         seen[real] = rel
-        if os.path.exists(real) and not os.path.isfile(real):
-            raise SyncError(f"{path}: exists but is not a regular file; move it aside, then re-run")
-        text = _read(real)
+        text, entry["_id"] = _read(real, rel)
         if remove:
             if text is None or find_section(text, rel) is None:
                 entry["action"] = "absent"
@@ -216,9 +268,29 @@ def sync(root: str, bullets: Sequence[Mapping[str, Any]], *, remove: bool = Fals
     before the first is written. Returns `plan`'s entries without the file texts."""
     entries = plan(root, bullets, remove=remove, targets=targets)
     for entry in entries:
+        _unchanged(entry)  # every file, before the first write: all or nothing
+    for entry in entries:
         text = entry.pop("text", None)
+        entry.pop("_id", None)
         if entry["action"] == "deleted":
             os.unlink(entry["path"])
         elif text is not None:
             atomic_write(entry["path"], text)
     return entries
+
+
+def _unchanged(entry: Mapping[str, Any]) -> None:
+    """SyncError when the file `plan` checked is no longer the one at its path (swapped for a
+    link, another file or a directory since), or a new one appeared where none was."""
+    if entry.get("text") is None and entry["action"] != "deleted":
+        return
+    try:
+        info = os.lstat(entry["path"])
+    except FileNotFoundError:
+        info = None
+    now = (info.st_dev, info.st_ino) if info is not None else None
+    if now != entry.get("_id") or (info is not None and stat.S_ISLNK(info.st_mode)):
+        raise SyncError(f"{entry['file']}: changed while `ace sync` ran; nothing was written. "
+                        "Re-run when nothing else changes the file")
+    if info is not None:
+        _check_file(info, entry["file"])
