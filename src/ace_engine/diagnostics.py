@@ -8,7 +8,8 @@ import sys
 import time
 from typing import Any
 
-from . import config, log, paths, trust
+from . import config, doctor_checks, log, paths, trust
+from .doctor_checks import Check
 from .hooks import health
 from .hooks.events import EVENTS
 from .integrations import claude_settings
@@ -72,15 +73,6 @@ def status(project_dir: str) -> dict:
     return report
 
 
-class Check:
-    def __init__(self, name: str, ok: bool, detail: str, fix: str | None = None, warn: bool = False):
-        self.name, self.ok, self.detail, self.fix, self.warn = name, ok, detail, fix, warn
-
-    def as_dict(self) -> dict:
-        level = "ok" if self.ok else ("warn" if self.warn else "fail")
-        return {"check": self.name, "status": level, "detail": self.detail, "fix": self.fix}
-
-
 def generated_command(command: str) -> bool:
     """True when `command` is exactly what `ace install` writes for this installation (this
     interpreter, this package's launcher) for one of the events."""
@@ -131,6 +123,7 @@ def doctor(project_dir: str, fix: bool = False) -> list[Check]:
     checks.append(Check("interpreter", ok_python, f"{sys.executable} (Python {sys.version.split()[0]})",
                         None if ok_python else "install Python 3.11 or newer and reinstall ace-engine"))
 
+    cfg: Any = None
     try:
         cfg = config.load(project.root, strict=True)
         checks.append(Check("config", True, "user and project config valid"))
@@ -180,6 +173,8 @@ def doctor(project_dir: str, fix: bool = False) -> list[Check]:
         checks.append(Check("spool", True, "nothing waiting"))
 
     checks.extend(_hook_checks(project.root))
+    checks.extend(doctor_checks.mcp_checks(project.root))
+    checks.extend(doctor_checks.extras_checks(cfg))
     checks.append(_claude_check())
 
     errors = log.tail(3)
@@ -203,7 +198,7 @@ def _search_check(root: str, fix: bool) -> Check:
             state = vectors.status(store, cfg)
             if state["problem"]:
                 return Check("search", False, f"lexical only: {state['problem']}",
-                             "reinstall ace-engine, or set retrieval.embedder = \"static\"", warn=True)
+                             doctor_checks.semantic_fix(state["problem"]), warn=True)
             missing = state.get("missing_vectors", 0)
             if missing and fix:
                 done = vectors.embed_missing(store, cfg=cfg)
@@ -289,9 +284,11 @@ def _policy_check(fix: bool) -> Check:
 
 def _hook_checks(project_root: str) -> list[Check]:
     installs = hook_installs(project_root)
+    plugin = plugin_enabled()
+    extra = doctor_checks.plugin_checks(plugin, [(i["scope"], i["path"]) for i in installs])
     if not installs:
-        if plugin_enabled():
-            return [Check("hooks", True, "installed through the ace-engine Claude Code plugin")]
+        if plugin:
+            return [Check("hooks", True, "installed through the ace-engine Claude Code plugin"), *extra]
         return [Check("hooks", False, "no ace-engine hooks in any settings file for this project",
                       "run `ace install` in the project (or install the Claude Code plugin)")]
     checks = []
@@ -317,7 +314,7 @@ def _hook_checks(project_root: str) -> list[Check]:
                                + (" and review the commands named above" if foreign else ""))
         checks.append(Check(f"hooks ({install['scope']})", ok, detail, fix,
                             warn=bool(foreign) and not missing and not problems))
-    return checks
+    return checks + extra
 
 
 def _claude_check() -> Check:

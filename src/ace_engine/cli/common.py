@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, TypeVar
 import click
 
 from .. import config as config_mod
+from .. import install_route
 from ..project import Project, identify
 from ..store.sqlite import SQLiteStore, StoreError
 from .output import WIDE_KEY, CommandError, fail
@@ -51,6 +52,13 @@ def project_option(fn: F) -> F:
 
 def resolve_dir(value: str | None) -> str:
     return os.path.abspath(value or os.getcwd())
+
+
+def extra_hint(extra: str, only: list[str] | None = None) -> str:
+    """The command that adds an optional extra (`server`, `llm`, `mcp`, `semantic`) to the
+    environment `ace` runs in — pip of this venv, `pipx inject`, `uv tool install --with`
+    (`install_route.extra_hint`). Every CLI hint about a missing extra uses it."""
+    return install_route.extra_hint(extra, only)
 
 
 def open_store() -> SQLiteStore:

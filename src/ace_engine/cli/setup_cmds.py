@@ -4,16 +4,18 @@ its types and which keys a project may set are `config.py`'s; this module only p
 it to write)."""
 
 import os
+import shlex
+import sys
 
 import click
 
 from .. import config as config_mod
-from .. import diagnostics, escape, paths, trust
+from .. import diagnostics, escape, install_route, paths, trust
 from ..files import atomic_write
 from ..integrations import claude_settings
 from ..learning import reflector_choice
 from ..project import identify
-from .common import json_option, project_option, resolve_dir, wide_option
+from .common import extra_hint, json_option, project_option, resolve_dir, wide_option
 from .output import emit_json, fail, plain, plural, say, size, styled, table, when
 
 scope_options = [
@@ -40,7 +42,7 @@ def _target(scope: str | None, project: str | None) -> tuple[str, str]:
 @click.option("--python", "python", default=None, help="Interpreter the hooks run with (default: this one).")
 @click.option("--mcp", "with_mcp", is_flag=True,
               help="Also register ace-engine's MCP server `ace` in the project's .mcp.json and approve it in the "
-                   "chosen settings file (needs `pip install 'ace-engine[mcp]'`).")
+                   "chosen settings file (needs the `mcp` package where ace-engine runs: the [mcp] extra).")
 @click.option("--allow-writes", is_flag=True, help="With --mcp: also offer mark_lesson and propose_lesson.")
 @click.option("--statusline", "with_statusline", is_flag=True,
               help="Show ace-engine's status line in Claude Code (unless you have one of your own).")
@@ -57,8 +59,17 @@ def install(scope, project_dir, python, with_mcp, allow_writes, with_statusline,
         fail("--allow-writes goes with --mcp: `ace install --mcp --allow-writes`", code=2)
     scope, path = _target(scope, project_dir)
     root = identify(resolve_dir(project_dir)).root
+    if with_mcp:
+        problem = mcp_config.sdk_problem(python)
+        if problem:
+            fail(f"--mcp: {problem} in the interpreter the server would run ({python or sys.executable}), so Claude "
+                 f"Code could not start it. Add it with `{_mcp_hint(python)}`, then re-run; nothing was changed")
+    via_plugin = scope != "user" and diagnostics.plugin_enabled() and not claude_settings.installed_events(path)
     try:
-        result = claude_settings.install(path, python)
+        if via_plugin:  # the plugin's hooks already run for every project: a second set would double each event
+            result = {"path": path, "changed": False, "events": [], "backup": None, "plugin": True}
+        else:
+            result = claude_settings.install(path, python)
         claude_settings.precompile()
         mcp = mcp_config.install(root, path, python=python, allow_writes=allow_writes) if with_mcp else None
         line = mcp_config.install_statusline(path, python=python) if with_statusline else None
@@ -73,7 +84,10 @@ def install(scope, project_dir, python, with_mcp, allow_writes, with_statusline,
     if line is not None:
         say("{}", "Status line: ace-engine's." if not line.get("kept") else
             "Status line: yours is kept (ace-engine's is `ace statusline`).")
-    if not result["changed"]:
+    if via_plugin:
+        say("The ace-engine Claude Code plugin is enabled and provides the hooks; none written to {} (they would "
+            "run twice). `ace doctor` checks the set-up.", path)
+    elif not result["changed"]:
         say("ace-engine hooks already installed in [bold]{}[/]; nothing changed.", path)
     else:
         say("Installed ace-engine hooks for {} in [bold]{}[/].", plural(len(result["events"]), "event"), path)
@@ -82,6 +96,13 @@ def install(scope, project_dir, python, with_mcp, allow_writes, with_statusline,
         say("Start Claude Code in this project; `ace status` shows what is captured.")
     say()
     _say_learning(learning)
+
+
+def _mcp_hint(python: str | None) -> str:
+    """How to add the `mcp` package where the server would run: this environment's way, or pip of `--python`."""
+    if python and os.path.realpath(python) != os.path.realpath(sys.executable):
+        return f"{shlex.quote(python)} -m pip install {shlex.quote(install_route.requirements('mcp')[0])}"
+    return extra_hint("mcp")
 
 
 def _say_learning(info: dict) -> None:
@@ -109,8 +130,9 @@ def _say_learning(info: dict) -> None:
             lines.append('# and under [learning]: reflector = "auto"')
         say("    {}", "\n    ".join(["[llm]", *lines]))
         if not info["claude_on_path"]:
-            say("(needs `pip install 'ace-engine\\[llm]'`; with Claude Code on PATH, provider = \"claude-cli\" uses "
-                "its login instead; \"openai\" takes any OpenAI-compatible server, with model and base_url)")
+            say("(needs `{}`; with Claude Code on PATH, provider = \"claude-cli\" uses "
+                "its login instead; \"openai\" takes any OpenAI-compatible server, with model and base_url)",
+                extra_hint("llm", only=["anthropic"]))
         say("or export {} where Claude Code starts; `ace config show` lists the llm.* settings.", env)
     if all(info["budget"].values()):
         say("Spending caps, on by default: {}; past a cap, learning goes offline.", _caps(info["budget"]))
@@ -148,6 +170,11 @@ def uninstall(scope, project_dir, as_json):
         say("Removed ace-engine hooks for {} from [bold]{}[/].", plural(len(result["events"]), "event"), path)
     else:
         say("No ace-engine hooks in {}; nothing changed.", path)
+    mcp = result["mcp"]
+    if mcp["mcp_changed"]:
+        say("Removed MCP server `ace` from {}.", mcp["mcp_json"])
+    for where in mcp["unapproved_in"]:
+        say("Removed the approval of MCP server `ace` from {}.", where)
 
 
 @click.command()

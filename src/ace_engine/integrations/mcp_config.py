@@ -162,11 +162,17 @@ def _our_statusline(entry: object) -> bool:
 
 
 def uninstall(project_root: str, settings_path: str) -> dict[str, Any]:
-    """Remove exactly what `install` added (our server only; the approval and the read rules)."""
+    """Remove exactly what `install` added: our server, its approval and its read rules from
+    `settings_path` — and, when the server leaves `.mcp.json`, from every project settings file
+    (`.claude/settings.json` and `settings.local.json`), so none approves a server that is gone.
+    Every file is checked before any is written."""
     mcp_path = mcp_json_path(project_root)
-    mcp_data, settings = _load(mcp_path, ".mcp.json"), _load(settings_path, "Claude Code settings")
+    targets = [settings_path] + [claude_settings.settings_path(scope, project_root) for scope in ("project", "local")]
+    targets = list(dict.fromkeys(os.path.abspath(p) for p in targets))
+    mcp_data = _load(mcp_path, ".mcp.json")
+    loaded = {path: _load(path, "Claude Code settings") for path in targets}
     result: dict[str, Any] = {"mcp_json": mcp_path, "settings": settings_path, "mcp_changed": False,
-                              "settings_changed": False}
+                              "settings_changed": False, "unapproved_in": []}
     servers = dict((mcp_data or {}).get("mcpServers") or {})
     if mcp_data is not None and is_ours(servers.get(SERVER)):
         del servers[SERVER]
@@ -177,29 +183,100 @@ def uninstall(project_root: str, settings_path: str) -> dict[str, Any]:
         if not data:
             _remove_emptied(mcp_path, backup)
         result["mcp_changed"] = True
-    if settings is not None:
-        data = dict(settings)
-        enabled = list(data.get("enabledMcpjsonServers") or [])
-        permissions = dict(data.get("permissions") or {})
-        allow = list(permissions.get("allow") or [])
-        if SERVER in enabled or any(rule in allow for rule in ALLOW):
-            kept = [name for name in enabled if name != SERVER]
-            if kept:
-                data["enabledMcpjsonServers"] = kept
-            else:
-                data.pop("enabledMcpjsonServers", None)
-            kept_allow = [rule for rule in allow if rule not in ALLOW]
-            if kept_allow:
-                permissions["allow"] = kept_allow
-            else:
-                permissions.pop("allow", None)
-            if permissions:
-                data["permissions"] = permissions
-            else:
-                data.pop("permissions", None)
-            backup = claude_settings.write(settings_path, data, True)
-            if not data:
-                _remove_emptied(settings_path, backup)
-            result["settings_changed"] = True
+    for path, settings in loaded.items():
+        if settings is None or (path != os.path.abspath(settings_path) and not result["mcp_changed"]):
+            continue
+        if _unapprove(path, settings):
+            result["unapproved_in"].append(path)
+    result["settings_changed"] = bool(result["unapproved_in"])
     result["changed"] = result["mcp_changed"] or result["settings_changed"]
     return result
+
+
+def _unapprove(path: str, settings: dict[str, Any]) -> bool:
+    """Take `ace` out of `enabledMcpjsonServers` and our read rules out of `permissions.allow`
+    in one settings file; a file left empty goes. True when it changed."""
+    data = dict(settings)
+    enabled = list(data.get("enabledMcpjsonServers") or [])
+    permissions = dict(data.get("permissions") or {})
+    allow = list(permissions.get("allow") or [])
+    if SERVER not in enabled and not any(rule in allow for rule in ALLOW):
+        return False
+    kept = [name for name in enabled if name != SERVER]
+    if kept:
+        data["enabledMcpjsonServers"] = kept
+    else:
+        data.pop("enabledMcpjsonServers", None)
+    kept_allow = [rule for rule in allow if rule not in ALLOW]
+    if kept_allow:
+        permissions["allow"] = kept_allow
+    else:
+        permissions.pop("allow", None)
+    if permissions:
+        data["permissions"] = permissions
+    else:
+        data.pop("permissions", None)
+    backup = claude_settings.write(path, data, True)
+    if not data:
+        _remove_emptied(path, backup)
+    return True
+
+SCOPES = ("project", "local", "user")
+
+
+def registration(project_root: str) -> dict[str, Any]:
+    """What `ace doctor` checks: the project's `.mcp.json` entry named `ace` (None when absent or
+    unreadable; `problem` then says which), whether it is ours, and which settings files approve
+    it (`enabledMcpjsonServers` or `enableAllProjectMcpServers`) or disable it. Reads only."""
+    mcp_path = mcp_json_path(project_root)
+    out: dict[str, Any] = {"mcp_json": mcp_path, "entry": None, "ours": False, "problem": None,
+                           "enabled_in": [], "disabled_in": []}
+    try:
+        servers = (_load(mcp_path, ".mcp.json") or {}).get("mcpServers") or {}
+        out["entry"] = servers.get(SERVER)
+        out["ours"] = is_ours(out["entry"])
+    except SettingsError as exc:
+        out["problem"] = str(exc)
+    for scope in SCOPES:
+        path = claude_settings.settings_path(scope, project_root)
+        try:
+            data = _load(path, "Claude Code settings") or {}
+        except SettingsError:
+            continue  # the hooks check names an unreadable settings file
+        if SERVER in (data.get("enabledMcpjsonServers") or []) or data.get("enableAllProjectMcpServers") is True:
+            out["enabled_in"].append((scope, path))
+        if SERVER in (data.get("disabledMcpjsonServers") or []):
+            out["disabled_in"].append((scope, path))
+    return out
+
+
+SDK_CHECK = ("import importlib.util, importlib.metadata as m; "
+             "print(m.version('mcp') if importlib.util.find_spec('mcp') else '')")
+
+
+def sdk_problem(python: str | None = None) -> str | None:
+    """Why `ace mcp` can't start with `python` (default: this interpreter): the `mcp` package,
+    version 2, is missing there. None when it is there. Another interpreter is asked in a
+    subprocess (the user named it with `--python`)."""
+    import importlib.util
+    from importlib import metadata
+
+    version = ""
+    if python and os.path.realpath(python) != os.path.realpath(sys.executable):
+        import subprocess
+
+        try:
+            proc = subprocess.run([python, "-I", "-c", SDK_CHECK], capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"{python} does not run ({exc})"
+        version = proc.stdout.strip() if proc.returncode == 0 else ""
+    else:
+        try:
+            version = metadata.version("mcp") if importlib.util.find_spec("mcp") else ""
+        except (ImportError, ValueError, metadata.PackageNotFoundError):
+            version = ""
+    if not version:
+        return "the `mcp` package is not installed"
+    if version.split(".")[0] != "2":
+        return f"the `mcp` package is version {version}; ace-engine's server needs 2.x"
+    return None
