@@ -390,38 +390,60 @@ LESSON = ("When `mix test` fails with `** (RuntimeError) Phoenix LiveView requir
           "add `{:lazy_html, \">= 0.1.0\", only: :test}` to the deps in mix.exs.")
 
 
-def _observe(pb, content, session, grade, *, settings=None, section="troubleshooting_and_pitfalls", now=None):
+# The evidence tiers (`playbook/confidence.py`): STRONG cites the default trajectory's failing
+# `pytest`, the edit and the passing re-run; WEAK cites only the passing run (a command that merely
+# passed) or only the failure (never resolved).
+STRONG, WEAK, UNRESOLVED = [1, 2, 3], [3], [1]
+
+
+def _observe(pb, content, session, grade, *, settings=None, section="troubleshooting_and_pitfalls", now=None,
+             steps=STRONG, kind=None):
+    extra = {"kind": kind} if kind else {}
     return Curator(pb, settings or cfg(), now=now).curate(
-        {"candidates": [cand(content, section, confidence=grade)], "tags": []}, traj(session=session))
+        {"candidates": [cand(content, section, confidence=grade, source_steps=list(steps), **extra)], "tags": []},
+        traj(session=session))
 
 
 @pytest.mark.parametrize("observations,settings,status,sessions,evidence", [
-    # one observation: active at once when strong (an error, its fix, a passing re-run), else a candidate
-    ([("s1", 0.8)], {}, "active", 1, 0.8),
-    ([("s1", 0.65)], {}, "candidate", 1, 0.65),
+    # one observation: active at once when graded strong (an error, its fix, a passing re-run), else a candidate
+    ([("s1", 0.8, WEAK)], {}, "active", 1, 0.8),
+    ([("s1", 0.65, WEAK)], {}, "candidate", 1, 0.65),
+    ([("s1", 0.5, STRONG)], {}, "candidate", 1, 0.5),  # strong evidence graded low waits one session
     # the same session twice counts once (its strongest observation)…
-    ([("s1", 0.65), ("s1", 0.7)], {}, "candidate", 1, 0.7),
+    ([("s1", 0.65, WEAK), ("s1", 0.7, WEAK)], {}, "candidate", 1, 0.7),
+    ([("s1", 0.5, STRONG), ("s1", 0.5, STRONG)], {}, "candidate", 1, 0.5),  # …for the tier too
     # …and one strong observation is enough on its own
-    ([("s1", 0.65), ("s1", 0.85)], {}, "active", 1, 0.85),
-    # recurring in another session: noisy-OR, promoted at ≥ 0.8 over ≥ 2 sessions
-    ([("s1", 0.6), ("s2", 0.6)], {}, "active", 2, 0.84),
-    ([("s1", 0.55), ("s2", 0.55)], {}, "candidate", 2, 0.7975),
-    ([("s1", 0.55), ("s2", 0.55), ("s3", 0.55)], {}, "active", 3, 0.9089),
-    ([("s1", 0.5), ("s2", 0.5)], {}, "candidate", 2, 0.75),
-    ([("s1", 0.9), ("s2", 0.9), ("s3", 0.9)], {}, "active", 3, 0.95),  # capped: never certain
+    ([("s1", 0.65, WEAK), ("s1", 0.85, WEAK)], {}, "active", 1, 0.85),
+    # weak evidence recurring in another session: noisy-OR, promoted at ≥ 0.8 over ≥ 2 sessions
+    ([("s1", 0.6, WEAK), ("s2", 0.6, WEAK)], {}, "active", 2, 0.84),
+    ([("s1", 0.55, WEAK), ("s2", 0.55, WEAK)], {}, "candidate", 2, 0.7975),
+    ([("s1", 0.55, UNRESOLVED), ("s2", 0.55, UNRESOLVED)], {}, "candidate", 2, 0.7975),
+    ([("s1", 0.55, WEAK), ("s2", 0.55, WEAK), ("s3", 0.55, WEAK)], {}, "active", 3, 0.9089),
+    ([("s1", 0.5, WEAK), ("s2", 0.5, WEAK)], {}, "candidate", 2, 0.75),
+    ([("s1", 0.9, WEAK), ("s2", 0.9, WEAK), ("s3", 0.9, WEAK)], {}, "active", 3, 0.95),  # capped: never certain
+    # strong evidence in two sessions — the same failure fixed the same way again — is a lesson,
+    # whatever its grade (issue 21: 0.5 twice is 0.75, and a new user saw nothing used)…
+    ([("s1", 0.5, STRONG), ("s2", 0.5, STRONG)], {}, "active", 2, 0.75),
+    ([("s1", 0.55, STRONG), ("s2", 0.55, STRONG)], {}, "active", 2, 0.7975),
+    # …but one strong session and one weak are not two strong ones
+    ([("s1", 0.5, STRONG), ("s2", 0.5, WEAK)], {}, "candidate", 2, 0.75),
+    ([("s1", 0.4, WEAK), ("s2", 0.4, UNRESOLVED), ("s3", 0.4, STRONG)], {}, "candidate", 3, 0.784),
     # the two settings
-    ([("s1", 0.7), ("s2", 0.7)], {"promote_min_observations": 3}, "candidate", 2, 0.91),
-    ([("s1", 0.7), ("s2", 0.7), ("s3", 0.7)], {"promote_min_observations": 3}, "active", 3, 0.95),
-    ([("s1", 0.8)], {"promote_confidence": 0.9}, "candidate", 1, 0.8),
-    ([("s1", 0.8), ("s2", 0.6)], {"promote_confidence": 0.9}, "active", 2, 0.92),
+    ([("s1", 0.7, WEAK), ("s2", 0.7, WEAK)], {"promote_min_observations": 3}, "candidate", 2, 0.91),
+    ([("s1", 0.7, WEAK), ("s2", 0.7, WEAK), ("s3", 0.7, WEAK)], {"promote_min_observations": 3}, "active", 3, 0.95),
+    ([("s1", 0.5, STRONG), ("s2", 0.5, STRONG)], {"promote_min_observations": 3}, "candidate", 2, 0.75),
+    ([("s1", 0.5, STRONG)], {"promote_min_observations": 1}, "candidate", 1, 0.5),  # never one session alone
+    ([("s1", 0.8, WEAK)], {"promote_confidence": 0.9}, "candidate", 1, 0.8),
+    ([("s1", 0.8, WEAK), ("s2", 0.6, WEAK)], {"promote_confidence": 0.9}, "active", 2, 0.92),
 ])
 def test_the_promotion_rule(pb, observations, settings, status, sessions, evidence):
-    for session, grade in observations:
-        _observe(pb, LESSON, session, grade, settings=cfg(**settings))
+    for session, grade, steps in observations:
+        _observe(pb, LESSON, session, grade, settings=cfg(**settings), steps=steps)
     (bullet,) = pb.bullets(statuses=("active", "candidate"))
     prov = bullet["provenance"]
     assert (bullet["status"], prov["observations"], prov["confidence"]) == (status, sessions, evidence)
-    assert prov["sessions"] == list(dict.fromkeys(s for s, _ in observations))
+    assert prov["sessions"] == list(dict.fromkeys(s for s, _, _ in observations))
+    assert prov["strong_sessions"] == list(dict.fromkeys(s for s, _, steps in observations if steps is STRONG))
     assert bullet["confidence"] == 0.5, "usefulness (helpful / harmful marks) is another confidence"
     ops = [c["op"] for c in reversed(pb.store.changes(bullet_id=bullet["id"]))]
     promoted = observations[0][1] < cfg(**settings)["learning.promote_confidence"] and status == "active"
@@ -429,6 +451,32 @@ def test_the_promotion_rule(pb, observations, settings, status, sessions, eviden
     if promoted:
         (promote,) = [c for c in pb.store.changes(bullet_id=bullet["id"]) if c["op"] == "PROMOTE"]
         assert promote["source"] == "learning" and f"seen in {sessions} sessions" in promote["reason"]
+
+
+def test_the_users_correction_in_two_sessions_is_strong_evidence(pb):
+    rule = "Use pnpm, not npm, in this repo (the user's correction)."
+    for session in ("s1", "s2"):
+        _observe(pb, rule, session, 0.6, steps=(), kind="user_correction", section="strategies_and_hard_rules")
+    (bullet,) = pb.bullets(statuses=("active", "candidate"))
+    assert bullet["status"] == "active" and bullet["provenance"]["strong_sessions"] == ["s1", "s2"]
+    (promote,) = [c for c in pb.store.changes(bullet_id=bullet["id"]) if c["op"] == "PROMOTE"]
+    assert "a failure and its fix (or the user's correction) in 2" in promote["reason"]
+
+
+@pytest.mark.parametrize("steps,strong", [
+    ([(1, "test", False, "pytest -q"), (2, "edit", True, None), (3, "test", True, "pytest -q")], True),
+    ([(1, "build", False, "make"), (2, "other", True, "make clean"), (3, "build", True, "make")], True),
+    ([(1, "test", False, "pytest -q"), (2, "test", True, "pytest -q")], False),  # no change between: a flake
+    ([(1, "test", False, "pytest -q"), (2, "edit", True, None), (3, "readonly", True, "ls")], False),
+    ([(1, "readonly", False, "cat x"), (2, "edit", True, None), (3, "readonly", True, "cat x")], False),
+    ([(1, "test", True, "pytest -q")], False),
+    ([(1, "test", False, "pytest -q"), (2, "edit", True, None)], False),  # never passed
+])
+def test_which_evidence_is_strong(steps, strong):
+    from ace_engine.learning.curator import strong_evidence
+
+    rows = [{"step": n, "kind": kind, "success": ok, "command": command} for n, kind, ok, command in steps]
+    assert strong_evidence({"content": "x", "section": "s", "evidence": ""}, list(reversed(rows))) is strong
 
 
 def test_an_ungraded_lesson_is_added_active_as_before(pb):
@@ -451,7 +499,7 @@ def test_variants_seen_in_several_sessions_become_one_general_lesson(pb):
                "and something narrower while iterating." for n, word in enumerate("abcdefghi")]
     statuses = []
     for n, text in enumerate(commits):
-        _observe(pb, text, f"c{n}", 0.55, section="strategies_and_hard_rules")
+        _observe(pb, text, f"c{n}", 0.55, section="strategies_and_hard_rules", steps=WEAK)  # a slow step
         (timing,) = pb.bullets(statuses=("active", "candidate"), section="strategies_and_hard_rules")
         statuses.append(timing["status"])
     assert statuses == ["candidate", "candidate"] + ["active"] * 7
@@ -513,7 +561,7 @@ def test_a_candidate_is_never_injected_nor_found(pb, git_project):
 
 def test_candidates_are_pruned_when_not_seen_again_and_come_back_as_candidates(pb):
     now = time.time()
-    _observe(pb, LESSON, "s1", 0.55, now=now - 100 * 86400)
+    _observe(pb, LESSON, "s1", 0.55, now=now - 100 * 86400, steps=WEAK)
     fresh = "When `mix test` fails with `no :secret_key_base configuration found`: set it in config/test.exs."
     stats = _observe(pb, fresh, "s2", 0.6, now=now)
     assert (stats["held"], stats["pruned"]) == (1, 1)
@@ -523,7 +571,7 @@ def test_candidates_are_pruned_when_not_seen_again_and_come_back_as_candidates(p
     (old,) = pb.bullets(statuses=("archived",))
     removal = pb.store.changes(bullet_id=old["id"])[0]
     assert removal["reason"] == "candidate not observed again for 90 days" and removal["detail"]["from"] == "candidate"
-    _observe(pb, LESSON, "s3", 0.5, now=now)
+    _observe(pb, LESSON, "s3", 0.5, now=now, steps=WEAK)
     assert pb.store.get_bullet(old["id"])["status"] == "candidate", "back, as what it was (0.55, 0.5: 0.775)"
-    _observe(pb, LESSON, "s4", 0.5, now=now)
+    _observe(pb, LESSON, "s4", 0.5, now=now, steps=WEAK)
     assert pb.store.get_bullet(old["id"])["status"] == "active", "0.55, 0.5, 0.5 in three sessions: 0.8875"

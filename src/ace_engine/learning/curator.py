@@ -28,11 +28,15 @@ For each candidate lesson, in order:
    added active, as before grades existed.
 
 Observations and promotion (the rule and its numbers: `playbook/confidence.py`): every lesson
-keeps the sessions it was seen in (`provenance.sessions`, `observations`) and its evidence
-confidence (`provenance.confidence`: noisy-OR over sessions, a session counting once). A
-candidate is promoted (PROMOTE) when that reaches `learning.promote_confidence` over at least
-`learning.promote_min_observations` sessions, or when one observation alone reaches it; `ace keep`
-promotes one as the user's decision.
+keeps the sessions it was seen in (`provenance.sessions`, `observations`), its evidence
+confidence (`provenance.confidence`: noisy-OR over sessions, a session counting once) and the
+sessions whose evidence was strong (`provenance.strong_sessions`, `strong_evidence`: a failing
+invocation, a later passing one and the change between them among the lesson's steps, or the
+user's own correction). A candidate is promoted (PROMOTE, through `Playbook.promote`, which
+screens it again) when it was seen with strong evidence in `learning.promote_min_observations`
+sessions — the same failure fixed the same way in a later session — or when its evidence
+confidence reaches `learning.promote_confidence` over that many sessions, or one observation
+alone reaches it; `ace keep` promotes one as the user's decision.
 
 Then feedback for the bullets used in the task (`playbook_used`: what the hooks showed, plus ids
 the agent cited): the reflector's own tags first; otherwise, for a bullet plausibly relevant to the
@@ -62,6 +66,7 @@ from .trajectory import text_of
 
 if TYPE_CHECKING:
     from .._types import Bullet, BulletTag, Candidate, Reflection, Trajectory
+    from .._types import TrajectoryStep as Step
     from ..config import Config
     from ..playbook.playbook import Playbook
 
@@ -242,6 +247,7 @@ class Curator:
             "task": str(trajectory.get("task") or "")[:200],
             "observations": 1,
             "sessions": [session] if session else [],
+            "strong_sessions": [session] if session and strong_evidence(cand, used) else [],
         }
 
     def _observe(self, bullet: Bullet, provenance: dict[str, Any], stats: dict[str, Any], *,
@@ -259,6 +265,8 @@ class Curator:
         prov["observations"] = int(prov.get("observations") or 1) + (1 if new_session else 0)
         prov["sessions"] = (seen + ([session] if session and new_session else []))[-SESSIONS_KEPT:]
         prov["confidence"] = evidence.combine(_grade(prov.get("confidence")), grade, new_session=new_session)
+        strong = _strong_sessions(prov)
+        prov["strong_sessions"] = list(dict.fromkeys(strong + _strong_sessions(provenance)))[-SESSIONS_KEPT:]
         log = list(prov.get("evidence_log") or [])
         log.append({"session_id": provenance.get("session_id"), "job_id": provenance.get("job_id"),
                     "tool_event_ids": provenance.get("tool_event_ids"), "confidence": grade,
@@ -283,12 +291,14 @@ class Curator:
                                              status="candidate" if was == "candidate" else "active")
                 except PlaybookError:
                     pass  # flagged by the safety policy: only a person may bring it back
+        strong = len(prov["strong_sessions"])
         if bullet["status"] == "candidate" and evidence.promotable(
                 prov["confidence"], prov["observations"], grade, promote_confidence=self.promote_confidence,
-                min_observations=self.promote_min_observations):
+                min_observations=self.promote_min_observations, strong_sessions=strong):
+            why = f"a failure and its fix (or the user's correction) in {strong} of them" if strong >= 2 else \
+                f"evidence confidence {prov['confidence']}"
             bullet = self.pb.promote(bullet["id"], source=self.source, session_id=sid, now=self.now,
-                                     reason=f"seen in {prov['observations']} sessions, evidence confidence "
-                                            f"{prov['confidence']}")
+                                     reason=f"seen in {prov['observations']} sessions, {why}")
             if bullet["status"] == "active":
                 stats["promoted"] += 1
                 self._activated = True
@@ -384,6 +394,32 @@ def _grade(value: object) -> float | None:
     return round(min(1.0, max(0.0, float(value))), 4)
 
 
+def strong_evidence(cand: Candidate, steps: list[Step]) -> bool:
+    """Is this observation strong evidence (`playbook/confidence.py`, the evidence tier)? The
+    user's own correction is; otherwise the lesson's steps must hold a failing invocation, a
+    later passing one, and a change between them (an edit, or another command: the fix is
+    identified). A failure never resolved, a slow step, a command that merely passed, files
+    edited together: weak — they wait to recur."""
+    if cand.get("kind") == "user_correction":
+        return True
+    ordered = sorted(steps, key=lambda s: s.get("step") or 0)
+    for n, fail in enumerate(ordered):
+        if not fail.get("command") or fail.get("success") is not False or fail.get("kind") == "readonly":
+            continue
+        for m in range(n + 2, len(ordered)):
+            again = ordered[m]
+            rerun = again.get("command") == fail["command"] or again.get("kind") == fail.get("kind")
+            if rerun and again.get("success") is True and any(
+                    s.get("kind") == "edit" or s.get("command") for s in ordered[n + 1:m]):
+                return True
+    return False
+
+
+def _strong_sessions(prov: dict[str, Any]) -> list[str]:
+    seen = prov.get("strong_sessions")
+    return [str(s) for s in seen if s] if isinstance(seen, list) else []
+
+
 def _sessions(prov: dict[str, Any]) -> list[str]:
     """The sessions a lesson was seen in (older provenance: the one it was learned in)."""
     seen = prov.get("sessions")
@@ -401,6 +437,7 @@ def _absorb(kept: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
     united = list(dict.fromkeys(mine + theirs))[-SESSIONS_KEPT:]
     observations = int(kept.get("observations") or 1) + int(other.get("observations") or 1) - \
         len(set(mine) & set(theirs))
-    return {**kept, "sessions": united, "observations": max(observations, len(united), 1),
+    strong = list(dict.fromkeys(_strong_sessions(kept) + _strong_sessions(other)))[-SESSIONS_KEPT:]
+    return {**kept, "sessions": united, "observations": max(observations, len(united), 1), "strong_sessions": strong,
             "confidence": evidence.combine(_grade(kept.get("confidence")), _grade(other.get("confidence")),
                                            new_session=not shared)}

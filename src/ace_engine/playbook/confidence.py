@@ -19,12 +19,26 @@ Evidence, from the sessions a learned lesson was observed in (`provenance.confid
     the same session again:  c ← max(c, c_new)                         (a session counts once)
 
     promoted (candidate → active) when c ≥ P and (observations ≥ M or c_new ≥ P)
+                              or when S ≥ M                        (the evidence tier, below)
         P = learning.promote_confidence (0.8), M = learning.promote_min_observations (2)
+        S = the sessions whose observation was *strong* (`provenance.strong_sessions`)
 
 So one strong observation is a lesson at once; weak ones need to recur: two sessions at 0.6
 (→ 0.84) or 0.7 (→ 0.91) promote; the weakest patterns (0.55: a repeated failure, a slow step)
 need a third session (0.55 twice → 0.7975, three times → 0.909). The cap keeps a learned lesson
 from claiming certainty. `ace keep ID` promotes a candidate whatever its evidence: the user's word.
+
+The evidence tier. A grade says how sure one session makes the reflector; it does not say what
+kind of evidence it was. An observation is *strong* when its steps hold a failing invocation, a
+later passing one and the change between them (the fix is identified), or when the lesson is
+the user's own correction (the curator decides: `learning/curator.py`, `strong_evidence`). Such
+a lesson graded low in one session (0.5: the agent broke the code itself, then fixed it — often
+a one-off) is no one-off when another session fails the same way and is fixed the same way: two
+sessions of strong evidence promote it, whatever c says (0.5 twice is 0.75, which the noisy-OR
+alone would hold back for a third session: a new user would wait two sessions longer to see
+the lesson used). Weak evidence — a failure never resolved, a slow step, files edited together,
+a command that merely passed — keeps the noisy-OR rule and waits. The tier is what
+`tests/test_learning_curator.py::test_the_promotion_rule` tabulates, row by row.
 """
 
 PRIOR_HELPFUL = 2.0
@@ -57,9 +71,13 @@ def combine(current: float | None, new: float | None, *, new_session: bool) -> f
 
 
 def promotable(evidence: float | None, observations: int, latest: float | None, *, promote_confidence: float,
-               min_observations: int) -> bool:
-    """The promotion rule (module doc): enough evidence, from enough sessions or from one strong
-    observation. Ungraded evidence (None) is never promoted by the rule; the user can keep it."""
+               min_observations: int, strong_sessions: int = 0) -> bool:
+    """The promotion rule (module doc): strong evidence (a failure and its identified fix, or the
+    user's correction) in `min_observations` sessions; or enough graded evidence, from enough
+    sessions or from one strong observation. Ungraded evidence (None) is never promoted by the
+    noisy-OR rule; the user can keep it."""
+    if strong_sessions >= max(min_observations, 2):
+        return True  # never on one session alone: a single observation is what `latest` judges
     if evidence is None or evidence < promote_confidence:
         return False
     return observations >= min_observations or (latest is not None and latest >= promote_confidence)
