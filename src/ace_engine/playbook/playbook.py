@@ -9,13 +9,19 @@ Statuses: `active` (injected, searched, synced), `candidate` (learned once from 
 kept and listed, never injected until it recurs or the user keeps it — `learning/curator.py`
 has the promotion rule), `quarantined` (held for `ace review`), `archived`.
 
-The lesson safety policy (`safety.concerns`) is enforced here, in the operations themselves, so no
-entry path can forget it: ADD of a flagged lesson stores it *quarantined* (with its concerns in the
-provenance); UPDATE or MERGE that gives an active or candidate bullet flagged content quarantines
-it; PROMOTE of a flagged candidate quarantines it instead; RESTORE of a flagged lesson to active
-needs `reviewed=True` (the user approving it in `ace review`), which a delta passed to `apply`
-cannot set. Trusted hosts are exact names: the project's git remote host plus
-what the caller passes from the user-level `learning.trusted_hosts`.
+The lesson safety policy is enforced here, in the operations themselves, so no entry path can
+forget it. It is two checks (`screen`): the provenance rule (`provenance.origin_concerns`: a risky
+part — a named package, remote code, a host, a permission — first seen in text someone else wrote
+waits for review) and the pattern list (`safety.concerns`). ADD of a flagged lesson stores it
+*quarantined* (with its concerns in the provenance); UPDATE or MERGE that gives an active or
+candidate bullet flagged content (or a risky part a foreign origin) quarantines it; PROMOTE of a
+flagged candidate quarantines it instead; RESTORE of a flagged lesson to active needs
+`reviewed=True` (the user approving it in `ace review`), which a delta passed to `apply` cannot
+set. Origins (`provenance["origins"]`) are recorded here on every content write, never taken from
+the caller: the learner's computed ones (`attribution`, set by `learning/pipeline.py` while it
+curates) for the learner's own writes, else the default of the operation's source. Trusted hosts
+are exact names: the project's git remote host plus what the caller passes from the user-level
+`learning.trusted_hosts`.
 
 Cost: stdlib plus the playbook's own modules; one store transaction per operation (a batch, `with
 playbook:`, refreshes domain counts once at its end).
@@ -29,6 +35,7 @@ import time
 from .. import project_langs
 from ..errors import AceError
 from . import domains as domain_mod
+from . import provenance as origin_rule
 from . import safety, sections
 from .confidence import confidence
 from .ids import looks_like_id, new_id
@@ -87,6 +94,9 @@ class Playbook:
         self._batch_depth = 0
         self._dirty_scopes: set[int | None] = set()
         self._written: dict[str, Bullet] = {}  # lessons whose content changed: embedded at the flush
+        # The learner's origins for the lesson text it writes ({risky part: origin}); set by
+        # `learning/pipeline.py` around one trajectory's curation, None otherwise.
+        self.attribution: Callable[[str], Mapping[str, str]] | None = None
 
     # -- the safety policy ---------------------------------------------------------------------------
 
@@ -95,9 +105,29 @@ class Playbook:
         (`learning.trusted_hosts` from the user's config), never anything read from a repository."""
         self.trusted_hosts = self.trusted_hosts | safety.normalize_hosts(hosts)
 
-    def screen(self, content: str) -> list[str]:
-        """Why `content` must be reviewed before it is injected (`safety.concerns`); [] when it may be."""
-        return safety.concerns(content, self.trusted_hosts)
+    def screen(self, content: str, provenance: Mapping[str, Any] | None = None, *,
+               source: str | None = None) -> list[str]:
+        """Why `content` must be reviewed before it is injected; [] when it may be. The pattern list
+        (`safety.concerns`) and the provenance rule (`provenance.origin_concerns`) on the origins
+        `provenance` records — without one, the learner's `attribution` (when set) or the default
+        origin of `source` (unknown: foreign)."""
+        if provenance is None:
+            provenance = {"origins": dict(self.attribution(content))} if self.attribution is not None else {}
+        return safety.concerns(content, self.trusted_hosts) + origin_rule.origin_concerns(
+            content, provenance, source, self.trusted_hosts)
+
+    def _origins(self, content: str, before: Mapping[str, Any] | None, source: str) -> dict[str, str]:
+        """The origins to record for `content` written by an operation of `source` (module doc)."""
+        computed = self.attribution(content) if self.attribution is not None else None
+        return origin_rule.record(content, before, source, computed,
+                                  replace=origin_rule.default_origin(source) == "user")
+
+    @staticmethod
+    def _with_origins(provenance: Mapping[str, Any], origins: Mapping[str, str]) -> dict[str, Any]:
+        out = {k: v for k, v in provenance.items() if k != "origins"}
+        if origins:
+            out["origins"] = dict(origins)
+        return out
 
     # -- reading -------------------------------------------------------------------------------------
 
@@ -159,7 +189,9 @@ class Playbook:
         op = str(delta.get("op", "")).upper()
         # `reviewed` is the user's own approval of a flagged lesson; a delta can't claim it, nor
         # the id and origin a team lesson keeps (only `sync.inbox` passes those, to `add`).
-        args = {k: v for k, v in delta.items() if k not in ("op", "reviewed", "bullet_id", "origin")}
+        # Nor whose it is: a delta is not the user, so its risky parts are foreign (`provenance.py`).
+        args = {k: v for k, v in delta.items() if k not in ("op", "reviewed", "bullet_id", "origin", "source")}
+        args["source"] = "delta"
         handlers: dict[str, Callable[..., Bullet | tuple[Bullet, bool]]] = {
             "ADD": self.add, "UPDATE": self.update, "TAG": self.tag, "REMOVE": self.remove,
             "MERGE": self.merge, "QUARANTINE": self.quarantine, "RESTORE": self.restore,
@@ -208,7 +240,9 @@ class Playbook:
             return existing, False
         provenance = dict(provenance or {})
         provenance.setdefault("source", source)
-        concerns = self.screen(text)
+        # Recorded here, whatever the caller claimed: the learner's computed origins or the source's.
+        provenance = self._with_origins(provenance, self._origins(text, None, source))
+        concerns = self.screen(text, provenance, source=source)
         if concerns:
             provenance["concerns"] = concerns
             if status in _HOLDABLE:
@@ -263,10 +297,21 @@ class Playbook:
             names = list(dict.fromkeys(d for d in (domain_mod.normalize(x) for x in domains) if d)) or ["general"]
             if names != bullet["domains"]:
                 fields["domains"] = names
-        if provenance is not None and provenance != bullet["provenance"]:
-            fields["provenance"] = dict(provenance)
+        stored = bullet["provenance"] or {}
+        new_prov = dict(provenance) if provenance is not None else dict(stored)
+        # Origins are the playbook's record (never the caller's): recomputed when the content or
+        # the learner's view of it changes, else kept as they were.
+        if "content" in fields or self.attribution is not None:
+            origins = self._origins(fields.get("content", bullet["content"]), stored, source)
+        else:
+            origins = dict(stored.get("origins") or {})
+        new_prov = self._with_origins(new_prov, origins)
+        if new_prov != stored:
+            fields["provenance"] = new_prov
         if "content" in fields:
-            self._hold_if_flagged(bullet, fields)
+            self._hold_if_flagged(bullet, fields, source)
+        elif origins != (stored.get("origins") or {}):
+            self._hold_if_foreign(bullet, fields, source)
         if not fields:
             return bullet
         fields["updated_at"] = now
@@ -307,9 +352,18 @@ class Playbook:
                                   reason, source, session_id, now)
         return {**bullet, **fields}
 
-    def _hold_if_flagged(self, bullet: Bullet, fields: BulletFields) -> None:
+    def _hold_if_flagged(self, bullet: Bullet, fields: BulletFields, source: str) -> None:
         """New content for `bullet`: note its concerns, and quarantine an active bullet it flags."""
-        concerns = self.screen(fields["content"])
+        provenance = fields.get("provenance") or bullet["provenance"] or {}
+        self._hold(bullet, fields, self.screen(fields["content"], provenance, source=source))
+
+    def _hold_if_foreign(self, bullet: Bullet, fields: BulletFields, source: str) -> None:
+        """Same content, origins changed (another observation saw a part in someone else's text)."""
+        provenance = fields.get("provenance") or bullet["provenance"] or {}
+        self._hold(bullet, fields, origin_rule.origin_concerns(bullet["content"], provenance, source,
+                                                               self.trusted_hosts))
+
+    def _hold(self, bullet: Bullet, fields: BulletFields, concerns: list[str]) -> None:
         if not concerns:
             return
         fields["provenance"] = {**(fields.get("provenance") or bullet["provenance"] or {}), "concerns": concerns}
@@ -347,10 +401,18 @@ class Playbook:
         `reviewed=True`: a person approved it (`ace review --approve`)."""
         if status not in _HOLDABLE:
             raise PlaybookError(f"a bullet is restored as active or candidate, not {status!r}")
-        concerns = self.screen(self.get(id)["content"])
+        bullet = self.get(id)
+        concerns = self.screen(bullet["content"], bullet["provenance"] or {})
         if concerns and not reviewed and status == "active":
             raise PlaybookError(f"`{id}` is held back ({'; '.join(concerns)}); only `ace review --approve {id}` "
                                 "makes it active")
+        if reviewed and status == "active":
+            # The user saw the parts and their origins and approved them: from now on they are theirs.
+            prov = bullet["provenance"] or {}
+            approved = self._with_origins(prov, origin_rule.record(bullet["content"], prov, "review", None,
+                                                                   replace=True))
+            if approved != prov:
+                self.store.update_bullet(bullet["id"], {"provenance": approved})
         return self._set_status(id, status, "RESTORE", source, reason, session_id, now)
 
     def promote(self, id: str, *, source: str = "learning", reason: str | None = None,
@@ -361,7 +423,7 @@ class Playbook:
         bullet = self.get(id)
         if bullet["status"] != "candidate":
             raise PlaybookError(f"`{bullet['id']}` is {bullet['status']}, not a candidate")
-        concerns = self.screen(bullet["content"])
+        concerns = self.screen(bullet["content"], bullet["provenance"] or {})
         if not concerns:
             return self._set_status(bullet["id"], "active", "PROMOTE", source, reason, session_id, now)
         now = now or time.time()
@@ -386,6 +448,11 @@ class Playbook:
         provenance["merged"] = list(provenance.get("merged") or []) + [
             {"id": b["id"], "content": b["content"], "provenance": b["provenance"]}]
         text = a["content"] if content is None else clean_content(content)
+        # The kept lesson's parts: what either lesson recorded (`provenance.stronger`), then this write.
+        before = dict(b["provenance"].get("origins") or {}) if isinstance(b["provenance"], dict) else {}
+        for part, origin in (a["provenance"].get("origins") or {}).items():
+            before[part] = origin_rule.stronger(before.get(part), origin)
+        provenance = self._with_origins(provenance, self._origins(text, {"origins": before}, source))
         fields: BulletFields = {
             "helpful": a["helpful"] + b["helpful"], "harmful": a["harmful"] + b["harmful"],
             "helpful_explicit": a["helpful_explicit"] + b["helpful_explicit"],
@@ -397,7 +464,9 @@ class Playbook:
         fields["confidence"] = confidence(fields["helpful"], fields["harmful"], fields["helpful_explicit"],
                                           fields["harmful_explicit"])
         if text != a["content"]:
-            self._hold_if_flagged(a, fields)
+            self._hold_if_flagged(a, fields, source)
+        else:
+            self._hold_if_foreign(a, fields, source)
         fields["updated_at"] = now
         with self.store.transaction():
             self.store.update_bullet(a["id"], fields)

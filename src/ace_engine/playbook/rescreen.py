@@ -1,6 +1,6 @@
 """Re-screening: stored lessons put through today's safety policy when it is newer than theirs.
 
-The policy (`safety.concerns`) runs on every lesson that *enters* the playbook. A lesson stored by
+The policy (`safety.concerns` and the provenance rule, `Playbook.screen`) runs on every lesson that *enters* the playbook. A lesson stored by
 an older ace-engine — or before a rule was added — stays `active` with the old verdict: upgrading
 would leave a `bash -c "$(curl … raw.githubusercontent.com …)"` lesson learned by the old filter
 in every SessionStart. So the store records the policy version its lessons were screened under
@@ -92,7 +92,9 @@ def rescreen(store: Store, *, now: float | None = None, load_config: LoadConfig 
         playbook = Playbook(store, None, trusted_hosts=hosts[scope])
         with playbook:  # domain counts refreshed once per scope
             for bullet in members:
-                concerns = playbook.screen(bullet["content"])
+                # Both checks: the pattern list and the provenance rule on the origins the lesson
+                # recorded (a lesson learned before origins existed: its source's default).
+                concerns = playbook.screen(bullet["content"], bullet["provenance"] or {})
                 if not concerns:
                     continue
                 with store.transaction():  # the concerns and the status change land together

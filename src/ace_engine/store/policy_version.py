@@ -12,11 +12,15 @@ above reads it (dependencies point down). Cost: importing this module defines tw
 
 Bump `POLICY_VERSION` whenever the policy can flag a lesson it passed before: a rule in
 safety.py's `_RULES`, `KNOWN_HOSTS` narrowed, the folding of evasions, `contains_secret` or the
-redactor it relies on. (Loosening it needs no bump: nothing passed before is flagged now.)
+redactor it relies on, or the provenance rule (`playbook/provenance.py`: what a risky part is, the
+default origin of a source). (Loosening it needs no bump: nothing passed before is flagged now.)
 
   0  nothing recorded: a store written before policy versions existed (up to commit 2f8a758)
   1  issue 7: one policy on every entry path, exact-match trusted hosts, the instruction corpus
+  2  issue 20: provenance decides — a risky part (named package, remote code, host, permission) first
+     seen in text someone else wrote waits for review; learned lessons without computed origins
+     count as foreign
 """
 
-POLICY_VERSION = 1
+POLICY_VERSION = 2
 META_KEY = "policy_version"

@@ -1,0 +1,237 @@
+"""Provenance decides, the pattern list only helps: the one rule on where a lesson's risky parts came from.
+
+A lesson's *risky parts* (`risky_parts`) are what it would make the agent do that reaches beyond the
+project: install a named package (`npm i X`, `npx -y X`, `pnpm dlx X`, `pip install X`, `uvx X`,
+`cargo / go / gem / brew / apt install X`, `X@latest`, "install the package X"…), fetch or run
+remote code (`docker run IMAGE`, `git clone URL`, any URL or host it names), or widen permissions
+(allow rules, bypass flags, disabling hooks or ace-engine). Commands without a named package
+(`npm install`, `pip install -e .`, `mix deps.get`) and ordinary ones (`git push -u origin main`)
+are not risky parts.
+
+Each part has an *origin*:
+- `user`: typed by the user (a prompt, `ace add`, `ace edit`, approved in `ace review`);
+- `project`: present in the project's own files (package.json scripts, Makefile targets, mix.exs
+  aliases, pyproject / tox / CI config, README) — what the project runs anyway;
+- `agent`: chosen by the agent on its own, seen in no text someone else wrote before it used it;
+- `foreign`: first seen in text someone else wrote — a tool's output, a file the agent read, a
+  transcript's non-user content, a teammate's push, an imported playbook, an MCP proposal. A
+  command the agent ran because a tool output told it to is foreign.
+
+The rule (`origin_concerns`): a lesson with a risky part whose origin is `foreign` or unknown is
+held for `ace review`, its origin shown, however it is worded — the parts are read from the text
+folded by the safety policy's own normalization (`safety.fold`: NFKC, zero-width characters and
+look-alike letters, entities, shell quoting), so a paraphrase that still names the package, a
+homoglyph or a zero-width split finds the same part. `Playbook.screen` applies it with the
+pattern list (`safety.concerns`) on ADD, UPDATE, MERGE, PROMOTE and RESTORE, so a benign ADD
+followed by a malicious UPDATE or MERGE is held too.
+
+Where the origins come from: `provenance["origins"] = {part: origin}`, computed for learned
+lessons by the learner (`learning/origins.py`, handed to the playbook as its `attribution`) and
+recorded by the playbook itself on every content write — a caller's own claim is never read.
+Parts without a computed origin take the default of the *operation's source*, from ONE table
+(`DEFAULT_ORIGIN`): user / manual / cli → user, bootstrap → project, everything else (team,
+import, mcp, transcript, learning without computed origins, unknown) → foreign.
+
+Cost: imports only `re` (the folding is safety.py's, loaded on first use); the patterns compile on
+first use, so the hooks, which import the playbook, pay nothing for them. ~0.1 ms a lesson.
+"""
+
+from __future__ import annotations
+
+import re
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: hooks import this module through playbook.py
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+    from typing import Any
+
+ORIGINS = ("user", "project", "agent", "foreign")
+# The one table: the origin of a part nobody computed, by the source of the operation that wrote it.
+DEFAULT_ORIGIN = {"user": "user", "manual": "user", "cli": "user", "review": "user", "bootstrap": "project"}
+LEARNER_SOURCES = ("learning",)  # sources whose origins the learner computes (`Playbook.attribution`)
+# How strongly an origin binds when two observations disagree: the user's or the project's word
+# settles it; otherwise one sighting in someone else's text taints what the agent chose.
+_RANK = {"agent": 0, "foreign": 1, "project": 2, "user": 3}
+WHERE = {
+    "foreign": "first seen in text someone else wrote (tool output, a file read, a teammate, an import, MCP)",
+    "agent": "chosen by the agent", "project": "in the project's own files", "user": "typed by the user",
+}
+
+_PKG = r"([a-z0-9@_][\w@/.:+~^=<>!-]*)"
+_FLAGS = r"(?:-{1,2}[\w-]+(?:=\S+)?\s+)*"
+_INSTALLS = (
+    rf"\b(?:npm|pnpm|yarn|bun|cnpm)\s+{_FLAGS}(?:global\s+)?(?:add|i|in|ins|inst|install|isntall)\s+{_FLAGS}{_PKG}",
+    rf"\b(?:npx|bunx|pnpx)\s+{_FLAGS}{_PKG}",
+    rf"\b(?:pnpm|yarn|npm|bun)\s+(?:dlx|exec|x|create|init)\s+{_FLAGS}{_PKG}",
+    rf"\b(?:pip[\d.]*|pipx|uv\s+pip|uv\s+tool|python[\d.]*\s+-m\s+pip|conda|mamba|micromamba)\s+{_FLAGS}"
+    rf"install\s+{_FLAGS}{_PKG}",
+    rf"\b(?:pipx|uv\s+tool)\s+run\s+{_FLAGS}{_PKG}",
+    rf"\b(?:uv|poetry|pdm|hatch|rye)\s+add\s+{_FLAGS}{_PKG}",
+    rf"\buvx\s+{_FLAGS}{_PKG}",
+    rf"\b(?:cargo|go|gem|brew|apt|apt-get|dnf|yum|apk|pacman|choco|scoop|winget|snap|port|nix-env|bundle|"
+    rf"composer|dotnet|deno|mix\s+archive\.install\s+hex)\s+{_FLAGS}"
+    rf"(?:install|add|get|require|-S|tool\s+install|add\s+package)?\s*{_FLAGS}{_PKG}(?<=\S)",
+    rf"{_PKG}@(?:latest|next|canary|beta|alpha|nightly|dev|edge|rc)\b",
+    rf"\b(?:install|add|fetch|download|get)(?:ing|s)?\s+(?:the\s+|a\s+)?(?:latest\s+)?(?:npm\s+|pypi\s+|python\s+)?"
+    rf"(?:package|module|gem|crate|tool|plugin|dependency|library|cli|binary)\s+[`]?{_PKG}",
+    # paraphrases around an installer: "use npx to fetch X", "X via npx", "have pip grab X"
+    rf"\b(?:npx|bunx|pnpx|uvx|pipx|pip3?|npm|yarn|pnpm|brew|cargo|gem)\b[^\n.;`]{{0,30}}?\b(?:fetch|run|install|add|"
+    rf"get|grab|pull|download|execute|launch)\s+(?:the\s+)?(?:latest\s+|newest\s+)?(?:package\s+|tool\s+|version\s+of\s+)?"
+    rf"[`]?{_PKG}",
+    rf"[`]?{_PKG}[`]?\s+(?:via|with|using|through|from)\s+(?:npx|bunx|pnpx|uvx|pipx|pnpm\s+dlx|yarn\s+dlx)\b",
+)
+# `go` / `cargo` / `deno` etc. above also match their ordinary subcommands: only these verbs install.
+_INSTALL_VERBS = re.compile(r"\b(?:install|add|get|require|-s)\b")
+_FETCHES = (
+    r"\bdocker\s+(?:run|pull|create)\s+(?:(?:-{1,2}[\w-]+(?:[= ]\S+)?)\s+)*([a-z0-9][\w./:@-]*)",
+    r"\bgit\s+clone\s+(?:-{1,2}[\w-]+(?:[= ]\S+)?\s+)*(\S+)",
+)
+_PERMISSIONS = (
+    r"--dangerously-skip-permissions|--allow-dangerously-skip-permissions|bypass\W*permissions|"
+    r"--permission-mode[\s=]+\S+|permissions\W*(?:allow|defaultmode|additionaldirectories)|--allowedtools\b|"
+    r"dangerouslydisablesandbox|enableallprojectmcpservers|skipdangerousmodepermissionprompt|"
+    r"disable\W*all\W*hooks|\bace_disabled\b|\bace\s+(?:uninstall|disable)\b|\bclaude\b[^\n]{0,40}\s--bare\b|"
+    r"\bbash\([^)\n]*\*\s*\)|\.claude/settings[\w.-]*\.json"
+)
+# Names that are words of the sentence, not packages (`npm install the deps`, `npx to run`).
+_NOT_NAMES = frozenset(("the", "a", "an", "to", "it", "and", "or", "with", "in", "on", "for", "of", "first", "then",
+                        "this", "that", "all", "your", "its", "deps", "dependencies", "packages", "requirements",
+                        "everything", "them", "install", "add", "run", "i", "-", "--", "only", "again", "once",
+                        "before", "after", "when", "if", "from", "via", "using", "now", "here", "there", "test", "tests",
+                        "build", "lint", "script", "scripts", "command", "commands", "server", "app", "suite",
+                        "checks", "linter", "formatter", "project", "code", "package", "tool", "version"))
+_FILE_ARGS = re.compile(r"(?:^|\s)(?:-r|-c|-e|-f|-i|--requirement|--constraint|--editable|--find-links|--index-url|"
+                        r"--extra-index-url|--path|--manifest-path|-t|--target)\s*$")
+_NAME_END = re.compile(r"(?<=.)(?:@[^/@]*$|==.*|>=.*|<=.*|~=.*|!=.*|\[.*|:.*)")
+
+_DASHES = str.maketrans(dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe63\uff0d", "-"))
+_compiled: dict[str, Any] = {}
+
+
+def _rx(name: str) -> Any:
+    if name not in _compiled:  # first use only: hooks import this module and run none of it
+        _compiled["installs"] = [re.compile(p, re.IGNORECASE) for p in _INSTALLS]
+        _compiled["fetches"] = [re.compile(p, re.IGNORECASE) for p in _FETCHES]
+        _compiled["permissions"] = re.compile(_PERMISSIONS, re.IGNORECASE)
+    return _compiled[name]
+
+
+def fold(text: str) -> str:
+    """The lesson text as the safety policy reads it (its own normalization), lower case."""
+    from . import safety  # the one folding; loaded with the playbook already
+
+    folder = getattr(safety, "fold", None) or safety._folded  # noqa: SLF001 — the policy's normalization
+    # Dashes NFKC keeps apart (‐ ‑ ‒ – — −): in a package name they read as the hyphen they look like.
+    return str(folder(str(text))).lower().translate(_DASHES)
+
+
+def _name(raw: str) -> str:
+    name = raw.strip("`'\".,;:)(]}[{<>*")
+    name = _NAME_END.sub("", name) or name
+    return name.rstrip("`'\".,;:)(]}").lower()
+
+
+def _is_name(name: str) -> bool:
+    return len(name) >= 2 and name not in _NOT_NAMES and not name.startswith(("-", ".", "/", "~", "$")) and \
+        not name.endswith((".txt", ".toml", ".cfg", ".lock", ".json", ".in")) and any(c.isalpha() for c in name)
+
+
+def risky_parts(content: str) -> list[str]:
+    """The lesson's risky parts as `kind:name` (`install:snapshot-refresher`, `fetch:evil.example`,
+    `host:evil.example`, `permission:--dangerously-skip-permissions`), in order, each once."""
+    text = fold(content)
+    found: list[str] = []
+    for rx in _rx("installs"):
+        for match in rx.finditer(text):
+            if _FILE_ARGS.search(text, max(0, match.start(1) - 40), match.start(1)):
+                continue  # `pip install -r requirements.txt`, `-e .`: the project's own files
+            head = text[match.start():match.start(1)]
+            if (head.split() or [""])[0] in ("cargo", "go", "gem", "brew", "apt", "apt-get", "dnf", "yum", "apk", "pacman",
+                                   "choco", "scoop", "winget", "snap", "port", "nix-env", "bundle", "composer",
+                                   "dotnet", "deno") and not _INSTALL_VERBS.search(head):
+                continue  # `go test ./...`, `cargo build`: ordinary commands
+            name = _name(match.group(1))
+            if _is_name(name):
+                found.append("install:" + name)
+    for rx in _rx("fetches"):
+        for match in rx.finditer(text):
+            name = match.group(1).strip("`'\".,;:)(]}[{<>*").lower()
+            if _is_name(name):
+                found.append("fetch:" + name)
+    from . import safety
+
+    for host in safety.hosts(text):  # registries and docs may be named; any other host is a part
+        bare = host[4:] if host.startswith("www.") else host
+        if bare not in safety.KNOWN_HOSTS and not bare.startswith("127."):
+            found.append("host:" + bare)
+    for match in _rx("permissions").finditer(text):
+        found.append("permission:" + " ".join(match.group(0).split()))
+    return list(dict.fromkeys(found))
+
+
+def needle(part: str) -> str:
+    """What to look for, folded, in the texts a part may have come from (`install:x` → `x`)."""
+    return part.split(":", 1)[1] if ":" in part else part
+
+
+def default_origin(source: str | None) -> str:
+    """The origin of a part nobody computed, written by an operation of `source` (the one table)."""
+    return DEFAULT_ORIGIN.get(str(source or ""), "foreign")
+
+
+def stronger(a: str | None, b: str | None) -> str:
+    """Two observations' origins of one part, combined (the user's or project's word settles it;
+    else one foreign sighting taints the agent's choice)."""
+    if a is None or b is None:
+        return a or b or "foreign"
+    return a if _RANK.get(a, 1) >= _RANK.get(b, 1) else b
+
+
+def record(content: str, provenance: Mapping[str, Any] | None, source: str | None, computed: Mapping[str, str] | None,
+           *, replace: bool = False) -> dict[str, str]:
+    """The origins to store for `content` written by an operation of `source`: `computed` (the
+    learner's, for its own sources only) else the source's default, combined with what the lesson
+    had (`stronger`) unless `replace` (a user's write or approval states the origin anew)."""
+    old = {} if replace else dict((provenance or {}).get("origins") or {})
+    fallback = default_origin(source)
+    learned = str(source or "") in LEARNER_SOURCES and computed is not None
+    out: dict[str, str] = {}
+    for part in risky_parts(content):
+        new = (computed or {}).get(part) if learned else None
+        new = new if new in ORIGINS else fallback
+        out[part] = stronger(old.get(part), new) if part in old else new
+    return out
+
+
+def origin_of(part: str, provenance: Mapping[str, Any] | None, source: str | None = None) -> str:
+    """A part's recorded origin; otherwise the default of the lesson's source (`provenance["source"]`,
+    or `source` when the provenance names none)."""
+    prov = provenance or {}
+    origins = prov.get("origins")
+    if isinstance(origins, dict) and origins.get(part) in ORIGINS:
+        return str(origins[part])
+    return default_origin(prov.get("source") or source)
+
+
+def origin_concerns(content: str, provenance: Mapping[str, Any] | None = None, source: str | None = None,
+                    trusted_hosts: Iterable[str] = ()) -> list[str]:
+    """One concern per risky part whose origin is foreign or unknown: it names the part and where it
+    came from, so `ace review` shows it. [] when every risky part is the user's, the project's or
+    the agent's own. `trusted_hosts` (the user's, the project's remote) are not parts."""
+    out = []
+    trusted = {f"host:{h}" for h in trusted_hosts}
+    for part in risky_parts(content):
+        origin = origin_of(part, provenance, source)
+        if origin in ("user", "project", "agent") or part in trusted:
+            continue
+        kind, name = part.split(":", 1)
+        what = {"install": "installs or runs package", "fetch": "fetches or runs", "host": "names host",
+                "permission": "widens permissions with"}.get(kind, kind)
+        out.append(f"{what} `{name[:80]}`, {WHERE['foreign']}")
+    return out
+
+
+def summary(provenance: Mapping[str, Any] | None) -> Iterable[str]:
+    """`part: origin` lines for `ace review` and the dashboard."""
+    origins = (provenance or {}).get("origins")
+    return [f"{part}: {origin}" for part, origin in origins.items()] if isinstance(origins, dict) else []
