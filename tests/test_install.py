@@ -5,6 +5,7 @@ import os
 import shlex
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -133,3 +134,113 @@ def test_plugin_launcher_runs_from_source_tree(ace_home, tmp_path):
                           capture_output=True, text=True)
     assert proc.returncode == 0
     assert json.loads(proc.stdout)["hookSpecificOutput"]["decision"]["behavior"] == "deny"
+
+
+# -- ace doctor on a fresh install, and every fix it names ---------------------------------------
+
+
+def doctor(cwd, env=None):
+    proc = ace("doctor", "--json", cwd=cwd, env=env)
+    report = json.loads(proc.stdout)
+    assert (proc.returncode == 0) == report["ok"], proc.stderr
+    return proc.returncode, {c["check"]: c for c in report["checks"]}
+
+
+def test_fresh_install_then_doctor_exits_0(ace_home, git_project):
+    """`git init && ace install && ace doctor`: every check passes (d570f9d: FAIL, "hook launcher -I
+    does not exist")."""
+    assert ace("install", cwd=git_project).returncode == 0
+    code, checks = doctor(git_project)
+    assert code == 0, [c for c in checks.values() if c["status"] == "fail"]
+    assert checks["hooks (project)"]["status"] == "ok", checks["hooks (project)"]
+    assert checks["hooks (project)"]["detail"].endswith(f"{len(EVENTS)}/{len(EVENTS)} events")
+
+
+def test_parse_hook_command_is_the_inverse_of_hook_command():
+    for python in (sys.executable, "/opt/my python/bin/python3", "/x/it's/python"):
+        for event in EVENTS:
+            parsed = claude_settings.parse_hook_command(claude_settings.hook_command(event, python))
+            assert parsed == (python, event) and parsed.argv == claude_settings.hook_argv(event, python)
+    launcher = claude_settings.LAUNCHER
+    for other in (f"python {launcher} Stop", f"python -I {launcher} Stop extra", "python -I /tmp/launch.py Stop",
+                  f"python -I {launcher} NoSuchEvent", f"python -I '{launcher} Stop", "", "ace hook Stop"):
+        assert claude_settings.parse_hook_command(other) is None, other
+
+
+def _apply(fix, cwd, env):
+    """Apply the fix doctor named: each `ace …` command in backticks run as written, an `export X=Y` set."""
+    commands = [part for i, part in enumerate(fix.split("`")) if i % 2]
+    assert commands, f"a fix names no command: {fix!r}"
+    command = commands[0]
+    words = shlex.split(command)
+    if words[0] == "export":
+        name, _, value = words[1].partition("=")
+        env[name] = value
+    else:
+        assert words[0] == "ace", command
+        proc = ace(*words[1:], cwd=cwd, env=env)
+        assert proc.returncode == 0, (command, proc.stdout, proc.stderr)
+
+
+def _enable_plugin(home):
+    user = home / ".claude" / "settings.json"
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text(json.dumps({"enabledPlugins": {"ace-engine@ace-engine": True}}))
+
+
+def _no_hooks(root, home):
+    pass
+
+
+def _missing_event(root, home):
+    assert ace("install", cwd=root).returncode == 0
+    path = root / ".claude" / "settings.json"
+    data = json.loads(path.read_text())
+    del data["hooks"]["Stop"]
+    path.write_text(json.dumps(data))
+
+
+def _moved_interpreter(root, home):
+    """Hooks written by an ace-engine whose interpreter is gone (a deleted venv)."""
+    claude_settings.install(str(root / ".claude" / "settings.json"), python=str(root / "gone-venv" / "bin" / "python"))
+
+
+def _mcp_missing_interpreter(root, home):
+    assert ace("install", "--mcp", cwd=root).returncode == 0
+    path = root / ".mcp.json"
+    data = json.loads(path.read_text())
+    data["mcpServers"]["ace"]["command"] = str(root / "gone-venv" / "bin" / "python")
+    path.write_text(json.dumps(data))
+
+
+def _mcp_approved_but_gone(root, home):
+    assert ace("install", "--mcp", cwd=root).returncode == 0
+    (root / ".mcp.json").unlink()
+
+
+def _plugin_without_python(root, home):
+    _enable_plugin(home)
+    return {"ACE_PYTHON": str(root / "no-such-python")}
+
+
+def _plugin_and_settings_hooks(root, home):
+    assert ace("install", "--local", cwd=root).returncode == 0
+    _enable_plugin(home)
+
+
+@pytest.mark.parametrize("break_it", [_no_hooks, _missing_event, _moved_interpreter, _mcp_missing_interpreter,
+                                      _mcp_approved_but_gone, _plugin_without_python, _plugin_and_settings_hooks])
+def test_every_doctor_finding_names_a_fix_that_works(ace_home, git_project, break_it):
+    """Break the set-up one way; doctor flags it (fail or warn) with a fix; apply the fix as
+    written; doctor's next run passes that check."""
+    home = Path(os.environ["HOME"])
+    env = break_it(git_project, home) or {}
+    code, checks = doctor(git_project, env)
+    flagged = {name: c for name, c in checks.items() if c["status"] != "ok" and name not in ("claude code",)}
+    assert flagged, checks
+    for name, check in flagged.items():
+        _apply(check["fix"], git_project, env)
+        _, after = doctor(git_project, env)
+        assert name not in after or after[name]["status"] == "ok", (check, after.get(name))
+    code, after = doctor(git_project, env)
+    assert code == 0, [c for c in after.values() if c["status"] == "fail"]

@@ -186,3 +186,78 @@ def test_statusline_is_set_unless_the_user_has_one(project):
     assert not kept["changed"] and kept["kept"] == own and read(settings)["statusLine"] == own
     assert not mcp_config.uninstall_statusline(str(settings))["changed"]
     assert read(settings) == {"statusLine": own, "model": "opus"}
+
+
+# -- through the CLI: no server that cannot start; uninstall leaves no approval behind ------------
+
+
+def _ace(*args, cwd, env=None):
+    from conftest import ace
+
+    return ace(*args, cwd=cwd, env=env, process=True)
+
+
+def test_install_mcp_refuses_an_interpreter_without_the_sdk_and_writes_nothing(project, ace_home, tmp_path):
+    bare = tmp_path / "bare-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+    python = str(bare / "bin" / "python")
+    result = _ace("install", "--mcp", "--python", python, cwd=project)
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "`mcp` package is not installed" in lines[0], result.stderr
+    assert f"{python} -m pip install 'mcp" in lines[0] and "nothing was changed" in lines[0]
+    assert not (project / ".mcp.json").exists() and not (project / ".claude").exists()
+    assert mcp_config.sdk_problem(python) == "the `mcp` package is not installed"
+
+
+def test_sdk_problem_is_none_where_the_sdk_is_installed():
+    pytest.importorskip("mcp")
+    assert mcp_config.sdk_problem() is None and mcp_config.sdk_problem(sys.executable) is None
+
+
+@pytest.mark.parametrize("installed_in, removed_with", [([], ["--local"]), (["--local"], []), ([], [])])
+def test_uninstall_takes_the_approval_out_of_every_project_settings_file(project, ace_home, installed_in,
+                                                                          removed_with):
+    """`ace install --mcp` in one scope, `ace uninstall` in another (the issue: `--local` removed the
+    server from .mcp.json while .claude/settings.json still approved it): no file approves a server
+    that is gone, other keys stay, and doctor has nothing to say about MCP."""
+    pytest.importorskip("mcp")
+    shared = project / ".claude" / "settings.json"
+    shared.parent.mkdir()
+    shared.write_text(json.dumps({"model": "opus", "enabledMcpjsonServers": ["memory"]}))
+    assert _ace("install", "--mcp", *installed_in, cwd=project).returncode == 0
+    assert _ace("install", *removed_with, cwd=project).returncode == 0
+    result = _ace("uninstall", *removed_with, "--json", cwd=project)
+    assert result.returncode == 0, result.stderr
+    assert not (project / ".mcp.json").exists()
+    for path in (shared, project / ".claude" / "settings.local.json"):
+        if path.exists():
+            data = read(path)
+            assert "ace" not in data.get("enabledMcpjsonServers", []), path
+            assert not any(rule in mcp_config.ALLOW for rule in data.get("permissions", {}).get("allow", [])), path
+    assert read(shared)["model"] == "opus" and read(shared)["enabledMcpjsonServers"] == ["memory"]
+    report = json.loads(_ace("doctor", "--json", cwd=project).stdout)
+    assert not [c for c in report["checks"] if c["check"].startswith("mcp")], report
+
+
+def test_doctor_checks_the_registered_server(project, ace_home):
+    pytest.importorskip("mcp")
+    assert _ace("install", "--mcp", cwd=project).returncode == 0
+    checks = {c["check"]: c for c in json.loads(_ace("doctor", "--json", cwd=project).stdout)["checks"]}
+    assert checks["mcp"]["status"] == "ok" and sys.executable in checks["mcp"]["detail"]
+    # Disabled in the local settings: a warning naming the way to approve it again.
+    (project / ".claude" / "settings.local.json").write_text(json.dumps({"disabledMcpjsonServers": ["ace"]}))
+    checks = {c["check"]: c for c in json.loads(_ace("doctor", "--json", cwd=project).stdout)["checks"]}
+    assert checks["mcp approval"]["status"] == "warn" and "`ace install --mcp --local`" in checks["mcp approval"]["fix"]
+    assert _ace("install", "--mcp", "--local", cwd=project).returncode == 0
+    checks = {c["check"]: c for c in json.loads(_ace("doctor", "--json", cwd=project).stdout)["checks"]}
+    assert "mcp approval" not in checks
+
+
+def test_a_foreign_ace_server_in_mcp_json_is_never_started_by_doctor(project, ace_home, tmp_path):
+    marker = tmp_path / "ran"
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"ace": {
+        "command": "/bin/sh", "args": ["-c", f"touch {marker}", "-m", "ace_engine.mcp_server"]}}}))
+    checks = {c["check"]: c for c in json.loads(_ace("doctor", "--json", cwd=project).stdout)["checks"]}
+    assert checks["mcp"]["status"] == "warn" and "not checked" in checks["mcp"]["detail"]
+    assert not marker.exists()

@@ -100,7 +100,7 @@ def install(scope, project_dir, python, with_mcp, allow_writes, with_statusline,
 
 def _mcp_hint(python: str | None) -> str:
     """How to add the `mcp` package where the server would run: this environment's way, or pip of `--python`."""
-    if python and os.path.realpath(python) != os.path.realpath(sys.executable):
+    if python and os.path.abspath(python) != os.path.abspath(sys.executable):
         return f"{shlex.quote(python)} -m pip install {shlex.quote(install_route.requirements('mcp')[0])}"
     return extra_hint("mcp")
 

@@ -262,7 +262,7 @@ def sdk_problem(python: str | None = None) -> str | None:
     from importlib import metadata
 
     version = ""
-    if python and os.path.realpath(python) != os.path.realpath(sys.executable):
+    if python and os.path.abspath(python) != os.path.abspath(sys.executable):
         import subprocess
 
         try:
