@@ -1,7 +1,6 @@
 """The code-pattern detector on Edit / MultiEdit / Write / NotebookEdit inputs as Claude Code sends them."""
 
 import json
-import time
 
 import pytest
 from hypothesis import given, settings
@@ -195,15 +194,11 @@ def test_a_bad_user_file_falls_back_to_the_builtin_table_and_is_logged(ace_home,
 
 # -- speed and robustness -------------------------------------------------------------------------------
 
-def test_a_large_write_is_scanned_fast():
+def test_a_large_write_is_scanned():
     block = ("def f(a, b=None):\n    with open(a) as fh:\n        return [x for x in fh if x.strip() == b]\n\n" * 600
              + "except:\n    pass\n")
-    started = time.perf_counter()
-    for _ in range(10):
-        obs = TABLE.detect("Write", {"file_path": "big.py", "content": block})
-    per_call = (time.perf_counter() - started) / 10
+    obs = TABLE.detect("Write", {"file_path": "big.py", "content": block})  # its time: bench/budgets_bench.py
     assert ids(obs)[0] == "py-bare-except"
-    assert per_call < 0.05, f"{per_call * 1000:.1f} ms for {len(block)} chars"
 
 
 @settings(max_examples=150, deadline=None)

@@ -34,10 +34,10 @@ BAD_INPUTS = {
 @pytest.mark.parametrize("event", ALL_EVENTS)
 @pytest.mark.parametrize("kind", sorted(BAD_INPUTS))
 def test_bad_input_still_answers(ace_home, tmp_path, event, kind):
-    code, out, err, seconds = run_hook(event, BAD_INPUTS[kind], cwd=str(tmp_path))
+    code, out, err, _ = run_hook(event, BAD_INPUTS[kind], cwd=str(tmp_path))
     assert code == 0, err
     check_answer(event, out)
-    assert seconds < EVENTS[event]["timeout"]
+    # how long it takes: bench/budgets_bench.py (`hook faults`)
 
 
 def test_unknown_event_answers_nothing(ace_home, tmp_path):
@@ -51,9 +51,8 @@ def test_huge_payload(ace_home, tmp_path):
     blob = "x" * (20 * 1024 * 1024)
     data = payload("PostToolUse", str(tmp_path), tool_name="Bash", tool_use_id="big-1",
                    tool_input={"command": "cat big"}, tool_response={"stdout": blob, "stderr": ""})
-    code, out, err, seconds = run_hook("PostToolUse", data)
+    code, out, err, _ = run_hook("PostToolUse", data)  # its time: bench/budgets_bench.py
     assert code == 0 and out == "", err
-    assert seconds < EVENTS["PostToolUse"]["budget"]
     con = sqlite3.connect(ace_home / "ace.db")
     (stored,) = con.execute("SELECT response FROM tool_events WHERE tool_use_id='big-1'").fetchone()
     assert len(stored) <= 8_000 and "chars cut" in stored
@@ -151,15 +150,14 @@ def test_corrupt_store_spools_and_tells_once(ace_home, tmp_path):
     assert list(ace_home.glob("ace.db.corrupt-*"))
 
 
-def test_locked_store_answers_within_budget_then_replays(ace_home, tmp_path):
+def test_locked_store_answers_then_replays(ace_home, tmp_path):
     code, _, _, _ = run_hook("SessionStart", payload("SessionStart", str(tmp_path), source="startup"))
     assert code == 0
     locker = sqlite3.connect(ace_home / "ace.db", isolation_level=None)
     locker.execute("BEGIN EXCLUSIVE")
     try:
-        code, out, _, seconds = run_hook("PostToolUse", _tool(tmp_path, "l-1"))
+        code, out, _, _ = run_hook("PostToolUse", _tool(tmp_path, "l-1"))  # its time: bench/budgets_bench.py
         assert (code, out) == (0, "")
-        assert seconds < EVENTS["PostToolUse"]["budget"]
     finally:
         locker.execute("ROLLBACK")
         locker.close()
@@ -219,9 +217,8 @@ def test_full_disk(small_mount, tmp_path, monkeypatch):
     big = {"stdout": "y" * 7000, "stderr": ""}
     for n in range(5):
         data = _tool(tmp_path, f"f-{n}") | {"tool_response": big}
-        code, out, _, seconds = run_hook("PostToolUse", data)
+        code, out, _, _ = run_hook("PostToolUse", data)
         assert (code, out) == (0, "")
-        assert seconds < EVENTS["PostToolUse"]["budget"]
     code, out, _, _ = run_hook("SessionStart", payload("SessionStart", str(tmp_path), session_id="s-full", source="startup"))
     assert code == 0
     check_answer("SessionStart", out)

@@ -37,20 +37,10 @@ def test_parse_feedback(prompt, marks):
 
 @settings(max_examples=500, deadline=None)
 @given(st.text(max_size=2000))
-def test_the_parser_never_raises_and_stays_fast(text):
-    started = time.perf_counter()
-    for mark in parse_feedback(text + " ctx-01abc that tip helped"):
+def test_the_parser_never_raises(text):
+    for mark in parse_feedback(text + " ctx-01abc that tip helped"):  # its time: bench/budgets_bench.py
         assert mark[1] in ("helpful", "harmful")
         assert mark[0] is None or mark[0].startswith("ctx-")
-    assert time.perf_counter() - started < 0.05
-
-
-def test_an_ordinary_prompt_costs_microseconds():
-    prompt = "The login test fails with a 401 after the token refresh; find the cause and fix it. " * 3
-    started = time.perf_counter()
-    for _ in range(2000):
-        assert parse_feedback(prompt) == []
-    assert (time.perf_counter() - started) / 2000 < 50e-6
 
 
 def test_apply_feedback_tags_the_named_and_the_last_shown_bullets_explicitly(ace_home, git_project):

@@ -299,12 +299,15 @@ def test_a_detached_process_keeps_no_pipe_of_its_parent(tmp_path):
     lock = tmp_path / "held.lock"
     held = os.open(lock, os.O_RDWR | os.O_CREAT)
     seen = tmp_path / "fds"
-    pid = spawn_python(f"import os, time\nopen({str(seen)!r}, 'w').write(repr(os.fstat({held}).st_ino))\n"
-                       "time.sleep(1)\n", keep_fds=(held,))
+    pid = spawn_python(f"import os\nopen({str(seen)!r}, 'w').write(repr(os.fstat({held}).st_ino))\n"
+                       f"inodes = set()\nfor fd in range(3, 1024):\n    try:\n        inodes.add(os.fstat(fd).st_ino)\n"
+                       f"    except OSError:\n        pass\nopen({str(seen)!r} + '.all', 'w').write(' '.join(map(str, inodes)))\n",
+                       keep_fds=(held,))
     os.close(write_end)
-    started = time.monotonic()
-    assert os.read(read_end, 1) == b"" and time.monotonic() - started < 0.5, "EOF at once: the child has no copy"
     os.waitpid(pid, 0)
     assert seen.read_text() == repr(os.fstat(held).st_ino), "the handed-over descriptor is there"
+    held_by_child = {int(n) for n in seen.with_name("fds.all").read_text().split()}
+    assert os.fstat(read_end).st_ino not in held_by_child, "the child holds a copy of the parent's pipe"
+    assert os.read(read_end, 1) == b"", "EOF: nobody else holds the write end"
     os.close(held)
     os.close(read_end)

@@ -452,7 +452,7 @@ def seed_scale(store: SQLiteStore, root: Path, rng: random.Random) -> str:
     return first or ""
 
 
-def test_every_tool_answers_within_a_second_at_scale(tmp_path, ace_home, capsys):
+def test_every_tool_answers_at_scale(tmp_path, ace_home, capsys):
     root = git_project(tmp_path / "big")
     rng = random.Random(13)
     with SQLiteStore() as store:
@@ -479,7 +479,7 @@ def test_every_tool_answers_within_a_second_at_scale(tmp_path, ace_home, capsys)
         print("\nMCP tool calls at 10k lessons / 100k tool calls (ms):", figures)
     for call in results:
         assert not call.is_error, (call.name, call.text)
-        assert call.seconds < 1.0, (call.name, call.args, call.seconds)
+        # the one-second budget per call: bench/budgets_bench.py (`mcp`)
     assert "npm run build" in results[3].text
 
 

@@ -2,7 +2,6 @@
 
 import subprocess
 import sys
-import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -108,10 +107,8 @@ def test_stem_and_contains():
 
 def test_long_prompts_are_capped():
     prompt = " ".join(f"word{i} identifier_{i} CamelCase{i}" for i in range(20_000))  # ~500 KB
-    started = time.perf_counter()
-    parsed = q.parse(prompt, max_terms=32)
+    parsed = q.parse(prompt, max_terms=32)  # its time: bench/budgets_bench.py
     assert sum(len(g) for g in parsed.groups) <= 32
-    assert time.perf_counter() - started < 2.0
     assert len(q.fts_terms(parsed)) <= 32
 
 
@@ -160,12 +157,10 @@ def test_arbitrary_text_and_files_never_raise(seeded, text, files):
     assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
 
 
-def test_a_100kb_prompt_is_fast_and_safe(seeded):
+def test_a_100kb_prompt_is_safe(seeded):
     store, pid, _ = seeded
     prompt = ("Traceback: ExpiredSignatureError in tokens.py line 42 -- AND OR NOT \"x\" " * 1500)[:100_000]
-    started = time.perf_counter()
-    hits = search(store, pid, prompt, k=5)
-    assert time.perf_counter() - started < 1.0
+    hits = search(store, pid, prompt, k=5)  # its time: bench/budgets_bench.py
     assert isinstance(hits, list)
 
 
@@ -350,38 +345,6 @@ def test_lexical_path_imports_nothing_heavy():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
-
-
-def test_search_at_ten_thousand_bullets_takes_milliseconds(store, git_project):
-    """A rough guard of the latency budget (the bench measures it properly)."""
-    import random
-
-    from ace_engine.playbook.playbook import content_key
-
-    pid = Playbook(store, identify(str(git_project))).project_id
-    rng = random.Random(3)
-    words = ("invoice customer token refresh cache redis postgres migration docker compose pytest fixture "
-             "router component query mutation schema parquet pandas worker queue retry timeout header "
-             "cursor pagination webhook signature stripe bundle vite eslint clippy cargo").split()
-    with store.transaction():
-        for i in range(10_000):
-            content = " ".join(rng.choice(words) for _ in range(18)) + f" case {i}"
-            store.insert_bullet({
-                "id": f"ctx-bench{i:06d}", "project_id": pid, "section": "strategies_and_hard_rules",
-                "content": content, "domains": ["general"], "helpful": 0, "harmful": 0, "helpful_explicit": 0,
-                "harmful_explicit": 0, "confidence": 0.5, "status": "active", "provenance": {},
-                "content_key": content_key(content), "created_at": NOW, "updated_at": NOW,
-                "last_used_at": None, "retrieval_count": 0})
-    prompts = ["the invoice webhook signature fails after the stripe retry", "pytest fixture for the redis cache",
-               "vite bundle too big after adding the router", "cargo clippy complains about the parquet worker"]
-    search(store, pid, prompts[0])
-    times = []
-    for prompt in prompts * 5:
-        started = time.perf_counter()
-        search(store, pid, prompt, k=5)
-        times.append(time.perf_counter() - started)
-    times.sort()
-    assert times[len(times) // 2] < 0.05  # typically ~4 ms; generous for slow CI machines
 
 
 def test_prompts_of_common_words_only_skip_bm25_but_keep_the_best_match(store, git_project, tmp_path, monkeypatch):

@@ -308,9 +308,8 @@ def test_oversized_body_is_413_with_and_without_content_length(world):
     head = (f"POST /v1/projects/alpha/deltas HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
             "Content-Type: application/json\r\n")
     # a declared gigabyte: answered at once, without waiting for (or reading) any of it
-    started = time.monotonic()
-    answer = _raw_answer(port, (head + "Content-Length: 1000000000\r\n\r\n").encode())
-    assert answer.startswith(b"HTTP/1.1 413") and time.monotonic() - started < 5
+    answer = _raw_answer(port, (head + "Content-Length: 1000000000\r\n\r\n").encode())  # waiting: a timeout
+    assert answer.startswith(b"HTTP/1.1 413")
     # chunked, never finished: answered as soon as the limit is passed
     chunk = b"y" * (LIMIT + 1)
     answer = _raw_answer(port, (head + "Transfer-Encoding: chunked\r\n\r\n").encode(),

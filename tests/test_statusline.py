@@ -80,9 +80,7 @@ def test_ace_statusline_command_and_the_fast_entry(project, ace_home):
     payload = json.dumps({"session_id": "s1", "cwd": str(project)})
     result = CliRunner().invoke(statusline, [], input=payload)
     assert result.exit_code == 0 and result.output == "ace · 0 lessons shown · 0 learned today\n"
-    started = time.perf_counter()
     proc = subprocess.run([sys.executable, "-I", "-m", "ace_engine.integrations.statusline"], input=payload,
                           capture_output=True, text=True, timeout=30)
-    took = time.perf_counter() - started
     assert proc.returncode == 0 and proc.stdout == "ace · 0 lessons shown · 0 learned today\n", proc
-    assert took < 1.0, took
+    # its time: bench/budgets_bench.py
