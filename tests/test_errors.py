@@ -85,3 +85,12 @@ def test_the_message_is_printed_plain(ace_home, git_project, monkeypatch):
 @pytest.mark.parametrize("command", [["hook", "--help"], ["--version"]])
 def test_commands_without_errors_are_untouched(command):
     assert CliRunner().invoke(cli, command).exit_code == 0
+
+
+def test_the_documented_tree_names_every_class():
+    """errors.py's docstring draws the tree; a class added anywhere must appear in it (issue 22)."""
+    doc = errors.__doc__ or ""
+    classes = _package_exceptions()
+    missing = sorted({cls.__name__ for cls in classes.values()
+                      if issubclass(cls, errors.AceError) and not cls.__name__.startswith("_") and cls.__name__ not in doc})
+    assert not missing, f"add these to the tree in errors.py's docstring: {missing}"

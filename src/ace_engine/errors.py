@@ -18,6 +18,16 @@ worker) catches `AceError` or the narrower class it can handle.
     ├── PatternError       learning/code_patterns.py: a bad code-pattern file
     ├── ReflectorError     learning/reflector.py: a reflector gave no usable reflection
     ├── ClaimLost, AlreadyLearned   learning/pipeline.py: a job's lease went away / it was learned
+    ├── TranscriptError    learning/transcript.py: a transcript file that cannot be read
+    ├── ToolError          mcp_server/answer.py: an MCP tool call refused, with the reason the agent sees
+    ├── McpUnavailable     mcp_server/server.py: `ace mcp` without the `mcp` package (names the install)
+    ├── RemoteError        sync/remote.py: a team-server binding or exchange that cannot go on
+    │   ├── Unreachable    sync/client.py: the server did not answer
+    │   └── ServerRefused  sync/client.py: the server answered with a refusal (its reason kept)
+    ├── ApiError           server/auth.py: a team API request refused (status, code, message)
+    ├── TeamDBError        store/team/: the team server's storage refused an operation
+    │   ├── Conflict, NotFound       dialect.py: a write that conflicts / a row that is not there
+    │   └── ClientTaken, Stale       ops.py: a client id bound to another token / an approval of changed content
     ├── LLMError           llm/: a model call failed (not installed, not configured, refused…)
     │   └── LLMTimeout     the provider did not answer within `llm.timeout_s`
     ├── BudgetExceeded     llm/budget.py: a call would go past `llm.max_calls_per_*` / `llm.max_tokens_per_day`
