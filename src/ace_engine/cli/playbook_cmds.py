@@ -27,11 +27,13 @@ from .playbook_common import (
     get_bullet,
     known_project_id,
     section_option_value,
+    seen_text,
+    show_waiting,
     totals,
+    waiting,
 )
 
 if TYPE_CHECKING:
-    from .._types import Bullet
     from ..store.interfaces import Store
 
 SEARCH_MODES = ("auto", "lexical", "semantic", "hybrid")
@@ -188,15 +190,20 @@ def _domains_summary(store: Store, project_id: int | None) -> dict[str, int]:
               help="Only bullets marked helpful at least N times.")
 @click.option("--domain", default=None, help="Only bullets of this domain.")
 @click.option("--status", type=click.Choice(STATUSES + ("all",)), default="active", show_default=True,
-              help="active: what is injected; candidate: lessons seen once, on weak evidence, waiting to recur "
-                   "(`ace keep ID` promotes one); quarantined: held for `ace review`; archived.")
+              help="active: what is injected (the waiting candidates follow, counted); candidate: lessons seen "
+                   "once, waiting to recur (`ace keep ID` promotes one); quarantined: held for `ace review`; "
+                   "archived.")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="At most this many.")
 @project_option
 @wide_option
 @json_option
 def patterns(section, min_helpful, domain, status, limit, project_dir, as_json):
     """The playbook's bullets (this project's and the global ones), most valuable first.
-    Candidates are listed with the sessions they were seen in and their evidence confidence."""
+    Candidates are listed with the sessions they were seen in and their evidence confidence.
+
+    By default (the active lessons) the lessons learned once and waiting to recur follow, marked
+    as waiting: how many, the newest few, and how to keep one (`ace keep ID`). `--json` lists
+    what `--status` asks for under `patterns`, and counts the waiting ones under `waiting`."""
     project = project_of(project_dir)
     section = section_option_value(section)
     statuses = STATUSES if status == "all" else (status,)
@@ -204,27 +211,27 @@ def patterns(section, min_helpful, domain, status, limit, project_dir, as_json):
         project_id = known_project_id(store, project)
         rows = store.list_bullets(project_id, statuses=statuses, section=section, domain=domain,
                                   min_helpful=min_helpful, limit=limit)
+        held, newest = waiting(store, project_id, section=section, domain=domain) if status == "active" \
+            else (0, [])
     if as_json:
-        return emit_json({"patterns": [public_bullet(b) for b in rows], "count": len(rows)})
-    if not rows:
+        answer: dict[str, Any] = {"patterns": [public_bullet(b) for b in rows], "count": len(rows)}
+        if status == "active":
+            answer["waiting"] = held
+        return emit_json(answer)
+    if not rows and not held:
         say("No bullets match. The playbook fills up as ace-engine learns from your sessions; "
             "`ace add` writes one by hand, `ace bootstrap` seeds it from the repository.")
         return
+    if not rows:
+        say("No active lessons yet.")
+        show_waiting(held, newest)
+        return
     extra = (["status"] if status == "all" else []) + (["seen"] if status in ("all", "candidate") else [])
     table(None, BULLET_COLUMNS + extra, [bullet_row(b) + ([b["status"]] if status == "all" else [])
-                                         + ([_seen(b)] if status in ("all", "candidate") else []) for b in rows],
+                                         + ([seen_text(b)] if status in ("all", "candidate") else []) for b in rows],
           body=BULLET_BODY, bare=BULLET_BARE + ("status",))
     say("{}.", plural(len(rows), "bullet"))
-
-
-def _seen(bullet: Bullet) -> str:
-    """A learned lesson's evidence: sessions seen in, and the evidence confidence the promotion
-    rule compares with `learning.promote_confidence` ("-" for lessons written by hand)."""
-    prov = bullet.get("provenance") or {}
-    grade = prov.get("confidence")
-    if not isinstance(grade, (int, float)) or isinstance(grade, bool):
-        return "-"
-    return f"{int(prov.get('observations') or 1)}× {float(grade):.2f}"
+    show_waiting(held, newest)
 
 
 @click.command()

@@ -1,5 +1,5 @@
 """Helpers shared by the playbook commands: the project and its config, the ACE plugin's JSON item
-shape, bullets as table rows."""
+shape, bullets as table rows, and the candidates waiting to recur (`ace patterns`, `ace status`)."""
 
 from __future__ import annotations
 
@@ -97,3 +97,51 @@ BULLET_COLUMNS = ["id", "section", "lesson", "domains", "✓ ✗ conf."]
 BULLET_BODY = ("lesson",)  # wrapped under the id when the terminal is too narrow for a table
 BULLET_BARE = ("section", "✓ ✗ conf.")  # shown without their label there: they say what they are
 
+
+
+WAITING_SHOWN = 3  # candidates listed under `ace patterns` / `ace status`; `--status candidate` lists all
+
+
+def seen_text(bullet: Mapping[str, Any]) -> str:
+    """A learned lesson's evidence: sessions seen in, and the evidence confidence the promotion
+    rule compares with `learning.promote_confidence` ("-" for lessons written by hand)."""
+    prov = bullet.get("provenance") or {}
+    grade = prov.get("confidence")
+    if not isinstance(grade, (int, float)) or isinstance(grade, bool):
+        return "-"
+    return f"{int(prov.get('observations') or 1)}× {float(grade):.2f}"
+
+
+def waiting(store: Store, project_id: int | None, *, section: str | None = None,
+            domain: str | None = None) -> tuple[int, list[Bullet]]:
+    """(how many candidates wait to recur, the newest few of them) in this project's playbook."""
+    if project_id is None:
+        return 0, []
+    rows = store.list_bullets(project_id, statuses=("candidate",), section=section, domain=domain, order="recent")
+    return len(rows), rows[:WAITING_SHOWN]
+
+
+def show_waiting(total: int, newest: list[Bullet]) -> None:
+    """The waiting candidates, marked as waiting, with how to keep one; nothing when there are none."""
+    from .output import plural, say, table
+
+    if not total:
+        return
+    say("")
+    say("[yellow]Waiting to recur:[/] {} learned once, not used yet. The same failure fixed the same way in "
+        "another session makes one active; `ace keep ID` keeps one now.",
+        plural(total, "lesson"))
+    table(None, ["id", "status", "lesson", "seen"],
+          [[b["id"], "waiting", b["content"], seen_text(b)] for b in newest], body=("lesson",),
+          bare=("status", "seen"))
+    if total > len(newest):
+        say("{} more: `ace patterns --status candidate`.", total - len(newest))
+
+
+def show_waiting_for(project_key: str) -> None:
+    """`ace status`: this project's waiting candidates, as `ace patterns` shows them (nothing
+    when there are none)."""
+    from .common import open_store
+
+    with open_store() as store:
+        show_waiting(*waiting(store, store.project_id(project_key)))

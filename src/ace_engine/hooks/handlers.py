@@ -68,7 +68,9 @@ def session_start(hook: "Hook") -> "Answer":
 
         maybe_start_gc(hook.cfg["retention.max_db_mb"])
     notice = health.notice_for(hook.session_id, hook.store_error, deferred=deferred)
-    context = inject.safely(_context(hook), "session-start injection", inject.session_start, record["detail"])
+    ctx = _context(hook)
+    context = inject.safely(ctx, "session-start injection", inject.session_start, record["detail"])
+    notice = notice or inject.safely(ctx, "learning notice", inject.learning_notice, record["detail"], injects=False)
     return context_answer("SessionStart", context, notice)
 
 

@@ -125,6 +125,46 @@ def session_start(ctx: Context, source: str | None) -> str | None:
     return _joined(recent, text)
 
 
+# The learning notice (`learning_notice`): when the project's candidates were last announced, kept
+# under a per-project key of `session_state` (a primary-key read; gc drops only real sessions' rows).
+NOTICE_KEY = "candidates_announced_at"
+NOTICE_SCAN = 50  # newest candidates looked at: a notice says "N" up to this, "N+" beyond
+
+
+def notice_owner(project_id: int) -> str:
+    return f"ace:project:{project_id}"
+
+
+def learning_notice(ctx: Context, source: str | None) -> str | None:
+    """SessionStart (startup, clear): one line for the user (`systemMessage`) when the learner has
+    added candidates to this project since the last such line — lessons from the last sessions
+    that wait to be seen again before they are injected — with how to see and keep them. Said
+    once: the time it was said is recorded, and only newer candidates are announced next time.
+    Learning runs in a worker after Stop, so this is the first moment that knows what the last
+    session taught (`integrations/statusline.py` shows the same count while a session runs).
+    Cost: one primary-key read and one query over this project's candidates (the status index),
+    at most `NOTICE_SCAN` rows."""
+    if source not in ("startup", "clear") or ctx.project_id is None:
+        return None
+    owner = notice_owner(ctx.project_id)
+    try:
+        since = float(ctx.store.get_state(owner, NOTICE_KEY) or 0.0)
+    except ValueError:
+        since = 0.0
+    newest = ctx.store.list_bullets(ctx.project_id, include_global=False, statuses=("candidate",), order="recent",
+                                    limit=NOTICE_SCAN)
+    fresh = [b for b in newest if b["created_at"] > since]
+    if not fresh:
+        return None
+    ctx.store.set_state(owner, NOTICE_KEY, repr(ctx.now))
+    one = len(fresh) == 1
+    count = f"{len(fresh)}{'+' if len(fresh) == NOTICE_SCAN else ''}"
+    return (f"ace learned {count} {'lesson' if one else 'lessons'} from your last sessions; "
+            f"{'it waits' if one else 'they wait'} to be seen again before {'it is' if one else 'they are'} used "
+            f"(the same failure fixed the same way in another session makes a lesson active). `ace patterns` lists "
+            f"{'it' if one else 'them'}; `ace keep {fresh[0]['id']}` keeps {'it' if one else 'one'} now.")
+
+
 def _recent_context(ctx: Context, total_tokens: int, *, recall: bool = False) -> tuple[str, int]:
     """The `<ace-recent-context>` block (continuity/recent.py) within its share of `total_tokens`,
     and the tokens it takes; ('', 0) when there is nothing to say. Its failure is logged and

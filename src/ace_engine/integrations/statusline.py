@@ -2,10 +2,21 @@
 
 Contract: reads Claude Code's statusLine JSON on stdin (`session_id`, `cwd`,
 `workspace.project_dir`, …; anything unreadable counts as no input) and prints exactly one
-line, always exiting 0: `ace · 3 lessons shown · 1 learned today · 2 to review` — the distinct
-lessons injected into this session, the lessons the learner added to this project (and the
-global ones) since local midnight, and those held for review (quarantined) — or, when the hooks
-could not write the store (`hooks.health`), `ace ⚠ degraded: <cause> · N spooled · ace doctor`.
+line, always exiting 0: `ace · 3 lessons shown · 2 learned today (1 waiting) · 2 to review` —
+the distinct lessons injected into this session, the lessons the learner added to this project
+(and the global ones) since local midnight and how many of those are still candidates waiting
+to recur (`ace patterns` lists them, `ace keep ID` keeps one), and those held for review
+(quarantined) — or, when the hooks could not write the store (`hooks.health`), `ace ⚠ degraded:
+<cause> · N spooled · ace doctor`.
+
+Where a user hears that a session taught something. Learning runs in a detached worker after
+Stop, so Stop's own answer cannot know what was learned (it would have to wait for the learner,
+against the hook's budget). Two places can: this line, which Claude Code re-runs after each
+message — so once the worker is done, the next refresh shows "(N waiting)" — but only for those
+who enabled it (`ace install --statusline`); and the next SessionStart's `systemMessage`, which
+every hook install reaches: `hooks.inject.learning_notice` says it there, once (it records when
+it did, and announces only newer candidates). The status line is the running count; the
+SessionStart line is the one-time news with how to keep a lesson.
 Nothing is created: without a store it says so. The store is opened with a short busy timeout,
 and a store that cannot be read is reported on the line, never raised.
 
@@ -77,12 +88,15 @@ def status_line(payload: dict[str, Any], now: float | None = None) -> str:
             project_id = store.project_id(identify(str(cwd)).key)
             shown = store.session_shown(session_id)[1] if session_id else 0
             learned = store.lessons_added_since(project_id, _midnight(now), source="learning")
+            waiting = store.lessons_added_since(project_id, _midnight(now), source="learning", status="candidate") \
+                if learned else 0
             review = store.waiting_review(project_id)
         finally:
             store.close()
     except (StoreError, sqlite3.Error, OSError) as exc:
         return f"ace ⚠ store unreadable: {health.diagnose(str(exc))} · ace doctor"
-    parts = [f"{_plural(shown, 'lesson')} shown", f"{learned} learned today"]
+    today = f"{learned} learned today" + (f" ({waiting} waiting)" if waiting else "")
+    parts = [f"{_plural(shown, 'lesson')} shown", today]
     if review:
         parts.append(f"{review} to review")
     return "ace · " + " · ".join(parts)

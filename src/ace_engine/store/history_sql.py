@@ -165,15 +165,20 @@ class HistorySQL(StoreBase):
                                 (session_id,)).fetchone()
         return int(row[0]), int(row[1])
 
-    def lessons_added_since(self, project_id: int | None, since: float, source: str | None = None) -> int:
+    def lessons_added_since(self, project_id: int | None, since: float, source: str | None = None,
+                            status: str | None = None) -> int:
         """Lessons of this project (and global ones) added since `since`, by `source` when given
-        (`learning`: what the learner wrote). The change log's time index, then each lesson's row."""
+        (`learning`: what the learner wrote), in `status` now when given (`candidate`: still
+        waiting to recur). The change log's time index, then each lesson's row."""
         sql = ("SELECT COUNT(DISTINCT c.bullet_id) FROM bullet_changes c JOIN bullets b ON b.id = c.bullet_id"
                " WHERE c.created_at >= ? AND c.op = 'ADD' AND (b.project_id IS ? OR b.project_id IS NULL)")
         params: tuple[Any, ...] = (since, project_id)
         if source is not None:
             sql += " AND c.source = ?"
             params += (source,)
+        if status is not None:
+            sql += " AND b.status = ?"
+            params += (status,)
         return int(self.conn.execute(sql, params).fetchone()[0])
 
     def waiting_review(self, project_id: int | None) -> int:

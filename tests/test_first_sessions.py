@@ -1,0 +1,136 @@
+"""A new user's first sessions (issue 21): what they learn, and what the user is told.
+
+Through the real hook processes (`hookutil.run_hook`, one `python -m ace_engine.hooks` per event,
+the detached learning worker the Stop hook starts): two sessions that meet the same failure and
+fix it the same way end with that lesson active, and the third session is given it. On the way,
+the lessons waiting to recur are shown by `ace patterns`, `ace status` and the status line, and the
+next SessionStart says once that they wait, with how to keep one.
+"""
+
+import json
+import os
+import time
+
+import pytest
+
+from ace_engine.integrations.statusline import status_line
+from conftest import ace
+from hookutil import check_answer, payload, run_hook
+from learnutil import bullets, wait_for_learning
+
+FAILURE = ("Exit code 1\nF                                       [100%]\n"
+           "FAILED tests/test_calc.py::test_total - NameError: name 'Decimal' is not defined\n"
+           "src/calc.py:4: NameError\n1 failed in 0.04s")
+FIXED_BY = "from decimal import Decimal"
+
+
+@pytest.fixture
+def project(ace_home, git_project, monkeypatch):
+    monkeypatch.setenv("ACE_LEARNING_LINGER_SECONDS", "0")  # the worker exits when the queue is empty
+    (git_project / "src").mkdir()
+    (git_project / "src" / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    return git_project
+
+
+def hook(event, cwd, session, **fields):
+    code, out, err, _ = run_hook(event, payload(event, str(cwd), session, **fields))
+    assert code == 0, err
+    return check_answer(event, out)
+
+
+def session(cwd, sid, n):
+    """The agent adds a helper, breaks the tests with a missing import, adds it, and they pass: the
+    failure is its own doing (the learner grades such a lesson low: 0.5, a candidate)."""
+    start = hook("SessionStart", cwd, sid, source="startup")
+    prompt = hook("UserPromptSubmit", cwd, sid, prompt="add a total() helper to calc.py that sums prices exactly")
+    path = os.path.join(str(cwd), "src", "calc.py")
+
+    def tool(event, name, tool_input, k, **more):
+        hook(event, cwd, sid, tool_name=name, tool_input=tool_input, tool_use_id=f"toolu_{n}_{k}", **more)
+
+    tool("PostToolUse", "Read", {"file_path": path}, 1,
+         tool_response={"type": "text", "file": {"filePath": path, "content": "x", "numLines": 2}})
+    tool("PostToolUse", "Edit", {"file_path": path, "old_string": "def add(a, b):",
+                                 "new_string": "def total(xs):\n    return sum(Decimal(x) for x in xs)\n\ndef add(a, b):"},
+         2, tool_response={"filePath": path})
+    tool("PostToolUseFailure", "Bash", {"command": "python -m pytest -q"}, 3, error=FAILURE, is_interrupt=False)
+    tool("PostToolUse", "Edit", {"file_path": path, "old_string": "def total(xs):",
+                                 "new_string": f"{FIXED_BY}\n\ndef total(xs):"}, 4, tool_response={"filePath": path})
+    tool("PostToolUse", "Bash", {"command": "python -m pytest -q"}, 5,
+         tool_response={"stdout": ".                                       [100%]\n2 passed in 0.02s", "stderr": "",
+                        "interrupted": False, "isImage": False})
+    hook("Stop", cwd, sid, stop_hook_active=False, last_assistant_message="Added total(); the tests pass.")
+    return start, prompt
+
+
+def context(answer) -> str:
+    return ((answer or {}).get("hookSpecificOutput") or {}).get("additionalContext") or ""
+
+
+def lesson(ace_home):
+    found = [b for b in bullets(ace_home) if "NameError" in b["content"] and FIXED_BY in b["content"]]
+    assert len(found) == 1, [b["content"] for b in bullets(ace_home)]
+    return found[0]
+
+
+def test_two_sessions_with_the_same_failure_and_fix_make_an_active_lesson_used_in_the_third(project, ace_home):
+    first, _ = session(project, "first", 1)
+    assert wait_for_learning(ace_home)
+    assert first is None or "systemMessage" not in first  # nothing learned yet, nothing to say
+    held = lesson(ace_home)
+    assert held["status"] == "candidate"
+    assert json.loads(held["provenance"])["confidence"] == 0.5
+
+    # What the user sees between the sessions: the lesson waits, and how to keep it.
+    shown = ace("patterns", cwd=project)
+    assert shown.exit_code == 0 and "Waiting to recur" in shown.output and held["id"] in shown.output
+    assert "ace keep ID" in shown.output and "No bullets match" not in shown.output
+    assert json.loads(ace("patterns", "--json", cwd=project).output)["waiting"] >= 1
+    status = ace("status", cwd=project)
+    assert status.exit_code == 0 and "Waiting to recur" in status.output and held["id"] in status.output
+    line = status_line({"session_id": "first", "cwd": str(project)})
+    assert "learned today (" in line and "waiting)" in line
+
+    second, _ = session(project, "second", 2)
+    notice = (second or {}).get("systemMessage") or ""
+    assert "wait to be seen again" in notice and "`ace keep ctx-" in notice and "`ace patterns`" in notice
+    assert wait_for_learning(ace_home)
+    learned = lesson(ace_home)
+    assert learned["id"] == held["id"] and learned["status"] == "active"
+    prov = json.loads(learned["provenance"])
+    assert prov["observations"] == 2 and prov["strong_sessions"] == ["first", "second"]
+
+    third, prompt = session(project, "third", 3)
+    assert learned["id"] in context(third) + context(prompt)
+    assert FIXED_BY in context(third) + context(prompt)
+    assert "systemMessage" not in (third or {}), "said once, not at every session"
+    assert wait_for_learning(ace_home)
+
+
+def test_the_notice_is_said_once_and_only_for_newer_candidates(project, ace_home):
+    from ace_engine import config
+    from ace_engine.hooks import inject
+    from ace_engine.playbook.playbook import Playbook
+    from ace_engine.project import identify
+    from ace_engine.store.sqlite import SQLiteStore
+
+    proj = identify(str(project))
+    cfg = config.load(proj.root)
+    with SQLiteStore() as store:
+        pb = Playbook(store, proj)
+        pb.add("Run `make gen` before `make test`: the tests read the generated files.", "strategies",
+               status="candidate", provenance={"confidence": 0.6, "observations": 1, "sessions": ["a"]})
+
+        def notice(sid, source="startup", now=None):
+            ctx = inject.Context(store, cfg, proj, sid, now or time.time(), "SessionStart")
+            return inject.learning_notice(ctx, source)
+
+        assert notice("b", "resume") is None and notice("b", "compact") is None  # only a new conversation
+        first = notice("b")
+        assert first and "1 lesson" in first and "it waits" in first
+        assert notice("c") is None and notice("d", "clear") is None
+        later = time.time() + 5
+        pb.add("Run `npm ci` before `npm test` here: a stale lockfile fails the install.", "strategies",
+               status="candidate", provenance={"confidence": 0.6, "observations": 1, "sessions": ["c"]}, now=later)
+        again = notice("e", now=later + 1)
+        assert again and "1 lesson" in again
