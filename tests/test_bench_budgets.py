@@ -1,0 +1,41 @@
+"""The time-budget benches run end to end (`bench/ui_bench.py` at a small scale, `bench/budgets_bench.py`'s
+quick cases), in report-only mode: a test never asserts a time, so this checks that each bench runs the
+real code, answers every page or case, and writes the report its README promises. The budgets
+themselves are checked by running the benches (bench/README.md)."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = 13
+
+
+def _run(tmp_path: Path, script: str, *args: str) -> dict:
+    out = tmp_path / "report.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / script), "--no-budget", "--out", str(out), *args],
+                          capture_output=True, text=True, timeout=600, cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return json.loads(out.read_text())
+
+
+def test_ui_bench_renders_every_page_of_a_seeded_store(tmp_path):
+    pytest.importorskip("jinja2", reason="the dashboard needs the `server` extra (Starlette, uvicorn, Jinja2)")
+    report = _run(tmp_path, "ui_bench.py", "--lessons", "200", "--events", "1000", "--sessions", "10", "--runs", "1")
+    assert report["counts"]["bullets"] == 200 and report["counts"]["hook_events"] >= 1000
+    assert len(report["pages"]) == PAGES
+    for name, page in report["pages"].items():
+        assert page["bytes"] > 0 and 0 < page["median_ms"] <= page["max_ms"], name
+    assert report["budget_ms"] == 200.0 and report["runs"] == 1
+
+
+def test_budgets_bench_quick_cases_report_every_figure(tmp_path):
+    report = _run(tmp_path, "budgets_bench.py", "--only", "patterns", "statusline")
+    names = [case["name"] for case in report["cases"]]
+    assert names == ["code patterns, 60 KB write", "feedback parser, random text ≤ 2,000 chars",
+                     "feedback parser, ordinary prompt", "statusline process"]
+    for case in report["cases"]:
+        assert case["seconds"] > 0 and case["budget_seconds"] > 0 and case["ok"] == (case["seconds"] < case["budget_seconds"])
