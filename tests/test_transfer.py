@@ -236,6 +236,18 @@ def test_unusable_files_are_refused(proj, tmp_path, text, message):
     assert result.exit_code == 1 and message in result.stderr
 
 
+@pytest.mark.parametrize("depth", [200_000, 100])  # past the decoder's recursion limit; readable but not ours
+def test_deeply_nested_json_is_refused_in_one_line(proj, tmp_path, depth):
+    nested = '{"a": ' * depth + "1" + "}" * depth
+    path = write(tmp_path, f'[{{"content": "Use uv for installs", "section": "rules", "provenance": {nested}}}]',
+                 "deep.json")
+    result = ace("import", path, "--project", proj, "--trust", process=True)
+    assert result.returncode == 1 and "Traceback" not in result.stderr and "RecursionError" not in result.stderr
+    assert result.stderr.strip().count("\n") == 0, result.stderr
+    assert "deep.json: JSON nested" in result.stderr and "nothing was imported" in result.stderr
+    assert ace_json("patterns", "--status", "all", "--project", proj)["count"] == 0
+
+
 def test_many_problems_are_summarized(proj, tmp_path):
     items = [{"content": "x", "section": "nope"} for _ in range(30)]
     result = ace("import", write(tmp_path, items, "bad.json"), "--project", proj)

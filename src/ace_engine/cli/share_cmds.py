@@ -85,6 +85,9 @@ def import_cmd(file, trust, project_dir, as_json):
         try:
             items = transfer.load_file(file, playbook.extra_sections)
         except transfer.TransferError as exc:
+            if len(exc.problems) == 1 and ": item " not in exc.problems[0]:  # the file as a whole: one line
+                problem = exc.problems[0]
+                fail(problem if "nothing was imported" in problem else f"{problem}; nothing was imported")
             fail(f"nothing was imported:\n  {exc}\nFix these items (or remove them) and import again.")
         if as_json or len(items) < PROGRESS_FROM:
             result = transfer.import_items(playbook, items, source_name=name, trust=trust)

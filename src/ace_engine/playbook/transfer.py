@@ -67,6 +67,7 @@ _TAGS = {"helpful": ("helpful", False), "harmful": ("harmful", False),
 PUBLIC_FIELDS = ("id", "section", "content", "domains", *COUNTERS, "confidence", "status", "provenance",
                  "created_at", "updated_at", "last_used_at", "retrieval_count")
 MAX_PROBLEMS_SHOWN = 20
+MAX_DEPTH = 32  # nesting levels: an export is ~5 deep (provenance's evidence log); more is not ours
 
 
 class TransferError(AceError, ValueError):
@@ -157,6 +158,12 @@ def parse(text: str, name: str = "<input>", extra_sections: tuple[str, ...] = ()
     except json.JSONDecodeError as exc:
         raise TransferError([f"{name}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
                              "nothing was imported"]) from exc
+    except RecursionError as exc:  # the decoder recurses once per level: a hostile file can exhaust it
+        raise TransferError([f"{name}: JSON nested too deeply to read (an ace-engine export is {MAX_DEPTH} levels "
+                             "deep at most); nothing was imported"]) from exc
+    if _deeper_than(data, MAX_DEPTH):  # what passes is stored and re-serialised: keep it shallow
+        raise TransferError([f"{name}: JSON nested more than {MAX_DEPTH} levels deep (an ace-engine export never "
+                             "is); nothing was imported"])
     if isinstance(data, dict):
         fmt = data.get("format")
         if fmt != FORMAT:
@@ -187,6 +194,21 @@ def parse(text: str, name: str = "<input>", extra_sections: tuple[str, ...] = ()
     if problems:
         raise TransferError(problems)
     return out
+
+
+def _deeper_than(value: object, limit: int) -> bool:
+    """Does `value` nest lists / objects more than `limit` levels deep? Iterative: no recursion
+    for a hostile document to exhaust."""
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
+        if children is None:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def _count(item: Mapping[str, Any], key: str, problems: list[str]) -> int:
