@@ -455,12 +455,13 @@ def test_a_poisoned_lesson_waits_for_an_admin(world, content):
     assert world.call("GET", "/v1/projects/alpha/review", "read_a").status_code == 403
 
     decided = world.call("POST", f"/v1/projects/alpha/review/{delta['lesson_id']}", "admin_a",
-                         json={"action": "approve"})
+                         json={"action": "approve", "content_hash": held["content_hash"]})
     assert decided.status_code == 200, decided.text
     assert decided.json()["status"] == "active" and decided.json()["seq"] == before + 1
     [logged] = world.pull("read_a", "alpha", after=before)["deltas"]
     assert logged["op"] == "ADD" and logged["lesson_id"] == delta["lesson_id"] and logged["content"] == content
-    again = world.call("POST", f"/v1/projects/alpha/review/{delta['lesson_id']}", "admin_a", json={"action": "reject"})
+    again = world.call("POST", f"/v1/projects/alpha/review/{delta['lesson_id']}", "admin_a",
+                       json={"action": "reject", "content_hash": held["content_hash"]})
     assert again.status_code == 404, "only lessons in the queue can be decided"
 
 
@@ -468,11 +469,16 @@ def test_a_rejected_lesson_never_reaches_the_log(world):
     delta = add(INJECTION + " (second attempt)")
     before = world.pull("read_a", "alpha")["last_seq"]
     assert world.push("write_a", "alpha", [delta]).json()["results"][0]["status"] == "quarantined"
+    [held] = [row for row in world.call("GET", "/v1/projects/alpha/review", "admin_a").json()["lessons"]
+              if row["lesson_id"] == delta["lesson_id"]]
     bad_action = world.call("POST", f"/v1/projects/alpha/review/{delta['lesson_id']}", "admin_a",
-                            json={"action": "maybe"})
+                            json={"action": "maybe", "content_hash": held["content_hash"]})
     assert bad_action.status_code == 400
-    decided = world.call("POST", f"/v1/projects/alpha/review/{delta['lesson_id']}", "admin_a",
+    unbound = world.call("POST", f"/v1/projects/alpha/review/{delta['lesson_id']}", "admin_a",
                          json={"action": "reject"})
+    assert unbound.status_code == 400 and "content_hash" in unbound.text  # a decision names what it saw
+    decided = world.call("POST", f"/v1/projects/alpha/review/{delta['lesson_id']}", "admin_a",
+                         json={"action": "reject", "content_hash": held["content_hash"]})
     assert decided.status_code == 200 and decided.json()["status"] == "rejected"
     assert world.pull("read_a", "alpha", after=before)["deltas"] == []
     queue = world.call("GET", "/v1/projects/alpha/review", "admin_a").json()["lessons"]

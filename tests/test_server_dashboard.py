@@ -170,7 +170,7 @@ def running(kind: str, tmp_path: Path, **limits) -> Iterator[Team]:
         try:
             clock = Clock()
             tokens = {
-                "read_a": mint(db, "read", "alpha", label="ann's reader"), "write_a": mint(db, "write", "alpha"),
+                "read_a": mint(db, "read", "alpha", label="ann's reader"), "write_a": mint(db, "write", "alpha", label="alpha's laptops"),
                 "admin_a": mint(db, "admin", "alpha", label="review desk"), "write_b": mint(db, "write", "beta"),
                 "admin_b": mint(db, "admin", "beta"), "org_read": mint(db, "read", None),
                 "other_org": mint(db, "admin", None, org="elsewhere"),
@@ -192,6 +192,13 @@ def project_id(team: Team, name: str) -> int:
     found = team.db.find_project(team.db.default_org, name)
     assert found is not None
     return int(found["id"])
+
+
+def seen(team: Team, lesson_id: str, project: str = "alpha") -> str:
+    """The content hash the review page shows for a lesson: what a reviewer's decision names."""
+    found = team.db.lesson(project_id(team, project), lesson_id)
+    assert found is not None
+    return str(found["content_hash"])
 
 
 def status_of(team: Team, lesson_id: str, project: str = "alpha") -> str:
@@ -350,7 +357,7 @@ def test_other_projects_are_404_whether_they_exist_or_not(team):
         texts = [a.text.replace("beta", "X").replace("never-created", "X") for a in answers]
         assert texts[0] == texts[1], suffix
         assert "Beta&#39;s secret" not in answers[0].text and "secret plan" not in answers[0].text
-    decide = b.post(f"/ui/p/beta/review/{lid}", {"action": "reject"})
+    decide = b.post(f"/ui/p/beta/review/{lid}", {"action": "reject", "content_hash": seen(team, lid, "beta")})
     assert decide.status_code == 404 and status_of(team, lid, "beta") == "active"
     # An org token covers every project of its org; another org's token, none of them.
     org = team.signed_in("org_read")
@@ -384,7 +391,8 @@ def test_read_browses_but_only_admin_reviews_and_an_approval_reaches_the_pull(te
     queue = admin.get("/ui/p/alpha/review")
     assert queue.status_code == 200 and f'id="review-{held}"' in queue.text
     assert "fetches and runs code" in queue.text  # why it was held
-    answer = admin.post(f"/ui/p/alpha/review/{held}", {"action": "approve"})
+    assert f'title="{seen(team, held)}"' in queue.text  # the hash the approval names
+    answer = admin.post(f"/ui/p/alpha/review/{held}", {"action": "approve", "content_hash": seen(team, held)})
     assert answer.status_code == 303 and answer.headers["location"] == "/ui/p/alpha/review?done=approved"
     assert status_of(team, held) == "active"
     after = team.api("GET", "/v1/projects/alpha/deltas", "read_a", params={"after": before["last_seq"]}).json()
@@ -392,10 +400,13 @@ def test_read_browses_but_only_admin_reviews_and_an_approval_reaches_the_pull(te
     assert after["deltas"][0]["content"] == POISON
     page = admin.get("/ui/p/alpha/review?done=approved").text
     assert "Approved" in page and f'id="review-{held}"' not in page
-    assert admin.post(f"/ui/p/alpha/review/{held}", {"action": "approve"}).status_code == 404  # decided already
+    assert admin.post(f"/ui/p/alpha/review/{held}", {"action": "approve", "content_hash": seen(team, held)}
+                      ).status_code == 404  # decided already
     # Reject from the lesson's page: it stays out of the pull, and the reader still cannot see it.
     other = team.ids["held_2"]
-    answer = admin.post(f"/ui/p/alpha/review/{other}", {"action": "reject", "back": "lesson"})
+    assert admin.post(f"/ui/p/alpha/review/{other}", {"action": "reject", "back": "lesson"}).status_code == 400
+    answer = admin.post(f"/ui/p/alpha/review/{other}", {"action": "reject", "back": "lesson",
+                                                         "content_hash": seen(team, other)})
     assert answer.headers["location"] == f"/ui/p/alpha/lessons/{other}?done=rejected"
     assert status_of(team, other) == "rejected"
     assert other not in {d["lesson_id"] for d in team.api("GET", "/v1/projects/alpha/deltas", "read_a").json()["deltas"]}
@@ -434,7 +445,7 @@ def test_forged_csrfless_and_cross_origin_posts_change_nothing(team):
     assert signin.status_code == 403 and "Set-Cookie" not in signin.headers
     assert status_of(team, held) == "quarantined"
     # The header form of the CSRF token, and a same-origin request without Origin, are accepted.
-    ok = admin.post(path, {"action": "approve"}, csrf=False, origin=None,
+    ok = admin.post(path, {"action": "approve", "content_hash": seen(team, held)}, csrf=False, origin=None,
                     headers={"Sec-Fetch-Site": "same-origin", "X-CSRF-Token": admin.csrf})
     assert ok.status_code == 303 and status_of(team, held) == "active"
     assert admin.client.put("/ui/p/alpha", headers={"Origin": team.url}).status_code == 405
@@ -522,7 +533,9 @@ def test_a_lesson_shows_its_versions_clients_and_counts(team):
     clients = text[text.index('id="clients-h"'):text.index('id="versions-h"')]
     assert re.search(r"laptop-ann</code></td><td class=\"num good\">3</td><td class=\"num bad\">1<", clients)
     assert re.search(r"desktop-bob</code></td><td class=\"num good\">2</td><td class=\"num bad\">0<", clients)
-    assert "first pushed by <strong>laptop-ann</strong>" in text
+    # Clients by the label of the token that pushed as them, their id after it.
+    assert re.search(r'first pushed by <strong class="client-name">alpha&#39;s laptops</strong> <code[^>]*>laptop-ann<',
+                     text)
     # A held update: the admin sees the held wording; a reader sees the published versions only.
     team.push("write_a", "alpha", [{"key": "edit-2", "op": "UPDATE", "lesson_id": jwt, "base_version": 2,
                                     "content": "JWT expired? " + POISON}])

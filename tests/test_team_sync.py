@@ -258,8 +258,9 @@ def test_a_poisoned_lesson_never_becomes_active_on_the_other_machine(server, mac
     # An admin approves it on the server: B pulls it, and B's own policy still holds it back.
     admin = server.token("admin")
     with TeamClient(server.url, admin) as client:
-        assert [x["lesson_id"] for x in client.review("Widget")["lessons"]] == [held["id"]]
-        assert client.decide("Widget", held["id"], approve=True)["status"] == "active"
+        [waiting] = client.review("Widget")["lessons"]
+        assert waiting["lesson_id"] == held["id"]
+        assert client.decide("Widget", held["id"], True, waiting["content_hash"])["status"] == "active"
     with b.on() as store:
         assert sync.pull(store, b.project)["applied"] == 1
         pulled = bullet(store, held["id"])

@@ -17,7 +17,7 @@ import click
 from .. import sync
 from ..sync.remote import remove_remote
 from .common import json_option, load_config, open_store, project_of
-from .output import emit_json, plural, say, table, when
+from .output import emit_json, fail, plural, say, table, when
 
 dir_option = click.option("--dir", "project_dir", default=None, type=click.Path(file_okay=False, exists=True),
                           help="Project directory (default: the current directory).")
@@ -126,32 +126,46 @@ def stats_cmd(days: int, project_dir: str | None, as_json: bool) -> None:
                for t in top])
 
 
+HASH_SHOWN = 16  # hex digits of a lesson's content hash shown in the queue and named by --seen
+
+
 @remote.command("review")
 @click.option("--approve", "approve_id", default=None, help="Approve this quarantined lesson (admin token).")
 @click.option("--reject", "reject_id", default=None, help="Reject this quarantined lesson (admin token).")
+@click.option("--seen", "seen", default=None, metavar="HASH",
+              help="The hash the queue showed for it: what you read is what gets decided.")
 @dir_option
 @json_option
-def review_cmd(approve_id: str | None, reject_id: str | None, project_dir: str | None, as_json: bool) -> None:
+def review_cmd(approve_id: str | None, reject_id: str | None, seen: str | None, project_dir: str | None,
+               as_json: bool) -> None:
     """The server's review queue (lessons its safety policy held back), or a decision on one. An
     approved lesson is pulled by every client, whose own safety policy still applies."""
     project = project_of(project_dir)
     remote_ = sync.require_remote(project, None)
     with sync.open_client(remote_) as client:
+        queue = client.review(remote_.project)
+        lessons = [x for x in queue.get("lessons") or [] if isinstance(x, dict)]
         if approve_id or reject_id:
-            answer: dict[str, Any] = client.decide(remote_.project, approve_id or reject_id or "", bool(approve_id))
+            lesson_id = approve_id or reject_id or ""
+            found = next((x for x in lessons if x.get("lesson_id") == lesson_id), None)
+            full = str(found.get("content_hash") or "") if found else ""
+            if not seen or len(seen) < HASH_SHOWN or not full.startswith(seen.lower()):
+                fail(f"{lesson_id} is not waiting with the hash you name; run `ace remote review` and pass the "
+                     f"hash it shows for the lesson with --seen (a lesson changed since is not decided)")
+            answer: dict[str, Any] = client.decide(remote_.project, lesson_id, bool(approve_id), full)
             if as_json:
                 return emit_json(answer)
             say("{} is now {}.", answer.get("lesson_id"), answer.get("status"))
             return
-        queue = client.review(remote_.project)
-    lessons = [x for x in queue.get("lessons") or [] if isinstance(x, dict)]
     if as_json:
         return emit_json(queue)
     if not lessons:
         say("Nothing awaits review on {}.", remote_.project)
         return
-    table(f"Awaiting review on {remote_.project}", ["id", "lesson", "concerns"],
-          [[x.get("lesson_id"), str(x.get("content") or "")[:90], "; ".join(map(str, x.get("concerns") or []))]
+    table(f"Awaiting review on {remote_.project}", ["id", "hash", "lesson", "concerns"],
+          [[x.get("lesson_id"), str(x.get("content_hash") or "")[:HASH_SHOWN], str(x.get("content") or "")[:90],
+            "; ".join(map(str, x.get("concerns") or []))
+            + (f" (client's note: {x.get('client_note')})" if x.get("client_note") else "")]
            for x in lessons])
 
 

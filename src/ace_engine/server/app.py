@@ -17,8 +17,11 @@ in this order, so no route can skip a step:
 Then the route's own work, in Starlette's thread pool (TeamDB is synchronous and thread-safe).
 
 Every pushed delta goes through `policy.screen` (redaction, private spans, content rules,
-section, ids, the lesson safety policy) before `TeamDB.apply_deltas`; one transaction per push,
-a result per delta. Errors are `{"error": {"code", "message"}}`, unknown routes included.
+section, ids, the lesson safety policy) before `TeamDB.apply_deltas`, which applies
+`policy.rules(token)` inside the push's transaction (content a delta publishes without carrying
+it screened too; the client id bound to the token: another token's id is a 403 for the whole
+push; marks budgeted per lesson, token and day); one transaction per push, a result per delta.
+An approval names the `content_hash` the reviewer saw: a lesson changed since is a 409. Errors are `{"error": {"code", "message"}}`, unknown routes included.
 
 Cost: Starlette and this package; a request costs one token lookup plus its route's queries.
 """
@@ -41,7 +44,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 
 from .. import __version__
-from ..store.team.db import NotFound
+from ..store.team.db import ClientTaken, NotFound, Stale
 from . import dashboard, openapi, policy
 from .auth import ApiError, Authenticator, Principal, require_scope, resolve_project
 from .limits import DEFAULT_BURST, DEFAULT_MAX_BODY_BYTES, DEFAULT_RATE_PER_SECOND, BodyLimit, RateLimiter, retry_after
@@ -164,10 +167,15 @@ class _Api:
             screened.append((len(results), verdict))
             results.append({"key": key})
             items.append((key, op, lesson_id, fields, verdict.status))
-        stored = self.db.apply_deltas(ctx.project["id"], client_id, items, ctx.now) if items else []
+        try:
+            stored = self.db.apply_deltas(ctx.project["id"], client_id, items, ctx.now,
+                                          policy.rules(ctx.principal.token_id)) if items else []
+        except ClientTaken as exc:  # a token pushing as another token's client: nothing of it is applied
+            raise ApiError(403, "client_taken", f"{exc}; keep the client id `ace remote set` gave this "
+                           "machine, or revoke the token that used it before") from exc
         for (at, verdict), out in zip(screened, stored, strict=True):
             status = str(out["status"])
-            reason = verdict.reason if status == "quarantined" else out.get("reason")
+            reason = (verdict.reason or out.get("reason")) if status == "quarantined" else out.get("reason")
             results[at].update(status=status, seq=out.get("seq"), reason=reason)
         return {"results": results, "last_seq": self._last_seq(ctx)}
 
@@ -183,10 +191,12 @@ class _Api:
         lesson_id = ctx.path["lesson_id"]
         try:
             return self.db.decide(ctx.project["id"], lesson_id, ctx.data["action"] == "approve", REVIEW_CLIENT,
-                                  ctx.now)
+                                  ctx.now, content_hash=ctx.data["content_hash"])
         except NotFound as exc:
             raise ApiError(404, "not_found", f"no lesson {lesson_id!r} waiting for review in this project; "
                            "GET …/review lists them") from exc
+        except Stale as exc:  # the pusher changed it after the reviewer read it: decide on what it says now
+            raise ApiError(409, "changed", f"{exc} (GET …/review shows its content_hash)") from exc
 
     def stats(self, ctx: Ctx) -> dict[str, Any]:
         return self.db.stats(ctx.project["id"], ctx.params["days"], ctx.now)

@@ -7,7 +7,9 @@ before any route runs. The routes then apply the API's own rules, in the API's o
 (`auth.require_scope`, then `auth.resolve_project`): a project token sees its project only, an
 org token its org's projects, anything else is the same 404 whether it exists or not; `read`
 browses; `admin` also sees the review queue and decides (`TeamDB.decide` as `review_client`, the
-path of `POST /v1/…/review/{id}`: an approval is logged as an ADD that clients pull). What waits
+path of `POST /v1/…/review/{id}`: an approval is logged as an ADD that clients pull; each form
+carries the `content_hash` of the wording the page showed, and a lesson changed since is a 409
+page, never a decision on text the admin did not see). What waits
 in the review queue (quarantined or rejected content, never logged for pull) is shown to admin
 tokens only, as in the API: other tokens see active and archived lessons whose wording was
 logged (a held lesson archived by a REMOVE stays hidden), and a lesson's published versions only.
@@ -16,7 +18,8 @@ Pages (templates `ui/templates/team_*.html`, the local dashboard's stylesheet, s
 `/` projects with counts (the sign-in form without a session), `/p/{project}` lessons (status,
 section, text filter, 50 a page), `/p/{project}/lessons/{id}` one lesson (versions with their
 client and time, per-client counts, its log), `/p/{project}/review` the queue, `/p/{project}/stats`
-(`TeamDB.stats`: per-day bars drawn on the server, helpful rate, top lessons, clients). Text is
+(`TeamDB.stats`: per-day bars drawn on the server, helpful rate, top lessons, clients). Clients
+appear by the label of the token that owns them (`TeamDB.client_names`), not as bare ids. Text is
 data: the Jinja2 environment is `ui.app`'s (autoescape on every template, control characters made
 visible), so a lesson holding `<script>` shows as text.
 
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+import re
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -43,7 +47,7 @@ from starlette.routing import Route
 
 from ..errors import AceError
 from ..playbook import sections as sections_mod
-from ..store.team.db import NotFound, TeamDBError
+from ..store.team.db import NotFound, Stale, TeamDBError
 from ..ui import charts
 from ..ui.app import HERE as UI_HERE
 from ..ui.app import load_static, static_route, template_env
@@ -57,6 +61,7 @@ if TYPE_CHECKING:
 
     from ..store.team.db import TeamDB
 
+_HASH = re.compile(r"[0-9a-f]{64}")  # a lesson's content hash, as the review forms carry it
 PAGE_SIZE = 50
 REVIEW_PAGE = 200  # the oldest this many of the queue are shown; deciding them brings the next
 PUBLIC_STATUSES = ("active", "archived")  # what a pull can show; held content is the reviewers'
@@ -200,9 +205,12 @@ class _Pages:
     def project_page(self, request: Request, template: str, overview: dict[str, Any], principal: Principal,
                      **context: Any) -> HTMLResponse:
         admin = scope_allows(principal.scope, "admin")
+        # Clients are shown by the label of the token that owns them (`_team_macros.html`).
         return self.render(request, template, project=overview, admin=admin,
                            purl=f"{self.prefix}/p/{quote(overview['name'], safe='')}",
-                           review_count=overview["lessons"]["quarantined"] if admin else 0, **context)
+                           review_count=overview["lessons"]["quarantined"] if admin else 0,
+                           names=self.db.client_names(int(overview["id"])), review_client=self.review_client,
+                           **context)
 
     # -- sign-in --------------------------------------------------------------------------------------
 
@@ -297,15 +305,22 @@ class _Pages:
 
     def decide(self, request: Request) -> Response:
         principal, project, overview = self.project(request, "admin")
-        action = self.form(request).get("action")
+        form = self.form(request)
+        action, seen = form.get("action"), form.get("content_hash") or ""
         if action not in ("approve", "reject"):
             raise _Page(400, "Bad request", "The form's action must be approve or reject.")
+        if not _HASH.fullmatch(seen):
+            raise _Page(400, "Bad request", "The form must name the content hash the page showed; reload the page.")
         lesson_id = request.path_params["lesson_id"]
         try:
-            self.db.decide(int(project["id"]), lesson_id, action == "approve", self.review_client, self.now())
+            self.db.decide(int(project["id"]), lesson_id, action == "approve", self.review_client, self.now(),
+                           content_hash=seen)
         except NotFound as exc:
             raise _Page(404, "Not found", f"No lesson {lesson_id!r} is waiting for review in this project "
                         "(another reviewer may have decided it already).") from exc
+        except Stale as exc:  # the pusher changed it after this page was shown: never approve unseen text
+            raise _Page(409, "Changed since you read it", f"Lesson {lesson_id} was changed after this page showed "
+                        "it, so nothing was decided. Reload the review queue and decide on what it says now.") from exc
         purl = f"{self.prefix}/p/{quote(overview['name'], safe='')}"
         back = (f"{purl}/lessons/{quote(lesson_id, safe='')}" if self.form(request).get("back") == "lesson"
                 else f"{purl}/review")

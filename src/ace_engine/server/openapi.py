@@ -36,6 +36,7 @@ _INT = {"type": "integer", "minimum": 0, "maximum": MAX_COUNT}
 _NULLABLE_INT = {"type": ["integer", "null"]}
 _NULLABLE_STR = {"type": ["string", "null"]}
 _STRINGS = {"type": "array", "items": {"type": "string"}}
+_CONTENT_HASH = {"type": "string", "pattern": "^[0-9a-f]{64}$"}
 
 _DELTA_FIELDS: dict[str, dict[str, Any]] = {
     "key": {"type": "string", "minLength": 1, "maxLength": 128, "pattern": _NO_CONTROLS,
@@ -115,12 +116,21 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                      "required": ["lesson_id", "content", "section", "domains", "concerns", "origin_client",
                                   "created_at"],
                      "properties": {"lesson_id": {"type": "string"}, "content": {"type": "string"},
-                                    "section": {"type": "string"}, "domains": _STRINGS, "concerns": _STRINGS,
+                                    "section": {"type": "string"}, "domains": _STRINGS,
+                                    "concerns": {**_STRINGS, "description": "why the server holds it back"},
+                                    "client_note": {**_NULLABLE_STR,
+                                                    "description": "a client's QUARANTINE reason: its words, "
+                                                                   "not a review reason"},
+                                    "content_hash": {**_CONTENT_HASH,
+                                                     "description": "what an approval names (`ReviewRequest`)"},
                                     "origin_client": _NULLABLE_STR, "created_at": {"type": "number"}}},
     "ReviewQueue": {"type": "object", "required": ["lessons"], "properties": {
         "lessons": {"type": "array", "items": {"$ref": "#/components/schemas/ReviewLesson"}}}},
-    "ReviewRequest": {"type": "object", "required": ["action"],
-                      "properties": {"action": {"type": "string", "enum": ["approve", "reject"]}}},
+    "ReviewRequest": {"type": "object", "required": ["action", "content_hash"],
+                      "properties": {"action": {"type": "string", "enum": ["approve", "reject"]},
+                                     "content_hash": {**_CONTENT_HASH, "description": (
+                                         "the `content_hash` the review queue showed: a lesson changed since "
+                                         "is not decided (409)")}}},
     "ReviewResponse": {"type": "object", "required": ["lesson_id", "status", "seq"], "properties": {
         "lesson_id": {"type": "string"}, "status": {"type": "string"}, "seq": _NULLABLE_INT}},
     "Stats": {"type": "object", "required": ["periods", "helpful", "harmful", "helpful_rate", "top", "clients"],
@@ -160,15 +170,17 @@ def _json(name: str, description: str) -> dict[str, Any]:
 _ERRORS = {
     "400": "malformed request: not JSON, or a field or parameter outside its schema",
     "401": "missing, unknown, expired or revoked token",
-    "403": "the token's scope is too low",
+    "403": "the token's scope is too low (or, for a push, its client id belongs to another token)",
     "404": "no such project for this token (whether it exists or not)",
+    "409": "the lesson changed since the review queue showed it; reload and decide again",
     "413": "request body over the server's limit",
     "429": "over the token's rate limit; `Retry-After` says when to come back",
 }
 
 
 def _operation(op_id: str, summary: str, ok: str, *, scope: str | None, body: str | None = None,
-               query: str | None = None, lesson: bool = False, project: bool = True) -> dict[str, Any]:
+               query: str | None = None, lesson: bool = False, project: bool = True,
+               conflict: bool = False) -> dict[str, Any]:
     params: list[dict[str, Any]] = []
     if project:
         params.append({"name": "project", "in": "path", "required": True, "schema": PROJECT_PARAM})
@@ -183,6 +195,8 @@ def _operation(op_id: str, summary: str, ok: str, *, scope: str | None, body: st
             codes.insert(0, "400")
         if body:
             codes.append("413")
+        if conflict:
+            codes.append("409")
         for code in sorted(codes):
             responses[code] = _json("Error", _ERRORS[code])
             if code == "429":
@@ -221,7 +235,7 @@ def document(version: str) -> dict[str, Any]:
                                                  scope="admin")},
             f"{base}/review/{{lesson_id}}": {"post": _operation(
                 "review_decide", "Approve or reject a quarantined lesson", "ReviewResponse", scope="admin",
-                body="ReviewRequest", lesson=True)},
+                body="ReviewRequest", lesson=True, conflict=True)},
             f"{base}/stats": {"get": _operation("stats", "Team statistics", "Stats", scope="read", query="stats")},
         },
         "components": {

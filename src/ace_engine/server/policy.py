@@ -11,7 +11,12 @@ malformed is `rejected` with a reason naming the fault; the caller goes on with 
 
 `screen(delta)` returns a `Verdict(status, body, reason)`: `body` is the cleaned delta (`key`, `op`,
 `lesson_id` and only the fields its op takes, plus `concerns` when quarantined), never the
-client's dict. `repair_json` makes every string of a parsed request storable (lone surrogates and
+client's dict. A delta's own fields do not tell the whole change: `rules(token_id)` gives the
+store what it needs to screen the rest inside the push's transaction (`store.team.ops.Rules`):
+`kept_content_concerns` for content a delta publishes again without carrying it (a section- or
+domains-only UPDATE), the pushing token (the client id is bound to it), and the daily budget of
+helpful / harmful marks per lesson and token (`ops.MARKS_PER_DAY`). A `QUARANTINE` or `REMOVE`
+reason is the client's note, never a review reason (only the server writes those). `repair_json` makes every string of a parsed request storable (lone surrogates and
 NULs would break PostgreSQL); the app runs it on each request body before anything else.
 
 Cost: stdlib plus the playbook and capture modules; a delta is screened in well under 1 ms.
@@ -28,6 +33,7 @@ from ..playbook import domains as domain_mod
 from ..playbook import safety, sections
 from ..playbook.ids import looks_like_id
 from ..playbook.playbook import PlaybookError, clean_content
+from ..store.team.ops import MARKS_PER_DAY, Rules
 from . import openapi
 
 _SPACE = re.compile(r"\s+")
@@ -77,6 +83,16 @@ def _domains(values: list[str]) -> list[str]:
         if name and name not in out:
             out.append(name)
     return out
+
+
+def kept_content_concerns(content: str) -> list[str]:
+    """Why content a delta would publish again (not carrying it) must wait for review."""
+    return safety.concerns(content, ())
+
+
+def rules(token_id: int | None) -> Rules:
+    """What the store applies inside a push's transaction for `token_id` (module docstring)."""
+    return Rules(screen=kept_content_concerns, token_id=token_id, marks_per_day=MARKS_PER_DAY)
 
 
 def screen(delta: Any, *, extra_sections: tuple[str, ...] = (), trusted_hosts: tuple[str, ...] = ()) -> Verdict:

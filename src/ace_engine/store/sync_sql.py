@@ -4,7 +4,9 @@ log read as an outbox (schema migration 7; the protocol is docs/team-server.md).
 Contract: `sync_state(project_id)` is the project's row (`remote`, `push_cursor`, `pull_cursor`,
 `last_error`, `pushed_at`, `pulled_at`, `updated_at`) or None; `set_sync_state` upserts the fields
 given and nothing else.
-`team_counts` are other clients' own absolute counts of a lesson, as the server last sent them.
+`team_counts` are other clients' own absolute counts of a lesson, as this machine accepted them
+(the inbox bounds their growth); `team_marks_since` sums the helpful / harmful marks pulls added
+to a lesson since a time (the TAG changes of source `team`), for the inbox's daily bound.
 `changes_after` is the outbox: this project's project-scope changes after a change id that did not
 come from the team (source `team`: applied from a pull, never pushed back), oldest first, each
 with its bullet's current state. Writes join the caller's `transaction()` (the inbox applies a
@@ -74,6 +76,15 @@ class SyncSQL(StoreBase):
                 f" WHERE bullet_id IN ({','.join('?' * len(chunk))}) GROUP BY bullet_id", chunk):
                 sums[bid] = (int(helpful), int(harmful))
         return sums
+
+    def team_marks_since(self, bullet_id: str, since: float) -> tuple[int, int]:
+        """(helpful, harmful) marks that pulls (source `team`) added to the lesson since `since`."""
+        row = self.conn.execute(
+            "SELECT SUM(CASE WHEN json_extract(detail, '$.tag') = 'helpful' THEN json_extract(detail, '$.count') END),"
+            " SUM(CASE WHEN json_extract(detail, '$.tag') = 'harmful' THEN json_extract(detail, '$.count') END)"
+            " FROM bullet_changes WHERE bullet_id = ? AND op = 'TAG' AND source = ? AND created_at >= ?"
+            " AND json_valid(detail)", (bullet_id, TEAM_SOURCE, since)).fetchone()
+        return int(row[0] or 0), int(row[1] or 0)
 
     def set_team_count(self, bullet_id: str, client_id: str, helpful: int, harmful: int) -> None:
         with self.transaction():

@@ -106,9 +106,11 @@ class TeamClient:
         return self._call("GET", f"/v1/projects/{_quote(project)}/review", project=project,
                           what="reading the review queue")
 
-    def decide(self, project: str, lesson_id: str, approve: bool) -> dict[str, Any]:
+    def decide(self, project: str, lesson_id: str, approve: bool, content_hash: str) -> dict[str, Any]:
+        """Approve or reject the lesson whose `content_hash` the reviewer saw (409 if it changed since)."""
         return self._call("POST", f"/v1/projects/{_quote(project)}/review/{_quote(lesson_id)}", project=project,
-                          what="reviewing a lesson", json={"action": "approve" if approve else "reject"})
+                          what="reviewing a lesson", json={"action": "approve" if approve else "reject",
+                                                           "content_hash": content_hash})
 
     # -- transport and errors --------------------------------------------------------------------------
 

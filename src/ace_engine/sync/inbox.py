@@ -17,11 +17,15 @@ store's redaction applies. Per op:
   another id is not added twice (`Playbook.add`'s exact-duplicate rule).
 - UPDATE: content / section / domains of the lesson (an unknown id with content: added as above).
 - TAG: the other clients' counts (`counts`: `{client_id: [helpful, harmful]}`) go to `team_counts`,
-  each kept at its maximum, and the local counters grow by how much their sum grew. This client's
-  own entry is ignored: it counted locally already.
+  each kept at its maximum, and the local counters grow by how much their sum grew — bounded like
+  the server bounds a token (`store.team.ops.grant`): a client's count grows by at most
+  `MARKS_PER_DAY` a pull, and the team's by at most `TEAM_MARKS_PER_DAY` a UTC day per lesson, so
+  a server inventing clients or counts cannot rank a lesson first. This client's own entry is
+  ignored: it counted locally already.
 - MERGE: `other_id` archived, the kept lesson's content updated; counters are not summed (each
   lesson's counts come with its own TAG deltas).
-- QUARANTINE, REMOVE: the lesson quarantined / archived.
+- QUARANTINE, REMOVE: the lesson quarantined / archived; a teammate's reason is kept as its note,
+  labelled as such (never as a review's verdict).
 
 Deltas this client pushed (`client_id` ours) are skipped but move the cursor. Deltas on lessons
 of another project or the global scope, of unknown lessons, or that the playbook refuses
@@ -41,6 +45,7 @@ from ..playbook.ids import looks_like_id
 from ..playbook.playbook import PlaybookError
 from ..playbook.sections import SectionError
 from ..store.sync_sql import TEAM_SOURCE
+from ..store.team.ops import MARKS_PER_DAY, TEAM_MARKS_PER_DAY, grant
 
 if TYPE_CHECKING:
     from .._types import Bullet
@@ -135,20 +140,24 @@ class _Page:
         if not isinstance(counts, dict):
             return False
         known = self.store.team_counts(bullet["id"])
+        spent = self.store.team_marks_since(bullet["id"], self.now // 86400 * 86400)
         grew = [0, 0]
         for client, pair in counts.items():
             if client == self.client_id or not isinstance(client, str):
                 continue
             try:
-                helpful, harmful = (max(0, int(n)) for n in pair)
+                asked = [max(0, int(n)) for n in pair][:2]
             except (TypeError, ValueError):
                 continue
+            if len(asked) != 2:
+                continue
             old = known.get(client, (0, 0))
-            new = (max(old[0], helpful), max(old[1], harmful))
-            if new != old:
-                self.store.set_team_count(bullet["id"], client, *new)
-                grew[0] += new[0] - old[0]
-                grew[1] += new[1] - old[1]
+            step = [min(grant(asked[i], old[i], 0, MARKS_PER_DAY),
+                        grant(TEAM_MARKS_PER_DAY, 0, spent[i] + grew[i], TEAM_MARKS_PER_DAY)) for i in (0, 1)]
+            if any(step):
+                self.store.set_team_count(bullet["id"], client, old[0] + step[0], old[1] + step[1])
+                grew[0] += step[0]
+                grew[1] += step[1]
         for tag, count in (("helpful", grew[0]), ("harmful", grew[1])):
             if count:
                 self.playbook.tag(bullet["id"], tag, count=count, **meta)
@@ -157,7 +166,7 @@ class _Page:
 
 def _reason(delta: dict[str, Any], seq: object) -> str:
     reason = _field(delta, "reason")
-    return f"{str(reason)[:300]} (team seq {seq})" if reason else f"team seq {seq}"
+    return f"a teammate's note: {str(reason)[:300]} (team seq {seq})" if reason else f"team seq {seq}"
 
 
 def apply_page(store: Store, playbook: Playbook, deltas: list[dict[str, Any]], *, project_id: int, client_id: str,

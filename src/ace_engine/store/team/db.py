@@ -17,7 +17,14 @@ and ordered per project whatever the number of concurrent pushers. Should two pu
 still collide on a unique constraint, the loser answers `duplicate` too.
 
 Policy is the caller's: it redacts, checks ids and sections, runs the safety policy and passes
-`status="quarantined"` (with the reasons in `body["concerns"]`) for content the policy flagged.
+`status="quarantined"` (with the reasons in `body["concerns"]`) for content the policy flagged,
+and `ops.Rules` for the rest (the screen of content a delta publishes without carrying it, the
+pushing token, the daily mark budget). Given a token, a push first binds its client id to that
+token in the project (`client_tokens`): a client id another live token owns is refused
+(`ClientTaken`), so no token pushes as — or pre-spends the idempotency keys of — another
+token's client. A token created after the owner was revoked or expired takes the id over (a
+machine's token rotated). The review queue shows each lesson's `content_hash`; `decide` can be
+bound to it (`Stale` when the lesson changed since).
 
 Cost: opening runs one migration transaction (a no-op when current); each call one transaction
 of a few indexed statements. `stats` reads the window's deltas grouped by day in SQL.
@@ -31,9 +38,10 @@ from typing import Any
 
 from . import ops, views
 from .dialect import Conflict, Dialect, NotFound, TeamDBError, Tx, open_dialect
+from .ops import ClientTaken, Rules, Stale, content_hash
 from .schema import META_TABLE, MIGRATIONS, render, statements
 
-__all__ = ["TeamDB", "TeamDBError", "NotFound"]
+__all__ = ["ClientTaken", "NotFound", "Rules", "Stale", "TeamDB", "TeamDBError", "content_hash"]
 
 _TOKEN_COLUMNS = ("t.id, t.org_id, t.project_id, t.scope, t.expires_at, t.revoked_at, t.prefix, t.label, "
                   "t.created_at, t.last_used_at")
@@ -167,20 +175,21 @@ class TeamDB:
     # -- deltas ---------------------------------------------------------------------------------------
 
     def apply_delta(self, project_id: int, client_id: str, key: str, op: str, lesson_id: str,
-                    body: dict[str, Any], status: str, now: float) -> dict[str, Any]:
+                    body: dict[str, Any], status: str, now: float, rules: Rules = ops.NO_RULES) -> dict[str, Any]:
         """One pushed delta, one transaction (see the module contract and `ops`); returns
         {"status": "applied"|"duplicate"|"quarantined"|"rejected", "seq": int|None, "reason": str|None}."""
-        return self.apply_deltas(project_id, client_id, [(key, op, lesson_id, body, status)], now)[0]
+        return self.apply_deltas(project_id, client_id, [(key, op, lesson_id, body, status)], now, rules)[0]
 
-    def apply_deltas(self, project_id: int, client_id: str,
-                     items: list[tuple[str, str, str, dict[str, Any], str]], now: float) -> list[dict[str, Any]]:
+    def apply_deltas(self, project_id: int, client_id: str, items: list[tuple[str, str, str, dict[str, Any], str]],
+                     now: float, rules: Rules = ops.NO_RULES) -> list[dict[str, Any]]:
         """A push's deltas, `(key, op, lesson_id, body, status)` each, in ONE transaction: the
         project's lock is taken and the commit (a disk flush) paid once per push instead of once
         per delta — the lock is held through the commit, so per-delta transactions capped a
-        project at a few hundred deltas a second whatever the number of pushers. Each delta is
-        handled in order as `apply_delta` describes (a key repeated within the push answers
-        `duplicate`); a storage error rolls the whole push back, and the client's retry is safe
-        (idempotency keys). Should a concurrent push of the same keys collide on a unique
+        project at a few hundred deltas a second whatever the number of pushers. With
+        `rules.token_id`, the client id is bound to that token first (`ClientTaken` otherwise).
+        Each delta is handled in order as `apply_delta` describes (a key repeated within the push
+        answers `duplicate`); a storage error rolls the whole push back, and the client's retry is
+        safe (idempotency keys). Should a concurrent push of the same keys collide on a unique
         constraint, the push is redone delta by delta, where the loser of each key answers
         `duplicate`."""
         for _, op, _, _, status in items:
@@ -191,10 +200,12 @@ class TeamDB:
         try:
             with self._d.write() as tx:
                 ops.lock_project(tx, project_id)
-                return [self._apply_one(tx, project_id, client_id, item, now) for item in items]
+                if rules.token_id is not None:
+                    ops.bind_client(tx, project_id, client_id, rules.token_id, now)
+                return [self._apply_one(tx, project_id, client_id, item, now, rules) for item in items]
         except Conflict:
             if len(items) > 1:
-                return [self.apply_deltas(project_id, client_id, [item], now)[0] for item in items]
+                return [self.apply_deltas(project_id, client_id, [item], now, rules)[0] for item in items]
             with self._d.read() as tx:  # a concurrent push of the same key committed first
                 seen = self._seen(tx, project_id, client_id, items[0][0])
             if seen is None:
@@ -202,12 +213,12 @@ class TeamDB:
             return [seen]
 
     def _apply_one(self, tx: Tx, project_id: int, client_id: str,
-                   item: tuple[str, str, str, dict[str, Any], str], now: float) -> dict[str, Any]:
+                   item: tuple[str, str, str, dict[str, Any], str], now: float, rules: Rules) -> dict[str, Any]:
         key, op, lesson_id, body, status = item
         seen = self._seen(tx, project_id, client_id, key)
         if seen is not None:
             return seen
-        result = ops.apply(tx, project_id, client_id, key, op, lesson_id, body, status == "quarantined", now)
+        result = ops.apply(tx, project_id, client_id, key, op, lesson_id, body, status == "quarantined", now, rules)
         tx.execute("INSERT INTO delta_keys(project_id, client_id, idem_key, seq, status, created_at) "
                    "VALUES (?, ?, ?, ?, ?, ?)", (project_id, client_id, key, result["seq"], result["status"], now))
         return result
@@ -251,21 +262,25 @@ class TeamDB:
     # -- review ---------------------------------------------------------------------------------------
 
     def review_queue(self, project_id: int) -> list[dict[str, Any]]:
-        """The lessons waiting for a reviewer (status quarantined), oldest change first."""
+        """The lessons waiting for a reviewer (status quarantined), oldest change first, each with
+        the `content_hash` an approval names, the server's `concerns` and the client's `client_note`."""
         with self._d.read() as tx:
-            rows = tx.all("SELECT lesson_id, content, section, domains, concerns, origin_client, created_at "
-                          "FROM lessons WHERE project_id = ? AND status = 'quarantined' ORDER BY updated_at, lesson_id",
-                          (project_id,))
+            rows = tx.all("SELECT lesson_id, content, section, domains, concerns, client_note, origin_client, "
+                          "created_at FROM lessons WHERE project_id = ? AND status = 'quarantined' "
+                          "ORDER BY updated_at, lesson_id", (project_id,))
             for row in rows:
                 row["domains"] = tx.json(row["domains"])
                 row["concerns"] = tx.json(row["concerns"]) or []
+                row["content_hash"] = content_hash(row["content"], row["section"], row["domains"])
             return rows
 
-    def decide(self, project_id: int, lesson_id: str, approve: bool, client_id: str, now: float) -> dict[str, Any]:
-        """Approve (active, an ADD logged as `client_id`) or reject a lesson in review; see `ops.decide`."""
+    def decide(self, project_id: int, lesson_id: str, approve: bool, client_id: str, now: float,
+               content_hash: str | None = None) -> dict[str, Any]:
+        """Approve (active, an ADD logged as `client_id`) or reject a lesson in review; see `ops.decide`
+        (`content_hash`: what the reviewer saw; Stale when the lesson changed since)."""
         with self._d.write() as tx:
             ops.lock_project(tx, project_id)
-            return ops.decide(tx, project_id, lesson_id, approve, client_id, now)
+            return ops.decide(tx, project_id, lesson_id, approve, client_id, now, content_hash)
 
     # -- reading the team state -----------------------------------------------------------------------
 
@@ -273,12 +288,13 @@ class TeamDB:
         """A lesson's team state: its fields, the summed and per-client counts, and every version."""
         with self._d.read() as tx:
             row = tx.one("SELECT lesson_id, section, content, domains, status, origin_client, version, concerns, "
-                         "created_at, updated_at FROM lessons WHERE project_id = ? AND lesson_id = ?",
+                         "client_note, created_at, updated_at FROM lessons WHERE project_id = ? AND lesson_id = ?",
                          (project_id, lesson_id))
             if row is None:
                 return None
             row["domains"] = tx.json(row["domains"])
             row["concerns"] = tx.json(row["concerns"])
+            row["content_hash"] = content_hash(row["content"], row["section"], row["domains"])
             counts = self._counts(tx, project_id, [lesson_id]).get(lesson_id, {})
             row["counts"] = counts
             row["helpful"] = sum(c[0] for c in counts.values())
@@ -361,3 +377,6 @@ class TeamDB:
 
     def clients(self, project_id: int) -> list[dict[str, Any]]:
         return views.clients(self._d, project_id)
+
+    def client_names(self, project_id: int) -> dict[str, str]:
+        return views.client_names(self._d, project_id)

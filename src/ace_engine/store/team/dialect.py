@@ -214,7 +214,7 @@ class PostgresDialect(Dialect):
             from psycopg_pool import ConnectionPool
         except ImportError as exc:
             raise TeamDBError(f"a PostgreSQL team database needs psycopg 3 and psycopg_pool ({exc.name or exc} "
-                              f"is missing): pip install 'ace-engine[server]'") from exc
+                              f"is missing): {extra_hint('server', ['psycopg', 'psycopg-pool'])}") from exc
         self._psycopg = psycopg
         self.url = url
 

@@ -4,38 +4,81 @@ Contract: `apply(tx, …)` runs one delta against `lessons` / `lesson_versions` 
 when the change is public, logs it in `deltas` with the project's next `seq`; it returns
 `{"status": "applied"|"quarantined"|"rejected", "seq": int|None, "reason": str|None}`. The caller
 holds the project's row lock (`lock_project`), has checked the idempotency key, redacted the body
-and run the safety policy (`held=True`: the policy flagged its content). `decide` is the
-reviewer's answer. The rules (docs/team-server.md, "Protocol"):
+and run the safety policy on the content the delta carries (`held=True`: the policy flagged it).
+`Rules` carries the rest of the caller's policy into the transaction: `screen` (the concerns of
+content a delta would publish without carrying it, e.g. a section-only UPDATE), the pushing
+`token` (whose marks are budgeted together) and `marks_per_day`. `decide` is the reviewer's
+answer, bound to the `content_hash` the reviewer saw. The rules (docs/team-server.md, "Protocol"):
 
 - ADD of a new id: the lesson at version 1, logged as ADD. An ADD of a known id is an UPDATE.
 - UPDATE: the given fields replace the current ones at version + 1; every version is kept in
   `lesson_versions`, so a concurrent edit (`base_version` older than the current version) keeps
   both and the later one is current (the log says `"concurrent": true`). An archived lesson stays
-  archived.
-- Held content (`held`, or any content change to a lesson already in review) is not logged: the
-  lesson waits in the review queue (`quarantined`) with its `concerns`; for a lesson the team had,
+  archived. An UPDATE that keeps the content publishes that content again: it is screened
+  (`Rules.screen`), and content that was never published (held, then removed or rejected) is
+  held again — a held lesson's content reaches the log only through an approval.
+- Held content (`held`, or any change to a lesson in review) is not logged: the lesson waits in
+  the review queue (`quarantined`) with its `concerns`; for a lesson the team had,
   `held_status` / `held_version` remember what it had, and a rejection restores it.
-- TAG: the client's absolute counts; the server keeps the max per (lesson, client).
+- TAG: the client's absolute counts; the server keeps the max per (lesson, client), and accepts
+  at most `marks_per_day` more helpful (and harmful) marks per lesson, token and UTC day.
 - MERGE: `other_id` archived into `lesson_id`, with optional new content (held like an UPDATE's).
-- QUARANTINE: the lesson goes to the review queue, logged so other clients hold it too;
-  REMOVE: archived, logged.
+- QUARANTINE: the lesson goes to the review queue, logged so other clients hold it too. Only the
+  server writes `concerns`: the client's reason is kept as `client_note`. REMOVE: archived, logged.
 - Any op but ADD on an id the server does not have: rejected, "unknown lesson".
 
-Cost: a handful of indexed statements per delta.
+Cost: a handful of indexed statements per delta; `content_hash` is one SHA-256.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from .dialect import NotFound, Tx
+from .dialect import NotFound, TeamDBError, Tx
 
-__all__ = ["OPS", "apply", "decide", "lock_project"]
+__all__ = ["MARKS_PER_DAY", "OPS", "TEAM_MARKS_PER_DAY", "ClientTaken", "Rules", "Stale", "apply", "bind_client",
+           "content_hash", "decide", "grant", "lock_project"]
 
 OPS = ("ADD", "UPDATE", "TAG", "MERGE", "QUARANTINE", "REMOVE")
 IN_REVIEW = ("quarantined", "rejected")
+NEVER_APPROVED = "its content was held for review and never approved"
+# The one rule for peers' marks, on the server (per token) and on the client that pulls them (per
+# client id, and for the whole team): a lesson's helpful (and harmful) count grows by at most this
+# much a UTC day from one peer, and by TEAM_MARKS_PER_DAY from the whole team as a client sees it.
+MARKS_PER_DAY = 5
+TEAM_MARKS_PER_DAY = 15
+CLIENT_HELD = "a client quarantined it (see the client's note)"
 Result = dict[str, Any]
+
+
+class ClientTaken(TeamDBError):
+    """The client id pushes under another live token in this project."""
+
+
+class Stale(TeamDBError):
+    """The lesson in review changed since the reviewer saw it (its content hash differs)."""
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The caller's policy for what a delta's body alone does not show (module contract)."""
+
+    screen: Callable[[str], list[str]] | None = None
+    token_id: int | None = None
+    marks_per_day: int | None = None
+
+
+NO_RULES = Rules()
+
+
+def content_hash(content: str, section: str, domains: list[str]) -> str:
+    """The SHA-256 hex of what a lesson publishes: the review queue shows it, an approval names it."""
+    text = json.dumps([content, section, [str(d) for d in domains]], ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def lock_project(tx: Tx, project_id: int) -> int:
@@ -45,6 +88,28 @@ def lock_project(tx: Tx, project_id: int) -> int:
     if last is None:
         raise NotFound(f"no team project with id {project_id}; create it first (ensure_project)")
     return int(last)
+
+
+def bind_client(tx: Tx, project_id: int, client_id: str, token_id: int, now: float) -> None:
+    """Bind `client_id` to `token_id` in the project (module contract); ClientTaken if another owns it."""
+    row = tx.one("SELECT c.token_id, t.created_at, t.revoked_at, t.expires_at FROM client_tokens c "
+                 "LEFT JOIN tokens t ON t.id = c.token_id WHERE c.project_id = ? AND c.client_id = ?",
+                 (project_id, client_id))
+    if row is None:
+        tx.execute("INSERT INTO client_tokens(project_id, client_id, token_id, created_at) VALUES (?, ?, ?, ?)",
+                   (project_id, client_id, token_id, now))
+        return
+    if int(row["token_id"]) == token_id:
+        return
+    owner_gone = row["created_at"] is None or row["revoked_at"] is not None or (
+        row["expires_at"] is not None and float(row["expires_at"]) <= now)
+    mine = tx.value("SELECT created_at FROM tokens WHERE id = ?", (token_id,))
+    if owner_gone and mine is not None and (row["created_at"] is None or float(mine) >= float(row["created_at"])):
+        tx.execute("UPDATE client_tokens SET token_id = ?, created_at = ? WHERE project_id = ? AND client_id = ?",
+                   (token_id, now, project_id, client_id))
+        return
+    raise ClientTaken(f"client id {client_id} pushes with another token in this project; each machine pushes "
+                      f"with its own client id and token")
 
 
 def _log(tx: Tx, project_id: int, client_id: str, key: str | None, op: str, lesson_id: str,
@@ -58,7 +123,7 @@ def _log(tx: Tx, project_id: int, client_id: str, key: str | None, op: str, less
 
 def _lesson(tx: Tx, project_id: int, lesson_id: str) -> dict[str, Any] | None:
     row = tx.one("SELECT lesson_id, section, content, domains, status, version, concerns, held_status, "
-                 "held_version FROM lessons WHERE project_id = ? AND lesson_id = ?", (project_id, lesson_id))
+                 "held_version, client_note FROM lessons WHERE project_id = ? AND lesson_id = ?", (project_id, lesson_id))
     if row is not None:
         row["domains"] = tx.json(row["domains"])
         row["concerns"] = tx.json(row["concerns"])
@@ -82,7 +147,7 @@ def _concerns(body: dict[str, Any]) -> list[str]:
 
 
 def apply(tx: Tx, project_id: int, client_id: str, key: str, op: str, lesson_id: str,
-          body: dict[str, Any], held: bool, now: float) -> Result:
+          body: dict[str, Any], held: bool, now: float, rules: Rules = NO_RULES) -> Result:
     """One delta (see the module contract); the caller records the key."""
     lesson = _lesson(tx, project_id, lesson_id)
     if op == "ADD" and lesson is None:
@@ -90,18 +155,25 @@ def apply(tx: Tx, project_id: int, client_id: str, key: str, op: str, lesson_id:
     if lesson is None:
         return _result("rejected", reason="unknown lesson")
     if op in ("ADD", "UPDATE"):
-        return _update(tx, project_id, client_id, key, lesson, body, held, now)
+        return _update(tx, project_id, client_id, key, lesson, body, held, now, rules)
     if op == "TAG":
-        return _tag(tx, project_id, client_id, key, lesson_id, body, now)
+        return _tag(tx, project_id, client_id, key, lesson_id, body, now, rules)
     if op == "MERGE":
         return _merge(tx, project_id, client_id, key, lesson, body, held, now)
     reason = str(body["reason"]) if body.get("reason") else None
     logged: dict[str, Any] = {"reason": reason} if reason else {}
     if op == "QUARANTINE":
-        concerns = [reason or f"quarantined by client {client_id}"]
-        tx.execute("UPDATE lessons SET status = 'quarantined', concerns = ?, held_status = NULL, held_version = NULL, "
-                   "updated_at = ? WHERE project_id = ? AND lesson_id = ?",
-                   (json.dumps(concerns), now, project_id, lesson_id))
+        # Review reasons are the server's: a client's words are its note, shown as such, and never
+        # replace the concerns of a lesson already in review.
+        concerns = lesson["concerns"] if lesson["status"] in IN_REVIEW and lesson["concerns"] else [CLIENT_HELD]
+        if lesson["status"] in IN_REVIEW:
+            tx.execute("UPDATE lessons SET status = 'quarantined', concerns = ?, client_note = ?, updated_at = ? "
+                       "WHERE project_id = ? AND lesson_id = ?",
+                       (json.dumps(concerns), reason, now, project_id, lesson_id))
+        else:
+            tx.execute("UPDATE lessons SET status = 'quarantined', concerns = ?, client_note = ?, held_status = NULL, "
+                       "held_version = NULL, updated_at = ? WHERE project_id = ? AND lesson_id = ?",
+                       (json.dumps(concerns), reason, now, project_id, lesson_id))
     else:  # REMOVE
         _archive(tx, project_id, lesson_id, now)
     return _result("applied", _log(tx, project_id, client_id, key, op, lesson_id, logged, now))
@@ -131,19 +203,35 @@ def _new_fields(lesson: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
 
 
 def _hold(tx: Tx, project_id: int, client_id: str, lesson: dict[str, Any], fields: dict[str, Any],
-          body: dict[str, Any], held: bool, now: float) -> Result:
-    """New content that waits for a reviewer: the lesson goes (or stays) in the review queue."""
+          concerns: list[str] | None, now: float) -> Result:
+    """New content that waits for a reviewer: the lesson goes (or stays) in the review queue.
+    `concerns`: why (the policy's), or None to keep those of the lesson already in review."""
     if lesson["status"] in IN_REVIEW:
         was, was_version = lesson["held_status"], lesson["held_version"]
     else:  # the team has it: remember what it had, for a rejection to restore
         was, was_version = lesson["status"], lesson["version"]
-    concerns = _concerns(body) if held else (lesson["concerns"] or [])
+    if concerns is None:
+        concerns = lesson["concerns"] or []
     tx.execute("UPDATE lessons SET content = ?, section = ?, domains = ?, version = ?, status = 'quarantined', "
                "concerns = ?, held_status = ?, held_version = ?, updated_at = ? WHERE project_id = ? AND lesson_id = ?",
                (fields["content"], fields["section"], json.dumps(fields["domains"]), fields["version"],
                 json.dumps(concerns), was, was_version, now, project_id, lesson["lesson_id"]))
     _version(tx, project_id, lesson["lesson_id"], fields, client_id, None, now)
-    return _result("quarantined")
+    return _result("quarantined", reason="held for review: " + "; ".join(concerns) if concerns else None)
+
+
+def _published(tx: Tx, project_id: int, lesson: dict[str, Any]) -> bool:
+    """Was the lesson's current wording ever logged for pull (its version has a seq)?"""
+    return tx.value("SELECT 1 FROM lesson_versions WHERE project_id = ? AND lesson_id = ? AND version = ? "
+                    "AND seq IS NOT NULL LIMIT 1", (project_id, lesson["lesson_id"], lesson["version"])) is not None
+
+
+def _kept_content_concerns(tx: Tx, project_id: int, lesson: dict[str, Any], rules: Rules) -> list[str]:
+    """Why the lesson's current content may not be published again by a delta that keeps it."""
+    concerns = rules.screen(str(lesson["content"])) if rules.screen is not None else []
+    if not concerns and not _published(tx, project_id, lesson):
+        concerns = list(lesson["concerns"] or []) or [NEVER_APPROVED]
+    return concerns
 
 
 def _publish(tx: Tx, project_id: int, lesson_id: str, fields: dict[str, Any], now: float) -> None:
@@ -154,10 +242,16 @@ def _publish(tx: Tx, project_id: int, lesson_id: str, fields: dict[str, Any], no
 
 
 def _update(tx: Tx, project_id: int, client_id: str, key: str, lesson: dict[str, Any], body: dict[str, Any],
-            held: bool, now: float) -> Result:
+            held: bool, now: float, rules: Rules = NO_RULES) -> Result:
     fields = _new_fields(lesson, body)
-    if held or lesson["status"] in IN_REVIEW:
-        return _hold(tx, project_id, client_id, lesson, fields, body, held, now)
+    if held:
+        return _hold(tx, project_id, client_id, lesson, fields, _concerns(body), now)
+    if lesson["status"] in IN_REVIEW:
+        return _hold(tx, project_id, client_id, lesson, fields, None, now)
+    if not body.get("content"):  # section / domains only: the kept content is published again
+        concerns = _kept_content_concerns(tx, project_id, lesson, rules)
+        if concerns:
+            return _hold(tx, project_id, client_id, lesson, fields, concerns, now)
     _publish(tx, project_id, lesson["lesson_id"], fields, now)
     logged = dict(fields)
     base = body.get("base_version")
@@ -177,21 +271,48 @@ def _count(value: Any) -> int:
         return 0
 
 
+def _day(now: float) -> int:
+    return int(now // 86400)
+
+
+def grant(want: int, have: int, spent: int, limit: int) -> int:
+    """How much of a count's growth from `have` to `want` a peer may add today, `spent` of `limit` used."""
+    return max(0, min(want - have, limit - spent))
+
+
+def _bounded(tx: Tx, project_id: int, lesson_id: str, holder: str, old: tuple[int, int], asked: tuple[int, int],
+             limit: int, now: float) -> tuple[int, int]:
+    """The counts to keep: `asked`, less whatever exceeds the holder's budget for the lesson today."""
+    day = _day(now)
+    used = tx.one("SELECT helpful, harmful FROM mark_budget WHERE project_id = ? AND lesson_id = ? AND holder = ? "
+                  "AND day = ?", (project_id, lesson_id, holder, day))
+    spent = (int(used["helpful"]), int(used["harmful"])) if used else (0, 0)
+    granted = tuple(grant(want, have, s, limit) for want, have, s in zip(asked, old, spent, strict=True))
+    if any(granted):
+        tx.execute("INSERT INTO mark_budget(project_id, lesson_id, holder, day, helpful, harmful) "
+                   "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (project_id, lesson_id, holder, day) DO UPDATE SET "
+                   "helpful = mark_budget.helpful + excluded.helpful, harmful = mark_budget.harmful + excluded.harmful",
+                   (project_id, lesson_id, holder, day, granted[0], granted[1]))
+    return old[0] + granted[0], old[1] + granted[1]
+
+
 def _tag(tx: Tx, project_id: int, client_id: str, key: str, lesson_id: str, body: dict[str, Any],
-         now: float) -> Result:
+         now: float, rules: Rules = NO_RULES) -> Result:
     # Absolute counts, max kept: a retry, a replay or an older value never lowers or double-counts.
+    asked = (_count(body.get("helpful")), _count(body.get("harmful")))
+    row = tx.one("SELECT helpful, harmful FROM counters WHERE project_id = ? AND lesson_id = ? AND client_id = ?",
+                 (project_id, lesson_id, client_id))
+    old = (int(row["helpful"]), int(row["harmful"])) if row else (0, 0)
+    kept = (max(old[0], asked[0]), max(old[1], asked[1]))
+    if rules.marks_per_day is not None and kept != old:
+        # One token's marks grow by a bounded amount a day, whatever client ids it pushes as.
+        holder = f"t{rules.token_id}" if rules.token_id is not None else f"c{client_id}"
+        kept = _bounded(tx, project_id, lesson_id, holder, old, kept, rules.marks_per_day, now)
     tx.execute("INSERT INTO counters(project_id, lesson_id, client_id, helpful, harmful, updated_at) "
                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (project_id, lesson_id, client_id) DO UPDATE SET "
-               "helpful = CASE WHEN excluded.helpful > counters.helpful "
-               "THEN excluded.helpful ELSE counters.helpful END, "
-               "harmful = CASE WHEN excluded.harmful > counters.harmful "
-               "THEN excluded.harmful ELSE counters.harmful END, "
-               "updated_at = excluded.updated_at",
-               (project_id, lesson_id, client_id, _count(body.get("helpful")), _count(body.get("harmful")), now))
-    kept = tx.one("SELECT helpful, harmful FROM counters WHERE project_id = ? AND lesson_id = ? AND client_id = ?",
-                  (project_id, lesson_id, client_id))
-    assert kept is not None  # just written, in this transaction
-    logged = {"helpful": int(kept["helpful"]), "harmful": int(kept["harmful"])}
+               "helpful = excluded.helpful, harmful = excluded.harmful, updated_at = excluded.updated_at",
+               (project_id, lesson_id, client_id, kept[0], kept[1], now))
+    logged = {"helpful": kept[0], "harmful": kept[1]}
     return _result("applied", _log(tx, project_id, client_id, key, "TAG", lesson_id, logged, now))
 
 
@@ -213,7 +334,7 @@ def _merge(tx: Tx, project_id: int, client_id: str, key: str, lesson: dict[str, 
     if body.get("content"):
         fields = _new_fields(lesson, {"content": body["content"]})
         if held or lesson["status"] in IN_REVIEW:  # the merge goes on; its content waits for review
-            status = _hold(tx, project_id, client_id, lesson, fields, body, held, now)["status"]
+            status = _hold(tx, project_id, client_id, lesson, fields, _concerns(body) if held else None, now)["status"]
             fields = None
         else:
             _publish(tx, project_id, lesson["lesson_id"], fields, now)
@@ -224,17 +345,24 @@ def _merge(tx: Tx, project_id: int, client_id: str, key: str, lesson: dict[str, 
     return _result(status, seq)
 
 
-def decide(tx: Tx, project_id: int, lesson_id: str, approve: bool, client_id: str, now: float) -> Result:
+def decide(tx: Tx, project_id: int, lesson_id: str, approve: bool, client_id: str, now: float,
+           seen_hash: str | None = None) -> Result:
     """The reviewer's answer for a lesson in the review queue (quarantined, or rejected before):
     approve makes it active and logs an ADD of its current content; reject restores what the team
     had before a held update (and drops the held versions), or else marks it rejected; nothing logged.
+    `seen_hash`: the `content_hash` the reviewer was shown; Stale when the lesson has changed since
+    (a pusher's edit between the review page and the click is never what gets approved).
     Returns {"lesson_id", "status", "seq"}; NotFound when the lesson is not in review."""
     lesson = _lesson(tx, project_id, lesson_id)
     if lesson is None or lesson["status"] not in IN_REVIEW:
         raise NotFound(f"lesson {lesson_id} is not in the review queue of project {project_id}")
+    if seen_hash is not None and seen_hash != content_hash(lesson["content"], lesson["section"], lesson["domains"]):
+        raise Stale(f"lesson {lesson_id} changed since it was shown for review; reload the review queue and "
+                    f"decide on what it says now")
     if approve:
-        tx.execute("UPDATE lessons SET status = 'active', concerns = NULL, held_status = NULL, held_version = NULL, "
-                   "updated_at = ? WHERE project_id = ? AND lesson_id = ?", (now, project_id, lesson_id))
+        tx.execute("UPDATE lessons SET status = 'active', concerns = NULL, client_note = NULL, held_status = NULL, "
+                   "held_version = NULL, updated_at = ? WHERE project_id = ? AND lesson_id = ?",
+                   (now, project_id, lesson_id))
         logged = {"content": lesson["content"], "section": lesson["section"], "domains": lesson["domains"],
                   "version": lesson["version"]}
         seq = _log(tx, project_id, client_id, None, "ADD", lesson_id, logged, now)
@@ -246,11 +374,12 @@ def decide(tx: Tx, project_id: int, lesson_id: str, approve: bool, client_id: st
         had = tx.one("SELECT content, section, domains FROM lesson_versions WHERE project_id = ? AND lesson_id = ? "
                      "AND version = ? ORDER BY id DESC LIMIT 1", (project_id, lesson_id, lesson["held_version"]))
     if had is None:
-        tx.execute("UPDATE lessons SET status = 'rejected', updated_at = ? WHERE project_id = ? AND lesson_id = ?",
-                   (now, project_id, lesson_id))
+        tx.execute("UPDATE lessons SET status = 'rejected', client_note = NULL, updated_at = ? "
+                   "WHERE project_id = ? AND lesson_id = ?", (now, project_id, lesson_id))
         return {"lesson_id": lesson_id, "status": "rejected", "seq": None}
     tx.execute("UPDATE lessons SET content = ?, section = ?, domains = ?, version = ?, status = ?, concerns = NULL, "
-               "held_status = NULL, held_version = NULL, updated_at = ? WHERE project_id = ? AND lesson_id = ?",
+               "client_note = NULL, held_status = NULL, held_version = NULL, updated_at = ? "
+               "WHERE project_id = ? AND lesson_id = ?",
                (had["content"], had["section"], json.dumps(tx.json(had["domains"])), lesson["held_version"],
                 lesson["held_status"], now, project_id, lesson_id))
     tx.execute("DELETE FROM lesson_versions WHERE project_id = ? AND lesson_id = ? AND version > ? AND seq IS NULL",

@@ -15,6 +15,12 @@ it), `lessons.held_status` / `held_version` (what the team had before a held upd
 when the reviewer rejects it), `lesson_versions.id`, and `delta_keys.status` / `created_at`
 (what became of a pushed key, and when: the stats count held lessons per day from it).
 
+Migration 2 (peers are untrusted, docs/team-server.md "The server trusts no client"):
+`lessons.client_note` (a client's QUARANTINE reason, kept apart from the review concerns only the
+server writes), `client_tokens` (which token owns a client id in a project: no token pushes as
+another's client) and `mark_budget` (helpful / harmful marks accepted per lesson, token and UTC
+day, so one token's counts grow by a bounded amount a day whatever client ids it invents).
+
 Cost: importing defines strings; rendering is two `str.replace` per script.
 """
 
@@ -115,6 +121,26 @@ MIGRATIONS: list[tuple[str, str]] = [
         PRIMARY KEY (project_id, client_id, idem_key)
     );
     CREATE INDEX delta_keys_time ON delta_keys(project_id, created_at);
+    """),
+    ("peers untrusted", """
+    ALTER TABLE lessons ADD COLUMN client_note TEXT;   -- a client's QUARANTINE reason: never the concerns
+    CREATE TABLE client_tokens (
+        project_id BIGINT NOT NULL,
+        client_id TEXT NOT NULL,
+        token_id BIGINT NOT NULL,                -- the token that owns this client id in the project
+        created_at DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (project_id, client_id)
+    );
+    CREATE INDEX client_tokens_token ON client_tokens(token_id);
+    CREATE TABLE mark_budget (
+        project_id BIGINT NOT NULL,
+        lesson_id TEXT NOT NULL,
+        holder TEXT NOT NULL,                    -- `t<token id>`, or `c<client id>` for a push without one
+        day BIGINT NOT NULL,                     -- UTC day number
+        helpful BIGINT NOT NULL DEFAULT 0,       -- marks accepted that day
+        harmful BIGINT NOT NULL DEFAULT 0,
+        PRIMARY KEY (project_id, lesson_id, holder, day)
+    );
     """),
 ]
 

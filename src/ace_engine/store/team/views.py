@@ -16,7 +16,8 @@ subqueries); JSON columns come back parsed (`Tx.json`). Nothing here writes.
 - `sections`: the sections used among `statuses`, with counts.
 - `lesson_log`: the logged deltas of one lesson, newest first.
 - `clients`: per client of a project, what it pushed (applied / held / rejected, first and last
-  push) and the helpful / harmful counts it reported.
+  push) and the helpful / harmful counts it reported, with `name`: its token's label.
+- `client_names`: {client_id: the label of the token that owns it (or its prefix)} of a project.
 
 Cost: a lesson page is a COUNT and a LIMIT/OFFSET over `lessons` (its `(project_id, status)`
 index; the text filter scans the project's rows: a few ms at 10,000 lessons) plus one grouped
@@ -31,7 +32,7 @@ from typing import Any
 
 from .dialect import Dialect, Tx
 
-__all__ = ["token_by_id", "projects_overview", "lesson_page", "sections", "lesson_log", "clients"]
+__all__ = ["token_by_id", "projects_overview", "lesson_page", "sections", "lesson_log", "clients", "client_names"]
 
 MAX_WORDS = 8  # a text query's words past this many are ignored (each is one more LIKE)
 # The lesson's current wording was logged (a client could pull it): not so for content held for
@@ -163,12 +164,13 @@ def clients(d: Dialect, project_id: int) -> list[dict[str, Any]]:
                         (project_id,))
         marks = tx.all("SELECT client_id, SUM(helpful) AS helpful, SUM(harmful) AS harmful FROM counters "
                        "WHERE project_id = ? GROUP BY client_id", (project_id,))
+    names = client_names(d, project_id)
     found: dict[str, dict[str, Any]] = {}
 
     def entry(client_id: str) -> dict[str, Any]:
-        return found.setdefault(client_id, {"client_id": client_id, "pushed": 0, "applied": 0, "held": 0,
-                                            "rejected": 0, "first_at": None, "last_at": None,
-                                            "helpful": 0, "harmful": 0})
+        return found.setdefault(client_id, {"client_id": client_id, "name": names.get(client_id), "pushed": 0,
+                                            "applied": 0, "held": 0, "rejected": 0, "first_at": None,
+                                            "last_at": None, "helpful": 0, "harmful": 0})
 
     for row in pushes:
         item = entry(str(row["client_id"]))
@@ -184,3 +186,12 @@ def clients(d: Dialect, project_id: int) -> list[dict[str, Any]]:
         item = entry(str(row["client_id"]))
         item["helpful"], item["harmful"] = _int(row["helpful"]), _int(row["harmful"])
     return sorted(found.values(), key=lambda c: (-(c["last_at"] or 0.0), c["client_id"]))
+
+
+def client_names(d: Dialect, project_id: int) -> dict[str, str]:
+    """Each bound client id of the project with the label of its token (`token <prefix>…` when the
+    token has none); ids pushed before tokens owned them are absent."""
+    with d.read() as tx:
+        rows = tx.all("SELECT c.client_id, t.label, t.prefix FROM client_tokens c LEFT JOIN tokens t "
+                      "ON t.id = c.token_id WHERE c.project_id = ?", (project_id,))
+    return {str(r["client_id"]): str(r["label"]) if r["label"] else f"token {r['prefix'] or '?'}…" for r in rows}
