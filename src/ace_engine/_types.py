@@ -429,6 +429,9 @@ class Trajectory(TypedDict):
     cwd: NotRequired[str | None]  # where the session ran: paths in its commands are relative to it
     history: NotRequired[dict[str, Any]]  # {co_edits, commands} from past sessions
     reflector: NotRequired[str | None]  # which reflector produced the lessons
+    # what the agent wrote vs. what came back, per event in order (`learning/origins.py`): the
+    # learner's evidence for the origins of a lesson's risky parts; set by the learner, never a payload's
+    origin_evidence: NotRequired[list[dict[str, Any]]]
 
 
 class Candidate(TypedDict):

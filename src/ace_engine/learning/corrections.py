@@ -2,6 +2,11 @@
 "always run ruff before committing" — turned into the lesson it teaches.
 
 Such a prompt is worth learning even when the turn itself does little: the gates let it through.
+
+Only the user's own words count: the caller passes real user prompts (`learning/transcript.py`
+keeps tool results, injected context and other senders out of them), and what the prompt quotes —
+a fenced block, `>` lines, a tagged block such as `<tool_result>…</tool_result>` — is someone
+else's text pasted in, never the user's rule (`unquoted`).
 """
 
 import re
@@ -16,6 +21,18 @@ _RULE = re.compile(
     r"(?:[.!?;\n]|$)", re.IGNORECASE)
 
 
+_FENCED = re.compile(r"(`{3,}|~{3,})[^\n]*\n.*?(?:\n\1|\Z)", re.S)
+_QUOTED_LINE = re.compile(r"^[ \t]*>.*$", re.M)
+_TAGGED = re.compile(r"<([A-Za-z][\w-]*)(?:\s[^>]*)?>.*?</\1\s*>", re.S)
+
+
+def unquoted(prompt: str) -> str:
+    """The prompt without what it quotes: fenced blocks, `>` lines, tagged blocks (module doc)."""
+    text = _FENCED.sub(" ", str(prompt))
+    text = _TAGGED.sub(" ", text)
+    return _QUOTED_LINE.sub(" ", text)
+
+
 def correction(prompt: str | None) -> str | None:
     """The rule a corrective prompt states, as a sentence; None when the prompt isn't one.
 
@@ -24,7 +41,7 @@ def correction(prompt: str | None) -> str | None:
     """
     if not prompt:
         return None
-    text = " ".join(str(prompt).split())[:600]
+    text = " ".join(unquoted(str(prompt)).split())[:600]
     if text.endswith("?"):
         return None
     opened = _LEAD.match(text)

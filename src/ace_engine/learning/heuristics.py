@@ -207,7 +207,11 @@ class HeuristicReflector:
         return out
 
     def _correction(self, trajectory: Trajectory) -> list[Candidate]:
-        prompts = trajectory.get("prompts") or ([trajectory["task"]] if trajectory.get("task") else [])
+        # The user's own prompts only: not a continuation's looked-up task, not a subagent's prompt
+        # (its parent agent wrote it), not a teammate's message (`transcript.sender` keeps those out).
+        if trajectory.get("agent_id"):
+            return []
+        prompts = trajectory["prompts"] if "prompts" in trajectory else [trajectory.get("task") or ""]
         for prompt in prompts:
             rule = correction(prompt)
             if not rule:

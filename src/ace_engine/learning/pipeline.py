@@ -24,7 +24,7 @@ from .. import log
 from ..errors import AceError
 from ..playbook.playbook import Playbook
 from ..project import Project
-from . import commands, gates, git_context, pattern_lessons
+from . import commands, gates, git_context, origins, pattern_lessons
 from . import trajectory as traj_mod
 from .curator import Curator
 from .reflector import ReflectorError, normalize
@@ -127,7 +127,14 @@ def commit(store: Store, playbook: Playbook, cfg: Config, prepared: list[Prepare
             item["reflection"] = {**reflection,
                                   "candidates": list(reflection.get("candidates") or []) + found["candidates"],
                                   "tags": list(reflection.get("tags") or []) + found["tags"]}
-        stats = curator.curate(item["reflection"], traj, job_id=job_id, learn=item["skip"] is None)
+        # The origins of the lessons' risky parts, from this trajectory (`origins.py`): the playbook
+        # records them, and holds a part first seen in someone else's text for review.
+        root = traj.get("cwd") or (traj.get("project") or {}).get("root")
+        playbook.attribution = origins.Attribution.of(traj, root)
+        try:
+            stats = curator.curate(item["reflection"], traj, job_id=job_id, learn=item["skip"] is None)
+        finally:
+            playbook.attribution = None
         success = (traj.get("result") or {}).get("success")
         run = {
             "job_id": job_id, "project_id": playbook.project_id, "session_id": traj.get("session_id"),
@@ -220,6 +227,7 @@ def job_trajectories(store: Store, job: JobRow, project: Project | None) -> list
                               agent_type=job["agent_type"] or session.get("agent_type"), task_fallback=fallback)
         start = turn.get("start") or 0
         end = turns[n + 1]["start"] if n + 1 < len(turns) and turns[n + 1].get("start") else float("inf")
+        traj["origin_evidence"] = origins.from_events(turn["events"])
         traj["playbook_used"] = list(dict.fromkeys(
             i["bullet_id"] for i in injections if (n == 0 or i["created_at"] >= start) and i["created_at"] < end))
         traj["project"] = _project_info(project, job["project_id"])
@@ -312,6 +320,7 @@ def learn_payload(store: Store, project: Project | None, payload: dict[str, Any]
     cfg = cfg or config_mod.load(project.root if project else None)
     playbook = Playbook(store, project)
     traj = traj_mod.from_payload(payload)
+    traj["origin_evidence"] = origins.from_steps(traj["trajectory"])  # the learner's, never the payload's
     traj["project"] = _project_info(project, playbook.project_id)
     attach_history(store, traj, playbook.project_id)
     (result,) = _learn_direct(store, playbook, cfg, [traj], [payload_key(payload)], kind="payload",

@@ -14,6 +14,14 @@ What is read, and what is not (every entry left out is counted under a reason, `
   injected context (`isMeta`: skill and command bodies, caveats), a built-in command (`/clear`) or
   its output, a system reminder, an interruption notice or a teammate's control message. A slash
   command the model answers (`/gsd:plan 4`) is the user's prompt.
+- Whose words a prompt is (`by` on each user message): `user` only for text the user typed. A
+  teammate's message, an entry whose `origin` names another sender than a human, and every prompt
+  of a subagent (its parent agent wrote it) set the turn's task but are not the user's (`by` =
+  `teammate`, `other`, `agent`): no "user's correction" is learned from them, and for the
+  provenance rule (`learning/origins.py`) they are text someone else wrote. So is every user entry
+  skipped above: its text is kept, capped, in the agent's `foreign` list.
+- A line nested too deeply to parse (a RecursionError in the JSON decoder) is skipped and counted
+  (`too_deep`), like a torn line; it never ends the read with a traceback.
 - Subagents (`<session_id>/subagents/agent-<id>.jsonl`; older versions: beside the session) are
   learned with their own agent id, except the compaction and prompt-suggestion agents: Claude
   Code's machinery, not work. An agent file given on its own is learned as that subagent's work.
@@ -62,6 +70,8 @@ _TEAMMATE = re.compile(r"<teammate-message\b[^>]*>(.*?)</teammate-message>", re.
 _EXIT = re.compile(r"exit code:?\s*(-?\d+)", re.IGNORECASE)
 _CONVERSATION = ("user", "assistant")
 _TREE_KEYS = ("type", "subtype", "uuid", "parentUuid", "logicalParentUuid", "isSidechain")
+MAX_DEPTH = 100  # containers nested deeper than this are no Claude Code entry (theirs nest < 10)
+_FOREIGN_KEPT = 200  # non-user texts kept per agent, for the provenance rule
 _LONGEST = 64_000  # above every capture cap (`capture.max_*_chars`): cap() keeps head and tail
 
 
@@ -107,6 +117,20 @@ def _shrink(value: Any) -> Any:
     return value
 
 
+def _too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Does `value` nest containers deeper than `limit`? Iterative: it must not recurse itself."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values() if isinstance(v, (dict, list)))
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item if isinstance(v, (dict, list)))
+    return False
+
+
 def read_entries(path: str) -> tuple[list[dict[str, Any]], dict[str, Any], int]:
     """(entries, {session_id, cwd, git_branch, agent_type} as first recorded, bad lines).
     Raises TranscriptError, naming the fix, for a missing, unreadable, empty or non-JSONL file."""
@@ -120,7 +144,7 @@ def read_entries(path: str) -> tuple[list[dict[str, Any]], dict[str, Any], int]:
         raise TranscriptError(f"cannot read {path} ({exc.strerror or exc}); check its permissions") from None
     entries: list[dict[str, Any]] = []
     info: dict[str, Any] = dict.fromkeys(("session_id", "cwd", "git_branch", "agent_type"))
-    lines = bad = 0
+    lines = bad = deep = 0
     with fh:
         for raw in fh:
             if not raw.strip():
@@ -131,8 +155,14 @@ def read_entries(path: str) -> tuple[list[dict[str, Any]], dict[str, Any], int]:
             except ValueError:  # a torn last line is normal while Claude Code writes
                 bad += 1
                 continue
+            except RecursionError:  # nested deeper than the decoder goes: nothing Claude Code writes
+                deep += 1
+                continue
             if not isinstance(entry, dict):
                 bad += 1
+                continue
+            if _too_deep(entry):  # every reader after this one recurses (shrink, sanitize, render)
+                deep += 1
                 continue
             for key, field in (("session_id", "sessionId"), ("cwd", "cwd"), ("git_branch", "gitBranch"),
                                ("agent_type", "agentType")):
@@ -142,8 +172,13 @@ def read_entries(path: str) -> tuple[list[dict[str, Any]], dict[str, Any], int]:
             # what is ever kept of it (file reads, base64 images), so memory follows the caps.
             entries.append(_shrink(entry) if entry.get("type") in _CONVERSATION
                            else {k: entry[k] for k in _TREE_KEYS if k in entry})
+    if deep:
+        info["too_deep"] = deep
     if not lines:
         raise TranscriptError(f"{path} is empty; {HINT}")
+    if not entries and deep:
+        raise TranscriptError(f"{path}: every one of its {lines} lines is JSON nested too deeply to read (over "
+                              f"{MAX_DEPTH} levels), which no Claude Code transcript is; {HINT}")
     if not entries:
         raise TranscriptError(f"{path} is not JSONL: none of its {lines} lines is a JSON object; {HINT}")
     if not any("type" in e for e in entries):
@@ -272,15 +307,31 @@ def prompt_of(entry: dict[str, Any], text: str, after: dict[str, Any] | None) ->
     return body, None
 
 
+def sender(entry: dict[str, Any], text: str, *, sidechain: bool) -> str:
+    """Whose words a user entry's prompt is: `user`, or `agent` (a subagent's prompt: its parent
+    wrote it), `teammate` (a teammate's message), `other` (an `origin` naming another sender)."""
+    if sidechain:
+        return "agent"
+    origin = entry.get("origin")
+    if isinstance(origin, dict) and origin.get("kind") not in (None, "human"):
+        return "other"
+    body = text
+    while (match := _WRAPPER.match(body)) is not None:
+        body = body[match.end():]
+    return "teammate" if body.lstrip().startswith("<teammate-message") else "user"
+
+
 def parse_entries(entries: list[dict[str, Any]], *, agent_id: str = "", agent_type: str | None = None,
                   cfg: Config | None = None, sidechain: bool = False) -> dict[str, Any]:
-    """One file's entries → {events, messages, agent_id, agent_type, skips: {reason: count}}."""
+    """One file's entries → {events, messages, agent_id, agent_type, skips: {reason: count}, foreign:
+    [{text, at} of the skipped non-user entries, capped]}."""
     cfg = cfg or config_mod.load(None)
     cap_in, cap_out = cfg["capture.max_input_chars"], cfg["capture.max_response_chars"]
     cap_msg = cfg["capture.max_message_chars"]
     skip_tools = set(cfg["capture.skip_tools"])
     events: list[dict[str, Any]] = []
     messages: list[dict[str, Any]] = []
+    foreign: list[dict[str, Any]] = []
     skips: Counter[str] = Counter()
     active = active_entries(entries, sidechain=sidechain)
     texts = [(i, _text_of((e.get("message") or {}).get("content"))) for i, e in enumerate(entries)
@@ -350,10 +401,13 @@ def parse_entries(entries: list[dict[str, Any]], *, agent_id: str = "", agent_ty
         prompt, why = prompt_of(entry, text_of[i], followed.get(i))
         if why:
             skips[why] += 1
+            if len(foreign) < _FOREIGN_KEPT:
+                foreign.append({"text": sanitize(text_of[i], cap_msg), "at": at})
             continue
         clean = sanitize(prompt or "", cap_msg)
         if clean.strip():
-            messages.append({"id": seq, "role": "user", "text": clean, "created_at": at, "uuid": entry.get("uuid")})
+            messages.append({"id": seq, "role": "user", "text": clean, "created_at": at, "uuid": entry.get("uuid"),
+                             "by": sender(entry, text_of[i], sidechain=sidechain)})
     for use_id, use in pending.items():  # asked but never answered: the turn was interrupted
         if use["name"] in skip_tools:
             continue
@@ -364,7 +418,7 @@ def parse_entries(entries: list[dict[str, Any]], *, agent_id: str = "", agent_ty
                        "duration_ms": None, "created_at": use["at"]})
     events.sort(key=lambda e: (e["created_at"], e["id"]))
     return {"events": events, "messages": messages, "agent_id": agent_id, "agent_type": agent_type,
-            "skips": dict(skips)}
+            "skips": dict(skips), "foreign": foreign}
 
 
 def _agent_type(path: str) -> str | None:
@@ -391,6 +445,8 @@ def parse_file(path: str, cfg: Config | None = None, *, siblings: Iterable[str] 
     stem = _stem(path)
     notes: list[str] = []
     skips: Counter[str] = Counter({"unreadable_line": bad} if bad else {})
+    if info.get("too_deep"):
+        skips["too_deep"] += int(info.pop("too_deep"))
     out: dict[str, Any] = {"kind": "session", "session_id": info["session_id"] or stem, "cwd": info["cwd"],
                            "git_branch": info["git_branch"], "agents": [], "notes": notes}
     subs: list[tuple[str, Any]] = [(path, (entries, info, 0))]  # an agent file given on its own
@@ -414,6 +470,7 @@ def parse_file(path: str, cfg: Config | None = None, *, siblings: Iterable[str] 
             skips["unreadable_file"] += 1
             continue
         skips["unreadable_line"] += sub_bad
+        skips["too_deep"] += int(sub_info.pop("too_deep", 0) or 0)
         out["agents"].append(parse_entries(sub_entries, agent_id=agent_id, cfg=cfg, sidechain=True,
                                            agent_type=sub_info["agent_type"] or _agent_type(sub)))
     for agent in out["agents"]:

@@ -37,8 +37,8 @@ from .. import config as config_mod
 from .. import log
 from ..playbook.playbook import Playbook
 from ..project import Project, find_git_root, identify
+from . import origins, transcript
 from . import trajectory as traj_mod
-from . import transcript
 from .pipeline import _learn_direct, _project_info, attach_history
 from .transcript import TranscriptError
 
@@ -61,6 +61,8 @@ SKIP_LABELS: dict[str, tuple[str, str]] = {
     "synthetic_reply": ("synthetic reply (API error or no-op)", "synthetic replies (API errors or no-ops)"),
     "sidechain": ("subagent entry inside the main file", "subagent entries inside the main file"),
     "unreadable_line": ("unreadable line", "unreadable lines"),
+    "too_deep": ("line nested too deeply to read (JSON over 100 levels)",
+                 "lines nested too deeply to read (JSON over 100 levels)"),
     "unreadable_file": ("unreadable subagent file", "unreadable subagent files"),
 }
 _IGNORED = ("abandoned_branch",)  # said apart: not skipped content, a path the conversation left
@@ -174,6 +176,15 @@ def learn_transcript(store: Store, path: str, project: Project | None = None, *,
             traj["project"] = _project_info(project, playbook.project_id)
             traj["git"] = {"branch": parsed["git_branch"]} if parsed.get("git_branch") else {}
             traj["cwd"] = root
+            # Only what the user typed is the user's (`transcript.sender`): a teammate's message or a
+            # subagent's prompt sets the task, but teaches no "user's correction", and for the
+            # provenance rule it is text someone else wrote, like every non-user entry.
+            traj["prompts"] = [p["text"] for p in turn["prompts"] if p.get("by", "user") == "user"]
+            others = [{"text": p["text"], "at": p.get("created_at")} for p in turn["prompts"]
+                      if p.get("by", "user") != "user"]
+            last = max((e.get("created_at") or 0.0 for e in turn["events"]), default=None)
+            traj["origin_evidence"] = origins.in_order(origins.foreign(others + agent.get("foreign", [])),
+                                                       origins.from_events(turn["events"]), until=last)
             # What the turn before ended on, never fixed: this turn may fix it ("update X and retry").
             traj["carried"] = traj_mod.carried(previous)
             previous = traj["trajectory"]

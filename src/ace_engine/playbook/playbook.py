@@ -113,8 +113,11 @@ class Playbook:
         origin of `source` (unknown: foreign)."""
         if provenance is None:
             provenance = {"origins": dict(self.attribution(content))} if self.attribution is not None else {}
-        return safety.concerns(content, self.trusted_hosts) + origin_rule.origin_concerns(
-            content, provenance, source, self.trusted_hosts)
+        flagged = safety.concerns(content, self.trusted_hosts)
+        # A host the pattern list already names ("contacts unknown host …") is not said twice.
+        named = " ".join(c for c in flagged if c.startswith("contacts unknown host"))
+        return flagged + [c for c in origin_rule.origin_concerns(content, provenance, source, self.trusted_hosts)
+                          if not (c.startswith("names host") and c.split("`")[1] in named)]
 
     def _origins(self, content: str, before: Mapping[str, Any] | None, source: str) -> dict[str, str]:
         """The origins to record for `content` written by an operation of `source` (module doc)."""

@@ -81,7 +81,9 @@ _INSTALLS = (
     rf"[`]?{_PKG}[`]?\s+(?:via|with|using|through|from)\s+(?:npx|bunx|pnpx|uvx|pipx|pnpm\s+dlx|yarn\s+dlx)\b",
 )
 # `go` / `cargo` / `deno` etc. above also match their ordinary subcommands: only these verbs install.
-_INSTALL_VERBS = re.compile(r"\b(?:install|add|get|require|-s)\b")
+_INSTALL_VERBS = r"\b(?:install|add|get|require|-s)\b"
+_MANAGERS = frozenset(("cargo", "go", "gem", "brew", "apt", "apt-get", "dnf", "yum", "apk", "pacman", "choco", "scoop",
+                       "winget", "snap", "port", "nix-env", "bundle", "composer", "dotnet", "deno"))
 _FETCHES = (
     r"\bdocker\s+(?:run|pull|create)\s+(?:(?:-{1,2}[\w-]+(?:[= ]\S+)?)\s+)*([a-z0-9][\w./:@-]*)",
     r"\bgit\s+clone\s+(?:-{1,2}[\w-]+(?:[= ]\S+)?\s+)*(\S+)",
@@ -97,12 +99,13 @@ _PERMISSIONS = (
 _NOT_NAMES = frozenset(("the", "a", "an", "to", "it", "and", "or", "with", "in", "on", "for", "of", "first", "then",
                         "this", "that", "all", "your", "its", "deps", "dependencies", "packages", "requirements",
                         "everything", "them", "install", "add", "run", "i", "-", "--", "only", "again", "once",
-                        "before", "after", "when", "if", "from", "via", "using", "now", "here", "there", "test", "tests",
+                        "before", "after", "when", "if", "from", "via", "using", "now", "here", "there", "test",
+                        "tests",
                         "build", "lint", "script", "scripts", "command", "commands", "server", "app", "suite",
                         "checks", "linter", "formatter", "project", "code", "package", "tool", "version"))
-_FILE_ARGS = re.compile(r"(?:^|\s)(?:-r|-c|-e|-f|-i|--requirement|--constraint|--editable|--find-links|--index-url|"
+_FILE_ARGS = (r"(?:^|\s)(?:-r|-c|-e|-f|-i|--requirement|--constraint|--editable|--find-links|--index-url|"
                         r"--extra-index-url|--path|--manifest-path|-t|--target)\s*$")
-_NAME_END = re.compile(r"(?<=.)(?:@[^/@]*$|==.*|>=.*|<=.*|~=.*|!=.*|\[.*|:.*)")
+_NAME_END = r"(?<=.)(?:@[^/@]*$|==.*|>=.*|<=.*|~=.*|!=.*|\[.*|:.*)"
 
 _DASHES = str.maketrans(dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe63\uff0d", "-"))
 _compiled: dict[str, Any] = {}
@@ -113,6 +116,9 @@ def _rx(name: str) -> Any:
         _compiled["installs"] = [re.compile(p, re.IGNORECASE) for p in _INSTALLS]
         _compiled["fetches"] = [re.compile(p, re.IGNORECASE) for p in _FETCHES]
         _compiled["permissions"] = re.compile(_PERMISSIONS, re.IGNORECASE)
+        _compiled["verbs"] = re.compile(_INSTALL_VERBS)
+        _compiled["file_args"] = re.compile(_FILE_ARGS)
+        _compiled["name_end"] = re.compile(_NAME_END)
     return _compiled[name]
 
 
@@ -127,7 +133,7 @@ def fold(text: str) -> str:
 
 def _name(raw: str) -> str:
     name = raw.strip("`'\".,;:)(]}[{<>*")
-    name = _NAME_END.sub("", name) or name
+    name = _rx("name_end").sub("", name) or name
     return name.rstrip("`'\".,;:)(]}").lower()
 
 
@@ -143,12 +149,10 @@ def risky_parts(content: str) -> list[str]:
     found: list[str] = []
     for rx in _rx("installs"):
         for match in rx.finditer(text):
-            if _FILE_ARGS.search(text, max(0, match.start(1) - 40), match.start(1)):
+            if _rx("file_args").search(text, max(0, match.start(1) - 40), match.start(1)):
                 continue  # `pip install -r requirements.txt`, `-e .`: the project's own files
             head = text[match.start():match.start(1)]
-            if (head.split() or [""])[0] in ("cargo", "go", "gem", "brew", "apt", "apt-get", "dnf", "yum", "apk", "pacman",
-                                   "choco", "scoop", "winget", "snap", "port", "nix-env", "bundle", "composer",
-                                   "dotnet", "deno") and not _INSTALL_VERBS.search(head):
+            if (head.split() or [""])[0] in _MANAGERS and not _rx("verbs").search(head):
                 continue  # `go test ./...`, `cargo build`: ordinary commands
             name = _name(match.group(1))
             if _is_name(name):

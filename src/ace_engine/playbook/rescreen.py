@@ -1,9 +1,9 @@
 """Re-screening: stored lessons put through today's safety policy when it is newer than theirs.
 
-The policy (`safety.concerns` and the provenance rule, `Playbook.screen`) runs on every lesson that *enters* the playbook. A lesson stored by
-an older ace-engine — or before a rule was added — stays `active` with the old verdict: upgrading
-would leave a `bash -c "$(curl … raw.githubusercontent.com …)"` lesson learned by the old filter
-in every SessionStart. So the store records the policy version its lessons were screened under
+The policy (`safety.concerns` and the provenance rule, `Playbook.screen`) runs on every lesson that
+*enters* the playbook. A lesson stored by an older ace-engine — or before a rule was added — stays
+`active` with the old verdict: upgrading would leave a `bash -c "$(curl … raw.githubusercontent.com
+…)"` lesson learned by the old filter in every SessionStart. So the store records the policy version its lessons were screened under
 (`store.policy_version()`, `policy_version.POLICY_VERSION`), and when that is older:
 
 - `rescreen(store)` runs every active bullet of every project and of the global scope through the

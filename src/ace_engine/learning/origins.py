@@ -1,0 +1,187 @@
+"""Where a learned lesson's risky parts came from: the learner's half of the provenance rule.
+
+`playbook/provenance.py` holds the rule (a risky part — a named package, remote code, a host, a
+permission — whose origin is foreign waits for `ace review`); this module computes the origins
+for what the learner writes. For each risky part of a lesson, its needle (the package, host…) is
+looked for, folded like the safety policy folds text:
+
+1. in a prompt the user typed (real user prompts only: `learning/transcript.py` keeps tool
+   results, injected context, reminders and other non-user entries out of them) → `user`;
+2. in the project's own files (`PROJECT_FILES`: package.json, Makefile, mix.exs, pyproject.toml,
+   tox.ini, setup.cfg, CI configuration, README…; regular files only, capped) → `project`;
+3. else along the trajectory, in order (`evidence`): the text the agent wrote itself (its
+   commands, what it edited) against the text someone else wrote (tool output, file contents
+   read, non-user transcript text, the turn before's failures). Seen in someone else's text
+   before the agent first used it → `foreign` (a command the agent ran because a tool output told
+   it to); the agent's first use after an output that was cut (the part may sit in the cut) →
+   `foreign`; else `agent`. Never used and never seen: the reflector's own words → `agent`,
+   unless some output was cut (→ `foreign`).
+
+`Attribution(trajectory, root)` is callable: `content → {part: origin}`; `learning/pipeline.py`
+hands it to the playbook (`Playbook.attribution`) while the curator writes that trajectory's
+lessons, and the playbook records it in `provenance["origins"]`.
+
+Cost: the evidence is built once per trajectory (each event's text folded on first use: linear in
+the captured text, which capture caps); the project files are read once per `Attribution` (a dozen
+small files); a lesson without risky parts costs one `risky_parts` call.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import re
+from typing import TYPE_CHECKING, Any
+
+from ..playbook import provenance as rule
+from .corrections import unquoted
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+    from .._types import Trajectory, TrajectoryStep
+
+# The project's own files: what the project runs anyway (scripts, targets, aliases, CI), and what it
+# tells contributors to run (README). Globs relative to the project root.
+PROJECT_FILES = (
+    "package.json", "Makefile", "makefile", "GNUmakefile", "justfile", "Justfile", "Taskfile.yml", "mix.exs",
+    "pyproject.toml", "tox.ini", "setup.cfg", "noxfile.py", "Cargo.toml", "go.mod", "Gemfile", "deno.json",
+    "requirements*.txt", ".pre-commit-config.yaml", ".github/workflows/*.yml", ".github/workflows/*.yaml",
+    ".gitlab-ci.yml", ".circleci/config.yml", "README", "README.*", "CONTRIBUTING.md",
+)
+PROJECT_FILE_BYTES = 256 * 1024  # a larger file is read up to this
+_CUT = "chars cut]"  # `capture.text.cap`'s marker: part of this output was dropped
+FOREIGN_KEPT = 200  # non-user transcript texts kept per agent
+
+
+def _text(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def from_events(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The evidence of a turn's tool events (captured rows or parsed transcript pairs), in order:
+    per event, what the agent wrote (`use`: its input) and what came back (`seen`: the response or
+    error, as captured) and whether that was cut (`cut`)."""
+    out = []
+    for event in events:
+        seen = _text(event.get("response")) + "\n" + _text(event.get("error"))
+        out.append({"use": _text(event.get("input")), "seen": seen, "cut": _CUT in seen,
+                    "at": event.get("created_at")})
+    return out
+
+
+def from_steps(steps: Iterable[TrajectoryStep]) -> list[dict[str, Any]]:
+    """The evidence of steps that came without their events (a plugin payload, the turn before)."""
+    out = []
+    for step in steps:
+        facts: Mapping[str, Any] = step
+        seen = "\n".join(str(facts.get(k) or "") for k in ("_output", "result", "error"))
+        out.append({"use": str(step.get("command") or step.get("action") or ""), "seen": seen,
+                    "cut": _CUT in seen})
+    return out
+
+
+def foreign(texts: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Evidence of text someone else wrote ({text, at}: non-user transcript entries, a teammate's
+    message, a subagent's prompt)."""
+    return [{"use": "", "seen": str(t.get("text") or ""), "cut": False, "at": t.get("at")}
+            for t in list(texts)[:FOREIGN_KEPT] if t.get("text")]
+
+
+def in_order(*evidence: Iterable[dict[str, Any]], until: float | None = None) -> list[dict[str, Any]]:
+    """Evidence from several sources merged by time (`at`; stable), without what came after `until`."""
+    items = [e for group in evidence for e in group]
+    if until is not None:
+        items = [e for e in items if e.get("at") is None or e["at"] <= until]
+    return sorted(items, key=lambda e: e.get("at") or 0.0)
+
+
+def project_text(root: str | None) -> str:
+    """The project's own files (`PROJECT_FILES`), folded; "" without a root. Regular files only (a
+    symlink may point anywhere, a FIFO would block)."""
+    if not root or not os.path.isdir(root):
+        return ""
+    parts = []
+    seen: set[str] = set()
+    for pattern in PROJECT_FILES:
+        for path in sorted(glob.glob(os.path.join(glob.escape(root), pattern))):
+            if path in seen or os.path.islink(path) or not os.path.isfile(path):
+                continue
+            seen.add(path)
+            try:
+                with open(path, "rb") as fh:
+                    parts.append(fh.read(PROJECT_FILE_BYTES).decode("utf-8", "replace"))
+            except OSError:
+                continue
+    return rule.fold("\n".join(parts)) if parts else ""
+
+
+def _found(needle: str, text: str) -> bool:
+    """Is `needle` in `text` as a whole name (`tsc` is not in `tsconfig`)?"""
+    return re.search(r"(?<![\w-])" + re.escape(needle) + r"(?![\w-])", text) is not None
+
+
+class Attribution:
+    """`content → {risky part: origin}` for the lessons of one trajectory (module docstring)."""
+
+    def __init__(self, prompts: Iterable[str], evidence: Iterable[Mapping[str, Any]], project: str = "") -> None:
+        # What the user typed, without what the prompts quote (pasted output is someone else's text).
+        self._prompts = rule.fold("\n".join(unquoted(str(p)) for p in prompts))
+        quoted = [{"use": "", "seen": str(p), "cut": False} for p in prompts if unquoted(str(p)) != str(p)]
+        self._evidence = quoted + list(evidence)
+        self._folded: dict[int, tuple[str, str]] = {}
+        self._project = project
+        self._cache: dict[str, str] = {}
+
+    @classmethod
+    def of(cls, trajectory: Trajectory, root: str | None) -> Attribution:
+        """The attribution of a trajectory: its evidence (`origin_evidence`, else built from its
+        steps), the failures carried from the turn before, the project's files under `root`."""
+        evidence = list(trajectory.get("origin_evidence") or from_steps(trajectory.get("trajectory") or []))
+        before = from_steps(trajectory.get("carried") or [])
+        for item in before:
+            item["use"] = ""  # the turn before: only what it showed counts (it came before this turn)
+        # A subagent's prompts are its parent agent's words (and may relay a tool's text): not the user's.
+        prompts = [] if trajectory.get("agent_id") else list(trajectory.get("prompts") or [])
+        if trajectory.get("agent_id"):
+            before += foreign({"text": p} for p in trajectory.get("prompts") or [])
+        return cls(prompts, before + evidence, project_text(root))
+
+    def _item(self, i: int) -> tuple[str, str]:
+        if i not in self._folded:
+            item = self._evidence[i]
+            self._folded[i] = (rule.fold(str(item.get("use") or "")), rule.fold(str(item.get("seen") or "")))
+        return self._folded[i]
+
+    def origin(self, part: str) -> str:
+        if part not in self._cache:
+            self._cache[part] = self._origin(rule.needle(part))
+        return self._cache[part]
+
+    def _origin(self, needle: str) -> str:
+        if not needle:
+            return "foreign"
+        if _found(needle, self._prompts):
+            return "user"
+        if self._project and _found(needle, self._project):
+            return "project"
+        tainted = cut = False
+        for i, item in enumerate(self._evidence):
+            use, seen = self._item(i)
+            if _found(needle, use):
+                return "foreign" if tainted or cut else "agent"
+            if _found(needle, seen):
+                tainted = True
+            cut = cut or bool(item.get("cut"))
+        return "foreign" if tainted or cut else "agent"
+
+    def __call__(self, content: str) -> dict[str, str]:
+        return {part: self.origin(part) for part in rule.risky_parts(content)}
