@@ -73,10 +73,11 @@ def _uid() -> int | None:
 def check_private(path: str, st: os.stat_result, *, strict: bool = False) -> None:
     """Raise UnsafeDirError unless `st` (of `path`) is a directory the current user owns that no
     one else can write to (`strict`: that no one else can even read or enter)."""
-    if not stat.S_ISDIR(st.st_mode):
-        kind = "a symlink" if stat.S_ISLNK(st.st_mode) else "not a directory"
-        raise UnsafeDirError(f"{path} is {kind}; ace-engine does not follow symlinks in its data "
+    if stat.S_ISLNK(st.st_mode):
+        raise UnsafeDirError(f"{path} is a symlink; ace-engine does not follow symlinks in its data "
                              f"directories. Remove it (ace-engine recreates the directory)")
+    if not stat.S_ISDIR(st.st_mode):
+        raise UnsafeDirError(_not_a_directory(path))
     uid = _uid()
     if uid is not None and st.st_uid != uid:
         raise UnsafeDirError(f"{path} is owned by uid {st.st_uid}, not by you (uid {uid}); ace-engine "
@@ -87,6 +88,18 @@ def check_private(path: str, st: os.stat_result, *, strict: bool = False) -> Non
         raise UnsafeDirError(f"{path} is accessible to {who} (mode {st.st_mode & 0o7777:o}); ace-engine "
                              f"will not keep its data there. Use a private directory: `chmod 700 {path}` "
                              f"if it is yours alone, or set ACE_HOME elsewhere")
+
+
+def _not_a_directory(path: str) -> str:
+    """What to say when a data directory's place holds something else (a file, a device): never
+    "remove it" — the user's own file may sit there (`ACE_HOME=/etc/passwd`)."""
+    if path == ace_home():
+        where = "ACE_HOME" if os.environ.get("ACE_HOME") else "ace-engine's data directory"
+        return (f"{where} ({path}) is a file, not a directory; ace-engine keeps its data in a directory. "
+                f"Set ACE_HOME to a directory you own (ace-engine creates it if missing), or unset it to use the "
+                f"default")
+    return (f"{path} is a file, not a directory; ace-engine keeps a directory there. Move that file elsewhere "
+            f"(ace-engine then creates the directory), or set ACE_HOME to another directory")
 
 
 def _ensure_root(path: str) -> None:
@@ -101,6 +114,9 @@ def _ensure_root(path: str) -> None:
             pass
     except FileExistsError:
         pass
+    except NotADirectoryError as exc:  # a parent is a file: `ACE_HOME=/etc/passwd/data`
+        raise UnsafeDirError(f"{path} cannot be created: a part of its path is a file, not a directory. Set "
+                             f"ACE_HOME to a directory you own (ace-engine creates it if missing)") from exc
     check_private(path, os.stat(path))
 
 

@@ -94,3 +94,33 @@ def test_symlinked_directory_inside_home_is_not_followed(tmp_path, monkeypatch):
     monkeypatch.setenv("ACE_HOME", str(home))
     run_hook("PostToolUse", b"{not json")
     assert os.listdir(elsewhere) == [], "ace-engine followed a symlinked directory inside ACE_HOME"
+
+
+@pytest.mark.parametrize("where", ["home", "below"])
+def test_a_file_given_as_ace_home_is_named_with_the_right_fix(tmp_path, monkeypatch, where):
+    """`ACE_HOME=/etc/passwd` (issue 21) was told to "remove it": a regular file is the user's
+    (or the system's), never ours to remove. Say it is a file and how to point ace-engine elsewhere."""
+    passwd = tmp_path / "passwd"
+    passwd.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    monkeypatch.setenv("ACE_HOME", str(passwd if where == "home" else passwd / "data"))
+    proc = ace("sessions")
+    text = proc.stdout + proc.stderr
+    assert proc.returncode == 1 and text.count("\n") == 1, text
+    assert "Traceback" not in text and "symlink" not in text and "Remove it" not in text, text
+    assert "Set ACE_HOME to a directory you own" in text
+    assert ("is a file, not a directory" if where == "home" else "a part of its path is a file") in text
+    assert passwd.read_text() == "root:x:0:0:root:/root:/bin/bash\n"
+
+
+def test_a_file_where_a_directory_inside_ace_home_belongs_is_kept(tmp_path, monkeypatch):
+    from ace_engine import paths
+
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    (home / "logs").write_text("my notes\n")
+    monkeypatch.setenv("ACE_HOME", str(home))
+    with pytest.raises(paths.UnsafeDirError) as err:
+        paths.ensure_private_dir(str(home / "logs"))
+    assert "is a file, not a directory" in str(err.value) and "Move that file elsewhere" in str(err.value)
+    assert "symlink" not in str(err.value)
+    assert (home / "logs").read_text() == "my notes\n"
