@@ -34,10 +34,12 @@ def test_project_keys_are_marked_on_the_settings_table():
     assert marked == {key for key in config_mod.DEFAULTS
                       if key.startswith(("capture.", "inject.", "retrieval.", "continuity."))
                       and key not in ("retrieval.embedder", "continuity.llm_narrative")} | {
-        "learning.enabled", "learning.merge_similarity", "learning.prune_confidence",
-        "learning.prune_min_observations", "learning.stale_days", "learning.max_bullets", "learning.max_tokens",
-        "learning.slow_step_seconds", "learning.co_edit_sessions", "learning.code_pattern_sessions",
-        "learning.promote_confidence", "learning.promote_min_observations"}
+        "learning.enabled", "learning.merge_similarity", "learning.stale_days", "learning.max_bullets",
+        "learning.max_tokens", "learning.slow_step_seconds", "learning.co_edit_sessions"}
+    # Issue 20: thresholds of promotion, confidence and pruning decide what reaches the agent: user-level.
+    assert not marked & {"learning.promote_confidence", "learning.promote_min_observations",
+                         "learning.prune_confidence", "learning.prune_min_observations",
+                         "learning.code_pattern_sessions"}
 
 
 def test_one_table_is_the_only_source_of_keys_defaults_and_help():

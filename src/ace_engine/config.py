@@ -16,8 +16,10 @@ Trust: the user config file and `ACE_*` variables are the user's; a project's `.
 repository content, written by whoever wrote the repository. It may set only the keys marked
 `project=True` (`PROJECT_KEYS`: what is captured and injected, how lessons are shaped and
 searched). A key that chooses an executable, an endpoint, a credential or its variable, trusted
-hosts, extra pattern files, retention (deletion of the user's data), the store, or spending
-(`llm.*`, `store.*`, `retention.*`, the worker's queue mechanics…) is user-level: set in a
+hosts, extra pattern files, retention (deletion of the user's data), the store, spending
+(`llm.*`, `store.*`, `retention.*`, the worker's queue mechanics…), or a threshold that decides
+what is trusted (promotion, confidence, pruning: `learning.promote_confidence` and its kin) is
+user-level: set in a
 project file it is ignored — logged once, shown by `ace config show` — unless the user ran
 `ace trust` on that exact file content (`trust.py`: sha256 of the bytes and the real path; any
 edit voids it). Only a project file that sets such a key is hashed, so the common case costs
@@ -140,15 +142,17 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("learning.linger_seconds", 60.0, "the worker waits at most this long for a job in backoff before exiting"),
     Setting("learning.merge_similarity", 0.8,
             "lexical similarity (0-1) at which a new lesson updates an existing one", project=True),
+    # Thresholds of promotion, confidence and review shape what reaches the agent: user-level, so a
+    # repository cannot make its own planted lesson active at once (issue 20).
     Setting("learning.promote_confidence", 0.8,
-            "evidence confidence (0-1) at which a learned lesson is injected; below it, it is a candidate",
-            project=True),
+            "evidence confidence (0-1) at which a learned lesson is injected; below it, it is a candidate; "
+            "user-level only"),
     Setting("learning.promote_min_observations", 2,
             "sessions a candidate must be seen in before it is promoted (one observation at or above "
-            "promote_confidence is enough on its own)", project=True),
-    Setting("learning.prune_confidence", 0.3, "archive bullets below this confidence…", project=True),
+            "promote_confidence is enough on its own); user-level only"),
+    Setting("learning.prune_confidence", 0.3, "archive bullets below this confidence…; user-level only"),
     Setting("learning.prune_min_observations", 10,
-            "…once they have at least this many helpful/harmful marks", project=True),
+            "…once they have at least this many helpful/harmful marks; user-level only"),
     Setting("learning.stale_days", 90.0,
             "archive bullets unused for this many days that were never helpful, and candidates not seen "
             "again for as long", project=True),
@@ -161,7 +165,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("learning.co_edit_sessions", 3,
             "sessions two files must be edited together in to become a lesson", project=True),
     Setting("learning.code_pattern_sessions", 2,
-            "sessions a harmful code pattern must be written in before its lesson is learned", project=True),
+            "sessions a harmful code pattern must be written in before its lesson is learned (injected at once "
+            "then); user-level only"),
     Setting("learning.trusted_hosts", [],
             "hosts a lesson may name without being quarantined (besides registries, code hosts, docs)"),
     # LLM: an optional model for reflection. Nothing leaves the machine unless a provider is set.

@@ -135,3 +135,25 @@ def test_a_trust_record_writable_by_others_is_not_believed(ace_home, git_project
     assert ace("trust", "--project", git_project).exit_code == 0
     os.chmod(ace_home / "trust.json", 0o666)
     assert config_show(git_project)["llm.base_url"]["value"] == ""
+
+
+TRUST_THRESHOLDS = {"learning.promote_confidence": (0.0, 0.8), "learning.promote_min_observations": (1, 2),
+                    "learning.prune_confidence": (0.0, 0.3), "learning.prune_min_observations": (1000, 10),
+                    "learning.code_pattern_sessions": (1, 2)}
+
+
+def test_thresholds_that_shape_trust_are_the_users_not_the_repositorys(ace_home, git_project):
+    """Issue 20: a committed `.ace.toml` with `promote_confidence = 0.0` made the repository's own
+    planted lesson active after one session. Promotion, confidence and pruning thresholds are
+    user-level: ignored in a project file, said once in the log, shown by `ace config show`."""
+    (git_project / ".ace.toml").write_text("[inject]\nprompt_k = 2\n\n[learning]\n" + "".join(
+        f"{key.split('.', 1)[1]} = {value}\n" for key, (value, _) in TRUST_THRESHOLDS.items()))
+    shown = config_show(git_project)
+    assert shown["inject.prompt_k"]["value"] == 2
+    for key, (_, default) in TRUST_THRESHOLDS.items():
+        assert shown[key]["value"] == default, f"{key} taken from the repository's .ace.toml"
+        assert "ace trust" in shown[key]["ignored"]["fix"]
+    config_show(git_project)  # loaded again: said once per file content, not per load
+    log = (ace_home / "logs" / "ace.log").read_text() if (ace_home / "logs" / "ace.log").exists() else ""
+    said = [line for line in log.splitlines() if "learning.promote_confidence" in line]
+    assert len(said) == 1 and "ignored" in said[0], log[-2000:]

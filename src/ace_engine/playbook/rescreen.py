@@ -3,8 +3,9 @@
 The policy (`safety.concerns` and the provenance rule, `Playbook.screen`) runs on every lesson that
 *enters* the playbook. A lesson stored by an older ace-engine — or before a rule was added — stays
 `active` with the old verdict: upgrading would leave a `bash -c "$(curl … raw.githubusercontent.com
-…)"` lesson learned by the old filter in every SessionStart. So the store records the policy version its lessons were screened under
-(`store.policy_version()`, `policy_version.POLICY_VERSION`), and when that is older:
+…)"` lesson learned by the old filter in every SessionStart. So the store records the policy
+version its lessons were screened under (`store.policy_version()`, `policy_version.POLICY_VERSION`),
+and when that is older:
 
 - `rescreen(store)` runs every active bullet of every project and of the global scope through the
   policy with the hosts the curator would trust there (user-level `learning.trusted_hosts`, from
