@@ -602,7 +602,7 @@ def test_install_says_the_lessons_are_offline_and_how_to_turn_the_llm_on(ace_hom
     again = ace("install", cwd=git_project, env={"PATH": path_with_claude(tmp_path / "other", False)})
     out = " ".join(again.output.split())
     assert "nothing changed" in out and 'provider = "anthropic" # the key in ANTHROPIC_API_KEY' in out
-    assert "pip install 'ace-engine[llm]'" in out and "ACE_LLM_PROVIDER=anthropic ACE_LLM_MODEL=<model name>" in out
+    assert "-m pip install 'anthropic>=" in out and "ACE_LLM_PROVIDER=anthropic ACE_LLM_MODEL=<model name>" in out
 
 
 def test_install_names_the_llm_reflector_when_one_is_configured(ace_home, git_project, endpoint, tmp_path):

@@ -604,4 +604,4 @@ def test_server_run_names_the_extra_when_it_is_missing(tmp_path, ace_home):
     code = "import sys; sys.modules['uvicorn'] = None; " + RUN
     done = subprocess.run([sys.executable, "-c", code, "--database", f"sqlite://{tmp_path}/x.db"],
                           capture_output=True, text=True, timeout=60)
-    assert done.returncode == 1 and "pip install 'ace-engine[server]'" in done.stderr
+    assert done.returncode == 1 and f"{sys.executable} -m pip install " in done.stderr and "'uvicorn>=" in done.stderr

@@ -154,7 +154,7 @@ def test_unusable_urls_name_the_accepted_forms(bad, ace_home):
 
 def test_postgresql_without_psycopg_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "psycopg", None)  # what an install without the extra looks like
-    with pytest.raises(TeamDBError, match=r"pip install 'ace-engine\[server\]'"):
+    with pytest.raises(TeamDBError, match=r"-m pip install 'psycopg-pool>=3.2' 'psycopg\[binary\]>=3.2'"):
         TeamDB.open("postgresql://postgres@127.0.0.1:5432/test")
 
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import click
 
-from .common import json_option
+from .common import extra_hint, json_option
 from .output import emit_json, fail, iso, table, when
 
 # Plain echo for the token itself: it must come out exactly, on a line of its own.
@@ -67,7 +67,7 @@ def run(database: str | None, host: str, port: int, max_body_bytes: int, rate: f
 
         from ..server.app import create_app
     except ImportError as exc:
-        fail(f"the team server needs its extra ({exc.name} is missing): pip install 'ace-engine[server]'")
+        fail(f"the team server needs its extra ({exc.name} is missing): {extra_hint('server')}")
     db = _open(database)
     try:
         app = create_app(db, max_body_bytes=max_body_bytes, rate_per_second=rate, burst=burst)

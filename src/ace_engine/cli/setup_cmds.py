@@ -64,10 +64,10 @@ def install(scope, project_dir, python, with_mcp, allow_writes, with_statusline,
         if problem:
             fail(f"--mcp: {problem} in the interpreter the server would run ({python or sys.executable}), so Claude "
                  f"Code could not start it. Add it with `{_mcp_hint(python)}`, then re-run; nothing was changed")
-    via_plugin = scope != "user" and diagnostics.plugin_enabled() and not claude_settings.installed_events(path)
+    via_plugin = diagnostics.plugin_enabled() and not claude_settings.installed_events(path)
     try:
         if via_plugin:  # the plugin's hooks already run for every project: a second set would double each event
-            result = {"path": path, "changed": False, "events": [], "backup": None, "plugin": True}
+            result: dict = {"path": path, "changed": False, "events": [], "backup": None, "plugin": True}
         else:
             result = claude_settings.install(path, python)
         claude_settings.precompile()

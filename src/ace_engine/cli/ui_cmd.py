@@ -18,6 +18,7 @@ import time
 
 import click
 
+from .common import extra_hint
 from .output import fail
 
 LOOPBACK = {"127.0.0.1": socket.AF_INET, "localhost": socket.AF_INET, "::1": socket.AF_INET6}
@@ -57,7 +58,7 @@ def ui(port: int, open_browser: bool, host: str) -> None:
         import starlette  # noqa: F401
         import uvicorn
     except ImportError as exc:
-        fail(f"`ace ui` needs the web stack ({exc.name} is not installed): pip install 'ace-engine[server]'")
+        fail(f"`ace ui` needs the web stack ({exc.name} is not installed): {extra_hint('server')}")
     from ..store.views_sql import ViewsSQLiteStore
     from ..ui.app import create_app
     from ..ui.auth import new_token

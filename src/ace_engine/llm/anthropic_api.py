@@ -27,7 +27,9 @@ class AnthropicProvider(Provider):
         try:
             import anthropic
         except ImportError:
-            raise LLMError("the `anthropic` package is not installed; `pip install 'ace-engine[llm]'`") from None
+            from ..install_route import extra_hint  # the command for the way ace-engine was installed
+
+            raise LLMError(f"the `anthropic` package is not installed; `{extra_hint('llm', ['anthropic'])}`") from None
         if not self.model:
             raise LLMError("`llm.model` is not set; set it to an Anthropic model name, e.g. in config.toml "
                            "`[llm] model = \"claude-sonnet-4-5\"` or ACE_LLM_MODEL")

@@ -30,7 +30,9 @@ class OpenAIProvider(Provider):
         try:
             import openai
         except ImportError:
-            raise LLMError("the `openai` package is not installed; `pip install 'ace-engine[llm]'`") from None
+            from ..install_route import extra_hint  # the command for the way ace-engine was installed
+
+            raise LLMError(f"the `openai` package is not installed; `{extra_hint('llm', ['openai'])}`") from None
         if not self.model:
             raise LLMError("`llm.model` is not set; name the model the endpoint serves, e.g. in config.toml "
                            "`[llm] model = \"qwen2.5-coder:7b\"` or ACE_LLM_MODEL")

