@@ -135,6 +135,7 @@ def search(query, k, domains, excluded, threshold, mode, from_stdin, project_dir
     _check_mode(mode, cfg, quiet=as_json)
     with open_store() as store:
         project_id = known_project_id(store, project)
+        _vectors_notice(store, mode, cfg, quiet=as_json)
         hits = run_search(store, project_id, request["query"], k=k, domains_allowed=allowed or None,
                           domains_blocked=blocked or None, threshold=effective, mode=mode, cfg=cfg) \
             if request["query"].strip() else []
@@ -173,6 +174,24 @@ def _check_mode(mode: str, cfg: Any, quiet: bool) -> None:
              "or search with --mode lexical")
     if not quiet:
         click.echo(f"note: searching by words only: {problem} (`ace doctor` checks search)", err=True)
+
+
+def _vectors_notice(store: Store, mode: str, cfg: Any, quiet: bool) -> None:
+    """A search by meaning over lessons that have no vector for the chosen embedder yet (after
+    `ace config set retrieval.embedder minilm`, say) ranks those by their words alone: say so,
+    with the fix, once per search (on stderr). Not for `auto` with the built-in embedder, which
+    embeds a few missing lessons itself at each search."""
+    if mode == "lexical" or (mode == "auto" and (not cfg["retrieval.semantic"]
+                                                 or cfg["retrieval.embedder"] != "minilm")):
+        return
+    from ..retrieval import vectors
+
+    state = vectors.status(store, cfg)
+    missing = state.get("missing_vectors") or 0
+    if missing and not quiet:
+        click.echo(f"note: {plural(missing, 'lesson')} {'has' if missing == 1 else 'have'} no vector yet for "
+                   f"{cfg['retrieval.embedder']}, so {'it is' if missing == 1 else 'they are'} ranked by words "
+                   "only: run `ace embed`", err=True)
 
 
 def _domains_summary(store: Store, project_id: int | None) -> dict[str, int]:
