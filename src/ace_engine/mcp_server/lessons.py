@@ -8,11 +8,16 @@ under this version's safety policy (the hooks inject nothing then either; the re
 started). `get_lesson` shows a lesson of any status with its history, and where it was shown
 and what followed — but not the text (nor the evidence) of a quarantined one: the safety policy
 holds it back from the agent until the user approves it. `mark_lesson` is explicit feedback
-(`Playbook.tag(explicit=True)`: it weighs 3× an observed outcome), once per lesson per session,
-on active or candidate lessons. `propose_lesson` adds a *candidate* (`Playbook.add(status=
+(`Playbook.tag(explicit=True)`: it weighs 3× an observed outcome), on active or candidate
+lessons, bounded whether or not Claude Code gave a session id: once per lesson per session (the
+store remembers the session's marks) and per server process (this process remembers its own, so
+a server without `CLAUDE_CODE_SESSION_ID` cannot mark one lesson twice), and at most `MAX_MARKS`
+marks per server process. `propose_lesson` adds a *candidate* (`Playbook.add(status=
 "candidate")`, provenance source `mcp` with the evidence): never injected until learning sees it
 again or the user keeps it, and held in quarantine when the safety policy flags it, like every
-other way a lesson enters; at most `MAX_PROPOSALS` per server (one Claude Code session).
+other way a lesson enters — its risky parts (a package, a host, a permission) are foreign by
+origin (`playbook/provenance.py`: the agent's proposal may relay text someone else wrote), so
+such a proposal waits for `ace review`; at most `MAX_PROPOSALS` per server (one Claude Code session).
 Arguments are checked before anything is read or written; ids are exact or a unique prefix.
 
 Cost: a search is the hooks' (milliseconds at 10,000 lessons); the other tools read by primary
@@ -22,6 +27,7 @@ key and index; a write is one store transaction, plus the lesson's embedding for
 from __future__ import annotations
 
 import json
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from ..playbook import sections
@@ -38,6 +44,9 @@ if TYPE_CHECKING:
 
 SOURCE = "mcp"
 MAX_PROPOSALS = 10
+MAX_MARKS = 20  # explicit marks one server process (one Claude Code session) may make, all lessons
+# The lessons each server process marked (`Workspace` → ids): the bound that holds without a session id.
+_MARKED: weakref.WeakKeyDictionary[Workspace, set[str]] = weakref.WeakKeyDictionary()
 MAX_K = 20
 _NARROW_SEARCH = "ask for fewer (`k`) or use more specific words"
 
@@ -206,8 +215,13 @@ def mark_lesson(ws: Workspace, args: dict[str, Any]) -> str:
         raise ToolError(f"{bullet['id']} is {bullet['status']}: marks count only on lessons in use "
                         "(active or candidate)")
     store = ws.store()
-    if ws.session_id and store.marked_in_session(bullet["id"], ws.session_id, SOURCE):
+    marked = _MARKED.setdefault(ws, set())
+    if bullet["id"] in marked or (ws.session_id and store.marked_in_session(bullet["id"], ws.session_id, SOURCE)):
         raise ToolError(f"{bullet['id']} was already marked in this session; one explicit mark per lesson and session")
+    if len(marked) >= MAX_MARKS:
+        raise ToolError(f"{MAX_MARKS} lessons were marked in this session already; the rest is learned from how the "
+                        "session goes, or the user marks them (`ace tag`)")
+    marked.add(bullet["id"])
     tagged = Playbook(store, None).tag(bullet["id"], verdict, explicit=True, source=SOURCE, reason=reason,
                                        session_id=ws.session_id, now=ws.now())
     after = " — a lesson whose confidence falls stops being injected and is pruned." if verdict == "harmful" else "."
