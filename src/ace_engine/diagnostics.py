@@ -1,5 +1,9 @@
 """What `ace status` and `ace doctor` report: is ace-engine on here, is the store healthy, are the
-hooks pointing at a working interpreter, is Claude Code there. Each failed check carries its fix."""
+hooks pointing at a working interpreter (each distinct installed command is run once, for real,
+when it is exactly what `ace install` writes for this installation), is Claude Code there; and,
+from `doctor_checks`, the MCP registration, the extras configured features need and the plugin's
+interpreter. Each failed check carries a fix that works as written (tests/test_install.py applies
+each). Cost: doctor starts one hook process per distinct install and reads a few small files."""
 
 import os
 import shutil
@@ -312,6 +316,9 @@ def _hook_checks(project_root: str) -> list[Check]:
         scope_flag = "" if install["scope"] == "project" else " --" + install["scope"]
         fix = None if ok else (f"re-run `ace install{scope_flag}` (it writes the commands for this installation)"
                                + (" and review the commands named above" if foreign else ""))
+        if problems and not missing and not foreign:  # the commands are right: this installation is broken
+            fix = (f"reinstall ace-engine the way you installed it (`ace log` shows the hook's error), then "
+                   f"`ace install{scope_flag}`")
         checks.append(Check(f"hooks ({install['scope']})", ok, detail, fix,
                             warn=bool(foreign) and not missing and not problems))
     return checks + extra

@@ -1,5 +1,7 @@
 """Switching ace-engine on and off, and checking that it works: install, uninstall, status,
-doctor; and the configuration: `ace config show | get | set | edit | path` (the settings table,
+doctor (with the ace-engine Claude Code plugin enabled, `install` writes no hooks: the plugin's
+run already; `install --mcp` refuses, writing nothing, where the server could not start); and the
+configuration: `ace config show | get | set | edit | path` (the settings table,
 its types and which keys a project may set are `config.py`'s; this module only prints and asks
 it to write)."""
 

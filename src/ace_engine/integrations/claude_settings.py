@@ -3,6 +3,10 @@
 Only entries whose command runs `ace_engine.hooks` are ours: everything else in the file — other
 keys, other tools' hooks, the user's formatting of values — is preserved. A file that is not
 valid JSON is refused and left untouched; a backup is written before any change.
+
+An installed hook is `hook_argv` (`[python, "-I", LAUNCHER, event]`), written as `hook_command`;
+`parse_hook_command` is its inverse, the one way a written command is read back (`ace doctor`).
+Every file in the project goes through `load` and `write` (also `.mcp.json`, via `mcp_config`).
 """
 
 import json

@@ -10,7 +10,12 @@ tools are left to Claude Code's prompt. Everything else in both files — other 
 keys, the order of keys — is kept; re-running changes nothing; a file that is not a JSON object
 is refused untouched (`SettingsError`); a backup (`*.ace-backup`) is written before a change. A
 server named `ace` that is not ours is never replaced. `uninstall` removes exactly what install
-added (and a `.mcp.json` or settings file it leaves empty). `-I`: the project's environment
+added (and a `.mcp.json` or settings file it leaves empty); when it takes the server out of
+`.mcp.json` it also takes the approval out of every project settings file (`settings.json` and
+`settings.local.json`), so no file approves a server that is gone, whichever scope was named.
+`registration` reads what `ace doctor` checks; `sdk_problem` says whether an interpreter has the
+`mcp` package (`ace install --mcp` refuses, writing nothing, when the server's would not).
+`-I`: the project's environment
 (PYTHONPATH set in its `.claude/settings.json`, modules in the project directory) never reaches
 the interpreter; `-m ace_engine.mcp_server` needs ace-engine and `mcp` installed in it — the
 Python `ace` itself runs on, as for the hooks.
