@@ -205,7 +205,7 @@ def test_install_mcp_refuses_an_interpreter_without_the_sdk_and_writes_nothing(p
     assert result.returncode == 1
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "`mcp` package is not installed" in lines[0], result.stderr
-    assert f"{python} -m pip install 'mcp" in lines[0] and "nothing was changed" in lines[0]
+    assert f"uv pip install --python {python} 'mcp" in lines[0] and "nothing was changed" in lines[0]  # no pip there
     assert not (project / ".mcp.json").exists() and not (project / ".claude").exists()
     assert mcp_config.sdk_problem(python) == "the `mcp` package is not installed"
 

@@ -44,7 +44,7 @@ def route(prefix: str | None = None) -> str:
         return "pipx"
     if os.path.isfile(os.path.join(prefix, "uv-receipt.toml")):
         return "uv-tool"
-    if prefix != sys.base_prefix or os.path.isfile(os.path.join(prefix, "pyvenv.cfg")):
+    if os.path.isfile(os.path.join(prefix, "pyvenv.cfg")):
         return "venv"
     return "system"
 

@@ -6,7 +6,6 @@ its types and which keys a project may set are `config.py`'s; this module only p
 it to write)."""
 
 import os
-import shlex
 import sys
 
 import click
@@ -103,7 +102,7 @@ def install(scope, project_dir, python, with_mcp, allow_writes, with_statusline,
 def _mcp_hint(python: str | None) -> str:
     """How to add the `mcp` package where the server would run: this environment's way, or pip of `--python`."""
     if python and os.path.abspath(python) != os.path.abspath(sys.executable):
-        return f"{shlex.quote(python)} -m pip install {shlex.quote(install_route.requirements('mcp')[0])}"
+        return install_route.extra_hint("mcp", prefix=os.path.dirname(os.path.dirname(python)), python=python)
     return extra_hint("mcp")
 
 
