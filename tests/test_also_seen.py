@@ -2,6 +2,9 @@
 silent surprise or a traceback. (Deeply nested `ace import`: tests/test_transfer.py; a file as
 ACE_HOME: tests/security/test_ace_home.py.)"""
 
+import json
+from pathlib import Path
+
 import pytest
 
 from ace_engine.retrieval import semantic
@@ -22,3 +25,36 @@ def test_semantic_search_says_when_lessons_have_no_vector_for_the_chosen_embedde
     assert ace("embed", cwd=git_project).exit_code == 0
     after = ace("search", "pytest root", "--mode", "semantic", cwd=git_project)
     assert after.exit_code == 0 and "no vector" not in after.stderr and "cosine" in after.stdout
+
+
+TRANSCRIPT = Path(__file__).parent / "fixtures" / "transcripts" / "5b2f6c1e-3d4a-4b8e-9f10-2a3b4c5d6e7f.jsonl"
+
+
+def test_a_session_learned_from_its_transcript_is_one_of_the_projects_sessions_everywhere(ace_home, git_project):
+    from ace_engine.mcp_server import tools
+    from ace_engine.mcp_server.workspace import Workspace
+
+    learned = ace("learn", "--transcript", TRANSCRIPT, "--project", git_project, "--json", cwd=git_project)
+    assert learned.exit_code == 0, learned.output
+    sid = "5b2f6c1e-3d4a-4b8e-9f10-2a3b4c5d6e7f"
+    listed = json.loads(ace("sessions", "--project", git_project, "--json").output)["sessions"]
+    assert [(s["session_id"], s["origin"], s["status"]) for s in listed] == [(sid, "transcript", "learned from transcript")]
+    assert listed[0]["tool_events"] > 0 and listed[0]["messages"] > 0  # from its summary
+    table = ace("sessions", "--project", git_project)
+    assert sid in table.output and "learned from transcript" in table.output
+    assert sid in ace("sessions").output  # every project's
+    recent = json.loads(ace("recent", "--project", git_project, "--json").output)["sessions"]
+    assert [s["session_id"] for s in recent] == [sid]
+    ws = Workspace(str(git_project))
+    try:
+        found = tools.call(ws, "search_history", {"query": "slugify"})
+        recent_any = tools.call(ws, "search_history", {"query": ""})
+        missing = tools.call(ws, "search_history", {"query": "kubernetes"})
+        failures = tools.call(ws, "recent_failures", {})
+    finally:
+        ws.close()
+    for answer in (found, recent_any):
+        assert f"session {sid[:8]} · learned from its transcript" in answer and "slugify" in answer, answer
+        assert "1 session learned from a transcript" in answer
+    assert missing.startswith("Nothing in this project's captured sessions matches")
+    assert "pytest" in failures  # it always showed them: the two now agree
