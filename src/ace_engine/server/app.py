@@ -21,7 +21,8 @@ section, ids, the lesson safety policy) before `TeamDB.apply_deltas`, which appl
 `policy.rules(token)` inside the push's transaction (content a delta publishes without carrying
 it screened too; the client id bound to the token: another token's id is a 403 for the whole
 push; marks budgeted per lesson, token and day); one transaction per push, a result per delta.
-An approval names the `content_hash` the reviewer saw: a lesson changed since is a 409. Errors are `{"error": {"code", "message"}}`, unknown routes included.
+An approval names the `content_hash` the reviewer saw: a lesson changed since is a 409.
+Errors are `{"error": {"code", "message"}}`, unknown routes included.
 
 Cost: Starlette and this package; a request costs one token lookup plus its route's queries.
 """

@@ -16,8 +16,10 @@ store what it needs to screen the rest inside the push's transaction (`store.tea
 `kept_content_concerns` for content a delta publishes again without carrying it (a section- or
 domains-only UPDATE), the pushing token (the client id is bound to it), and the daily budget of
 helpful / harmful marks per lesson and token (`ops.MARKS_PER_DAY`). A `QUARANTINE` or `REMOVE`
-reason is the client's note, never a review reason (only the server writes those). `repair_json` makes every string of a parsed request storable (lone surrogates and
-NULs would break PostgreSQL); the app runs it on each request body before anything else.
+reason is the client's note, never a review reason (only the server writes those).
+
+`repair_json` makes every string of a parsed request storable (lone surrogates and NULs would
+break PostgreSQL); the app runs it on each request body before anything else.
 
 Cost: stdlib plus the playbook and capture modules; a delta is screened in well under 1 ms.
 """

@@ -123,7 +123,8 @@ def _log(tx: Tx, project_id: int, client_id: str, key: str | None, op: str, less
 
 def _lesson(tx: Tx, project_id: int, lesson_id: str) -> dict[str, Any] | None:
     row = tx.one("SELECT lesson_id, section, content, domains, status, version, concerns, held_status, "
-                 "held_version, client_note FROM lessons WHERE project_id = ? AND lesson_id = ?", (project_id, lesson_id))
+                 "held_version, client_note FROM lessons WHERE project_id = ? AND lesson_id = ?",
+                 (project_id, lesson_id))
     if row is not None:
         row["domains"] = tx.json(row["domains"])
         row["concerns"] = tx.json(row["concerns"])
