@@ -1,9 +1,14 @@
 """`ace demo` runs the whole loop through the real hook processes: capture, learn, inject."""
 
+import glob
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
+
+import pytest
 
 
 def test_demo_captures_learns_and_injects(ace_home, tmp_path):
@@ -61,3 +66,23 @@ def test_demo_shows_what_redaction_kept_out_and_a_prompt_time_injection(ace_home
     promoted = [i for i, status in after.items() if status == "active" and before.get(i) == "candidate"]
     assert promoted and all(i in block for i in promoted)
     assert not any(i in block for i in before if before[i] == "active"), "never repeats what the digest showed"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_demo_leaves_no_temporary_directory(ace_home, tmp_path, sig):
+    """Ctrl-C (SIGINT) or SIGTERM while the demo's hooks run: its temporary project and store go."""
+    proc = subprocess.Popen([sys.executable, "-m", "ace_engine.cli", "demo"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "TMPDIR": str(tmp_path)})
+    try:
+        deadline = time.monotonic() + 120
+        while not glob.glob(str(tmp_path / "ace-demo-*" / "ace-home" / "ace.db")):  # the hooks have written
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            assert time.monotonic() < deadline, "the demo never started writing"
+            time.sleep(0.05)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode != 0 and "Traceback" not in err, err
+    assert glob.glob(str(tmp_path / "ace-demo-*")) == [], "the interrupted demo left its directory"

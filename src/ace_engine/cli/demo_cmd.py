@@ -1,8 +1,6 @@
 """`ace demo`: a recorded session through the real hooks, and what was captured, redacted,
 learned and injected (`demo/__init__.py` runs it; this module prints the result)."""
 
-import shutil
-
 import click
 
 from .. import demo
@@ -21,9 +19,8 @@ def demo_cmd(keep, as_json):
     project with a temporary store): show what was captured and what redaction kept out of the
     store, what was learned from it, and what the hooks inject into the next session — the digest
     at its start and the lessons a prompt brings."""
-    result = demo.run()
-    if not keep:
-        shutil.rmtree(result["workdir"], ignore_errors=True)
+    with demo.temporary_workdir(keep) as workdir:  # removed on every exit path, Ctrl-C and SIGTERM too
+        result = demo.run(workdir)
     if as_json:
         return emit_json(result)
     calls = result["calls"]

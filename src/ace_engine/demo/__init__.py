@@ -7,6 +7,13 @@ then shows what the hooks inject: the digest at its start and, once its first tu
 learned from (`{"demo": "learn"}` in the script: a candidate lesson seen a second time becomes
 active), the lessons a later prompt brings (`<ace-patterns>`).
 
+The temporary directory goes on every exit path (`temporary_workdir`): at the end, on an error,
+on Ctrl-C (SIGINT) and on SIGTERM / SIGHUP, which are turned into an exit that runs the clean-up
+(the hook process then running is killed by `subprocess.run` on the way out). It waits a few
+seconds for a learning worker the demo's Stop hooks started to let go of the temporary store, so
+the worker does not write it again after it was removed. `--keep` keeps it after a finished run
+only: an interrupted demo leaves nothing behind.
+
 Redaction is shown, not just claimed: every line of a hook's input that held one of the fake
 secrets is paired with the stored line it became (`redactions`), and the store's files are
 searched for the secrets afterwards (`secrets_found_in_store`, expected empty).
@@ -15,11 +22,13 @@ searched for the secrets afterwards (`secrets_found_in_store`, expected empty).
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from importlib import resources
 from typing import Any
 
@@ -122,6 +131,53 @@ def run(workdir: str | None = None, python: str | None = None) -> dict[str, Any]
         "followup_session_id": second_id,
         "followup": followup,
     }
+
+
+WORKER_GRACE_SECONDS = 10.0  # how long an interrupted demo waits for its worker before removing the store
+_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+class Interrupted(SystemExit):
+    """A signal asked the demo to stop; raised where the demo was, so `finally` clean-ups run."""
+
+
+def _interrupt(signum: int, _frame: object) -> None:
+    raise Interrupted(128 + signum)
+
+
+@contextmanager
+def temporary_workdir(keep: bool = False) -> Iterator[str]:
+    """A new temporary directory for `run`, removed when the block ends — whatever ends it (see
+    the module doc); kept when `keep` and the block finished normally."""
+    base = tempfile.mkdtemp(prefix="ace-demo-")
+    previous: dict[int, Any] = {}
+    try:
+        for sig in _SIGNALS:
+            previous[sig] = signal.signal(sig, _interrupt)
+    except ValueError:  # not the main thread: Ctrl-C and the end still clean up
+        pass
+    finished = False
+    try:
+        yield base
+        finished = True
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if not (keep and finished):
+            remove_workdir(base)
+
+
+def remove_workdir(base: str) -> None:
+    """Remove a demo's directory once no learning worker holds its store (a bounded wait)."""
+    home = os.path.join(base, "ace-home")
+    if os.path.isdir(home):
+        from ..jobs.worker import wait_idle
+
+        try:
+            _in_home(home, lambda: wait_idle(None, timeout=WORKER_GRACE_SECONDS))
+        except OSError:
+            pass  # removed all the same
+    shutil.rmtree(base, ignore_errors=True)
 
 
 def _in_home(home: str, call: Callable[[], Any]) -> Any:
