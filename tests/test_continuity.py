@@ -206,7 +206,7 @@ def test_fixed_failures_commits_and_kinds_of_change(repo):
     assert {"sha": "1a2b3c4", "subject": "Fix the build"} in summary["git"]["commits"]
     assert not [e for e in summary["open"] if e["kind"] in ("failing", "next", "stopped", "waiting")]
     text = "\n".join(summarize.lines(summary))
-    assert "Fixed along the way: `npm run build` (" in text and "Commits: 1a2b3c4 Fix the build" in text
+    assert "Fixed along the way: `npm run build` (" in text and 'Commits: 1a2b3c4 "Fix the build"' in text  # quoted: words the user didn't write
 
 
 @pytest.mark.parametrize("steps", ["greeting", "question"])
@@ -442,7 +442,7 @@ def test_narrative_from_a_configured_model_reused_while_facts_hold(repo, scripte
     assert again["narrative"] == summary["narrative"] and len([r for r in server.requests if r["kind"] == "openai"]) == 1
     with SQLiteStore() as store:
         row = store.session_summary("s-one")
-    assert row["kind"] == "llm" and "In short: Asked to fix calc" in row["text"]
+    assert row["kind"] == "llm" and 'In short: the model wrote "Asked to fix calc' in row["text"]
     sent = json.dumps(server.requests[0]["body"])
     assert "session-facts" in sent and PRIVATE not in sent
     off = summarise(repo, "s-one", **llm, **{"continuity.llm_narrative": False})

@@ -12,7 +12,10 @@ passes through exactly one of these, chosen by where it lands:
   (`Human:`, `System:`) can be faked;
 * `markdown(text)` — one line of a bullet in CLAUDE.md / AGENTS.md: the same, plus no HTML comment
   (so the `ACE_SECTION` markers can't be faked);
-* `html(text)` — the dashboard's pages.
+* `html(text)` — the dashboard's pages;
+* `quoted(text, limit)` — someone else's words inside an injected line, as a quotation: one line,
+  clipped, its own double quotes turned into single ones so the quotation can't be closed early,
+  then wrapped in `"…"` (the line still goes through `injected` where it is injected).
 
 JSON needs no function: `json.dumps` escapes by construction. Stdlib only and cheap (compiled
 regexes, no imports at call time): the hooks call `injected` on every injection.
@@ -20,7 +23,7 @@ regexes, no imports at call time): the hooks call `injected` on every injection.
 
 import re
 
-__all__ = ["strip_controls", "one_line", "terminal", "injected", "markdown", "html"]
+__all__ = ["strip_controls", "one_line", "terminal", "injected", "markdown", "html", "quoted"]
 
 # The patterns are compiled on first use (`_rx`): the hooks import this module on every run and
 # most runs render nothing. Sources:
@@ -108,3 +111,19 @@ def html(text: object) -> str:
     """For HTML pages: `&`, `<`, `>`, quotes escaped; controls made visible."""
     return (strip_controls("" if text is None else str(text)).replace("&", "&amp;").replace("<", "&lt;")
             .replace(">", "&gt;").replace('"', "&quot;").replace("'", "&#x27;"))
+
+
+_QUOTES = str.maketrans(dict.fromkeys("\"\u201c\u201d\u201e\u201f\u2033\u2036\uff02\u00ab\u00bb", "'"))
+
+
+def quoted(text: object, limit: int = 200) -> str:
+    """Someone else's words as one quotation: `"…"`, at most `limit` characters inside (cut at a
+    word, with `…`), no double quote inside to end it early, controls made visible."""
+    line = one_line("" if text is None else str(text)).translate(_QUOTES)
+    if len(line) > limit:
+        head = line[: max(1, limit - 1)]
+        space = head.rfind(" ")
+        if space > limit * 0.6:
+            head = head[:space]
+        line = head.rstrip(" ,;:-\u2013\u2014") + "\u2026"
+    return f'"{line}"'

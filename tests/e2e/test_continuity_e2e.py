@@ -207,7 +207,7 @@ def test_after_compaction_the_block_comes_back(story):
     # The same sessions (their summaries may have been rewritten since: session 1 was resumed).
     assert [ln for ln in block.body.splitlines() if ln.startswith("## ")] == \
         [ln for ln in before.splitlines() if ln.startswith("## ")], (block.body, before)
-    assert "Left to do (agent said): Next I need to add sub() to calc.py." in block.body, block.body
+    assert 'Left to do (agent said): "Next I need to add sub() to calc.py."' in block.body, block.body
 
 
 def test_runs_are_clean(story):

@@ -49,6 +49,12 @@ LABELS: "dict[str, tuple[str, int]]" = {
 }
 
 
+# The summary's shape (`summarize.VERSION`). 2: every field screened on its own and someone else's
+# words quoted (trust.py). The hook injects only rows of this version or later: a row written by an
+# older version was screened line by line only.
+VERSION = 2
+
+
 def label(name: str) -> str:
     return LABELS[name][0]
 
@@ -70,4 +76,4 @@ def candidates(store: "Any", cfg: "Any", project_id: "int | None", session_id: "
     if project_id is None or not setting(cfg, "continuity.enabled"):
         return []
     since = now - float(setting(cfg, "continuity.max_age_days")) * 86400
-    return store.recent_summaries(project_id, since=since, exclude_session=session_id, limit=12)
+    return store.recent_summaries(project_id, since=since, exclude_session=session_id, limit=12, min_version=VERSION)

@@ -2,41 +2,47 @@
 
 * `update_session(store, session_id, cfg, now)` — the learning worker's call after each job of a
   captured session (`jobs/worker.py`): the session's events from the store, git facts read now
-  (the work tree is still the session's: branch, commits since it started, what is dirty), the
-  offline summary (`summarize.build`), a narrative when a model is configured (`narrative.py`),
-  one row written (`store.put_session_summary`). Rewritten after every job, so it always covers
-  the whole session.
+  (the work tree is still the session's: branch, the commits between the HEAD the session started
+  on — recorded at SessionStart, `head.py` — and HEAD now, what is dirty), the offline summary
+  (`summarize.build`), a narrative when a model is configured (`narrative.py`), one row written
+  (`store.put_session_summary`). Rewritten after every job, so it always covers the whole session.
 * `store_transcript(store, parsed, project_id, root, cfg, now)` — the same for a transcript
   parsed by `learning.transcript.parse_file` (`ace learn --transcript`): no git facts (today's
   work tree is not the session's), the branch the transcript recorded.
 * `summary_of(store, session_id)` — the stored summary, else one built now from the captured
   events without writing it (views of sessions captured before summaries existed).
 
-What is injected later is screened here, where there is time: a line that trips the lesson
-safety policy (`playbook.safety.concerns`: commands that fetch and run code, exfiltrate, disable
-checks, or text that speaks to the model) is kept out of the stored `text` — the hook shows only
-`text` — and counted in the summary as `withheld`. Hosts named by a line are the session's own
-business here, and secrets were redacted at capture, so those two concerns don't withhold.
+What is injected later is screened here, where there is time, field by field (`trust.py`: the
+lesson safety policy for every field, the provenance rule for every field the user didn't write,
+someone else's words quoted after who said them); the lines built from them pass the safety
+policy once more as lines. What is kept out never reaches the stored `text` — the hook shows only
+`text` and the screened `branch` — and is counted in the summary as `withheld`.
 
-Cost: up to three `git` processes per update (worker only), the summary (milliseconds), one write.
+Cost: up to five `git` processes per update (worker only), the summary (milliseconds), one write.
 """
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Mapping
 from typing import Any
 
 from .. import log
+from . import head as head_mod
 from . import narrative, setting, summarize
+from .trust import Fields
 
 __all__ = ["update_session", "store_transcript", "summary_of", "git_state", "row_for", "screened_lines"]
 
 
-def git_state(root: str | None, since: float | None) -> dict[str, Any]:
-    """{branch, commits since `since`, dirty: paths} of the work tree at `root`; {} outside git."""
-    from ..learning.git_context import run_git
+def git_state(root: str | None, first_head: str | None, since: float | None = None) -> dict[str, Any]:
+    """{branch, head, commits of the session, dirty: paths} of the work tree at `root`; {} outside git.
+    The session's commits are those between the HEAD it started on (`first_head`, recorded at
+    SessionStart: `head.py`) and HEAD now, on the path from one to the other (`git rev-list
+    --ancestry-path first..HEAD`): never a date window, so a commit that was already there (however
+    it is dated) is not the session's; `since` (its start) also leaves out commits made before it
+    on a branch checked out later. No first HEAD: none."""
+    from ..learning.git_context import commits_between, run_git
 
     if not root or not os.path.isdir(root):
         return {}
@@ -51,25 +57,21 @@ def git_state(root: str | None, since: float | None) -> dict[str, Any]:
             path = path.split(" -> ", 1)[1]
         if path:
             dirty.append(path.strip('"'))
-    commits = []
-    if since:
-        # Whole seconds, rounded up: a commit of the second the session started came before it.
-        log_text = run_git(root, "log", f"--since=@{math.ceil(since)}", "--format=%h%x1f%s", "-n", "20") or ""
-        for line in log_text.splitlines():
-            sha, _, subject = line.partition("\x1f")
-            if sha:
-                commits.append({"sha": sha, "subject": subject})
-    return {"branch": branch.strip() if branch.strip() != "HEAD" else None, "dirty": dirty, "commits": commits[::-1]}
+    head = (run_git(root, "rev-parse", "--verify", "-q", "HEAD") or "").strip() or None
+    commits = commits_between(root, first_head, head, limit=20, since=since) if first_head and head else []
+    return {"branch": branch.strip() if branch.strip() != "HEAD" else None, "head": head, "dirty": dirty,
+            "commits": [{"sha": c["sha"][:7], "subject": c["subject"]} for c in commits]}
 
 
 def screened_lines(summary_lines: list[str]) -> tuple[list[str], int]:
-    """(the lines the hook may inject, how many were withheld by the safety policy)."""
+    """(the lines the hook may inject, how many were withheld): a second net over lines already
+    built from screened fields (`trust.Fields`) — two fields side by side must not make what
+    neither is alone. Hosts are the fields' business (screened there by origin)."""
     from ..playbook.safety import concerns, hosts
 
     kept, withheld = [], 0
     for line in summary_lines:
-        reasons = [r for r in concerns(line, hosts(line))
-                   if not r.startswith("contacts unknown host") and r != "contains a secret"]
+        reasons = [r for r in concerns(line, hosts(line)) if not r.startswith("contacts unknown host")]
         if reasons:
             withheld += 1
         else:
@@ -78,11 +80,14 @@ def screened_lines(summary_lines: list[str]) -> tuple[list[str], int]:
 
 
 def row_for(session_id: str, project_id: int | None, summary: dict[str, Any], kind: str) -> dict[str, Any]:
-    """The `session_summaries` row of a summary (its lines screened into `text`)."""
-    kept, withheld = screened_lines(summarize.lines(summary))
-    summary["withheld"] = withheld
+    """The `session_summaries` row of a summary: its lines built field by field through
+    `trust.Fields` and screened again as lines into `text`; the branch a screened name."""
+    fields = Fields()
+    kept, withheld = screened_lines(summarize.lines(summary, fields))
+    branch = fields.name((summary.get("git") or {}).get("branch"))
+    summary["withheld"] = fields.withheld + withheld
     return {"session_id": session_id, "project_id": project_id, "version": summarize.VERSION, "kind": kind,
-            "summary": summary, "text": "\n".join(kept), "branch": (summary.get("git") or {}).get("branch"),
+            "summary": summary, "text": "\n".join(kept), "branch": branch,
             "open_ends": summarize.open_count(summary), "carry": bool(summary.get("carry")) and bool(kept),
             "last_at": float(summary.get("last_at") or summary.get("started_at") or 0.0)}
 
@@ -112,7 +117,8 @@ def update_session(store: Any, session_id: str, cfg: Any, now: float, *, with_na
         return None
     data = store.continuity_events(session_id)
     root = session.get("project_root") or session.get("cwd")
-    git = git_state(root, session.get("started_at")) if with_git else {}
+    first_head = store.get_state(session_id, head_mod.STATE_KEY)
+    git = git_state(root, first_head, session.get("started_at")) if with_git else {}
     summary = summarize.build(data["tool_events"], data["messages"], root=root, git=git,
                               started_at=session.get("started_at"), live=bool(git))
     summary["status"] = session.get("status")

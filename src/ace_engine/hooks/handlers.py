@@ -63,6 +63,8 @@ def session_start(hook: "Hook") -> "Answer":
                 deferred = spool.replay_or_defer(store)[1]
             except Exception as exc:  # noqa: BLE001 — kept in the spool for the next try; the hook goes on
                 hook.store_error = f"spool replay failed: {exc}"
+    if store is not None and hook.store_error is None:
+        _note_first_head(hook, store)
     if hook.store_error is None:
         from .maintenance import maybe_start_gc
 
@@ -72,6 +74,17 @@ def session_start(hook: "Hook") -> "Answer":
     context = inject.safely(ctx, "session-start injection", inject.session_start, record["detail"])
     notice = notice or inject.safely(ctx, "learning notice", inject.learning_notice, record["detail"], injects=False)
     return context_answer("SessionStart", context, notice)
+
+
+def _note_first_head(hook: "Hook", store: "Any") -> None:
+    """Keep the commit this session started on (continuity: its commits are those after it), read
+    from git's files, no `git` process; a failure costs only that."""
+    try:
+        from ..continuity import head
+
+        head.record(store, hook.session_id, hook.project.root)
+    except Exception as exc:  # noqa: BLE001 — continuity never costs the session start
+        log.error(hook.event, f"recording the session's first HEAD failed: {type(exc).__name__}: {exc}")
 
 
 def user_prompt_submit(hook: "Hook") -> "Answer":

@@ -1,7 +1,8 @@
 """Git context of a task: branch, commits made during the session, files changed, lines added
 and removed. Runs `git` (fine in the worker, never in a hook), each call bounded by a timeout,
 with optional locks off so it never blocks the user's own git commands (`run_git`, also used by
-`ace bootstrap` to read the history). Cost: up to six `git` processes per learned task.
+`ace bootstrap` to read the history; `commits_between` gives continuity the commits between a
+session's first and last HEAD). Cost: up to six `git` processes per learned task.
 """
 
 import os
@@ -64,3 +65,34 @@ def context(root: str | None, since: float | None = None) -> dict:
     out["insertions"] = sum(a for a, _ in files.values())
     out["deletions"] = sum(d for _, d in files.values())
     return out
+
+
+def commits_between(root: str, first: str, last: str, limit: int = 20, since: float | None = None) -> list[dict]:
+    """The commits after `first` up to `last`, on the path from one to the other (`git rev-list
+    --ancestry-path first..last`), oldest first, at most `limit` (the newest kept): [{sha,
+    subject}]. [] when either is no object name, `first` is not an ancestor of `last`, or git fails.
+    What the session's commits are (continuity): the commit graph decides, never a date alone (a
+    commit dated in the future that was already there is before `first`). `since` (the session's
+    start) only takes out more: a commit committed before it (a branch made earlier, checked out
+    during the session) is not the session's."""
+    if not _object_name(first) or not _object_name(last) or first == last:
+        return []
+    out = run_git(root, "rev-list", "--ancestry-path", f"--max-count={int(limit)}", "--format=%H%x1f%ct%x1f%s",
+                  f"{first}..{last}", "--")
+    commits = []
+    for line in (out or "").splitlines():
+        if line.startswith("commit "):
+            continue  # rev-list's own header line before each --format line
+        sha, sep, rest = line.partition("\x1f")
+        when, _, subject = rest.partition("\x1f")
+        if not sep or not _object_name(sha):
+            continue
+        if since is not None and when.isdigit() and int(when) < int(since) - 1:
+            continue
+        commits.append({"sha": sha, "subject": subject[:200]})
+    return commits[::-1]
+
+
+def _object_name(value: str | None) -> bool:
+    text = (value or "").strip().lower()
+    return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)

@@ -55,6 +55,14 @@ class ContinuitySQL(StoreBase):
                  float(row["last_at"]), now, now),
             )
 
+    def note_first_head(self, session_id: str, sha: str) -> None:
+        """Keep `sha` as the commit `session_id` started on, unless one is kept already (the
+        SessionStart hook's write: `continuity/head.py`); read back with `get_state(session_id,
+        "first_head")`."""
+        with self.transaction():
+            self.conn.execute("INSERT OR IGNORE INTO session_state(session_id, key, value) VALUES (?, 'first_head', ?)",
+                              (session_id, sha))
+
     def session_summary(self, session_id: str) -> dict[str, Any] | None:
         """The stored summary of one session (`summary` decoded), or None."""
         row = self._one(f"SELECT {_COLUMNS} FROM session_summaries WHERE session_id = ?", (session_id,))
@@ -72,16 +80,17 @@ class ContinuitySQL(StoreBase):
         return out
 
     def recent_summaries(self, project_id: int | None, *, since: float = 0.0, exclude_session: str | None = None,
-                         limit: int = 12) -> list[dict[str, Any]]:
+                         limit: int = 12, min_version: int = 0) -> list[dict[str, Any]]:
         """The SessionStart read: the project's summaries worth carrying over, last active since
-        `since`, newest first, without `exclude_session` (the asking one). Plain columns
-        (session_id, branch, open_ends, last_at, text, kind); `summary` is not read."""
+        `since`, newest first, without `exclude_session` (the asking one), written by summary
+        version `min_version` or later. Plain columns (session_id, branch, open_ends, last_at,
+        text, kind); `summary` is not read."""
         if project_id is None:
             return []
         return self._rows(
             f"SELECT {_HOOK_COLUMNS} FROM session_summaries WHERE project_id = ? AND carry = 1 AND last_at >= ?"
-            " AND session_id != ? ORDER BY last_at DESC LIMIT ?",
-            (project_id, since, exclude_session or "", limit),
+            " AND session_id != ? AND version >= ? ORDER BY last_at DESC LIMIT ?",
+            (project_id, since, exclude_session or "", min_version, limit),
         )
 
     def summary_page(self, project_id: int | None, *, limit: int = 20, carry_only: bool = False,
