@@ -11,12 +11,14 @@ Cases (budget, where it came from):
 - query parse, 500 KB prompt: 2 s (tests/test_retrieval.py::test_long_prompts_are_capped)
 - search, 100 KB prompt: 1 s (tests/test_retrieval.py::test_a_100kb_prompt_is_safe)
 - search at 10,000 lessons, median: 50 ms (formerly tests/test_retrieval.py, "a rough guard")
+- sanitize (cap and redact) 20 MB of tool output: 1 s
+  (tests/test_capture_text.py::test_sanitize_huge_text_is_capped_and_redacted)
 - code patterns, 60 KB write, per call: 50 ms (tests/test_code_patterns.py::test_a_large_write_is_scanned)
 - feedback parser, 500 random texts, worst: 50 ms; an ordinary prompt, per call: 50 µs
   (tests/test_learning_feedback.py)
 - statusline process: 1 s (tests/test_statusline.py::test_ace_statusline_command_and_the_fast_entry)
 - hook faults — every event on every malformed input: under the event's Claude Code timeout; a
-  20 MB response, a locked store and a full spool write: under PostToolUse's own budget; a
+  20 MB response and a locked store: under PostToolUse's own budget; a
   1.5-million-key response (39 MB): stored truncated, under the budget (tests/test_hook_contract.py,
   tests/security/test_redaction.py::test_giant_object_is_stored_truncated)
 - MCP tools at 10,000 lessons / 100,000 tool calls: every call under 1 s
@@ -149,7 +151,14 @@ def case_patterns_and_feedback(base: Path) -> list[tuple]:
         worst = max(worst, timed(lambda t=text: list(parse_feedback(t + " ctx-01abc that tip helped"))))
     prompt = "The login test fails with a 401 after the token refresh; find the cause and fix it. " * 3
     ordinary = timed(lambda: [parse_feedback(prompt) for _ in range(2000)]) / 2000
-    return [("code patterns, 60 KB write", per_call, 0.05, "mean of 10"),
+    from ace_engine.capture.text import sanitize
+
+    line = "src/module.py:12: assert value == expected  # ok\n"
+    text = (line * 3 + "export GITHUB_TOKEN=ghp_" + "A1b2C3d4" * 5 + "\n" + line * (20_000_000 // len(line))
+            + "\nAuthorization: Bearer abc123DEF456ghi789\n")
+    sanitize_s = timed(lambda: sanitize(text, 20_000))
+    return [("sanitize, 20 MB tool output", sanitize_s, 1.0, "one run"),
+            ("code patterns, 60 KB write", per_call, 0.05, "mean of 10"),
             ("feedback parser, random text ≤ 2,000 chars", worst, 0.05, "worst of 500"),
             ("feedback parser, ordinary prompt", ordinary, 50e-6, "mean of 2,000")]
 

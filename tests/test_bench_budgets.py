@@ -35,7 +35,7 @@ def test_ui_bench_renders_every_page_of_a_seeded_store(tmp_path):
 def test_budgets_bench_quick_cases_report_every_figure(tmp_path):
     report = _run(tmp_path, "budgets_bench.py", "--only", "patterns", "statusline")
     names = [case["name"] for case in report["cases"]]
-    assert names == ["code patterns, 60 KB write", "feedback parser, random text ≤ 2,000 chars",
+    assert names == ["sanitize, 20 MB tool output", "code patterns, 60 KB write", "feedback parser, random text ≤ 2,000 chars",
                      "feedback parser, ordinary prompt", "statusline process"]
     for case in report["cases"]:
         assert case["seconds"] > 0 and case["budget_seconds"] > 0 and case["ok"] == (case["seconds"] < case["budget_seconds"])

@@ -1,6 +1,5 @@
 """Tests for ace_engine.capture.text."""
 
-import time
 
 import pytest
 from hypothesis import given, settings
@@ -155,17 +154,14 @@ def test_sanitize_no_limit():
     assert sanitize(text, 0) == "k [REDACTED:github-token] " + "z" * 100_000
 
 
-def test_sanitize_huge_text_is_fast_capped_and_redacted():
+def test_sanitize_huge_text_is_capped_and_redacted():
     line = "src/module.py:12: assert value == expected  # ok\n"
     body = line * (20_000_000 // len(line))
     head_secret = "export GITHUB_TOKEN=" + GH_TOKEN + "\n"
     tail_secret = "\nAuthorization: Bearer " + "abc123DEF456ghi789" + "\n"
     text = line * 3 + head_secret + body + tail_secret
     assert len(text) > 20_000_000
-    t0 = time.perf_counter()
-    out = sanitize(text, 20_000)
-    elapsed = time.perf_counter() - t0
-    assert elapsed < 1.0, elapsed
+    out = sanitize(text, 20_000)  # its time: bench/budgets_bench.py
     assert len(out) <= 20_000
     assert GH_TOKEN not in out and "[REDACTED:github-token]" in out
     assert "abc123DEF456ghi789" not in out

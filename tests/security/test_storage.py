@@ -103,8 +103,8 @@ def test_full_disk_keeps_every_record_outside_ace_home(mount, tmp_path, monkeypa
     run_hook("SessionStart", payload("SessionStart", cwd, session_id="s-before", source="startup"))
     _fill(mount)
     for event, data in _records(cwd, "s-full"):
-        code, out, _, seconds = run_hook(event, data)
-        assert code == 0 and seconds < 5
+        code, out, _, _ = run_hook(event, data)
+        assert code == 0
     code, out, _, _ = run_hook("SessionStart", payload("SessionStart", cwd, session_id="s-full", source="resume"))
     notice = check_answer("SessionStart", out)["systemMessage"]
     assert "full" in notice and "nothing is lost" not in notice, notice
