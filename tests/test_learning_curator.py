@@ -518,7 +518,9 @@ def test_lookalikes_stay_separate_lessons(pb):
     for n, (a, b) in enumerate(LOOKALIKES):
         _observe(pb, a, f"a{n}", 0.8)
         _observe(pb, b, f"b{n}", 0.8)
-    assert len(pb.bullets()) == 2 * len(LOOKALIKES)
+    # Separate lessons, whatever their status: `pip install requests` learned without the learner's
+    # origins is held for review (issue 20, provenance), still as its own lesson.
+    assert len(pb.bullets(statuses=("active", "candidate", "quarantined"))) == 2 * len(LOOKALIKES)
 
 
 def test_a_candidate_merges_into_an_active_lesson_never_the_reverse(pb):
