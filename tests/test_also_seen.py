@@ -58,3 +58,19 @@ def test_a_session_learned_from_its_transcript_is_one_of_the_projects_sessions_e
         assert "1 session learned from a transcript" in answer
     assert missing.startswith("Nothing in this project's captured sessions matches")
     assert "pytest" in failures  # it always showed them: the two now agree
+
+
+def test_remote_set_to_a_server_that_does_not_answer_says_nothing_was_bound(ace_home, git_project):
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    result = ace("remote", "set", f"http://127.0.0.1:{port}", "--token", "t" * 40, "--dir", git_project)
+    assert result.exit_code == 1
+    assert f"cannot reach http://127.0.0.1:{port} (the health check" in result.stderr
+    assert "`ace remote set` changed nothing" in result.stderr
+    assert "wait for the next push" not in result.stderr, "nothing was bound, so nothing waits for a push"
+    assert result.stderr.count("\n") == 1
+    status = ace("remote", "status", "--offline", "--dir", git_project)
+    assert "ace remote set" in status.output + status.stderr  # still not bound

@@ -41,8 +41,15 @@ def set_cmd(url: str, token: str, name: str | None, insecure: bool, project_dir:
     if token == "-":
         token = sys.stdin.readline().strip()
     project = project_of(project_dir)
+    from ..sync.client import NOTHING_LOST
+    from ..sync.remote import RemoteError
+
     with open_store() as store:
-        result = sync.bind(store, project, url, token, name=name, insecure=insecure)
+        try:
+            result = sync.bind(store, project, url, token, name=name, insecure=insecure)
+        except RemoteError as exc:  # said as what it means here: nothing was bound
+            fail(f"{str(exc).replace(NOTHING_LOST, '').rstrip('. ')}. `ace remote set` changed nothing: "
+                 "fix that, then run it again")
     if as_json:
         return emit_json(result)
     server = result["server"]

@@ -25,6 +25,9 @@ CONNECT_SECONDS = 5.0
 READ_SECONDS = 30.0
 MAX_PUSH = 500  # deltas per push (the protocol's limit)
 MAX_PULL = 1000
+# What an unreachable server costs, said only where it is true: a failed push or pull loses nothing.
+NOTHING_LOST = " Nothing is lost: local changes wait for the next push"
+_SYNCING = ("pushing", "pulling")
 
 
 class Unreachable(RemoteError):
@@ -120,11 +123,10 @@ class TeamClient:
             response = self._http.request(method, path, **kwargs)
         except httpx.TimeoutException as exc:
             raise Unreachable(f"{self.url} did not answer in time ({what}: {type(exc).__name__}); the server may be "
-                              "down or overloaded. Nothing is lost: local changes wait for the next push") from None
+                              f"down or overloaded.{NOTHING_LOST if what in _SYNCING else ''}") from None
         except httpx.HTTPError as exc:
             raise Unreachable(f"cannot reach {self.url} ({what}: {_reason(exc)}); check the URL and that the server "
-                              "runs (`ace remote status`). Nothing is lost: local changes wait for the next push"
-                              ) from None
+                              f"runs (`ace remote status`).{NOTHING_LOST if what in _SYNCING else ''}") from None
         if response.status_code >= 300:
             raise self._refused(response, what, project)
         try:
