@@ -88,15 +88,16 @@ TOOLS: tuple[Tool, ...] = (
          (), history.recent_failures),
     Tool("mark_lesson",
          "Record explicit feedback on a lesson: helpful when following it helped, harmful when it misled you. An "
-         "explicit mark weighs three observed outcomes; once per lesson per session. Give the reason.",
+         "explicit mark weighs three observed outcomes; once per lesson per session, at most "
+         f"{lessons.MAX_MARKS} marks per session. Give the reason.",
          {"id": _string("The lesson id (`ctx-…`)."),
           "verdict": _string("helpful or harmful.", enum=["helpful", "harmful"]),
           "reason": _string("One sentence: what happened when you followed (or would have followed) it.")},
          ("id", "verdict", "reason"), lessons.mark_lesson, writes=True),
     Tool("propose_lesson",
          "Propose a new lesson for this project's playbook. It is stored as a candidate for the user's review and "
-         "is never injected until learning sees it again or the user keeps it; a lesson the safety policy flags is "
-         "held for review. Propose only durable, project-specific facts learned the hard way, in one or two "
+         "is never injected until learning sees it again or the user keeps it; a lesson the safety policy flags, "
+         "or one that installs a package, names a host or widens permissions, is held for the user's review. Propose only durable, project-specific facts learned the hard way, in one or two "
          "sentences.",
          {"content": _string("The lesson, one or two sentences, imperative (\"Run X before Y: …\")."),
           "section": _string("Where it belongs.", enum=list(DEFAULT_SECTIONS)),
