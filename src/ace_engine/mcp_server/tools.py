@@ -97,7 +97,8 @@ TOOLS: tuple[Tool, ...] = (
     Tool("propose_lesson",
          "Propose a new lesson for this project's playbook. It is stored as a candidate for the user's review and "
          "is never injected until learning sees it again or the user keeps it; a lesson the safety policy flags, "
-         "or one that installs a package, names a host or widens permissions, is held for the user's review. Propose only durable, project-specific facts learned the hard way, in one or two "
+         "or one that installs a package, names a host or widens permissions, is held for the user's review. "
+         "Propose only durable, project-specific facts learned the hard way, in one or two "
          "sentences.",
          {"content": _string("The lesson, one or two sentences, imperative (\"Run X before Y: …\")."),
           "section": _string("Where it belongs.", enum=list(DEFAULT_SECTIONS)),
