@@ -605,3 +605,32 @@ def test_server_run_names_the_extra_when_it_is_missing(tmp_path, ace_home):
     done = subprocess.run([sys.executable, "-c", code, "--database", f"sqlite://{tmp_path}/x.db"],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and f"{sys.executable} -m pip install " in done.stderr and "'uvicorn>=" in done.stderr
+
+
+def test_server_run_on_a_port_in_use_says_so_in_one_line(tmp_path, ace_home):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = ace("server", "run", "--port", port, "--database", f"sqlite://{tmp_path}/busy.db", process=True,
+                   timeout=60)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"error: port {port} on 127.0.0.1 is already in use (another ace server?); stop it, or pick another "
+        "port with --port (or ACE_SERVER_PORT)"]
+    assert not os.path.exists(tmp_path / "busy.db")  # the port first: nothing opened for nothing
+
+
+def test_a_bad_postgresql_url_fails_at_once_in_one_line(tmp_path, ace_home):
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        dead = closed.getsockname()[1]
+    urls = [f"postgresql://ace:s3cret-pw@127.0.0.1:{dead}/team", "postgresql://no_such_role_x@127.0.0.1:5432/test"]
+    if pg_reachable():
+        urls = urls[:1]  # the second needs a PostgreSQL that answers
+    for url in urls:
+        done = ace("server", "run", "--port", _free_port(), "--database", url, process=True, timeout=60)
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 1 and len(lines) == 1, done.stderr
+        assert lines[0].startswith("error: cannot connect to the team database postgresql://***@127.0.0.1:")
+        assert "s3cret-pw" not in done.stderr and "check the URL" in lines[0]

@@ -12,6 +12,10 @@ again — scoped to one project (`--project`, created if new) or to every projec
 none to show); `token revoke ID_OR_PREFIX` stops a token at once. They open the same `--database`
 as `run`.
 
+`run` binds its port before anything else: a port in use (or a host that does not resolve) is one
+`error:` line naming the fix and exit code 1, and a database that cannot be opened (a wrong
+PostgreSQL URL: one line, within seconds) is the same; nothing is left running or half-opened.
+
 Starlette and uvicorn are imported inside `run` only, so `ace --help` stays fast and the token
 commands work without the `server` extra; when they are missing, `run` says what to install.
 
@@ -20,6 +24,8 @@ Cost: nothing at import but click; `run` blocks serving until interrupted.
 
 from __future__ import annotations
 
+import errno
+import socket
 import time
 from typing import Any
 
@@ -68,14 +74,43 @@ def run(database: str | None, host: str, port: int, max_body_bytes: int, rate: f
         from ..server.app import create_app
     except ImportError as exc:
         fail(f"the team server needs its extra ({exc.name} is missing): {extra_hint('server')}")
-    db = _open(database)
+    sock = _listen(host, port)  # before the database: a port in use is one line, and nothing opened
+    try:
+        db = _open(database)
+    except BaseException:
+        sock.close()
+        raise
     try:
         app = create_app(db, max_body_bytes=max_body_bytes, rate_per_second=rate, burst=burst)
         if host not in ("127.0.0.1", "localhost", "::1"):
             say(f"Listening on {host}:{port} in plain HTTP: put a TLS-terminating proxy in front of it.", err=True)
-        uvicorn.run(app, host=host, port=port, log_level="info", server_header=False)
+        config = uvicorn.Config(app, host=host, port=port, log_level="info", server_header=False)
+        uvicorn.Server(config).run(sockets=[sock])
     finally:
+        sock.close()
         db.close()
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A socket bound to host:port for uvicorn, or one `error:` line naming the fix (exit 1)."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
+                                                             flags=socket.AI_PASSIVE)[0]
+    except socket.gaierror as exc:
+        fail(f"cannot listen on {host}:{port}: the host does not resolve ({exc.strerror}); give an address "
+             "of this machine with --host (or ACE_SERVER_HOST)")
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            fail(f"port {port} on {host} is already in use (another ace server?); stop it, or pick another "
+                 "port with --port (or ACE_SERVER_PORT)")
+        fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}; give another --host or --port")
+    sock.set_inheritable(True)
+    return sock
 
 
 @server.group("token")

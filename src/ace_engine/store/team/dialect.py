@@ -2,7 +2,9 @@
 
 Contract: `open_dialect(url)` gives a `Dialect` for `None` / `sqlite:///path` / a plain file path
 (SQLite, stdlib `sqlite3`) or `postgresql://…` / `postgres://…` (psycopg 3 and a
-`psycopg_pool.ConnectionPool`, min 1 / max 10, imported only here and only for such a URL).
+`psycopg_pool.ConnectionPool`, min 1 / max 10, imported only here and only for such a URL; one
+direct connection is tried first, so a wrong URL or a dead server is one line within
+`CONNECT_TIMEOUT_S`, not the pool's retries and repeated log lines).
 `dialect.write()` and `dialect.read()` are context managers yielding a `Tx`: one transaction,
 committed when the block ends, rolled back when it raises. A write transaction on SQLite takes
 the write lock up front (`BEGIN IMMEDIATE`); on PostgreSQL it runs in READ COMMITTED and callers
@@ -38,6 +40,7 @@ from ...install_route import extra_hint
 __all__ = ["Conflict", "Dialect", "NotFound", "TeamDBError", "Tx", "open_dialect", "default_path"]
 
 MIN_SQLITE = (3, 35, 0)  # UPDATE … RETURNING
+CONNECT_TIMEOUT_S = 5  # the first connection of a PostgreSQL URL: a dead host fails within this
 MIGRATION_LOCK = 0x61636574  # pg_advisory_xact_lock key shared by every ace team server ("acet")
 
 
@@ -60,6 +63,12 @@ def default_path() -> str:
 def safe_url(url: str) -> str:
     """`url` without a password, fit for a message."""
     return re.sub(r"//[^@/]*@", "//***@", url)
+
+
+def _first_line(exc: BaseException) -> str:
+    """A driver error in one line: psycopg's messages span lines and repeat per address tried."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return lines[0] if lines else type(exc).__name__
 
 
 @lru_cache(maxsize=512)
@@ -223,6 +232,11 @@ class PostgresDialect(Dialect):
             conn.isolation_level = psycopg.IsolationLevel.READ_COMMITTED
             conn.autocommit = False
 
+        try:  # one direct attempt first: a wrong URL fails at once, in one line, not after the pool's retries
+            psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_S).close()
+        except psycopg.Error as exc:
+            raise TeamDBError(f"cannot connect to the team database {safe_url(url)}: {_first_line(exc)}; check "
+                              f"the URL and that PostgreSQL is running and accepts this user") from None
         try:
             self.pool = ConnectionPool(url, min_size=1, max_size=10, configure=configure, open=True,
                                        name="ace-team")
@@ -232,8 +246,8 @@ class PostgresDialect(Dialect):
                 self.pool.close()
             except (psycopg.Error, AttributeError):
                 pass
-            raise TeamDBError(f"cannot connect to the team database {safe_url(url)}: {exc}; check the URL "
-                              f"and that PostgreSQL is running and accepts this user") from exc
+            raise TeamDBError(f"cannot connect to the team database {safe_url(url)}: {_first_line(exc)}; check "
+                              f"the URL and that PostgreSQL is running and accepts this user") from exc
 
     @contextmanager
     def _transaction(self) -> Iterator[Tx]:
