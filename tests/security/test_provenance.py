@@ -154,6 +154,8 @@ def test_a_package_named_by_test_output_never_becomes_active(ace_home, git_proje
         prov = json.loads(lesson["provenance"])
         assert lesson["status"] in ("candidate", "quarantined")
         assert prov.get("origins", {}).get(f"install:{PACKAGE}") == "foreign"
+        if lesson["status"] == "quarantined":  # `ace review` shows the part and where it was first seen
+            assert any(PACKAGE in c and "the output of `npm test`" in c for c in prov["concerns"]), prov
 
 
 def test_a_committed_ace_toml_cannot_lower_the_promotion_bar(ace_home, git_project):

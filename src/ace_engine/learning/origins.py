@@ -140,6 +140,7 @@ class Attribution:
         self._folded: dict[int, tuple[str, str]] = {}
         self._project = project
         self._cache: dict[str, str] = {}
+        self.notes: dict[str, str] = {}  # part → where a foreign part was first seen, for `ace review`
 
     @classmethod
     def of(cls, trajectory: Trajectory, root: str | None) -> Attribution:
@@ -163,25 +164,43 @@ class Attribution:
 
     def origin(self, part: str) -> str:
         if part not in self._cache:
-            self._cache[part] = self._origin(rule.needle(part))
+            self._cache[part], where = self._origin(rule.needle(part))
+            if where:
+                self.notes[part] = where
         return self._cache[part]
 
-    def _origin(self, needle: str) -> str:
+    def _origin(self, needle: str) -> tuple[str, str | None]:
+        """(origin, where a foreign one was first seen)."""
         if not needle:
-            return "foreign"
+            return "foreign", None
         if _found(needle, self._prompts):
-            return "user"
+            return "user", None
         if self._project and _found(needle, self._project):
-            return "project"
-        tainted = cut = False
+            return "project", None
+        tainted: str | None = None
+        cut: str | None = None
         for i, item in enumerate(self._evidence):
             use, seen = self._item(i)
             if _found(needle, use):
-                return "foreign" if tainted or cut else "agent"
-            if _found(needle, seen):
-                tainted = True
-            cut = cut or bool(item.get("cut"))
-        return "foreign" if tainted or cut else "agent"
+                return ("foreign", tainted or cut) if tainted or cut else ("agent", None)
+            if tainted is None and _found(needle, seen):
+                tainted = self._where(item)
+            if cut is None and item.get("cut"):
+                cut = f"the agent used it after {self._where(item)}, which capture had to cut"
+        return ("foreign", tainted or cut) if tainted or cut else ("agent", None)
+
+    @staticmethod
+    def _where(item: Mapping[str, Any]) -> str:
+        use = " ".join(str(item.get("use") or "").split())
+        if not use:
+            return "text that is not the user's (a transcript entry, a teammate's or parent agent's message)"
+        try:
+            data = json.loads(use)
+        except ValueError:
+            data = None
+        if isinstance(data, dict):
+            use = str(data.get("command") or data.get("file_path") or data.get("url") or use)
+        return f"the output of `{use[:80]}`"
 
     def __call__(self, content: str) -> dict[str, str]:
         return {part: self.origin(part) for part in rule.risky_parts(content)}

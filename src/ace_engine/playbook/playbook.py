@@ -125,11 +125,17 @@ class Playbook:
         return origin_rule.record(content, before, source, computed,
                                   replace=origin_rule.default_origin(source) == "user")
 
-    @staticmethod
-    def _with_origins(provenance: Mapping[str, Any], origins: Mapping[str, str]) -> dict[str, Any]:
-        out = {k: v for k, v in provenance.items() if k != "origins"}
+    def _with_origins(self, provenance: Mapping[str, Any], origins: Mapping[str, str]) -> dict[str, Any]:
+        """`provenance` with these origins (and, for foreign parts, where the learner saw them first)."""
+        out = {k: v for k, v in provenance.items() if k not in ("origins", "origin_notes")}
         if origins:
             out["origins"] = dict(origins)
+        seen = getattr(self.attribution, "notes", None) or {}
+        kept = provenance.get("origin_notes")
+        notes = {**(kept if isinstance(kept, dict) else {}), **{p: seen[p] for p in origins if p in seen}}
+        notes = {p: str(n) for p, n in notes.items() if origins.get(p) == "foreign"}
+        if notes:
+            out["origin_notes"] = notes
         return out
 
     # -- reading -------------------------------------------------------------------------------------

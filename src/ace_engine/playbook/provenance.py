@@ -56,6 +56,10 @@ WHERE = {
     "foreign": "first seen in text someone else wrote (tool output, a file read, a teammate, an import, MCP)",
     "agent": "chosen by the agent", "project": "in the project's own files", "user": "typed by the user",
 }
+# Where a foreign part came from when nothing more precise was recorded, by the lesson's source.
+FROM_SOURCE = {"team": "a teammate's push (ace pull)", "import": "an imported playbook", "mcp": "an MCP proposal",
+               "delta": "a delta file", "transcript": "a transcript",
+               "learning": "learned before its origins were recorded, or from text the agent read"}
 
 _PKG = r"([a-z0-9@_][\w@/.:+~^=<>!-]*)"
 _FLAGS = r"(?:-{1,2}[\w-]+(?:=\S+)?\s+)*"
@@ -231,7 +235,10 @@ def origin_concerns(content: str, provenance: Mapping[str, Any] | None = None, s
         kind, name = part.split(":", 1)
         what = {"install": "installs or runs package", "fetch": "fetches or runs", "host": "names host",
                 "permission": "widens permissions with"}.get(kind, kind)
-        out.append(f"{what} `{name[:80]}`, {WHERE['foreign']}")
+        notes = (provenance or {}).get("origin_notes")
+        where = notes.get(part) if isinstance(notes, dict) else None
+        where = where or FROM_SOURCE.get(str((provenance or {}).get("source") or source or ""))
+        out.append(f"{what} `{name[:80]}`, {WHERE['foreign']}" + (f": {str(where)[:160]}" if where else ""))
     return out
 
 
