@@ -15,11 +15,11 @@ MARK = "[REDACTED:"
 # "author", "authority" and "authorization" (the auth-header rule owns that).
 KW = (
     r"(?:secret|token(?!s|iz)|passw(?:or)?d|passphrase|pwd|api[_-]?key"
-    r"|private[_-]?key|access[_-]?key|credentials?|auth(?!or))"
+    r"|private[_-]?key|access[_-]?key|account[_-]?key|credentials?|auth(?!or)|(?<![a-z])pass(?![a-z]))"
 )
 # Lower-case needles: every KW alternative starts with one of them.
 KW_TRIGGERS = ("secret", "token", "passw", "passphrase", "pwd", "api",
-               "private", "access", "credential", "auth")
+               "private", "access", "credential", "auth", "pass", "account")
 
 _SOURCES = {
     # KEY<sep>value.  The match starts at the secret word inside the key;
@@ -113,10 +113,21 @@ def _same_name(v, key):
     return a == b
 
 
+_last_word: list = [None, 0, -1]  # (text, start, end) of the last word measured
+
+
 def _word_end(text: str, start: int) -> int:
-    """Where an unquoted value starting at `start` ends (`kv_word` also matches nothing)."""
+    """Where an unquoted value starting at `start` ends (`kv_word` also matches nothing).
+
+    Every start inside one word has the same end, so the last word measured is remembered:
+    `token=$token=$token=…` costs one scan of the word, not one per key in it."""
+    last = _last_word
+    if last[0] is text and last[1] <= start <= last[2]:
+        return last[2]
     m = _rx("kv_word").match(text, start)
-    return m.end() if m is not None else start
+    end = m.end() if m is not None else start
+    last[0], last[1], last[2] = text, start, end
+    return end
 
 
 def _random_word(text, vs):

@@ -53,6 +53,8 @@ so that second call costs one dict lookup.
 import re
 
 from .kv_values import KW, KW_TRIGGERS, MARK, kv_rule, marker, placeholder, type_annotation
+from .secret_classes import class_tokens
+from .secret_context import authorities, curl_cookies, foreign_passwords
 from .secret_forms import command_lines, prose_and_files, vendor_tokens
 
 __all__ = ["KINDS", "MARK", "is_clean", "is_secret_key", "mark_clean", "redact", "redact_value"]
@@ -314,6 +316,14 @@ def _redact(text):
 
     # Prefixed vendor tokens and assigned high-entropy values: one regex scan.
     text = vendor_tokens(text)
+    # Every other format of the gitleaks / detect-secrets tables, by class (secret_classes).
+    text = class_tokens(text)
+    # `user:pass@host` without a scheme, a key as a URL's user (Sentry DSN), webhook URLs.
+    text = authorities(text)
+
+    text = curl_cookies(text)
+    if not text.isascii() or "asswort" in text or "ennwort" in text or "enha" in text or "lave" in text:
+        text = foreign_passwords(text, _lower(text))  # "contraseña: X", "Passwort ist X"
 
     if not ("=" in text or ":" in text or "-" in text or "earer" in text
             or "EARER" in text or _maybe_stated(text)):
@@ -338,7 +348,7 @@ def _redact(text):
         hits = {t: _starts(low, ((t, 0),)) for t in _LOW_NEEDLES}
     for needle, rule in _LOW_RULES:
         if needle == "kv":
-            starts = sorted(p for t in KW_TRIGGERS for p in hits[t])
+            starts = sorted({p for t in KW_TRIGGERS for p in hits[t]})
         elif needle == "auth":
             starts = [p for p in hits[needle]
                       if low.startswith("authorization", p)]
@@ -360,8 +370,8 @@ def is_secret_key(key):
     if not isinstance(key, str):
         return False
     low = key.lower()
-    if low.lstrip("-") in ("pwd", "oldpwd"):
-        return False
+    if low.lstrip("-") in ("pwd", "oldpwd", "pass"):
+        return False  # the working directory; a bare `pass` field is a verdict as often as a password
     for t in KW_TRIGGERS:
         if t in low:
             return _rx("kv_key").search(low) is not None

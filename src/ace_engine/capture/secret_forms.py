@@ -37,7 +37,7 @@ def _mark(kind: str) -> str:
 # by a run of at least ten alphanumerics somewhere in it (near-certain for random bodies), which
 # is what the scan looks for; the whole token around a hit is then matched against this.
 _VENDOR = (
-    r"(?<![A-Za-z0-9])(?:"
+    r"(?:(?<![A-Za-z0-9])|(?<=/bot))(?:"  # api.telegram.org/bot<token>/sendMessage
     r"(?P<stripe>(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9+/=]{24,})"
     r"|(?P<sendgrid>SG\.[\w-]{16,32}\.[\w-]{16,64})"
     r"|(?P<shopify>shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32})"
@@ -49,7 +49,7 @@ _VENDOR = (
     r"|(?P<doppler>dp\.(?:pt|st|ct|sa|scim|audit)\.[A-Za-z0-9]{40,})"
     r"|(?P<gitlab>(?:glpat|glrt|gldt|glptt|glft|glsoat|glcbt|gloas|glimt|glagent)-[A-Za-z0-9_-]{20,})"
     r"|(?P<npm>npm_[A-Za-z0-9]{36,})"
-    r"|(?P<huggingface>(?:hf_|api_org_)[A-Za-z]{30,})"
+    r"|(?P<huggingface>(?:hf_|api_org_)[A-Za-z0-9]{30,})"
     r"|(?P<github>gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"
     r"|(?P<slack>xox[abposre]-[A-Za-z0-9-]{10,}|xoxe\.xox[bp]-[A-Za-z0-9-]{10,}"
     r"|xapp-[0-9]-[A-Za-z0-9-]{20,})"
@@ -215,7 +215,7 @@ def vendor_tokens(text: str) -> str:
 # `--token X`, `--password X`, `-password X`, `--api-key X`: a flag naming a secret, then its value
 # as the next shell word.  Flags that take a *source* of the secret (stdin, a file, an env var)
 # are not followed by it.
-_FLAG = (r"(?<![\w-])(?P<flag>--?[a-z0-9][a-z0-9_.-]*)[ \t]+(?P<q>[\"'])?"
+_FLAG = (r"(?<![\w-])(?P<flag>--?[a-z0-9][a-z0-9_.-]{0,80})[ \t]+(?P<q>[\"'])?"
          r"(?P<val>(?(q)[^\"'\r\n]+|[^\s\"'`;&|<>]+))")
 _FLAG_SECRET = (  # compiled on first use, like every pattern here (hooks import this module)
     r"(?:secret|token(?!s|iz)|passw(?:or)?d|passphrase|api[_-]?key|private[_-]?key"
@@ -232,7 +232,7 @@ _SPACED = r"(?<![\w-])-p[ \t]+[\"']?(?P<val>[^\s\"'`;&|<>]+)"
 _LOGIN = r"(?:docker|podman|buildah|skopeo|nerdctl|helm|oras|crane|registry)\S*\s+(?:\S+\s+)?login\b"
 # `-u user:pass`, `--user user:pass`, `--proxy-user`, `-U`: the part after the colon.
 _USERPASS = (r"(?<![\w-])(?:-u|-U|--user|--proxy-user|--basic-auth|--auth)[ \t=]+[\"']?"
-             r"(?P<user>[^\s:\"'@]+):(?P<val>[^\s\"'@]+)")
+             r"(?P<user>[^\s:\"'@]{1,256}):(?P<val>[^\s\"'@]+)")
 
 
 def _is_reference(v: str) -> bool:
@@ -241,10 +241,13 @@ def _is_reference(v: str) -> bool:
             "false", "-") or set(v) <= set("*xX.•…-_#"))
 
 
-def _line_bounds(text: str, p: int) -> tuple[int, int]:
-    ls = text.rfind("\n", 0, p) + 1
-    le = text.find("\n", p)
-    return ls, (len(text) if le < 0 else le)
+def _line_bounds(text: str, p: int, reach: int = 300) -> tuple[int, int]:
+    """The line around `p`, at most `reach` chars either side: a bounded look keeps every rule
+    linear on a long line holding many hits."""
+    lo, hi = max(0, p - reach), min(len(text), p + reach)
+    ls = text.rfind("\n", lo, p)
+    le = text.find("\n", p, hi)
+    return (lo if ls < 0 else ls + 1), (hi if le < 0 else le)
 
 
 def command_lines(text: str, low: str, hits: dict) -> str:
@@ -254,7 +257,8 @@ def command_lines(text: str, low: str, hits: dict) -> str:
     flag = _rx("flag", _FLAG)
     for p in sorted(set(hits["flag"])):
         s = p
-        while s > 0 and (low[s - 1].isalnum() or low[s - 1] in "_.-"):
+        lo = max(0, p - 80)  # a flag name is short: a bounded walk keeps long runs linear
+        while s > lo and (low[s - 1].isalnum() or low[s - 1] in "_.-"):
             s -= 1
         if not low.startswith("-", s):
             continue
@@ -271,7 +275,7 @@ def command_lines(text: str, low: str, hits: dict) -> str:
     # Tool-specific short options, looked at only where `-p` occurs.
     for p in hits["-p"]:
         ls, le = _line_bounds(low, p)
-        line = low[ls:le]
+        line = low[max(ls, p - 300):p]  # the command naming the tool comes shortly before `-p`
         if "mysql" in line or "mariadb" in line:
             m = _rx("attached", _ATTACHED_P).match(low, p)
         elif "sshpass" in line or _rx("login", _LOGIN).search(line):
@@ -352,11 +356,15 @@ def _stated_secret(v: str) -> bool:
 def prose_and_files(text: str, low: str, hits: dict) -> str:
     """`Cookie:` / `Set-Cookie:` headers, netrc `password X`, "my password is X"."""
     spans: list[tuple[int, int, str]] = []
+    seen = 0  # a hit inside a cookie value already examined is part of that value
     for p in hits["cookie"]:
+        if p < seen:
+            continue
         s = p - 4 if low.startswith("set-", max(0, p - 4)) else p
         m = _rx("cookie", _COOKIE).match(low, s)
         if m is None or (m.group("kq") and not m.group("vq")):
             continue
+        seen = m.end()
         vs, ve = m.start("val"), m.end("val")
         raw = text[vs:ve].rstrip()
         if _is_reference(raw) or raw.lower() in ("str", "string", "dict"):
@@ -373,7 +381,7 @@ def prose_and_files(text: str, low: str, hits: dict) -> str:
         m = _rx("netrc", _NETRC).match(low, p)
         if m is not None:
             ls, _ = _line_bounds(low, p)
-            ctx = low[max(0, ls - 300):p]
+            ctx = low[max(0, ls - 300, p - 600):p]
             if ("machine " in ctx or "login " in ctx or "default" in ctx) and not _is_reference(
                     text[m.start("val"):m.end("val")]):
                 spans.append((m.start("val"), m.end("val"), "netrc-password"))

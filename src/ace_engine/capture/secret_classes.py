@@ -1,0 +1,146 @@
+"""Secrets by class: the gitleaks and detect-secrets formats of `secret_rules`, applied to text.
+
+Contract: `class_tokens(text)` returns `text` with every value that one of those rules recognises
+replaced by `[REDACTED:<rule id>]`, or the very same object when none is found. It runs after the
+older rules of `redact` (whose markers it never matches), so known kinds keep their names.
+
+How, in time linear in the text: ONE regex scan finds the runs of token characters at least 12
+long (every format in the table is at least that long). A run is looked at only
+- at its head: the rules whose keyword starts the run (a dict by first character, then
+  `startswith`) -- prefixed tokens such as `AGE-SECRET-KEY-1…`, `sq0atp-…`, `dop_v1_…`;
+- for the few formats whose keyword sits inside the token (`….atlasv1.…`, `…-us12`), by `in`;
+- when the run is assigned (`NAME = run`, `"name": "run"`, `name => run`): the rules whose
+  keyword occurs in the 80 characters of name before the operator (`DATADOG_API_KEY=…`).
+A candidate rule's regex then runs in a window of bounded size around that run, so each run costs
+a bounded amount of work and the whole scan stays linear. Values must also reach the rule's
+entropy (gitleaks' own thresholds).
+
+Cost: imports `re` and the data table (no compiling at import); a rule's regex is compiled the
+first time it is a candidate. Text without a 12-character run (prose) costs one regex scan.
+"""
+
+import re
+
+from .secret_rules import CONTEXT_RULES, DETECT_SECRETS_CONTEXT, DETECT_SECRETS_RULES, TOKEN_HEADS, TOKEN_RULES
+
+_MARK = "[REDACTED:"
+_ASSIGN_CTX = (r"[ \t\w.-]{0,20}[\s'\"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[`'\"\s=]{0,5}(?P<v>%s)"
+               r"(?=[`'\"\s;,)\]}<]|\\[nr]|$)")
+_WINDOW_AFTER = 320  # the longest token of the table (a Slack config token) is ~180 characters
+
+_compiled: dict = {}
+_index: list = []  # [heads, infix, context] built on first use
+
+
+def _rx(key, pattern, flags=0):
+    rx = _compiled.get(key)
+    if rx is None:
+        rx = _compiled[key] = re.compile(pattern, flags)
+    return rx
+
+
+def _build():
+    heads: dict[str, list] = {}
+    infix: list = []
+    for rule in TOKEN_RULES + DETECT_SECRETS_RULES:
+        prefixes = TOKEN_HEADS.get(rule[0])
+        if prefixes:
+            for head in prefixes:
+                heads.setdefault(head[0], []).append((head, rule))
+        else:
+            infix.extend((kw, rule) for kw in rule[1])
+    context = [(kw, rule) for rule in CONTEXT_RULES + DETECT_SECRETS_CONTEXT for kw in rule[1]]
+    _index[:] = [heads, infix, context]
+
+
+def entropy(s: str) -> float:
+    """Shannon entropy of `s`, bits per character."""
+    import math  # here: a hook that never gets here does not pay for it
+
+    n = len(s)
+    if not n:
+        return 0.0
+    counts: dict = {}
+    for c in s:
+        counts[c] = counts.get(c, 0) + 1
+    return -sum(k / n * math.log2(k / n) for k in counts.values())
+
+
+def _token_hits(rule, text, ws, we, spans):
+    rid, _, pattern, icase, group, min_ent = rule
+    rx = _rx(rid, pattern, re.IGNORECASE if icase else 0)
+    for m in rx.finditer(text, ws, we):
+        g = group if group <= (rx.groups or 0) else 0
+        s, e = m.span(g)
+        if s < 0 or e <= s:
+            s, e = m.span()
+        if entropy(text[s:e]) >= min_ent:
+            spans.append((s, e, rid))
+
+
+def _context_hits(rule, text, ws, we, spans):
+    rid, _, name, value, min_ent = rule
+    rx = _rx("ctx:" + rid, "(?:" + name + ")" + _ASSIGN_CTX % value, re.IGNORECASE)
+    for m in rx.finditer(text, ws, we):
+        s, e = m.span("v")
+        if entropy(text[s:e]) >= min_ent:
+            spans.append((s, e, rid))
+
+
+def _operator_before(text: str, s: int) -> int:
+    """Position of the assignment operator right before a value starting at `s`, or -1."""
+    i = s - 1
+    lo = max(0, s - 6)
+    while i >= lo and text[i] in " \t'\"`":
+        i -= 1
+    return i if i >= 0 and text[i] in "=:>,|" else -1
+
+
+def class_tokens(text: str) -> str:
+    """Redact the values the gitleaks / detect-secrets formats recognise (see the module doc)."""
+    runs = _rx("run", r"[A-Za-z0-9][A-Za-z0-9_~+/.-]{11,}={0,3}").finditer(text)
+    spans: list = []
+    n = len(text)
+    for m in runs:
+        s, e = m.span()
+        if text.startswith(_MARK, s - 10):
+            continue  # a marker's kind, not a value
+        if not _index:
+            _build()
+        heads, infix, context = _index
+        low = text[s:min(e, s + 64)].lower()
+        ws, we = max(0, s - 8), min(n, e + _WINDOW_AFTER)
+        done = set()
+        for kw, rule in heads.get(low[0], ()):
+            if rule[0] not in done and low.startswith(kw):
+                done.add(rule[0])
+                _token_hits(rule, text, ws, we, spans)
+        run_low = low if e - s <= 64 else text[s:e].lower()
+        for kw, rule in infix:
+            if rule[0] not in done and kw in run_low:
+                done.add(rule[0])
+                _token_hits(rule, text, max(0, s - 100), we, spans)
+        op = _operator_before(text, s)
+        # A random value of 14+ characters holds a digit (a miss has odds of ~1e-4): assigned
+        # names and words without one (`x = self.compiled_patterns`) are not worth the lookups.
+        if op >= 0 and _rx("digit", r"[0-9]").search(text, s, e) is not None:
+            area = text[max(0, op - 80):op + 1].lower()
+            for kw, rule in context:
+                if rule[0] not in done and kw in area:
+                    done.add(rule[0])
+                    _context_hits(rule, text, max(0, op - 80), min(n, e + 3), spans)
+    if not spans:
+        return text
+    spans.sort()
+    out = []
+    last = 0
+    for s, e, kind in spans:
+        if s < last or _MARK in text[s:e]:
+            continue
+        out.append(text[last:s])
+        out.append(_MARK + kind + "]")
+        last = e
+    if not out:
+        return text
+    out.append(text[last:])
+    return "".join(out)
