@@ -298,3 +298,23 @@ def test_an_mcp_proposal_that_installs_is_foreign_and_held(ace_home, git_project
     finally:
         ws.close()
     assert live(ace_home, git_project) == []
+
+
+# -- a transcript line nested too deeply ----------------------------------------------------------------
+
+@pytest.mark.parametrize("depth", [150, 100_000])
+def test_a_deeply_nested_transcript_line_is_skipped_and_counted(ace_home, git_project, tmp_path, depth):
+    t = Transcript(str(git_project))
+    _session(t)
+    t.calls(("c3", "Bash", {"command": "python -m pytest -q tests/test_render.py"}, "1 passed", False))
+    t.reply("Fixed.")
+    path = t.write(tmp_path / "s.jsonl")
+    deep = '{"type": "user", "message": {"role": "user", "content": ' + "[" * depth + "]" * depth + "}}\n"
+    with open(path, "a") as fh:
+        fh.write(deep)
+    result = ace("learn", "--transcript", path, "--project", git_project, "--heuristic", cwd=git_project)
+    assert result.exit_code == 0 and "Traceback" not in result.output, result.output
+    assert "1 line nested too deeply to read" in result.output
+    path.write_text(deep)
+    result = ace("learn", "--transcript", path, "--project", git_project, "--heuristic", cwd=git_project)
+    assert result.exit_code == 1 and "nested too deeply" in result.output and "Traceback" not in result.output
