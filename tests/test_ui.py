@@ -330,6 +330,28 @@ def test_stored_text_is_escaped_everywhere(ui, seeded):
     assert found.headers["content-type"].startswith("application/json")
 
 
+def test_backtick_spans_in_lessons_are_inline_code_and_still_escaped(ui, seeded):
+    """Lesson text wrote its commands between backticks, and the dashboard showed the backticks
+    raw (issue 21): a span is `<code>`, its inside escaped; an unpaired backtick stays as it is."""
+    client, _, _ = ui
+    text = "Run `python -m pytest -q` not `<script>alert(5)</script>`; a lone ` stays"
+    with SQLiteStore() as store:
+        bid = Playbook(store, identify(seeded["root"])).add(text, "strategies")[0]["id"]
+    for path in ("/", f"/lessons/{bid}", "/?q=pytest+script+lone"):
+        html = re.sub(r"<textarea[^>]*>.*?</textarea>", "", client.get(path).text, flags=re.S)  # the edit box: raw
+        assert "<code>python -m pytest -q</code>" in html, path
+        assert "<code>&lt;script&gt;alert(5)&lt;/script&gt;</code>" in html and "<script>alert(5)" not in html, path
+        assert "`python -m pytest -q`" not in html and "a lone ` stays" in html, path
+
+
+def test_the_lesson_filter_cuts_before_it_marks_up():
+    from ace_engine.ui.app import lesson_html
+
+    assert str(lesson_html("use `make` & `<b>`")) == "use <code>make</code> &amp; <code>&lt;b&gt;</code>"
+    assert str(lesson_html("use `make test` here", 10)) == "use `make…"  # a cut span is not code
+    assert str(lesson_html("`a`\u202e`b`")) == "<code>a</code>\\u202e<code>b</code>"
+
+
 # -- behaviour -------------------------------------------------------------------------------------------
 
 

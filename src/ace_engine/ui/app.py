@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import mimetypes
 import os
+import re
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -93,11 +94,29 @@ def template_env(now: Callable[[], float], static: dict[str, tuple[str, bytes, s
         num=lambda v: f"{int(v or 0):,}",
         ms=lambda v: "—" if v is None else f"{float(v):,.1f} ms",
         size=_size,
-        short=lambda text, n=160: text if len(text or "") <= n else (text or "")[: n - 1] + "…",
+        short=_short,
+        lesson=lesson_html,
     )
     env.globals.update(static=lambda name: f"/static/{static[name][0]}/{name}", sparkline=charts.sparkline,
                        url=web.page_url)
     return env
+
+
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+
+
+def _short(text: str | None, n: int = 160) -> str:
+    return text or "" if len(text or "") <= n else (text or "")[: n - 1] + "…"
+
+
+def lesson_html(text: object, limit: int | None = None) -> markupsafe.Markup:
+    """Lesson text as the dashboard shows it — the one helper its templates use for a lesson's
+    words: cut to `limit` characters, escaped (`escape.html`: controls made visible, `&<>"'`
+    escaped), then each backtick span set as inline code (`<code>…</code>`). The spans are found
+    in the escaped text, so nothing inside one can open a tag; an unpaired backtick (a cut span)
+    stays a backtick."""
+    shown = _short(str(text or ""), limit) if limit else str(text or "")
+    return markupsafe.Markup(_CODE_SPAN.sub(r"<code>\1</code>", escape.html(shown)))
 
 
 def _visible(value: object) -> object:
