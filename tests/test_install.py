@@ -226,6 +226,8 @@ def _plugin_without_python(root, home):
 def _plugin_and_settings_hooks(root, home):
     assert ace("install", "--local", cwd=root).returncode == 0
     _enable_plugin(home)
+    # `ace` on PATH, as for a user: the plugin's MCP server falls back to `ace mcp`.
+    return {"PATH": os.pathsep.join([os.path.dirname(sys.executable), os.environ["PATH"]])}
 
 
 @pytest.mark.parametrize("break_it", [_no_hooks, _missing_event, _moved_interpreter, _mcp_missing_interpreter,

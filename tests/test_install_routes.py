@@ -9,8 +9,8 @@ too); pipx, uv and build come from the package index into a tool venv under the 
 directory. Each route has its own venv, HOME, XDG dirs and ACE_HOME: nothing touches the real home.
 
 Also checked here: the wheel carries every package data file of the source tree, and a missing
-extra's fix (`ace install --mcp` without the `mcp` package) is the right command for the route and
-works as written.
+extra's fix (`ace install --mcp` without the `mcp` package; doctor with `llm.provider = anthropic`
+and no SDK) is the right command for the route and works as written.
 
 Marked `slow`: about two minutes on 2 cores, mostly package installs.
 """
@@ -136,6 +136,7 @@ def test_install_then_doctor_is_green_and_the_hooks_run(route, tools, dist, tmp_
     if route == "plugin":
         _enable_plugin(env)
         env["CLAUDE_PLUGIN_ROOT"] = str(REPO)
+        env["PATH"] = os.pathsep.join([str(ace.parent), env["PATH"]])  # the user's `ace`, for `ace mcp`
     installed = run([ace, "install"], env=env, cwd=project)
     doctor = run([ace, "doctor", "--json"], env=env, cwd=project, check=False)
     report = json.loads(doctor.stdout)
@@ -185,6 +186,16 @@ def test_missing_mcp_extra_is_refused_with_the_routes_fix_which_works(route, hin
     run([ace, "install", "--mcp"], env=env, cwd=project)
     report = json.loads(run([ace, "doctor", "--json"], env=env, cwd=project).stdout)
     assert {c["check"]: c["status"] for c in report["checks"]}["mcp"] == "ok"
+    if route != "wheel":
+        return
+    # A configured feature whose extra is missing: doctor fails, names the command; run as written, it passes.
+    env["ACE_LLM_PROVIDER"] = "anthropic"
+    doctor = run([ace, "doctor", "--json"], env=env, cwd=project, check=False)
+    llm = {c["check"]: c for c in json.loads(doctor.stdout)["checks"]}["llm extra"]
+    assert doctor.returncode == 1 and llm["status"] == "fail" and "-m pip install 'anthropic>=" in llm["fix"], llm
+    run(["/bin/sh", "-c", llm["fix"].split("`")[1]], env=env, cwd=project)
+    report = json.loads(run([ace, "doctor", "--json"], env=env, cwd=project).stdout)
+    assert {c["check"]: c["status"] for c in report["checks"]}["llm extra"] == "ok"
 
 
 def test_the_wheel_carries_every_package_data_file(dist):

@@ -126,6 +126,23 @@ def semantic_fix(problem: str) -> str:
 
 
 PLUGIN_PYTHON = "ACE_PYTHON"
+# Run in the plugin's interpreter: "3.11 2.3.0" (its version, and the mcp package's, if any).
+PROBE = ("import sys, importlib.util, importlib.metadata as m; print('%d.%d' % sys.version_info[:2], "
+         "m.version('mcp') if importlib.util.find_spec('mcp') else '')")
+
+
+def _plugin_mcp_check(python: str, mcp_version: str) -> Check:
+    """The plugin's MCP server (bin/ace_mcp.py) runs in its interpreter when that has mcp 2, else
+    as `ace mcp` when `ace` is on PATH; this checks the `ace` doctor runs as."""
+    from .integrations import mcp_config
+
+    if mcp_version.split(".")[0] == "2":
+        return Check("plugin mcp", True, f"the plugin's MCP server runs in {python} (mcp {mcp_version})")
+    if shutil.which("ace") and mcp_config.sdk_problem() is None:
+        return Check("plugin mcp", True, "the plugin's MCP server runs as `ace mcp` (mcp installed)")
+    return Check("plugin mcp", False, f"the plugin's MCP server cannot start: no mcp 2 in {python}, nor where "
+                 f"`ace` runs ({sys.prefix})", f"`{install_route.extra_hint('mcp')}` (then it runs as `ace mcp`)",
+                 warn=True)
 
 
 def plugin_checks(plugin_on: bool, settings_hooks: list[tuple[str, str]]) -> list[Check]:
@@ -137,12 +154,12 @@ def plugin_checks(plugin_on: bool, settings_hooks: list[tuple[str, str]]) -> lis
     checks = []
     wanted = os.environ.get(PLUGIN_PYTHON) or "python3"
     python = wanted if os.path.isabs(wanted) else shutil.which(wanted)
-    version = None
+    version, plugin_mcp = None, ""
     if python and os.path.isfile(python):
         try:
-            proc = subprocess.run([python, "-I", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-                                  capture_output=True, text=True, timeout=20)
-            version = proc.stdout.strip() if proc.returncode == 0 else None
+            proc = subprocess.run([python, "-I", "-c", PROBE], capture_output=True, text=True, timeout=20)
+            if proc.returncode == 0:
+                version, _, plugin_mcp = proc.stdout.strip().partition(" ")
         except (OSError, subprocess.TimeoutExpired):
             version = None
     major_minor = tuple(int(x) for x in version.split(".")) if version and version.replace(".", "").isdigit() else ()
@@ -156,6 +173,7 @@ def plugin_checks(plugin_on: bool, settings_hooks: list[tuple[str, str]]) -> lis
                             "need 3.11 or newer and do nothing until then", fix))
     else:
         checks.append(Check("plugin python", True, f"the plugin's hooks run {python} (Python {version})"))
+        checks.append(_plugin_mcp_check(python, plugin_mcp))
     for scope, path in settings_hooks:
         checks.append(Check("plugin hooks", False, f"the ace-engine plugin is enabled and {path} installs the "
                             "same hooks: each event runs twice",
