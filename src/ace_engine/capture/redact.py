@@ -52,6 +52,7 @@ so that second call costs one dict lookup.
 
 import re
 
+from .evasions import unfold
 from .kv_values import KW, KW_TRIGGERS, MARK, kv_rule, marker, placeholder, type_annotation
 from .secret_classes import class_tokens
 from .secret_context import authorities, curl_cookies, foreign_passwords
@@ -299,7 +300,7 @@ def redact(text):
         return text
     if _recent.get(id(text)) is text:
         return text
-    out = _redact(text)
+    out = unfold(_redact(text), _redact)  # zero-width, full-width, %XX, split and base64 hiding
     if len(out) >= _RECENT_MIN:
         if len(_recent) >= _RECENT_MAX:
             _recent.clear()

@@ -1,0 +1,173 @@
+"""Evasions folded before redaction: a secret hidden by zero-width or full-width characters,
+look-alike letters, URL encoding (`%41`), string splitting (`"ghp_ab" + "cd…"`, `\\`-newline) or
+base64 is found and redacted like a plain one.
+
+Contract: `unfold(text, redact_plain)` returns `text` with every secret that `redact_plain`
+finds only in a normalised copy replaced. What is stored keeps the original text's structure:
+only the stretch between the first and the last change is taken from the normalised copy (with
+its markers); every other character is the original one. A base64 run whose decoded text holds
+a secret is replaced whole by `[REDACTED:encoded-secret]`. Returns the very same object when
+nothing was hidden.
+
+Cost: a few C-level checks gate everything (`isascii`, `%`, quotes next to `+`, a long base64
+run); only text that has such a feature pays for one linear pass that builds the normalised copy
+and its map back to the original, and one more `redact_plain` over it. Imports only `re` and,
+when a base64 run is there, `binascii` (a C module).
+"""
+
+import re
+
+_INVISIBLE = frozenset("\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b\u200c\u200d\u200e\u200f"
+                       "\u202a\u202b\u202c\u202d\u202e\u2060\u2061\u2062\u2063\u2064\ufeff")
+# Cyrillic and Greek letters that look like Latin ones in key names and token prefixes.
+_LOOKALIKE = {"а": "a", "е": "e", "о": "o", "р": "p", "с": "c", "у": "y", "х": "x", "і": "i", "ѕ": "s",
+              "ј": "j", "һ": "h", "ԁ": "d", "ο": "o", "α": "a", "ε": "e", "ι": "i", "κ": "k", "ρ": "p",
+              "τ": "t", "υ": "u", "А": "A", "Е": "E", "О": "O", "Р": "P", "С": "C", "Х": "X", "І": "I",
+              "Ѕ": "S", "Ј": "J", "Н": "H", "М": "M", "Т": "T", "В": "B", "К": "K"}
+_HEX = frozenset("0123456789abcdefABCDEF")
+_compiled: dict = {}
+
+
+def _rx(name, pattern):
+    rx = _compiled.get(name)
+    if rx is None:
+        rx = _compiled[name] = re.compile(pattern)
+    return rx
+
+
+def _fold(text: str):
+    """(normalised copy, map) -- map[i] is where the copy's char i starts in `text`, with
+    map[len(copy)] == len(text) -- or None when folding changes nothing."""
+    out: list[str] = []
+    where: list[int] = []
+    n = len(text)
+    i = 0
+    changed = False
+    split = _rx("split", r"[\"'][ \t]*(?:\+|\.|\|\|)?[ \t]*\\?\r?\n?[ \t]*(?:\+|\.|\|\|)?[ \t]*[\"']")
+    while i < n:
+        c = text[i]
+        o = ord(c)
+        if o > 127:
+            if c in _INVISIBLE:
+                changed = True
+                i += 1
+                continue
+            if 0xFF01 <= o <= 0xFF5E:
+                c = chr(o - 0xFEE0)
+                changed = True
+            elif o == 0x3000:
+                c = " "
+                changed = True
+            elif c in _LOOKALIKE:
+                c = _LOOKALIKE[c]
+                changed = True
+        elif c == "%" and i + 2 < n and text[i + 1] in _HEX and text[i + 2] in _HEX:
+            code = int(text[i + 1:i + 3], 16)
+            if 32 <= code < 127:
+                out.append(chr(code))
+                where.append(i)
+                i += 3
+                changed = True
+                continue
+        elif c in "\"'":
+            m = split.match(text, i)
+            # "abc" + "def", 'abc' 'def', "abc" \<newline> "def": one string to whoever reads it.
+            if m is not None and m.end() - i >= 2 and m.group(0)[0] == m.group(0)[-1] and (
+                    "+" in m.group(0) or "\n" in m.group(0) or " " in m.group(0) or "." in m.group(0)
+                    or "|" in m.group(0)):
+                i = m.end()
+                changed = True
+                continue
+        elif c == "\\" and text.startswith("\n", i + 1):
+            i += 2
+            changed = True
+            continue
+        out.append(c)
+        where.append(i)
+        i += 1
+    if not changed:
+        return None
+    where.append(n)
+    return "".join(out), where
+
+
+def _gated(text: str) -> bool:
+    if not text.isascii():
+        return True
+    if "%" in text and _rx("pct", r"%[0-9A-Fa-f]{2}").search(text) is not None:
+        return True
+    return "\\\n" in text or _rx("join", r"[\"'][ \t]*(?:\+|\.|\|\|)[ \t]*\\?\r?\n?[ \t]*[\"']|"
+                                         r"[\"'][ \t]*\\?\r?\n[ \t]*[\"']").search(text) is not None
+
+
+def _common_prefix(a: str, b: str) -> int:
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:  # the longest k with a[:k] == b[:k]: O(n log n) compares at C speed
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _common_suffix(a: str, b: str, limit: int) -> int:
+    lo, hi = 0, min(len(a), len(b), limit)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[len(a) - mid:] == b[len(b) - mid:]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _decoded_secrets(text: str, redact_plain) -> str:
+    """Base64 runs whose decoded text holds a secret, replaced whole."""
+    spans = []
+    for m in _rx("b64", r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/]{24,}={0,2}(?![A-Za-z0-9+/=_-])").finditer(text):
+        run = m.group(0)
+        if len(run) % 4 == 1 or len(run) > 65536:
+            continue
+        import binascii
+
+        try:
+            raw = binascii.a2b_base64(run + "=" * (-len(run) % 4))
+        except (binascii.Error, ValueError):
+            continue
+        try:
+            plain = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        if sum(ch.isprintable() or ch in "\n\t" for ch in plain) < 0.9 * len(plain):
+            continue  # an image, a digest: data, not text
+        if redact_plain(plain) != plain:
+            spans.append(m.span())
+    if not spans:
+        return text
+    out, last = [], 0
+    for s, e in spans:
+        out.append(text[last:s])
+        out.append("[REDACTED:encoded-secret]")
+        last = e
+    out.append(text[last:])
+    return "".join(out)
+
+
+def unfold(text: str, redact_plain) -> str:
+    """`text` (already redacted as written) with the secrets hidden by an evasion redacted too."""
+    if len(text) >= 24 and _rx("b64any", r"[A-Za-z0-9+/]{24}").search(text) is not None:
+        text = _decoded_secrets(text, redact_plain)
+    if not _gated(text):
+        return text
+    folded = _fold(text)
+    if folded is None:
+        return text
+    copy, where = folded
+    red = redact_plain(copy)
+    if red == copy:
+        return text
+    i = _common_prefix(copy, red)
+    j = _common_suffix(copy, red, min(len(copy), len(red)) - i)
+    start, end = where[i], where[len(copy) - j]
+    return text[:start] + red[i:len(red) - j] + text[end:]
