@@ -33,8 +33,11 @@ def sessions(ctx, project_dir, all_projects, limit, as_json):
     key = None if (all_projects or project_dir is None) else identify(resolve_dir(project_dir)).key
     from ..store.history_sql import McpStore  # the one list of a project's sessions: learned transcripts too
 
-    with McpStore(busy_timeout_ms=10_000) as store:
+    store = McpStore(busy_timeout_ms=10_000)
+    try:
         rows = store.project_sessions(key, limit)
+    finally:
+        store.close()
     if as_json:
         return emit_json({"sessions": [{**row, "started_at_iso": iso(row["started_at"]),
                                         "ended_at_iso": iso(row["ended_at"])} for row in rows]})

@@ -265,8 +265,8 @@ class Curator:
         prov["observations"] = int(prov.get("observations") or 1) + (1 if new_session else 0)
         prov["sessions"] = (seen + ([session] if session and new_session else []))[-SESSIONS_KEPT:]
         prov["confidence"] = evidence.combine(_grade(prov.get("confidence")), grade, new_session=new_session)
-        strong = _strong_sessions(prov)
-        prov["strong_sessions"] = list(dict.fromkeys(strong + _strong_sessions(provenance)))[-SESSIONS_KEPT:]
+        prov["strong_sessions"] = list(dict.fromkeys(_strong_sessions(prov) + _strong_sessions(provenance)))[
+            -SESSIONS_KEPT:]
         log = list(prov.get("evidence_log") or [])
         log.append({"session_id": provenance.get("session_id"), "job_id": provenance.get("job_id"),
                     "tool_event_ids": provenance.get("tool_event_ids"), "confidence": grade,

@@ -157,37 +157,6 @@ class HistorySQL(StoreBase):
             params.append(_like(needle))
         return self._rows(sql + " ORDER BY failures DESC, last_fail_at DESC LIMIT ?", (*params, _limit(limit)))
 
-    # -- the sessions of a project ------------------------------------------------------------------
-
-    def project_sessions(self, project_key: str | None, limit: int = 50) -> list[dict[str, Any]]:
-        """The sessions of a project (of every project with None), newest first: the one list that
-        `ace sessions`, MCP `search_history` and `ace recent` (through its summaries) agree on.
-        Those the hooks captured (`list_sessions`' rows, `origin` "captured"), and those known only
-        from a transcript `ace learn --transcript` learned (`origin` "transcript", `status`
-        "learned from transcript"): no captured events, so their counts come from their summary, their times from
-        their learning runs and summary. Walks the sessions' index, then the learning runs and
-        summaries (a row per learned turn or session) — a CLI / MCP read, never a hook's."""
-        captured = [{**row, "origin": "captured"} for row in self.list_sessions(project_key, limit)]
-        scope, params = ("AND p.key = ?", (project_key,)) if project_key is not None else ("", ())
-        learned = self._rows(
-            "SELECT t.session_id, p.name AS project, p.root AS project_root, MIN(t.at) AS started_at,"
-            " MAX(t.at) AS ended_at FROM (SELECT session_id, project_id, created_at AS at FROM learning_runs"
-            "   WHERE source = 'transcript' AND session_id IS NOT NULL"
-            "   UNION ALL SELECT session_id, project_id, last_at FROM session_summaries) t"
-            " LEFT JOIN projects p ON p.id = t.project_id"
-            f" WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.session_id = t.session_id) {scope}"
-            " GROUP BY t.session_id ORDER BY MAX(t.at) DESC LIMIT ?", (*params, _limit(limit)))
-        summaries = self.session_summaries([row["session_id"] for row in learned])
-        for row in learned:
-            counts = ((summaries.get(row["session_id"]) or {}).get("summary") or {}).get("counts") or {}
-            row.update(origin="transcript", cwd=None, source="transcript", status="learned from transcript",
-                       end_reason=None, compactions=0, transcript_path=None, hook_events=0,
-                       tool_events=int(counts.get("tool_calls") or 0),
-                       tool_failures=int(counts.get("failed_calls") or 0), messages=int(counts.get("prompts") or 0))
-        rows = captured + learned
-        rows.sort(key=lambda r: -float(r.get("ended_at") or r.get("started_at") or 0.0))
-        return rows[:limit]
-
     def transcript_sessions_matching(self, project_id: int, terms: Sequence[str], since: float | None = None,
                                      limit: int = 20) -> list[dict[str, Any]]:
         """This project's sessions known only from a learned transcript (`project_sessions`), whose
@@ -240,3 +209,33 @@ class HistorySQL(StoreBase):
 
 class McpStore(SQLiteStore, ViewsSQL, HistorySQL):
     """The local store with the history reads and the dashboard's (what `ace mcp` opens)."""
+
+    def project_sessions(self, project_key: str | None, limit: int = 50) -> list[dict[str, Any]]:
+        """The sessions of a project (of every project with None), newest first: the one list that
+        `ace sessions`, MCP `search_history` and `ace recent` (through its summaries) agree on.
+        Those the hooks captured (`list_sessions`' rows, `origin` "captured"), and those known only
+        from a transcript `ace learn --transcript` learned (`origin` "transcript", `status`
+        "learned from transcript"): no captured events, so their counts come from their summary, their times from
+        their learning runs and summary. Walks the sessions' index, then the learning runs and
+        summaries (a row per learned turn or session) — a CLI / MCP read, never a hook's."""
+        captured = [{**row, "origin": "captured"} for row in self.list_sessions(project_key, limit)]
+        scope, params = ("AND p.key = ?", (project_key,)) if project_key is not None else ("", ())
+        learned = self._rows(
+            "SELECT t.session_id, p.name AS project, p.root AS project_root, MIN(t.at) AS started_at,"
+            " MAX(t.at) AS ended_at FROM (SELECT session_id, project_id, created_at AS at FROM learning_runs"
+            "   WHERE source = 'transcript' AND session_id IS NOT NULL"
+            "   UNION ALL SELECT session_id, project_id, last_at FROM session_summaries) t"
+            " LEFT JOIN projects p ON p.id = t.project_id"
+            f" WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.session_id = t.session_id) {scope}"
+            " GROUP BY t.session_id ORDER BY MAX(t.at) DESC LIMIT ?", (*params, _limit(limit)))
+        summaries = self.session_summaries([row["session_id"] for row in learned])
+        for row in learned:
+            counts = ((summaries.get(row["session_id"]) or {}).get("summary") or {}).get("counts") or {}
+            row.update(origin="transcript", cwd=None, source="transcript", status="learned from transcript",
+                       end_reason=None, compactions=0, transcript_path=None, hook_events=0,
+                       tool_events=int(counts.get("tool_calls") or 0),
+                       tool_failures=int(counts.get("failed_calls") or 0), messages=int(counts.get("prompts") or 0))
+        rows = captured + learned
+        rows.sort(key=lambda r: -float(r.get("ended_at") or r.get("started_at") or 0.0))
+        return rows[:limit]
+
