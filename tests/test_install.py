@@ -314,3 +314,17 @@ def test_doctor_names_a_missing_extra_and_how_to_add_it_here(ace_home, git_proje
     _, checks = doctor(git_project, env)
     assert checks["llm extra"]["status"] == "ok" and checks["server extra"]["status"] == "ok"
     assert "psycopg" in checks["server extra"]["detail"]
+
+
+def test_doctor_never_runs_a_python3_from_the_project_for_the_plugin_check(ace_home, git_project, tmp_path):
+    """With a relative PATH entry ("." first), `python3` would be the repository's file: doctor
+    looks only in absolute entries."""
+    marker = tmp_path / "ran"
+    fake = git_project / "python3"
+    fake.write_text(f"#!/bin/sh\ntouch {marker}\necho 3.12 2.9.0\n")
+    fake.chmod(0o755)
+    _enable_plugin(Path(os.environ["HOME"]))
+    env = {"PATH": os.pathsep.join([".", os.path.dirname(sys.executable), os.environ["PATH"]]), "ACE_PYTHON": None}
+    _, checks = doctor(git_project, env)
+    assert not marker.exists()
+    assert str(fake) not in checks["plugin python"]["detail"]

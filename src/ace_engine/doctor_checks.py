@@ -6,8 +6,8 @@ Contract: each function returns `Check`s; a failure carries a fix that works whe
 written — extras are added to the environment `ace` runs in (`install_route.extra_hint`: pip of
 this venv, `pipx inject`, `uv tool install --with`). Nothing from a repository is run: the
 `.mcp.json` entry is checked against this interpreter without starting it. Only the interpreter
-the plugin's hooks would run (`$ACE_PYTHON` or `python3` on PATH, both the user's environment)
-is started, to read its version.
+the plugin's hooks would run (`$ACE_PYTHON`, or `python3` in an absolute PATH entry: the user's
+environment, never the project directory) is started, to read its version.
 
 Cost: a few small JSON files read, `find_spec` calls, and for the plugin one interpreter start.
 """
@@ -153,7 +153,9 @@ def plugin_checks(plugin_on: bool, settings_hooks: list[tuple[str, str]]) -> lis
         return []
     checks = []
     wanted = os.environ.get(PLUGIN_PYTHON) or "python3"
-    python = wanted if os.path.isabs(wanted) else shutil.which(wanted)
+    # Only absolute PATH entries: a relative one ("." or empty) would find a file in the project.
+    path = os.pathsep.join(d for d in os.environ.get("PATH", os.defpath).split(os.pathsep) if os.path.isabs(d))
+    python = wanted if os.path.isabs(wanted) else shutil.which(wanted, path=path)
     version, plugin_mcp = None, ""
     if python and os.path.isfile(python):
         try:
