@@ -128,9 +128,8 @@ def show_waiting(total: int, newest: list[Bullet]) -> None:
     if not total:
         return
     say("")
-    say("[yellow]Waiting to recur:[/] {} learned once, not used yet. The same failure fixed the same way in "
-        "another session makes one active; `ace keep ID` keeps one now.",
-        plural(total, "lesson"))
+    say("[yellow]Waiting to recur:[/] {} learned once, not used yet: seen again in a later session (the same "
+        "failure and fix, say), a lesson becomes active; `ace keep ID` keeps one now.", plural(total, "lesson"))
     table(None, ["id", "status", "lesson", "seen"],
           [[b["id"], "waiting", b["content"], seen_text(b)] for b in newest], body=("lesson",),
           bare=("status", "seen"))

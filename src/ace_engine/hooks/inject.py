@@ -161,7 +161,8 @@ def learning_notice(ctx: Context, source: str | None) -> str | None:
     count = f"{len(fresh)}{'+' if len(fresh) == NOTICE_SCAN else ''}"
     return (f"ace learned {count} {'lesson' if one else 'lessons'} from your last sessions; "
             f"{'it waits' if one else 'they wait'} to be seen again before {'it is' if one else 'they are'} used "
-            f"(the same failure fixed the same way in another session makes a lesson active). `ace patterns` lists "
+            f"(seen again in a later session — the same failure and fix, say — a lesson becomes active). "
+            f"`ace patterns` lists "
             f"{'it' if one else 'them'}; `ace keep {fresh[0]['id']}` keeps {'it' if one else 'one'} now.")
 
 
