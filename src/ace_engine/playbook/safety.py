@@ -101,16 +101,17 @@ _W = r"[\W_]+"  # between the words of a phrase: spaces, punctuation, markdown e
 _RULES: list[tuple[str, str]] = [
     ("fetches and runs code",
      # a download piped into a shell, or into an interpreter that reads its program from stdin
-     rf"\b{_FETCH}\b[^\n]*?\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+)?(?:/\S*/)?(?:{_SHELL}\b|iex\b|source\b|"
+     rf"\b{_FETCH}\b(?:(?!\b{_FETCH}\b)[^\n])*?\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+)?(?:/\S*/)?(?:{_SHELL}\b|iex\b|source\b|"
      rf"{_INTERP}(?:\s+-[uBIsSEq]+)*(?:\s+-)?(?=\s*(?:$|[|;&)`'\"\]]|--\s)))|"
      # a download substituted into code: bash -c "$(curl …)", sh <(wget …), python -c "$(curl…)", eval
      rf"\b(?:{_SHELL}|{_INTERP}|eval|source|exec|\.)\s+(?:-\S+\s+)*[\"']?\s*(?:\$\(|`|<\()\s*(?:sudo\s+)?{_FETCH}\b|"
      rf"(?:^|[;&|(`]|\brun\s+|\bthen\s+|\bdo\s+)\s*\$\(\s*{_FETCH}\b|"
      # downloaded, then executed
-     rf"\b(?:curl|wget)\b[^\n]*?(?:&&|;|\|\|)\s*(?:sudo\s+)?(?:{_SHELL}\s+\S|{_INTERP}\s+[^\s-]\S*\.\w+|"
+     rf"\b(?:curl|wget)\b(?:(?!\b(?:curl|wget)\b)[^\n])*?(?:&&|;|\|\|)\s*(?:sudo\s+)?(?:{_SHELL}\s+\S|{_INTERP}\s+[^\s-]\S*\.\w+|"
      rf"chmod\s+\S*\+?x\b|\./\S)|"
      # decoded payloads run
-     rf"\b(?:base64|base32|xxd|openssl\s+(?:base64|enc))\b[^\n]*?(?:\s-d\b|--decode|\s-D\b|\s-r\b)[^\n]*?\|\s*"
+     rf"\b(?:base64|base32|xxd|openssl\s+(?:base64|enc))\b(?:(?!\b(?:base64|base32|xxd|openssl)\b)[^\n])*?"
+     rf"(?:\s-d\b|--decode|\s-D\b|\s-r\b)(?:(?!\s-d\b|--decode|\s-D\b|\s-r\b)[^\n])*?\|\s*"
      rf"(?:sudo\s+)?(?:{_SHELL}|{_INTERP}|eval|source)\b|"
      r"(?:\$\(|`)[^)`\n]*\bbase64\s+(?:-d|--decode|-D)\b|"
      r"\b(?:exec|eval)\s*\(\s*[^\n]{0,80}?(?:b64decode|base64|atob|fromCharCode|urlopen|requests\.get|urllib|"
@@ -119,9 +120,9 @@ _RULES: list[tuple[str, str]] = [
      # anything piped into a shell that reads its commands from stdin
      rf"\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:/\S*/)?{_SHELL}\b(?!\s+[\w./-]+\.\w+\b)"),
     ("sends data off the machine",
-     r"\bcurl\b[^\n]*(?:\s-d|--data(?:-binary|-raw|-urlencode|-ascii)?|\s-F|--form(?:-string)?|--json)\s*=?\s*[\"']?"
+     r"\bcurl\b(?:(?!\bcurl\b)[^\n])*(?:\s-d|--data(?:-binary|-raw|-urlencode|-ascii)?|\s-F|--form(?:-string)?|--json)\s*=?\s*[\"']?"
      r"(?:[\w.\[\]-]+=)?[\"']?@|"
-     r"\bcurl\b[^\n]*(?:\s-T\s*|--upload-file[\s=]*)\S|\bwget\b[^\n]*--post-(?:file|data)|"
+     r"\bcurl\b(?:(?!\bcurl\b)[^\n])*(?:\s-T\s*|--upload-file[\s=]*)\S|\bwget\b(?:(?!\bwget\b)[^\n])*--post-(?:file|data)|"
      r"\|\s*(?:sudo\s+)?(?:curl|wget|nc|ncat|netcat|socat|telnet|openssl\s+s_client)\b|"
      r"\b(?:nc|ncat|netcat|socat|telnet)\b(?:\s+-\S+)*\s+(?!localhost\b|127\.|0\.0\.0\.0\b|::1\b)[\w.:-]+\s+\d{2,5}\b|"
      r"\bscp\b[^\n]*\s[\w.-]+@[\w.-]+:|\brsync\b[^\n]*[\w.-]+@[\w.-]+:|"
@@ -144,11 +145,11 @@ _RULES: list[tuple[str, str]] = [
      r">\s*/dev/(?:sd[a-z]|nvme\d|hd[a-z]|vd[a-z]|xvd[a-z]|disk\d|mmcblk\d)|"
      r":\s*\(\s*\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:|\bfind\s+(?:/|~|\$HOME)\s[^\n]*-delete\b"),
     ("disables a safety check",
-     r"--no-verify\b|--insecure\b|\bcurl\b[^\n]*\s-k\b|\bverify\s*=\s*False\b|"
+     r"--no-verify\b|--insecure\b|\bcurl\b(?:(?!\bcurl\b)[^\n])*\s-k\b|\bverify\s*=\s*False\b|"
      r"NODE_TLS_REJECT_UNAUTHORIZED\s*=?\s*[\"']?0|GIT_SSL_NO_VERIFY|sslverify\s*(?:=\s*)?false|"
      r"strict-ssl\s*(?:=\s*)?false|PYTHONHTTPSVERIFY\s*=\s*0|--trusted-host\b|rejectUnauthorized\s*:\s*false|"
      r"InsecureSkipVerify\s*:\s*true|--disable-(?:ssl|tls|cert)\w*|_create_unverified_context|"
-     r"--no-check-certificate|setenforce\s+0|\bufw\s+disable\b|\bgit\s+push\b[^\n]*(?:--force(?![\w-])|\s-f\b)"),
+     r"--no-check-certificate|setenforce\s+0|\bufw\s+disable\b|\bgit\s+push\b(?:(?!\bgit\s+push\b)[^\n])*(?:--force(?![\w-])|\s-f\b)"),
     ("runs commands as root",
      r"\bsudo\b|\bsu\s+(?:-\s|-$|-c\s|-l\b|root\b)|\bdoas\b|\bpkexec\b|/etc/sudoers|\bNOPASSWD\b|"
      r"\bchmod\s+(?:-\w+\s+)*(?:[ugoa]*\+[rwxXt]*s|0?[2-7][0-7]{3})\b|\busermod\b[^\n]*-a?G\s*(?:sudo|wheel|root|admin)\b"),
@@ -310,6 +311,17 @@ def concerns(content: str, trusted_hosts: Iterable[str] = ()) -> list[str]:
     `trusted_hosts`: exact host names the user trusts (user-level `learning.trusted_hosts`, the
     project's git remote host). They only spare the unknown-host concern, never another rule."""
     text = str(content)
+    reasons_cap: list[str] = []
+    if len(text) > SCREEN_CHARS:
+        # Longer than any lesson may be (2,000): held for review anyway, so the rules only say
+        # why on its two ends -- which keeps the screen's cost bounded whatever a peer sends.
+        reasons_cap.append(f"too long to screen ({len(text)} characters)")
+        secret = contains_secret(text)
+        text = text[:SCREEN_CHARS // 2 - 1] + "\n" + text[-(SCREEN_CHARS // 2 - 1):]
+        reasons = concerns(text, trusted_hosts)
+        if secret and "contains a secret" not in reasons:
+            reasons.append("contains a secret")
+        return reasons_cap + reasons
     folded = _folded(text)
     reasons = [reason for reason, rx in _rules() if _fires(reason, rx, text) or _fires(reason, rx, folded)]
     if "disables hooks or ace-engine" not in reasons and (_bare_flag(text) or _bare_flag(folded)):
@@ -323,6 +335,11 @@ def concerns(content: str, trusted_hosts: Iterable[str] = ()) -> list[str]:
         reasons.append("contains a secret")
     return reasons
 
+
+# The longest text the rules run on in full. Some rules look across a line (`curl … | sh`), which
+# costs up to the square of a line's length in Python's regex engine; lessons are at most 2,000
+# characters, so a longer text is flagged as such and only its ends are screened (linear overall).
+SCREEN_CHARS = 2048
 
 _MARKER = _Lazy(r"\[REDACTED:([\w-]+)\]")
 _KEY_VALUE_KINDS = ("env-secret", "secret-field")  # `KEY: value` guesses; everything else is a token format
