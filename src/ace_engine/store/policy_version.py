@@ -20,7 +20,9 @@ default origin of a source). (Loosening it needs no bump: nothing passed before 
   2  issue 20: provenance decides — a risky part (named package, remote code, host, permission) first
      seen in text someone else wrote waits for review; learned lessons without computed origins
      count as foreign
+  3  issue 20: secrets by class (gitleaks / detect-secrets formats, keyword context, evasions folded)
+     in `contains_secret`; text over 2,048 characters flagged as too long to screen
 """
 
-POLICY_VERSION = 2
+POLICY_VERSION = 3
 META_KEY = "policy_version"
