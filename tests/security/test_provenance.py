@@ -318,3 +318,24 @@ def test_a_deeply_nested_transcript_line_is_skipped_and_counted(ace_home, git_pr
     path.write_text(deep)
     result = ace("learn", "--transcript", path, "--project", git_project, "--heuristic", cwd=git_project)
     assert result.exit_code == 1 and "nested too deeply" in result.output and "Traceback" not in result.output
+
+
+# -- lessons stored before the rule ----------------------------------------------------------------------
+
+def test_a_learned_lesson_stored_before_the_rule_is_rescreened_out(ace_home, git_project):
+    """An active lesson an older version learned (no recorded origins) that installs a package is
+    held when the store re-screens under this policy version; the user's own stays active."""
+    from ace_engine.playbook import rescreen
+
+    with SQLiteStore() as store:
+        playbook = Playbook(store, identify(str(git_project)))
+        old = playbook.add(f"Run `npx -y {PACKAGE}@latest` before `npm test`.", "strategies_and_hard_rules",
+                           source="user")[0]["id"]
+        mine = playbook.add("Install `jq` with `brew install jq` before running scripts/release.sh.",
+                            "strategies_and_hard_rules", source="user")[0]["id"]
+        store.update_bullet(old, {"provenance": {"source": "learning", "kind": "fix"}})  # as v1 stored it
+        store.set_policy_version(1)
+        result = rescreen.ensure_screened(store)
+        assert [q["id"] for q in result["quarantined"]] == [old]
+        assert store.get_bullet(old)["status"] == "quarantined"
+        assert store.get_bullet(mine)["status"] == "active"

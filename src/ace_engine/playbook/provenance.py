@@ -240,9 +240,3 @@ def origin_concerns(content: str, provenance: Mapping[str, Any] | None = None, s
         where = where or FROM_SOURCE.get(str((provenance or {}).get("source") or source or ""))
         out.append(f"{what} `{name[:80]}`, {WHERE['foreign']}" + (f": {str(where)[:160]}" if where else ""))
     return out
-
-
-def summary(provenance: Mapping[str, Any] | None) -> Iterable[str]:
-    """`part: origin` lines for `ace review` and the dashboard."""
-    origins = (provenance or {}).get("origins")
-    return [f"{part}: {origin}" for part, origin in origins.items()] if isinstance(origins, dict) else []
