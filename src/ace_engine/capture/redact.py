@@ -273,6 +273,7 @@ def _short_options(low):
 # scanned twice.  Values are kept referenced, so an id cannot be reused while listed.
 _recent: dict[int, str] = {}
 _RECENT_MIN, _RECENT_MAX = 256, 64
+_FOREIGN_GATE = ("asswort", "ennwort", "enha", "lave", "passe", "arola", "aslo", "eslo", "ozinka", "achtwoord")
 
 
 def is_clean(text):
@@ -323,7 +324,7 @@ def _redact(text):
     text = authorities(text)
 
     text = curl_cookies(text)
-    if not text.isascii() or "asswort" in text or "ennwort" in text or "enha" in text or "lave" in text:
+    if not text.isascii() or any(w in text for w in _FOREIGN_GATE):
         text = foreign_passwords(text, _lower(text))  # "contraseña: X", "Passwort ist X"
 
     if not ("=" in text or ":" in text or "-" in text or "earer" in text
