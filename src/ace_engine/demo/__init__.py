@@ -137,12 +137,9 @@ WORKER_GRACE_SECONDS = 10.0  # how long an interrupted demo waits for its worker
 _SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
 
 
-class Interrupted(SystemExit):
-    """A signal asked the demo to stop; raised where the demo was, so `finally` clean-ups run."""
-
-
 def _interrupt(signum: int, _frame: object) -> None:
-    raise Interrupted(128 + signum)
+    """A signal asked the demo to stop: exit from where the demo was, so `finally` clean-ups run."""
+    raise SystemExit(128 + signum)
 
 
 @contextmanager
