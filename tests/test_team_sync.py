@@ -567,3 +567,31 @@ def test_a_team_lesson_shows_its_origin_and_survives_export_and_import(server, m
         assert transfer.public_bullet(store.get_bullet(lesson["id"]))["scope"] == "project"
     items = transfer.parse(json.dumps(document), "team-export.json")
     assert [(i["content"], i["scope"]) for i in items] == [(LESSON, "project")]
+
+
+def test_remote_review_decides_only_the_wording_it_showed(server, machines):
+    a, b = machines
+    b.bind(server, server.token())
+    with a.on() as store:
+        sync.bind(store, a.project, server.url, server.token("admin"))
+    lesson_id = "ctx-review00000000000001"
+    with b.on():
+        remote = get_remote(b.project.key)
+        with TeamClient(remote.url, remote.token()) as client:
+            client.push("Widget", sync.client_id(), [{"key": "k1", "op": "ADD", "lesson_id": lesson_id,
+                                                      "content": POISON, "section": SECTION}])
+    listing = run_cli(a, "remote", "review")
+    assert listing.exit_code == 0 and lesson_id in listing.output
+    full = json.loads(run_cli(a, "remote", "review", "--json").output)["lessons"][0]["content_hash"]
+    assert full[:16] in listing.output  # the hash a decision names
+    unnamed = run_cli(a, "remote", "review", "--approve", lesson_id)
+    assert unnamed.exit_code == 1 and "--seen" in unnamed.output
+    with b.on():  # the pusher changes the wording after the admin read it
+        with TeamClient(remote.url, remote.token()) as client:
+            client.push("Widget", sync.client_id(), [{"key": "k2", "op": "UPDATE", "lesson_id": lesson_id,
+                                                      "content": POISON + " (now with sudo)"}])
+    stale = run_cli(a, "remote", "review", "--approve", lesson_id, "--seen", full[:16])
+    assert stale.exit_code == 1 and "--seen" in stale.output
+    fresh = json.loads(run_cli(a, "remote", "review", "--json").output)["lessons"][0]["content_hash"]
+    done = run_cli(a, "remote", "review", "--reject", lesson_id, "--seen", fresh[:16])
+    assert done.exit_code == 0 and f"{lesson_id} is now rejected" in done.output, done.output
