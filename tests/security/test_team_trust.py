@@ -241,8 +241,13 @@ def test_a_token_cannot_push_as_another_client_nor_spend_its_keys(server, team):
         with pytest.raises(ServerRefused) as refused:
             attacker.push("Widget", victim, spoofed)
         assert refused.value.status == 403
+        with pytest.raises(ServerRefused) as refused:  # nor as the server's reviewer
+            attacker.push("Widget", "server-review", [{"key": "k-rev", "op": "ADD", "lesson_id": "ctx-rev00000001",
+                                                       "content": OTHER, "section": SECTION}])
+        assert refused.value.status == 403
     deltas = api(server, "GET", "/v1/projects/Widget/deltas", server.token("read")).json()["deltas"]
     assert [d["op"] for d in deltas if d["client_id"] == victim] == ["ADD"]  # only what the victim pushed
+    assert not [d for d in deltas if d["client_id"] == "server-review"]
     with b.on() as store:  # the victim's next change applies
         b.playbook(store).remove(lesson["id"], reason="superseded")
         report = sync.push(store, b.project)

@@ -154,6 +154,9 @@ class _Api:
 
     def push(self, ctx: Ctx) -> dict[str, Any]:
         client_id = ctx.data["client_id"]
+        if client_id == REVIEW_CLIENT:  # approvals are logged under it: no client may pose as the reviewer
+            raise ApiError(403, "client_taken", f"client id {REVIEW_CLIENT!r} is the server's own (its reviewers' "
+                           "approvals); keep the client id `ace remote set` gave this machine")
         results: list[dict[str, Any]] = []
         screened: list[tuple[int, policy.Verdict]] = []  # (index in results, verdict) of those to store
         items: list[tuple[str, str, str, dict[str, Any], str]] = []

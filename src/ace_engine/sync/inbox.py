@@ -121,11 +121,13 @@ class _Page:
         updated = self.playbook.update(bullet["id"], content=content if isinstance(content, str) else None,
                                        section=section if isinstance(section, str) else None, domains=domains,
                                        **meta)
-        if (op == "ADD" and updated["status"] == "quarantined" and self._held_by_team(bullet["id"])
-                and not self.playbook.screen(updated["content"])):
-            # The team's reviewer approved what a team QUARANTINE held here; the local policy still
-            # has the last word.
-            self.playbook.restore(bullet["id"], **meta)
+        if op == "ADD" and updated["status"] == "quarantined" and self._held_by_team(bullet["id"]):
+            # The team's reviewer approved what a team QUARANTINE held here; the local policy (the
+            # pattern list and the provenance rule, in `Playbook.restore`) still has the last word.
+            try:
+                self.playbook.restore(bullet["id"], **meta)
+            except PlaybookError:
+                pass  # held back here: only this user's `ace review --approve` makes it active
         return True
 
     def _held_by_team(self, bullet_id: str) -> bool:
