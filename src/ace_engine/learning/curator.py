@@ -60,7 +60,7 @@ from ..config import DEFAULTS
 from ..playbook import confidence as evidence
 from ..playbook import sections
 from ..playbook.playbook import PlaybookError, clean_content, content_key
-from . import quality
+from . import commands, quality
 from . import similarity as sim
 from .trajectory import text_of
 
@@ -397,9 +397,9 @@ def _grade(value: object) -> float | None:
 def strong_evidence(cand: Candidate, steps: list[Step]) -> bool:
     """Is this observation strong evidence (`playbook/confidence.py`, the evidence tier)? The
     user's own correction is; otherwise the lesson's steps must hold a failing invocation, a
-    later passing one, and a change between them (an edit, or another command: the fix is
-    identified). A failure never resolved, a slow step, a command that merely passed, files
-    edited together: weak — they wait to recur."""
+    later passing run of the same check (`commands.same_check`), and a change between them (an
+    edit, or another command: the fix is identified). A failure never resolved, a slow step, a
+    command that merely passed, files edited together: weak — they wait to recur."""
     if cand.get("kind") == "user_correction":
         return True
     ordered = sorted(steps, key=lambda s: s.get("step") or 0)
@@ -408,7 +408,7 @@ def strong_evidence(cand: Candidate, steps: list[Step]) -> bool:
             continue
         for m in range(n + 2, len(ordered)):
             again = ordered[m]
-            rerun = again.get("command") == fail["command"] or again.get("kind") == fail.get("kind")
+            rerun = bool(again.get("command")) and commands.same_check(fail["command"], again["command"])
             if rerun and again.get("success") is True and any(
                     s.get("kind") == "edit" or s.get("command") for s in ordered[n + 1:m]):
                 return True
