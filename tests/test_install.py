@@ -328,3 +328,13 @@ def test_doctor_never_runs_a_python3_from_the_project_for_the_plugin_check(ace_h
     _, checks = doctor(git_project, env)
     assert not marker.exists()
     assert str(fake) not in checks["plugin python"]["detail"]
+
+
+def test_with_the_plugin_enabled_install_writes_no_second_set_of_hooks(ace_home, git_project):
+    _enable_plugin(Path(os.environ["HOME"]))
+    result = ace("install", "--json", cwd=git_project)
+    assert result.returncode == 0 and json.loads(result.stdout)["plugin"] is True
+    assert not (git_project / ".claude").exists(), "each event would run twice"
+    env = {"ACE_PYTHON": sys.executable}
+    code, checks = doctor(git_project, env)
+    assert code == 0 and checks["hooks"]["status"] == "ok" and checks["plugin python"]["status"] == "ok"

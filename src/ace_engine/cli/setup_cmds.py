@@ -11,7 +11,7 @@ import sys
 import click
 
 from .. import config as config_mod
-from .. import diagnostics, escape, install_route, paths, trust
+from .. import diagnostics, escape, paths, trust
 from ..files import atomic_write
 from ..integrations import claude_settings
 from ..learning import reflector_choice
@@ -63,8 +63,9 @@ def install(scope, project_dir, python, with_mcp, allow_writes, with_statusline,
     if with_mcp:
         problem = mcp_config.sdk_problem(python)
         if problem:
-            fail(f"--mcp: {problem} in the interpreter the server would run ({python or sys.executable}), so Claude "
-                 f"Code could not start it. Add it with `{_mcp_hint(python)}`, then re-run; nothing was changed")
+            fail(f"--mcp: {problem} in the interpreter the server would run ({python or sys.executable}), so "
+                 f"Claude Code could not start it. Add it with `{mcp_config.sdk_hint(python)}`, then re-run; "
+                 "nothing was changed")
     via_plugin = diagnostics.plugin_enabled() and not claude_settings.installed_events(path)
     try:
         if via_plugin:  # the plugin's hooks already run for every project: a second set would double each event
@@ -97,13 +98,6 @@ def install(scope, project_dir, python, with_mcp, allow_writes, with_statusline,
         say("Start Claude Code in this project; `ace status` shows what is captured.")
     say()
     _say_learning(learning)
-
-
-def _mcp_hint(python: str | None) -> str:
-    """How to add the `mcp` package where the server would run: this environment's way, or pip of `--python`."""
-    if python and os.path.abspath(python) != os.path.abspath(sys.executable):
-        return install_route.extra_hint("mcp", prefix=os.path.dirname(os.path.dirname(python)), python=python)
-    return extra_hint("mcp")
 
 
 def _say_learning(info: dict) -> None:

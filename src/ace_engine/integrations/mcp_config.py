@@ -285,3 +285,13 @@ def sdk_problem(python: str | None = None) -> str | None:
     if version.split(".")[0] != "2":
         return f"the `mcp` package is version {version}; ace-engine's server needs 2.x"
     return None
+
+
+def sdk_hint(python: str | None = None) -> str:
+    """The command that adds the `mcp` package where the server runs: this environment's way
+    (`install_route`), or that of the environment `python` belongs to."""
+    from .. import install_route
+
+    if python and os.path.abspath(python) != os.path.abspath(sys.executable):
+        return install_route.extra_hint("mcp", prefix=os.path.dirname(os.path.dirname(python)), python=python)
+    return install_route.extra_hint("mcp")
