@@ -88,10 +88,16 @@ _INSTALLS = (
 _INSTALL_VERBS = r"\b(?:install|add|get|require|-s)\b"
 _MANAGERS = frozenset(("cargo", "go", "gem", "brew", "apt", "apt-get", "dnf", "yum", "apk", "pacman", "choco", "scoop",
                        "winget", "snap", "port", "nix-env", "bundle", "composer", "dotnet", "deno"))
+# A flag, with its value when it takes one (`--rm` takes none: the image follows it).
+_OPTS = (r"(?:(?:-{1,2}[\w-]+=\S+|(?:-[evpwub]|--(?:name|network|entrypoint|env|volume|publish|platform|user|mount|"
+         r"workdir|env-file|depth|branch|origin|config|reference|filter|jobs))\s+\S+|-{1,2}[\w-]+)\s+)*")
 _FETCHES = (
-    r"\bdocker\s+(?:run|pull|create)\s+(?:(?:-{1,2}[\w-]+(?:[= ]\S+)?)\s+)*([a-z0-9][\w./:@-]*)",
-    r"\bgit\s+clone\s+(?:-{1,2}[\w-]+(?:[= ]\S+)?\s+)*(\S+)",
+    rf"\b(?:docker|podman)\s+(?:container\s+)?(?:run|pull|create)\s+{_OPTS}([a-z0-9][\w./:@-]*)",
+    rf"\bgit\s+clone\s+{_OPTS}(\S+)",
 )
+# A host written without a scheme, before a path or port (`cdn.example.net/x.sh`, `evil.io:8080`).
+_BARE_HOST = (r"(?<![\w@./-])((?:[a-z0-9-]+\.)+(?:com|net|org|io|dev|sh|co|app|xyz|me|ai|cloud|site|tech|info|biz|"
+              r"ru|cn|de|uk|run|to|gg|ly|so|cc|top|online|pw|tk|page|link|click|zip|mov))(?=[/:][\w.])")
 _PERMISSIONS = (
     r"--dangerously-skip-permissions|--allow-dangerously-skip-permissions|bypass\W*permissions|"
     r"--permission-mode[\s=]+\S+|permissions\W*(?:allow|defaultmode|additionaldirectories)|--allowedtools\b|"
@@ -123,6 +129,7 @@ def _rx(name: str) -> Any:
         _compiled["verbs"] = re.compile(_INSTALL_VERBS)
         _compiled["file_args"] = re.compile(_FILE_ARGS)
         _compiled["name_end"] = re.compile(_NAME_END)
+        _compiled["bare_host"] = re.compile(_BARE_HOST)
     return _compiled[name]
 
 
@@ -168,7 +175,8 @@ def risky_parts(content: str) -> list[str]:
                 found.append("fetch:" + name)
     from . import safety
 
-    for host in safety.hosts(text):  # registries and docs may be named; any other host is a part
+    named = safety.hosts(text) + [m.group(1) for m in _rx("bare_host").finditer(text)]
+    for host in dict.fromkeys(named):  # registries and docs may be named; any other host is a part
         bare = host[4:] if host.startswith("www.") else host
         if bare not in safety.KNOWN_HOSTS and not bare.startswith("127."):
             found.append("host:" + bare)
@@ -200,7 +208,8 @@ def record(content: str, provenance: Mapping[str, Any] | None, source: str | Non
     """The origins to store for `content` written by an operation of `source`: `computed` (the
     learner's, for its own sources only) else the source's default, combined with what the lesson
     had (`stronger`) unless `replace` (a user's write or approval states the origin anew)."""
-    old = {} if replace else dict((provenance or {}).get("origins") or {})
+    kept = (provenance or {}).get("origins")
+    old = {} if replace or not isinstance(kept, dict) else dict(kept)
     fallback = default_origin(source)
     learned = str(source or "") in LEARNER_SOURCES and computed is not None
     out: dict[str, str] = {}
