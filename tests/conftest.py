@@ -102,6 +102,12 @@ for _name, _sub in (("HOME", "home"), ("XDG_DATA_HOME", "home/.local/share"), ("
 os.environ.pop("ACE_CONFIG", None)
 atexit.register(shutil.rmtree, _SESSION_HOME, True)
 
+# pytest-xdist gives its workers COLUMNS=80 and LINES=24; a serial run has neither, and rich freezes a
+# Console's width from COLUMNS when the CLI's console is created. Same terminal either way.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.pop("COLUMNS", None)
+    os.environ.pop("LINES", None)
+
 # The tests' PostgreSQL: one URL, from one place.
 os.environ.setdefault("ACE_TEST_PG", throwaway_pg.DEFAULT_URL)
 PG_URL = throwaway_pg.pg_url()
@@ -146,6 +152,18 @@ def pytest_sessionfinish(session, exitstatus):
         session.exitstatus = 1
     if getattr(session.config, "_ace_pg_problem", None) and os.environ.get("CI"):
         session.exitstatus = 1  # CI must not go green with the PostgreSQL half skipped
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist's `--dist loadgroup` (scripts/test.sh), the tests of a file that share a
+    module- or class-scoped fixture (a seeded store, a whole Claude Code session) go to one worker, so
+    that fixture is built once; every other test is scheduled on its own. (tryfirst: xdist reads the
+    group in its own hook.)"""
+    for item in items:
+        defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+        if any(fixturedefs and fixturedefs[-1].scope in ("module", "class", "package") for fixturedefs in defs.values()):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
 
 
 @pytest.fixture(autouse=True)
