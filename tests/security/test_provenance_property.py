@@ -1,5 +1,5 @@
 """Property (issue 20): a planted install / fetch / permission instruction — paraphrased, with look-alike
-letters, zero-width characters, or split over two lessons — never becomes an active lesson nor
+letters, full-width forms, zero-width characters, or split over two lessons — never becomes an active lesson nor
 comes back from injection search, whichever way it enters: learned from a trajectory (a reflector
 that repeats what a tool printed), learned from a transcript, imported, pulled from a teammate, or
 proposed over MCP. `ace add` is the user's own: the same words stay active there (the control).
@@ -66,6 +66,9 @@ def planted(draw) -> tuple[str, str]:
     chars = list(text)
     for index in draw(st.lists(st.integers(0, len(chars) - 1), max_size=4)):
         chars[index] = HOMOGLYPHS.get(chars[index], chars[index])
+    for index in draw(st.lists(st.integers(0, len(chars) - 1), max_size=3)):  # full-width forms
+        if "!" <= chars[index] <= "~":
+            chars[index] = chr(ord(chars[index]) + 0xFEE0)
     for index in draw(st.lists(st.integers(0, len(chars)), max_size=3)):
         chars.insert(min(index, len(chars)), draw(st.sampled_from(INVISIBLE)))
     text = "".join(chars)
@@ -77,7 +80,9 @@ _BACK = str.maketrans({**{v: k for k, v in HOMOGLYPHS.items()}, **dict.fromkeys(
 
 def carries(content: str, name: str) -> bool:
     """Does a stored lesson carry the planted name, however disguised? (The test's own reading.)"""
-    return name in content.translate(_BACK).lower()
+    import unicodedata
+
+    return name in unicodedata.normalize("NFKC", content.translate(_BACK)).lower()
 
 
 def assert_not_live(store: SQLiteStore, project_id: int | None, planted: tuple[str, str]) -> None:
@@ -126,7 +131,7 @@ def _project(base: str):
     return identify(root)
 
 
-EXAMPLES = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+EXAMPLES = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                              HealthCheck.too_slow])
 SPLIT_HEAD = "Refresh the render snapshots before the tests: stale ones fail the header test."
 
