@@ -17,8 +17,12 @@ import re._parser as sre
 import pytest
 from hookutil import payload, run_hook
 
-from ace_engine.capture import secret_rules
 from ace_engine.capture.redact import redact
+
+try:
+    from ace_engine.capture import secret_rules
+except ImportError:  # before issue 20 there was no table: the corpus tests still run (and fail)
+    secret_rules = None
 
 A = "a1B2c3D4e5F6g7H8j9K0"
 H = "0123456789abcdef"
@@ -52,7 +56,13 @@ CASES = [
     ("sentry-dsn", "SENTRY=https://{s}@o12345.ingest.sentry.io/67890", sec(H, "fedcba9876543210")),
     ("discord-webhook", "https://discord.com/api/webhooks/123456789012345678/{s}",
      sec("AbCdEf", "GhIjKlMnOpQrStUvWxYz0123456789", "-_abcdefGHIJKLmnopQRSTuvwxYZ012345")),
-    ("aws-bare", "aws creds AKIAIOSFODNN7EXAMPLE {s}", sec("wJalrXUtnFEMI", "/K7MDENG/bPxRfiCYzz9Kq1")),
+    ("aws-bare", "aws creds AKIAIOSFODNN7EXAMPLE {s}", sec("wJalrXUtnFEMI", "/K7MDENG/bPxRfiCYzz9Kq1Ab3X")),
+    ("azure-json", '{{"conn": "DefaultEndpointsProtocol=https;AccountName=a;AccountKey={s}"}}',
+     sec("Q2x9Lk3mPz7Rt0Vb5Nc8w4Ys1Ud6Ef2Gh9", "Ij0KlMn3Op5Qr7St9Uv1Wx3Yz5Ab7Cd9Ef1Gh3Ij5Kl7Mn9Op1Qr3Ab")),
+    ("curl-b-short", "curl -sS -b 'sid={s}' https://app.example.com/me", sec("8Kq2", "Lm9Xw3")),
+    ("datadog-yaml", "monitoring:\n  datadog.appkey: {s}\n", sec(H, H, "a1b2c3d4")),
+    ("mailgun-signing", "MAILGUN_SIGNING={s}", sec("a1b2c3d4e5f6a7b8", "c9d0e1f2a3b4c5d6-a1b2c3d4-e5f6a7b8")),
+    ("base64-password", "echo {b64pw} | base64 -d > .env", sec("Hunter", "2x!Secret")),
     ("split", 'token = "{a}" + "{b}"', GH),
     ("zero-width", "here {a}\u200b{b} there", GH),
     ("url-encoded", "open https://x.example.com/?t={enc}&a=1", GH),
@@ -67,13 +77,12 @@ def render(template, secret):
         s=secret, a=secret[:half], b=secret[half:],
         enc="".join("%{:02X}".format(ord(c)) if c in "_" else c for c in secret),
         b64=base64.b64encode(("export GITHUB_TOKEN=" + secret).encode()).decode(),
+        b64pw=base64.b64encode(("DB_PASSWORD=" + secret).encode()).decode(),
         fw="".join(chr(ord(c) + 0xFEE0) for c in secret))
 
 
 # Not yet caught when this file was written (issue 20 left open on these): listed, not hidden.
-GAPS = {"french", "aws-bare", "hashicorp-tf-password", "facebook-access-token", "gitlab-session-cookie",
-        "microsoft-teams-webhook", "nuget-config-password", "slack-webhook-url", "atlassian-api-token",
-        "artifactory-password"}
+GAPS: set = set()
 
 
 def _gap(kind):
@@ -85,11 +94,23 @@ TEXTS = [render(t, s) for _, t, s in CASES]
 SECRETS = {kind: s for kind, _, s in CASES}
 
 
+def revealed(out: str, secret: str) -> bool:
+    """Does `out` still give away `secret` -- any 12 characters of it -- once a reader undoes
+    the evasions (percent-encoding, zero-width and full-width characters, split strings)?"""
+    import unicodedata
+    import urllib.parse
+
+    plain = unicodedata.normalize("NFKC", urllib.parse.unquote(out)).replace("\u200b", "")
+    plain = re.sub(r"[\"'][ \t]*\+?[ \t]*[\"']", "", plain)
+    k = min(12, len(secret))
+    return any(secret[i:i + k] in plain for i in range(len(secret) - k + 1))
+
+
 @pytest.mark.parametrize(("kind", "template", "secret"), CASES, ids=[c[0] for c in CASES])
 def test_redact_removes_each_class(kind, template, secret):
     _gap(kind)
     out = redact(render(template, secret))
-    assert secret not in out and secret[:16] not in out, out
+    assert not revealed(out, secret), out
 
 
 def _bytes_under(root):
@@ -114,30 +135,55 @@ def test_hooks_write_no_secret_of_any_class(ace_home, git_project):
             "PostToolUse", cwd, tool_name="Bash", tool_use_id=f"t-{i}", tool_input={"command": text},
             tool_response={"stdout": text, "stderr": "", "interrupted": False}))
         assert code == 0, err
-    blob = _bytes_under(ace_home)
-    assert b"ace.db" in b"".join(p.name.encode() for p in ace_home.rglob("*")) or blob
-    found = [k for k, s in SECRETS.items() if (s.encode() in blob or s[:16].encode() in blob) and k not in GAPS]
+    assert any(p.name == "ace.db" for p in ace_home.rglob("*"))
+    blob = _bytes_under(ace_home).decode("utf-8", "replace")
+    found = [k for k, s in SECRETS.items() if revealed(blob, s) and k not in GAPS]
     assert found == [], f"{len(found)} of {len(CASES)} reached disk: {found}"
 
 
 def test_server_policy_strips_every_class():
+    """The team server's screen (server/policy.py) keeps no planted value in what it would store."""
+    from ace_engine.playbook.ids import new_id
     from ace_engine.server import policy
 
-    for text in TEXTS:
-        verdict = policy.screen({"op": "ADD", "id": "l-1", "section": "general", "content": text[:1900]})
-        body = repr(verdict)
-        leaked = [k for k, s in SECRETS.items() if s in body or s[:16] in body]
+    for i, text in enumerate(TEXTS):
+        delta = {"op": "ADD", "key": f"k-{i}", "lesson_id": new_id(1_700_000_000.0 + i), "section": "general",
+                 "content": "When deploying: " + text}
+        verdict = policy.screen(delta)
+        assert "content" in verdict.body, verdict
+        body = str(verdict.body) + str(verdict)
+        leaked = [k for k, s in SECRETS.items() if revealed(body, s)]
         assert leaked == [], (text, leaked)
 
 
 # -- the table: every row compiles and catches a value generated from its own pattern -----------
 
+_ALNUM = "abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ0123456789"
+
+
+def _category(name, rng):
+    name = str(name)
+    if "NOT" in name:
+        return rng.choice(_ALNUM) if "SPACE" in name else rng.choice(" ;")
+    if "DIGIT" in name:
+        return rng.choice("0123456789")
+    if "WORD" in name:
+        return rng.choice(_ALNUM + "_")
+    return " "
+
+
 def _gen(items, rng):
+    """A string matching the parsed pattern `items` (random within classes, short repeats)."""
     out = []
     for op, av in items:
         if op is C.LITERAL:
             out.append(chr(av))
+        elif op is C.NOT_LITERAL:
+            out.append(rng.choice(_ALNUM))
         elif op is C.IN:
+            if av and av[0][0] is C.NEGATE:
+                out.append(rng.choice(" ;\"'a1"))  # retried until the whole sample matches
+                continue
             chars = []
             for kind, v in av:
                 if kind is C.LITERAL:
@@ -145,36 +191,34 @@ def _gen(items, rng):
                 elif kind is C.RANGE:
                     chars.extend(chr(x) for x in range(v[0], v[1] + 1))
                 elif kind is C.CATEGORY:
-                    chars.extend("abcdefghijklmnopqrstuvwxyz0123456789" if "WORD" in str(v) or "DIGIT" in str(v)
-                                 and False else ("0123456789" if "DIGIT" in str(v) else "aZ9_" if "WORD" in str(v)
-                                                 else " "))
+                    chars.append(_category(v, rng))
             out.append(rng.choice(chars or ["a"]))
         elif op in (C.MAX_REPEAT, C.MIN_REPEAT):
             lo, hi, sub = av
-            k = lo if lo else min(hi, 1) if hi != C.MAXREPEAT else max(lo, 1)
+            k = lo + 16 if hi == C.MAXREPEAT else (lo if lo else min(hi, 1))
             for _ in range(k):
                 out.append(_gen(list(sub), rng))
         elif op is C.SUBPATTERN:
             out.append(_gen(list(av[3]), rng))
         elif op is C.BRANCH:
-            out.append(_gen(list(av[1][0]), rng))
+            out.append(_gen(list(rng.choice(av[1])), rng))
         elif op is C.CATEGORY:
-            out.append("7" if "DIGIT" in str(av) else "a" if "WORD" in str(av) else " ")
+            out.append(_category(av, rng))
         elif op is C.ANY:
-            out.append("x")
+            out.append(rng.choice(_ALNUM))
     return "".join(out)
 
 
 def _sample(pattern, flags, rng):
-    for _ in range(40):
+    for _ in range(200):
         s = _gen(list(sre.parse(pattern, flags)), rng)
         if re.search(pattern, s, flags):
             return s
     return None
 
 
-TOKEN_ROWS = secret_rules.TOKEN_RULES + secret_rules.DETECT_SECRETS_RULES
-CONTEXT_ROWS = secret_rules.CONTEXT_RULES + secret_rules.DETECT_SECRETS_CONTEXT
+TOKEN_ROWS = secret_rules.TOKEN_RULES + secret_rules.DETECT_SECRETS_RULES if secret_rules else ()
+CONTEXT_ROWS = secret_rules.CONTEXT_RULES + secret_rules.DETECT_SECRETS_CONTEXT if secret_rules else ()
 
 
 def test_every_row_compiles():
@@ -193,7 +237,7 @@ def test_context_row_catches_its_sample(row):
     v = _sample("(?:" + value + ")", re.I, rng)
     assert v, rid
     key = keywords[0].upper().replace(".", "_") + "_SECRET"
-    out = redact(f'{key} = "{v}"\n')
+    out = redact(f"{key} = {v}\n" if v.startswith('"') else f'{key} = "{v}"\n')
     assert v not in out, (rid, out)
 
 
@@ -203,11 +247,10 @@ def test_token_row_catches_its_sample(row):
     _gap(rid)
     rng = random.Random(rid)
     s = _sample(pattern, re.I if icase else 0, rng)
-    if s is None:
-        pytest.skip(f"{rid}: no sample from its pattern with this generator")
+    assert s is not None, f"{rid}: no sample generated from its pattern"
     m = re.search(pattern, s, re.I if icase else 0)
     secret = m.group(group if group <= m.re.groups else 0) or m.group(0)
-    out = redact(f"value: {s} \n")
+    out = redact(f"{' '.join(row[1])} value: {s} \n")  # its keywords nearby, as gitleaks wants
     assert secret not in out, (rid, out)
 
 

@@ -4,15 +4,16 @@ Contract: `class_tokens(text)` returns `text` with every value that one of those
 replaced by `[REDACTED:<rule id>]`, or the very same object when none is found. It runs after the
 older rules of `redact` (whose markers it never matches), so known kinds keep their names.
 
-How, in time linear in the text: ONE regex scan finds the runs of token characters at least 12
+How, in time linear in the text: ONE regex scan finds the runs of token characters at least 11
 long (every format in the table is at least that long). A run is looked at only
 - at its head: the rules whose keyword starts the run (a dict by first character, then
   `startswith`) -- prefixed tokens such as `AGE-SECRET-KEY-1…`, `sq0atp-…`, `dop_v1_…`;
-- for the few formats whose keyword sits inside the token (`….atlasv1.…`, `…-us12`), by `in`;
+- for the few formats found by a keyword rather than a prefix (`….atlasv1.…`, `…-us12`, a
+  `https://….webhook.office.com/…` URL), by `in` over the run and 100 characters around it;
 - when the run is assigned (`NAME = run`, `"name": "run"`, `name => run`): the rules whose
   keyword occurs in the 80 characters of name before the operator (`DATADOG_API_KEY=…`).
-A candidate rule's regex then runs in a window of bounded size around that run, so each run costs
-a bounded amount of work and the whole scan stays linear. Values must also reach the rule's
+A candidate rule's regex then runs in a window of bounded size around that run, never again over
+a stretch it already searched (bar a 400-character overlap), so the whole scan stays linear. Values must also reach the rule's
 entropy (gitleaks' own thresholds).
 
 Cost: imports `re` and the data table (no compiling at import); a rule's regex is compiled the
@@ -39,12 +40,16 @@ def _rx(key, pattern, flags=0):
     return rx
 
 
+_RUN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_~+/.-")
+
+
 def _build():
     heads: dict[str, list] = {}
     infix: list = []
     for rule in TOKEN_RULES + DETECT_SECRETS_RULES:
         prefixes = TOKEN_HEADS.get(rule[0])
-        if prefixes:
+        # A head a run cannot start with (`https://…`, `"secret_key"`) is found by its keywords.
+        if prefixes and all(set(h) <= _RUN_CHARS and h[0] not in "+/.-~" for h in prefixes):
             for head in prefixes:
                 heads.setdefault(head[0], []).append((head, rule))
         else:
@@ -66,14 +71,27 @@ def entropy(s: str) -> float:
     return -sum(k / n * math.log2(k / n) for k in counts.values())
 
 
+_OVERLAP = 400  # longer than any token of the table: a match across two windows is still seen
+
+
+def _window(rid, ws, we, searched):
+    """Where rule `rid` still has to look in [ws, we): not again over what it already searched
+    (less an overlap), so many runs triggering one rule cost it one pass over the text."""
+    done = searched.get(rid, -1)
+    if done >= we:
+        return -1
+    searched[rid] = we
+    return max(ws, done - _OVERLAP) if done >= 0 else ws
+
+
 def _token_hits(rule, text, ws, we, spans):
     rid, _, pattern, icase, group, min_ent = rule
     rx = _rx(rid, pattern, re.IGNORECASE if icase else 0)
     for m in rx.finditer(text, ws, we):
         g = group if group <= (rx.groups or 0) else 0
         s, e = m.span(g)
-        if s < 0 or e <= s:
-            s, e = m.span()
+        if s < 0 or e - s < 8:
+            s, e = m.span()  # no group, or a piece of the token (a repeated group): take it all
         if entropy(text[s:e]) >= min_ent:
             spans.append((s, e, rid))
 
@@ -98,8 +116,9 @@ def _operator_before(text: str, s: int) -> int:
 
 def class_tokens(text: str) -> str:
     """Redact the values the gitleaks / detect-secrets formats recognise (see the module doc)."""
-    runs = _rx("run", r"[A-Za-z0-9][A-Za-z0-9_~+/.-]{11,}={0,3}").finditer(text)
+    runs = _rx("run", r"[A-Za-z0-9_][A-Za-z0-9_~+/.-]{10,}={0,3}").finditer(text)
     spans: list = []
+    searched: dict = {}  # rule id -> end of the text it has searched
     n = len(text)
     for m in runs:
         s, e = m.span()
@@ -109,26 +128,32 @@ def class_tokens(text: str) -> str:
             _build()
         heads, infix, context = _index
         low = text[s:min(e, s + 64)].lower()
-        ws, we = max(0, s - 8), min(n, e + _WINDOW_AFTER)
+        we = min(n, e + _WINDOW_AFTER)
         done = set()
         for kw, rule in heads.get(low[0], ()):
             if rule[0] not in done and low.startswith(kw):
                 done.add(rule[0])
-                _token_hits(rule, text, ws, we, spans)
-        run_low = low if e - s <= 64 else text[s:e].lower()
+                ws = _window(rule[0], max(0, s - 8), we, searched)
+                if ws >= 0:
+                    _token_hits(rule, text, ws, we, spans)
+        near = text[max(0, s - 100):min(n, e + 100)].lower()
         for kw, rule in infix:
-            if rule[0] not in done and kw in run_low:
+            if rule[0] not in done and kw in near:
                 done.add(rule[0])
-                _token_hits(rule, text, max(0, s - 100), we, spans)
+                ws = _window(rule[0], max(0, s - 100), we, searched)
+                if ws >= 0:
+                    _token_hits(rule, text, ws, we, spans)
         op = _operator_before(text, s)
-        # A random value of 14+ characters holds a digit (a miss has odds of ~1e-4): assigned
+        # A random value of 11+ characters holds a digit (a miss has odds of ~1e-3): assigned
         # names and words without one (`x = self.compiled_patterns`) are not worth the lookups.
         if op >= 0 and _rx("digit", r"[0-9]").search(text, s, e) is not None:
             area = text[max(0, op - 80):op + 1].lower()
             for kw, rule in context:
                 if rule[0] not in done and kw in area:
                     done.add(rule[0])
-                    _context_hits(rule, text, max(0, op - 80), min(n, e + 3), spans)
+                    ws = _window("ctx:" + rule[0], max(0, op - 80), min(n, e + 3), searched)
+                    if ws >= 0:
+                        _context_hits(rule, text, ws, min(n, e + 3), spans)
     if not spans:
         return text
     spans.sort()

@@ -161,7 +161,7 @@ FOREIGN_NEEDLES = ("contrase", "passwort", "kennwort", "mot de passe", "senha", 
                    "hasło", "haslo", "parola", "lozinka", "heslo", "пароль")
 _FOREIGN = (r"(?:contraseña|contrasena|clave|passwort|kennwort|mot de passe|senha|wachtwoord|hasło|haslo"
             r"|parola|lozinka|heslo|пароль)"
-            r"(?:[ \t]+(?P<verb>es|era|ist|lautet|war|est|était|é|is|jest|je|è|это))?[ \t]*(?P<sep>[:=])?[ \t]*"
+            r"(?:[ \t]+(?P<verb>es|era|ist|lautet|war|est|était|é|is|jest|je|è|это)(?=[ \t:=]))?[ \t]*(?P<sep>[:=])?[ \t]*"
             r"(?P<q>[\"'`«„])?(?P<val>[^\s\"'`»“]{1,256})")
 
 

@@ -366,13 +366,11 @@ TOKEN_HEADS = {
     'slack-legacy-token': ('xox',),
     'slack-legacy-workspace-token': ('xox',),
     'slack-user-token': ('xox',),
-    'sourcegraph-access-token': ('sgp_', 'sgp_local'),
     'square-access-token': ('eaaa', 'sq0atp-'),
     'stripe-access-token': ('rk', 'sk'),
     'twilio-api-key': ('sk',),
     'vault-batch-token': ('hvb.',),
     'vault-service-token': ('hvs.', 's.'),
-    'atlassian-api-token': ('atatt3',),
     'square-oauth-secret': ('sq0csp-',),
     'artifactory-password': ('ap',),
 }
