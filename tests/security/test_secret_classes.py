@@ -15,9 +15,9 @@ import re._constants as C  # noqa: N812
 import re._parser as sre
 
 import pytest
-from hookutil import payload, run_hook
 
 from ace_engine.capture.redact import redact
+from hookutil import payload, run_hook
 
 try:
     from ace_engine.capture import secret_rules
@@ -75,7 +75,7 @@ def render(template, secret):
     half = len(secret) // 2
     return template.format(
         s=secret, a=secret[:half], b=secret[half:],
-        enc="".join("%{:02X}".format(ord(c)) if c in "_" else c for c in secret),
+        enc="".join(f"%{ord(c):02X}" if c in "_" else c for c in secret),
         b64=base64.b64encode(("export GITHUB_TOKEN=" + secret).encode()).decode(),
         b64pw=base64.b64encode(("DB_PASSWORD=" + secret).encode()).decode(),
         fw="".join(chr(ord(c) + 0xFEE0) for c in secret))
@@ -222,9 +222,9 @@ CONTEXT_ROWS = secret_rules.CONTEXT_RULES + secret_rules.DETECT_SECRETS_CONTEXT 
 
 
 def test_every_row_compiles():
-    for rid, _, pattern, icase, _, _ in TOKEN_ROWS:
+    for _rid, _, pattern, icase, _, _ in TOKEN_ROWS:
         re.compile(pattern, re.I if icase else 0)
-    for rid, _, name, value, _ in CONTEXT_ROWS:
+    for _rid, _, name, value, _ in CONTEXT_ROWS:
         re.compile("(?:" + name + ")" + value, re.I)
     assert len(TOKEN_ROWS) + len(CONTEXT_ROWS) > 200
 

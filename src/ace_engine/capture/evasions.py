@@ -17,6 +17,10 @@ when a base64 run is there, `binascii` (a C module).
 
 import re
 
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: hooks import this module and must not load `typing`
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 _INVISIBLE = frozenset("\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b\u200c\u200d\u200e\u200f"
                        "\u202a\u202b\u202c\u202d\u202e\u2060\u2061\u2062\u2063\u2064\ufeff")
 # Cyrillic and Greek letters that look like Latin ones in key names and token prefixes.
@@ -28,14 +32,14 @@ _HEX = frozenset("0123456789abcdefABCDEF")
 _compiled: dict = {}
 
 
-def _rx(name, pattern):
+def _rx(name: str, pattern: str) -> re.Pattern[str]:
     rx = _compiled.get(name)
     if rx is None:
         rx = _compiled[name] = re.compile(pattern)
     return rx
 
 
-def _fold(text: str):
+def _fold(text: str) -> "tuple[str, list[int]] | None":
     """(normalised copy, map) -- map[i] is where the copy's char i starts in `text`, with
     map[len(copy)] == len(text) -- or None when folding changes nothing."""
     out: list[str] = []
@@ -122,7 +126,7 @@ def _common_suffix(a: str, b: str, limit: int) -> int:
     return lo
 
 
-def _decoded_secrets(text: str, redact_plain) -> str:
+def _decoded_secrets(text: str, redact_plain: "Callable[[str], str]") -> str:
     """Base64 runs whose decoded text holds a secret, replaced whole."""
     spans = []
     for m in _rx("b64", r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/]{24,}={0,2}(?![A-Za-z0-9+/=_-])").finditer(text):
@@ -154,7 +158,7 @@ def _decoded_secrets(text: str, redact_plain) -> str:
     return "".join(out)
 
 
-def unfold(text: str, redact_plain) -> str:
+def unfold(text: str, redact_plain: "Callable[[str], str]") -> str:
     """`text` (already redacted as written) with the secrets hidden by an evasion redacted too."""
     if len(text) >= 24 and _rx("b64any", r"[A-Za-z0-9+/]{24}").search(text) is not None:
         text = _decoded_secrets(text, redact_plain)

@@ -8,13 +8,13 @@ How, in time linear in the text: ONE regex scan finds the runs of token characte
 long (every format in the table is at least that long). A run is looked at only
 - at its head: the rules whose keyword starts the run (a dict by first character, then
   `startswith`) -- prefixed tokens such as `AGE-SECRET-KEY-1…`, `sq0atp-…`, `dop_v1_…`;
-- for the few formats found by a keyword rather than a prefix (`….atlasv1.…`, `…-us12`, a
-  `https://….webhook.office.com/…` URL), by `in` over the run and 100 characters around it;
+- for the few formats found by a keyword rather than a prefix (`….atlasv1.…`, `…-us12`,
+  a `https://….webhook.office.com/…` URL), by `in` over the run and 100 characters around it;
 - when the run is assigned (`NAME = run`, `"name": "run"`, `name => run`): the rules whose
   keyword occurs in the 80 characters of name before the operator (`DATADOG_API_KEY=…`).
 A candidate rule's regex then runs in a window of bounded size around that run, never again over
-a stretch it already searched (bar a 400-character overlap), so the whole scan stays linear. Values must also reach the rule's
-entropy (gitleaks' own thresholds).
+a stretch it already searched (bar a 400-character overlap), so the whole scan stays linear.
+Values must also reach the rule's entropy (gitleaks' own thresholds).
 
 Cost: imports `re` and the data table (no compiling at import); a rule's regex is compiled the
 first time it is a candidate. Text without a 12-character run (prose) costs one regex scan.

@@ -14,6 +14,10 @@ Imports only ``re``; patterns compile on first use.
 
 import re
 
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: hooks import this module and must not load `typing`
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
 _compiled: dict[str, re.Pattern[str]] = {}
 
 
@@ -46,7 +50,7 @@ def _apply(text: str, spans: list) -> str:
     return "".join(out)
 
 
-def _finds(text: str, needle: str):
+def _finds(text: str, needle: str) -> "Iterator[int]":
     i = text.find(needle)
     while i >= 0:
         yield i
@@ -161,7 +165,8 @@ FOREIGN_NEEDLES = ("contrase", "passwort", "kennwort", "mot de passe", "senha", 
                    "hasło", "haslo", "parola", "lozinka", "heslo", "пароль")
 _FOREIGN = (r"(?:contraseña|contrasena|clave|passwort|kennwort|mot de passe|senha|wachtwoord|hasło|haslo"
             r"|parola|lozinka|heslo|пароль)"
-            r"(?:[ \t]+(?P<verb>es|era|ist|lautet|war|est|était|é|is|jest|je|è|это)(?=[ \t:=]))?[ \t]*(?P<sep>[:=])?[ \t]*"
+            r"(?:[ \t]+(?P<verb>es|era|ist|lautet|war|est|était|é|is|jest|je|è|это)(?=[ \t:=]))?"
+            r"[ \t]*(?P<sep>[:=])?[ \t]*"
             r"(?P<q>[\"'`«„])?(?P<val>[^\s\"'`»“]{1,256})")
 
 

@@ -11,6 +11,7 @@ Cost: nothing is compiled here; `secret_classes` compiles a row the first time i
 near a long token. A test (tests/security/test_secret_classes.py) compiles every row and checks each
 catches a value generated from its own pattern.
 """
+# ruff: noqa: E501 -- one rule per line: the table is read and diffed row by row
 
 # (id, keywords, name pattern, value pattern, minimum Shannon entropy of the value)
 # A value is a secret when it follows an assignment (`=`, `:`, `=>`, `,` ...) to a name containing
