@@ -3,10 +3,11 @@ and the hooks written into `.claude/settings.json` run through the installed lau
 
 Routes: an editable install (`pip install -e`), the built wheel and the sdist in a fresh venv,
 `pipx install` and `uv tool install` from the clone and from the wheel, and the Claude Code plugin
-(hooks from the plugin's source tree, `ace` from the wheel). One wheel and sdist are built per
-session (`python -m build`, which builds the wheel from the sdist, so the sdist is proven complete
-too); pipx, uv and build come from the package index into a tool venv under the session's tmp
-directory. Each route has its own venv, HOME, XDG dirs and ACE_HOME: nothing touches the real home.
+(hooks from the plugin's source tree, `ace` from the wheel). One wheel and sdist are built for the
+file (`python -m build`, which builds the wheel from the sdist, so the sdist is proven complete
+too); pipx, uv and build come from the package index into a tool venv under pytest's tmp
+directory, with one package cache. (Module-scoped: under xdist's loadgroup the file runs on one
+worker and builds once.) Each route has its own venv, HOME, XDG dirs and ACE_HOME: nothing touches the real home.
 
 Also checked here: the wheel carries every package data file of the source tree, and a missing
 extra's fix (`ace install --mcp` without the `mcp` package; doctor with `llm.provider = anthropic`
@@ -64,7 +65,7 @@ def clean_env(base: Path, cache: Path, path_dirs: list[Path] = ()) -> dict[str, 
     return env
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def tools(tmp_path_factory):
     """A venv with build, pipx and uv from the package index, and a package cache for the session."""
     base = tmp_path_factory.mktemp("install-tools")
@@ -75,7 +76,7 @@ def tools(tmp_path_factory):
     return {"python": python, "bin": base / "venv" / "bin", "cache": cache}
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def dist(tools, tmp_path_factory):
     """One sdist and one wheel of the working tree for the whole session (the wheel built from the sdist)."""
     out = tmp_path_factory.mktemp("dist")
