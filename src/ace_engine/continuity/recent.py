@@ -8,6 +8,10 @@
     - Changed: calc.py (edited ×2), test_calc.py (edited)
     </ace-recent-context>
 
+What a row holds was screened by the worker, field by field (`trust.py`: the lesson policy, the
+provenance rule for what the user didn't write, someone else's words quoted after who said them);
+rows written before that (summary version < `continuity.VERSION`) are not read at all.
+
 Choosing: the project's summaries worth carrying over (`carry`), last active within
 `continuity.max_age_days`, never the asking session; this branch's first (the branch is read from
 `.git/HEAD`, no `git` process), then those with open ends, then the newest; at most

@@ -7,7 +7,9 @@ reach `<ace-recent-context>` has an origin, named where `summarize.lines` render
   said is left (`Left to do (you said):`). Only these may read as a request.
 * `agent` — what the agent wrote or did: its last message's open ends, its closing question, the
   action it announced or was cut off in, a command it ran, the model's narrative. Someone else's text
-  may have told it to (a tool's output, a file it read), so it counts as text someone else wrote.
+  may have told it to (a tool's output, a file it read), so it counts as text someone else wrote —
+  except a command it ran whose risky parts the session's evidence attributes (`Fields.ran`,
+  `learning.origins`): typed by the user, in the project's files, or chosen by the agent on its own.
 * `tool` — what a tool printed: test output, an error, `git commit`'s answer.
 * `repo` — names the repository chose: files, the branch, commit subjects from `git log`.
 
@@ -33,7 +35,7 @@ worker's, once per summary; never imported by a hook.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from ..escape import quoted
 
@@ -44,16 +46,21 @@ _SEPARATORS = re.compile(r"[-_/.]+")
 _HOST = "contacts unknown host"
 
 
-def _origin_concerns(text: str, trusted_hosts: Iterable[str]) -> list[str]:
-    """The provenance rule for text someone other than the user wrote: the one call site."""
+def _origin_concerns(text: str, trusted_hosts: Iterable[str], origins: Mapping[str, str] | None) -> list[str]:
+    """The provenance rule for text someone other than the user wrote: the one call site. Its risky
+    parts are foreign unless `origins` (the learner's attribution of a command the agent ran)
+    says the user typed it, the project has it, or the agent chose it on its own."""
     from ..playbook.provenance import origin_concerns
 
-    return origin_concerns(text, {"origin": "foreign"}, trusted_hosts=tuple(trusted_hosts))
+    provenance = {"origin": "foreign", "origins": dict(origins)} if origins else {"origin": "foreign"}
+    return origin_concerns(text, provenance, trusted_hosts=tuple(trusted_hosts))
 
 
-def concerns(text: str, origin: str, trusted_hosts: Iterable[str] = (), *, name: bool = False) -> list[str]:
+def concerns(text: str, origin: str, trusted_hosts: Iterable[str] = (), *, name: bool = False,
+             origins: Mapping[str, str] | None = None) -> list[str]:
     """Why this field must not reach the next session's context ([] when it may); see the module
-    docstring. `name`: a file or branch name, also read with its separators as spaces."""
+    docstring. `name`: a file or branch name, also read with its separators as spaces. `origins`:
+    {risky part: origin} computed for a command the agent ran (`Fields.ran`)."""
     from ..playbook.safety import concerns as lesson_concerns
 
     if origin not in ORIGINS:
@@ -71,7 +78,7 @@ def concerns(text: str, origin: str, trusted_hosts: Iterable[str] = (), *, name:
         if origin == "user":
             reasons = [r for r in reasons if not r.startswith(_HOST)]
         else:
-            reasons += _origin_concerns(variant, hosts)
+            reasons += _origin_concerns(variant, hosts, origins)
         found += [r for r in reasons if r not in found]
     return found
 
@@ -79,13 +86,17 @@ def concerns(text: str, origin: str, trusted_hosts: Iterable[str] = (), *, name:
 class Fields:
     """The fields of one summary as they may be shown, with a count of those withheld."""
 
-    def __init__(self, trusted_hosts: Iterable[str] = ()) -> None:
+    def __init__(self, trusted_hosts: Iterable[str] = (),
+                 attribution: Callable[[str], Mapping[str, str]] | None = None) -> None:
+        """`attribution`: `learning.origins.Attribution` of the session (command → {part: origin});
+        without it every risky part of a command counts as someone else's."""
         self.trusted_hosts = tuple(trusted_hosts)
+        self.attribution = attribution
         self.withheld = 0
         self.reasons: list[str] = []
 
-    def _ok(self, text: str, origin: str, *, name: bool = False) -> bool:
-        found = concerns(text, origin, self.trusted_hosts, name=name)
+    def _ok(self, text: str, origin: str, *, name: bool = False, origins: Mapping[str, str] | None = None) -> bool:
+        found = concerns(text, origin, self.trusted_hosts, name=name, origins=origins)
         if found:
             self.withheld += 1
             self.reasons += [r for r in found if r not in self.reasons]
@@ -106,6 +117,17 @@ class Fields:
         """A file or branch name, as it is; None when empty or screened out."""
         text = (text or "").strip()
         return text if text and self._ok(text, origin, name=True) else None
+
+    def ran(self, command: str | None) -> str | None:
+        """A command the agent ran, as it is; None when empty or screened out. Its risky parts
+        (a package, a host) take the origin the session's evidence gives them: the user's prompt,
+        the project's files, the agent's own choice — or someone else's text it saw first, which
+        is foreign (the agent ran it because a tool's output told it to)."""
+        text = (command or "").strip()
+        if not text:
+            return None
+        origins = self.attribution(text) if self.attribution is not None else None
+        return text if self._ok(text, "agent", origins=origins) else None
 
     def plain(self, text: str | None, origin: str) -> str | None:
         """Text ace-engine wrote around someone else's words (a step it describes, a command in

@@ -79,10 +79,36 @@ def screened_lines(summary_lines: list[str]) -> tuple[list[str], int]:
     return kept, withheld
 
 
-def row_for(session_id: str, project_id: int | None, summary: dict[str, Any], kind: str) -> dict[str, Any]:
+def trusted_hosts(cfg: Any, root: str | None) -> tuple[str, ...]:
+    """Hosts a field may name: the user's `learning.trusted_hosts` and the project's git remote
+    host — as for lessons, nothing the repository writes can add to them."""
+    from ..playbook.safety import remote_host
+    from ..project import identify
+
+    try:
+        hosts = tuple(str(h) for h in cfg["learning.trusted_hosts"] or ())
+    except KeyError:
+        hosts = ()
+    remote = remote_host(identify(root).remote) if root and os.path.isdir(root) else None
+    return hosts + ((remote,) if remote else ())
+
+
+def attribution(events: list[dict[str, Any]], messages: list[dict[str, Any]], root: str | None) -> Any:
+    """Where the risky parts of the session's commands came from (`learning.origins.Attribution`):
+    the user's prompts, the project's files, else the order of what the agent ran and what it saw."""
+    from ..learning import origins
+
+    prompts = [str(m.get("text") or "") for m in messages if m.get("role") == "user" and not m.get("agent_id")]
+    ordered = sorted(events, key=lambda e: (float(e.get("created_at") or 0.0), e.get("id") or 0))
+    return origins.Attribution(prompts, origins.from_events(ordered), origins.project_text(root))
+
+
+def row_for(session_id: str, project_id: int | None, summary: dict[str, Any], kind: str,
+            hosts: tuple[str, ...] = (), attributed: Any = None) -> dict[str, Any]:
     """The `session_summaries` row of a summary: its lines built field by field through
-    `trust.Fields` and screened again as lines into `text`; the branch a screened name."""
-    fields = Fields()
+    `trust.Fields` (`hosts`: `trusted_hosts`; `attributed`: `attribution` of its session) and
+    screened again as lines into `text`; the branch a screened name."""
+    fields = Fields(hosts, attributed)
     kept, withheld = screened_lines(summarize.lines(summary, fields))
     branch = fields.name((summary.get("git") or {}).get("branch"))
     summary["withheld"] = fields.withheld + withheld
@@ -123,12 +149,13 @@ def update_session(store: Any, session_id: str, cfg: Any, now: float, *, with_na
                               started_at=session.get("started_at"), live=bool(git))
     summary["status"] = session.get("status")
     kind = _with_narrative(summary, store.session_summary(session_id), cfg) if with_narrative else "offline"
-    store.put_session_summary(row_for(session_id, session.get("project_id"), summary, kind), now)
+    attributed = attribution(data["tool_events"], data["messages"], root)
+    store.put_session_summary(row_for(session_id, session.get("project_id"), summary, kind,
+                                      trusted_hosts(cfg, root), attributed), now)
     return summary
 
 
-def transcript_summary(parsed: Mapping[str, Any], root: str | None) -> dict[str, Any]:
-    """The summary of a parsed transcript (`learning.transcript.parse_file`), not written."""
+def _transcript_parts(parsed: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     events: list[dict[str, Any]] = []
     messages: list[dict[str, Any]] = []
     for agent in parsed.get("agents") or []:
@@ -137,6 +164,12 @@ def transcript_summary(parsed: Mapping[str, Any], root: str | None) -> dict[str,
         if not agent_id:
             messages += agent["messages"]
     events.sort(key=lambda e: (e["created_at"], e["id"]))
+    return events, messages
+
+
+def transcript_summary(parsed: Mapping[str, Any], root: str | None) -> dict[str, Any]:
+    """The summary of a parsed transcript (`learning.transcript.parse_file`), not written."""
+    events, messages = _transcript_parts(parsed)
     summary = summarize.build(events, messages, root=root, branch=parsed.get("git_branch"), live=False)
     summary["status"] = "transcript"
     return summary
@@ -150,7 +183,9 @@ def store_transcript(store: Any, parsed: Mapping[str, Any], project_id: int | No
     if not session_id or not setting(cfg, "continuity.enabled"):
         return None
     summary = transcript_summary(parsed, root)
-    store.put_session_summary(row_for(str(session_id), project_id, summary, "offline"), now)
+    attributed = attribution(*_transcript_parts(parsed), root)
+    store.put_session_summary(row_for(str(session_id), project_id, summary, "offline", trusted_hosts(cfg, root),
+                                      attributed), now)
     return summary
 
 
