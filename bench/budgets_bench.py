@@ -5,7 +5,8 @@
 Each case runs the same inputs its test uses and compares a figure (a median, a worst case or a
 per-call mean, as its budget says) with the budget the test held. The functional half of each
 check stayed in its test; the test named beside each case. A case over budget prints `OVER` and
-the script exits 1 (`--no-budget`: report only, as tests/test_bench_budgets.py runs it). Everything runs in a private temporary HOME / ACE_HOME, removed at the end.
+the script exits 1 (`--no-budget`: report only, as tests/test_bench_budgets.py runs it).
+Everything runs in a private temporary HOME / ACE_HOME, removed at the end.
 
 Cases (budget, where it came from):
 - query parse, 500 KB prompt: 2 s (tests/test_retrieval.py::test_long_prompts_are_capped)
@@ -16,6 +17,8 @@ Cases (budget, where it came from):
 - code patterns, 60 KB write, per call: 50 ms (tests/test_code_patterns.py::test_a_large_write_is_scanned)
 - feedback parser, 500 random texts, worst: 50 ms; an ordinary prompt, per call: 50 µs
   (tests/test_learning_feedback.py)
+- continuity summary of a dev-corpus session, median: 100 ms
+  (tests/test_continuity.py::test_every_corpus_session_gives_a_summary_row)
 - statusline process: 1 s (tests/test_statusline.py::test_ace_statusline_command_and_the_fast_entry)
 - hook faults — every event on every malformed input: under the event's Claude Code timeout; a
   20 MB response and a locked store: under PostToolUse's own budget; a
@@ -268,7 +271,22 @@ def case_mcp(base: Path) -> list[tuple]:
     return rows
 
 
-CASES = {"retrieval": case_retrieval, "patterns": case_patterns_and_feedback, "statusline": case_statusline,
+def case_continuity(base: Path) -> list[tuple]:
+    from ace_engine.continuity import update
+    from ace_engine.learning import transcript
+    from test_continuity import corpus_file, corpus_summaries
+
+    costs = []
+    for name, _, _ in corpus_summaries():
+        parsed = transcript.parse_file(str(corpus_file(name)))
+        costs.append(timed(lambda n=name, p=parsed: update.row_for(n, 1, update.transcript_summary(p, p["cwd"]),
+                                                                  "offline")))
+    return [("continuity summary of a dev-corpus session", statistics.median(costs), 0.1,
+             f"median of {len(costs)}")]
+
+
+CASES = {"retrieval": case_retrieval, "continuity": case_continuity, "patterns": case_patterns_and_feedback,
+         "statusline": case_statusline,
          "hooks": case_hook_faults, "mcp": case_mcp}
 
 

@@ -597,16 +597,15 @@ def test_a_transcript_summary_is_stored_and_shown_at_startup(ace_home, tmp_path)
     assert "Asked: " in block and asked in block and left in block, block
 
 
-def test_summary_cost_stays_in_milliseconds(ace_home):
-    costs = {}
+def test_every_corpus_session_gives_a_summary_row(ace_home):
+    # what it costs (median < 100 ms): bench/budgets_bench.py and bench/continuity_bench.py
+    rows = {}
     for name, _, _ in corpus_summaries():
         from ace_engine.learning import transcript
 
         parsed = transcript.parse_file(str(corpus_file(name)))
-        started = time.perf_counter()
-        update.row_for(name, 1, update.transcript_summary(parsed, parsed["cwd"]), "offline")
-        costs[name] = (time.perf_counter() - started) * 1000
-    assert sorted(costs.values())[len(costs) // 2] < 100, costs  # the bench reports the real figures
+        rows[name] = update.row_for(name, 1, update.transcript_summary(parsed, parsed["cwd"]), "offline")
+    assert len(rows) >= 11 and all(rows.values()), rows
 
 
 def test_the_migration_is_the_eighth(ace_home):
