@@ -12,7 +12,7 @@ nothing was hidden.
 Cost: a few C-level checks gate everything (`isascii`, `%`, quotes next to `+`, a long base64
 run); only text that has such a feature pays for one linear pass that builds the normalised copy
 and its map back to the original, and one more `redact_plain` over it. Imports only `re` and,
-when a base64 run is there, `binascii` (a C module).
+when a base64 run is there, `binascii` (a C module). The stretch that changed is found by comparing blocks, not chars.
 """
 
 import re
@@ -105,25 +105,27 @@ def _gated(text: str) -> bool:
 
 
 def _common_prefix(a: str, b: str) -> int:
-    lo, hi = 0, min(len(a), len(b))
-    while lo < hi:  # the longest k with a[:k] == b[:k]: O(n log n) compares at C speed
-        mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
+    """Length of the common prefix of `a` and `b`: compared a block at a time (C speed), then
+    char by char inside the first block that differs -- linear."""
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i:i + 4096] == b[i:i + 4096]:
+        i += 4096
+    i = min(i, n)
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
 
 
 def _common_suffix(a: str, b: str, limit: int) -> int:
-    lo, hi = 0, min(len(a), len(b), limit)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[len(a) - mid:] == b[len(b) - mid:]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
+    """Length of the common suffix of `a` and `b`, at most `limit`."""
+    la, lb = len(a), len(b)
+    k = 0
+    while k < limit and a[max(la - k - 4096, la - limit):la - k] == b[max(lb - k - 4096, lb - limit):lb - k]:
+        k = min(k + 4096, limit)
+    while k < limit and a[la - k - 1] == b[lb - k - 1]:
+        k += 1
+    return k
 
 
 def _decoded_secrets(text: str, redact_plain: "Callable[[str], str]") -> str:

@@ -113,6 +113,7 @@ def _same_name(v, key):
     return a == b
 
 
+_JUDGE = 1024  # how much of a value the judgement reads: enough for any real secret or name
 _last_word: list = [None, 0, -1]  # (text, start, end) of the last word measured
 
 
@@ -134,7 +135,7 @@ def _random_word(text, vs):
     """`password = pypiPass2024x` mid-line (a flattened pypirc, a prose note): the value is a
     bare word with a digit and a capital or symbol, not a call, an attribute or a snake_case
     name -- so not code."""
-    v = text[vs:_word_end(text, vs)].rstrip(",;)")
+    v = text[vs:min(_word_end(text, vs), vs + _JUDGE)].rstrip(",;)")
     if len(v) < 6 or "_" in v or "." in v or "(" in v or "[" in v:
         return False
     return (any(c.isdigit() for c in v)
@@ -206,6 +207,13 @@ def _kv_value(text, m):
         ve = _word_end(text, vs)
         if _rx("code").match(text, vs, min(n, ve + 1)):
             return None  # token=get_token(), api_key=os.environ["X"]
+        if ve - vs > _JUDGE:
+            # A very long word (`token=$token=$token=…`, a blob): judged by its head, so that
+            # the keys inside it, each looked at in turn, cost a bounded amount each.
+            v = text[vs:vs + _JUDGE]
+            if placeholder(v) or _same_name(v, key) or (numeric_ok and v.isdigit()):
+                return None
+            return vs, ve, kind
         v = text[vs:ve]
         # Drop closers that belong to the surrounding code: f(token=abc),
         # {"token": abc} -- but keep balanced ones: p(ss), [REDACTED:x].

@@ -1,0 +1,173 @@
+"""Redaction and policy screening bench: linear time on adversarial text, and no secret left.
+
+    python bench/redaction_bench.py [--max-kb 1024] [--out bench/results/redaction.json] [-q]
+
+Part 1 (issue 20, "linear-time text screening"): every generator below builds text meant to make
+one pattern backtrack or rescan (repeated `-p`, long runs of key-like characters, nested quotes,
+many `=` / `:`, long base64-ish runs, homoglyph and zero-width soup, every needle of a rule
+repeated on one line...). Each is run, at 1 KB to 1 MB, through `capture.redact.redact` (hooks,
+store, server) and `playbook.safety.concerns` (the lesson policy). We report microseconds per KB
+per size and FAIL (exit 1) when the time per KB at the largest size is more than 2x the time per
+KB at 16 KB for any generator and function -- i.e. when the cost is not linear.
+
+Part 2: the secret-context corpus of tests/security/test_secret_classes.py (each class and
+evasion) goes through `redact`; FAIL when any secret can still be read from the output.
+
+Timing is the best of a few runs (one at 1 MB) of a fresh string each time (so `redact`'s memo of
+its last outputs does not hide work). The machine's load average is recorded beside the figures.
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path[:0] = [os.path.join(ROOT, "src"), os.path.join(ROOT, "tests"), os.path.join(ROOT, "tests", "security")]
+
+from ace_engine.capture.redact import redact  # noqa: E402
+from ace_engine.playbook import safety  # noqa: E402
+
+LIMIT = 2.0  # per-KB time at the largest size may be at most this many times that at 16 KB
+
+
+def rep(unit: str):
+    return lambda n: (unit * (n // len(unit) + 1))[:n]
+
+
+B64ISH = "QWxhZGRpbjpvcGVuIHNlc2FtZQ+/"
+GENERATORS = {
+    "repeated -p": rep("-p "),
+    "mysql -pX repeated": rep("mysql -pab "),
+    "docker login -p": rep("docker login -u a -p "),
+    "key-like run": rep("aB3_"),
+    "alnum run": rep("a"),
+    "many =": rep("="),
+    "many :": rep(":"),
+    "token= chain": rep("token="),
+    "token=$ chain": rep("token=$"),
+    "password is": rep("password is "),
+    "password is 'x": rep("password is 'x "),
+    "Passwort ist": rep("Passwort ist "),
+    "contraseña:": rep("contraseña: "),
+    "nested quotes": rep("\"'`\"'"),
+    "quote plus quote": rep("'a' + "),
+    "cookie: chain": rep("cookie: "),
+    "-b cookie chain": rep("curl -b a=b "),
+    "authorization chain": rep("authorization: "),
+    "bearer chain": rep("bearer "),
+    "--token chain": rep("--token "),
+    "--tokentoken run": rep("--tokentoken"),
+    "-u user:pass chain": rep("-u a:"),
+    "url userinfo": rep("http://a:"),
+    "user:pass@ chain": rep("a:b@"),
+    "@ host chain": rep("x@a.b "),
+    "base64-ish run": rep(B64ISH),
+    "base64 words": rep("aGVsbG8gd29ybGQgdGhpcyBpcyBmaW5l "),
+    "%XX run": rep("%41"),
+    "homoglyph soup": rep("раsswоrd\u200b＝ｔｏｋｅｎ "),
+    "zero-width run": rep("\u200b"),
+    "full-width run": rep("ｇｈｐ＿"),
+    "pem begin chain": rep("-----BEGIN PRIVATE KEY-----"),
+    "AKIA chain": rep("AKIA"),
+    "sk- chain": rep("sk- "),
+    "eyJ chain": rep("eyJ."),
+    "separator runs": rep("_aaaaaaaaaaaa"),
+    "datadog= chain": rep("datadog="),
+    "vendor heads": rep("ghp_ xoxb- AGE-SECRET-KEY-1 sq0atp- "),
+    "long runs + ops": rep("k=" + "a1" * 40 + " "),
+    "curl chain": rep("curl "),
+    "wget chain": rep("wget "),
+    "base64 -d chain": rep("base64 -d "),
+    "pipe chain": rep("| "),
+    "git push chain": rep("git push "),
+    "chmod chain": rep("chmod "),
+    "nc chain": rep("nc "),
+    "scp chain": rep("scp "),
+    "ssh user@ chain": rep("ssh a@b "),
+    "$( chain": rep("$("),
+    "ignore the chain": rep("ignore the "),
+    "you are chain": rep("you are "),
+    "newlines": rep("\n"),
+}
+FUNCTIONS = {"redact": redact, "concerns": safety.concerns}
+
+
+def timed(fn, text: str, runs: int) -> float:
+    best = float("inf")
+    for i in range(runs):
+        fresh = text[:-1] + text[-1]  # a new object: redact's memo is by identity
+        started = time.perf_counter()
+        fn(fresh)
+        best = min(best, time.perf_counter() - started)
+        if i == 0 and best > 2.0:
+            break  # slow enough to measure once
+    return best
+
+
+def linearity(sizes_kb: list[int], quiet: bool) -> tuple[dict, list[str]]:
+    results: dict = {}
+    failures = []
+    for name, gen in GENERATORS.items():
+        results[name] = {}
+        for fname, fn in FUNCTIONS.items():
+            per_kb = {}
+            for kb in sizes_kb:
+                text = gen(kb * 1024)
+                runs = 5 if kb <= 64 else 2 if kb <= 256 else 1
+                per_kb[kb] = timed(fn, text, runs) / kb * 1e6
+            ratio = per_kb[sizes_kb[-1]] / max(per_kb[16], 1e-3)
+            ok = ratio <= LIMIT
+            results[name][fname] = {"us_per_kb": {str(k): round(v, 2) for k, v in per_kb.items()},
+                                    "ratio_largest_vs_16kb": round(ratio, 2), "ok": ok}
+            if not ok:
+                failures.append(f"{fname} on {name!r}: {ratio:.1f}x per KB at {sizes_kb[-1]} KB vs 16 KB")
+            if not quiet:
+                cells = " ".join(f"{v:8.1f}" for v in per_kb.values())
+                print(f"{name:22} {fname:8} {cells}  x{ratio:4.2f} {'ok' if ok else 'NOT LINEAR'}", flush=True)
+    return results, failures
+
+
+def corpus() -> tuple[dict, list[str]]:
+    import test_secret_classes as cases
+
+    leaked = []
+    for kind, template, secret in cases.CASES:
+        out = redact(cases.render(template, secret))
+        if cases.revealed(out, secret):
+            leaked.append(kind)
+    return {"contexts": len(cases.CASES), "leaked": leaked}, [f"secret reached the output: {k}" for k in leaked]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--max-kb", type=int, default=1024)
+    parser.add_argument("--out", default=os.path.join(HERE, "results", "redaction.json"))
+    parser.add_argument("-q", "--quiet", action="store_true")
+    args = parser.parse_args()
+    sizes = [kb for kb in (1, 4, 16, 64, 256, 1024) if kb <= max(args.max_kb, 16)]
+    load_before = os.getloadavg()
+    if not args.quiet:
+        print(f"{'input':22} {'function':8} " + " ".join(f"{str(k) + 'KB':>8}" for k in sizes)
+              + "  (us per KB; ratio largest/16KB)")
+    lin, failures = linearity(sizes, args.quiet)
+    found, leaks = corpus()
+    failures += leaks
+    report = {"sizes_kb": sizes, "limit_ratio": LIMIT, "linearity": lin, "secret_corpus": found,
+              "loadavg_before": [round(x, 2) for x in load_before],
+              "loadavg_after": [round(x, 2) for x in os.getloadavg()], "failures": failures,
+              "python": sys.version.split()[0]}
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    with open(args.out, "w", encoding="utf-8") as f:
+        json.dump(report, f, indent=1, ensure_ascii=False)
+    print(f"secret corpus: {len(found['leaked'])} of {found['contexts']} contexts reach the output")
+    for line in failures:
+        print("FAIL", line)
+    print("written to", args.out)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
