@@ -133,6 +133,7 @@ class Attribution:
     """`content → {risky part: origin}` for the lessons of one trajectory (module docstring)."""
 
     def __init__(self, prompts: Iterable[str], evidence: Iterable[Mapping[str, Any]], project: str = "") -> None:
+        prompts = list(prompts)
         # What the user typed, without what the prompts quote (pasted output is someone else's text).
         self._prompts = rule.fold("\n".join(unquoted(str(p)) for p in prompts))
         quoted = [{"use": "", "seen": str(p), "cut": False} for p in prompts if unquoted(str(p)) != str(p)]

@@ -77,6 +77,12 @@ def content_key(content: str) -> str:
     return _SPACE.sub(" ", _KEY_JUNK.sub(" ", redact(content).lower())).strip()
 
 
+def _origins_of(bullet: Bullet) -> dict[str, str]:
+    """The origins a stored lesson recorded ({} for one stored before they were)."""
+    origins = (bullet["provenance"] or {}).get("origins")
+    return dict(origins) if isinstance(origins, dict) else {}
+
+
 class Playbook:
     """Operations on the bullets of `project` (a `project.Project`, or None for global only)."""
 
@@ -127,16 +133,7 @@ class Playbook:
 
     def _with_origins(self, provenance: Mapping[str, Any], origins: Mapping[str, str]) -> dict[str, Any]:
         """`provenance` with these origins (and, for foreign parts, where the learner saw them first)."""
-        out = {k: v for k, v in provenance.items() if k not in ("origins", "origin_notes")}
-        if origins:
-            out["origins"] = dict(origins)
-        seen = getattr(self.attribution, "notes", None) or {}
-        kept = provenance.get("origin_notes")
-        notes = {**(kept if isinstance(kept, dict) else {}), **{p: seen[p] for p in origins if p in seen}}
-        notes = {p: str(n) for p, n in notes.items() if origins.get(p) == "foreign"}
-        if notes:
-            out["origin_notes"] = notes
-        return out
+        return origin_rule.with_origins(provenance, origins, getattr(self.attribution, "notes", None))
 
     # -- reading -------------------------------------------------------------------------------------
 
@@ -313,13 +310,13 @@ class Playbook:
         if "content" in fields or self.attribution is not None:
             origins = self._origins(fields.get("content", bullet["content"]), stored, source)
         else:
-            origins = dict(stored.get("origins") or {})
+            origins = _origins_of(bullet)
         new_prov = self._with_origins(new_prov, origins)
         if new_prov != stored:
             fields["provenance"] = new_prov
         if "content" in fields:
             self._hold_if_flagged(bullet, fields, source)
-        elif origins != (stored.get("origins") or {}):
+        elif origins != _origins_of(bullet):
             self._hold_if_foreign(bullet, fields, source)
         if not fields:
             return bullet
@@ -458,8 +455,8 @@ class Playbook:
             {"id": b["id"], "content": b["content"], "provenance": b["provenance"]}]
         text = a["content"] if content is None else clean_content(content)
         # The kept lesson's parts: what either lesson recorded (`provenance.stronger`), then this write.
-        before = dict(b["provenance"].get("origins") or {}) if isinstance(b["provenance"], dict) else {}
-        for part, origin in (a["provenance"].get("origins") or {}).items():
+        before = _origins_of(b)
+        for part, origin in _origins_of(a).items():
             before[part] = origin_rule.stronger(before.get(part), origin)
         provenance = self._with_origins(provenance, self._origins(text, {"origins": before}, source))
         fields: BulletFields = {

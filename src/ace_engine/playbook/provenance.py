@@ -226,6 +226,21 @@ def record(content: str, provenance: Mapping[str, Any] | None, source: str | Non
     return out
 
 
+def with_origins(provenance: Mapping[str, Any], origins: Mapping[str, str],
+                 seen: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """`provenance` recording `origins` (replacing any claim it carried) and, for its foreign parts,
+    where they were first seen (`seen`: the learner's notes; earlier notes kept)."""
+    out = {k: v for k, v in provenance.items() if k not in ("origins", "origin_notes")}
+    if origins:
+        out["origins"] = dict(origins)
+    kept, seen = provenance.get("origin_notes"), seen or {}
+    notes = {**(kept if isinstance(kept, dict) else {}), **{p: seen[p] for p in origins if p in seen}}
+    notes = {p: str(n) for p, n in notes.items() if origins.get(p) == "foreign"}
+    if notes:
+        out["origin_notes"] = notes
+    return out
+
+
 def origin_of(part: str, provenance: Mapping[str, Any] | None, source: str | None = None) -> str:
     """A part's recorded origin; otherwise the default of the lesson's source (`provenance["source"]`,
     or `source` when the provenance names none)."""
