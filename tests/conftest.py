@@ -144,6 +144,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 
 
 def pytest_sessionfinish(session, exitstatus):
+    # What reached the fallback home between tests would have reached the real one before it existed.
+    strays = sorted(str(p) for p in _SESSION_HOME.rglob("*") if p.is_file())
+    if strays:
+        sys.stderr.write("\nWARNING: written outside every test's private home (a module- or session-scoped "
+                         "fixture, or a thread that outlived its test), into the session's fallback home:\n  "
+                         + "\n  ".join(strays[:20]) + "\n")
     after = fingerprint()
     if after != _BEFORE:
         changed = _changes(_BEFORE, after)
