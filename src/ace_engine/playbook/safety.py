@@ -40,7 +40,10 @@ whitespace collapsed).
 
 Cost: imports only `re` (unicodedata and the redactor are imported on first use, never in a
 hook's import chain); regexes compile on first use. A typical lesson is screened in ~0.3 ms, so
-this runs where lessons are written, never on a hook's injection path.
+this runs where lessons are written, never on a hook's injection path. Time is linear in the
+text: patterns that look across a line are rewritten (`_linear`) so that many needles on one
+line never rescan it, and a text over `SCREEN_CHARS` (longer than any lesson may be) is flagged
+as too long and only its two ends are screened (bench/redaction_bench.py holds the figures).
 """
 
 from __future__ import annotations
@@ -101,17 +104,16 @@ _W = r"[\W_]+"  # between the words of a phrase: spaces, punctuation, markdown e
 _RULES: list[tuple[str, str]] = [
     ("fetches and runs code",
      # a download piped into a shell, or into an interpreter that reads its program from stdin
-     rf"\b{_FETCH}\b(?:(?!\b{_FETCH}\b)[^\n])*?\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+)?(?:/\S*/)?(?:{_SHELL}\b|iex\b|source\b|"
+     rf"\b{_FETCH}\b[^\n]*?\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+)?(?:/\S*/)?(?:{_SHELL}\b|iex\b|source\b|"
      rf"{_INTERP}(?:\s+-[uBIsSEq]+)*(?:\s+-)?(?=\s*(?:$|[|;&)`'\"\]]|--\s)))|"
      # a download substituted into code: bash -c "$(curl …)", sh <(wget …), python -c "$(curl…)", eval
      rf"\b(?:{_SHELL}|{_INTERP}|eval|source|exec|\.)\s+(?:-\S+\s+)*[\"']?\s*(?:\$\(|`|<\()\s*(?:sudo\s+)?{_FETCH}\b|"
      rf"(?:^|[;&|(`]|\brun\s+|\bthen\s+|\bdo\s+)\s*\$\(\s*{_FETCH}\b|"
      # downloaded, then executed
-     rf"\b(?:curl|wget)\b(?:(?!\b(?:curl|wget)\b)[^\n])*?(?:&&|;|\|\|)\s*(?:sudo\s+)?(?:{_SHELL}\s+\S|{_INTERP}\s+[^\s-]\S*\.\w+|"
+     rf"\b(?:curl|wget)\b[^\n]*?(?:&&|;|\|\|)\s*(?:sudo\s+)?(?:{_SHELL}\s+\S|{_INTERP}\s+[^\s-]\S*\.\w+|"
      rf"chmod\s+\S*\+?x\b|\./\S)|"
      # decoded payloads run
-     rf"\b(?:base64|base32|xxd|openssl\s+(?:base64|enc))\b(?:(?!\b(?:base64|base32|xxd|openssl)\b)[^\n])*?"
-     rf"(?:\s-d\b|--decode|\s-D\b|\s-r\b)(?:(?!\s-d\b|--decode|\s-D\b|\s-r\b)[^\n])*?\|\s*"
+     rf"\b(?:base64|base32|xxd|openssl\s+(?:base64|enc))\b[^\n]*?(?:\s-d\b|--decode|\s-D\b|\s-r\b)[^\n]*?\|\s*"
      rf"(?:sudo\s+)?(?:{_SHELL}|{_INTERP}|eval|source)\b|"
      r"(?:\$\(|`)[^)`\n]*\bbase64\s+(?:-d|--decode|-D)\b|"
      r"\b(?:exec|eval)\s*\(\s*[^\n]{0,80}?(?:b64decode|base64|atob|fromCharCode|urlopen|requests\.get|urllib|"
@@ -120,9 +122,9 @@ _RULES: list[tuple[str, str]] = [
      # anything piped into a shell that reads its commands from stdin
      rf"\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:/\S*/)?{_SHELL}\b(?!\s+[\w./-]+\.\w+\b)"),
     ("sends data off the machine",
-     r"\bcurl\b(?:(?!\bcurl\b)[^\n])*(?:\s-d|--data(?:-binary|-raw|-urlencode|-ascii)?|\s-F|--form(?:-string)?|--json)\s*=?\s*[\"']?"
+     r"\bcurl\b[^\n]*(?:\s-d|--data(?:-binary|-raw|-urlencode|-ascii)?|\s-F|--form(?:-string)?|--json)\s*=?\s*[\"']?"
      r"(?:[\w.\[\]-]+=)?[\"']?@|"
-     r"\bcurl\b(?:(?!\bcurl\b)[^\n])*(?:\s-T\s*|--upload-file[\s=]*)\S|\bwget\b(?:(?!\bwget\b)[^\n])*--post-(?:file|data)|"
+     r"\bcurl\b[^\n]*(?:\s-T\s*|--upload-file[\s=]*)\S|\bwget\b[^\n]*--post-(?:file|data)|"
      r"\|\s*(?:sudo\s+)?(?:curl|wget|nc|ncat|netcat|socat|telnet|openssl\s+s_client)\b|"
      r"\b(?:nc|ncat|netcat|socat|telnet)\b(?:\s+-\S+)*\s+(?!localhost\b|127\.|0\.0\.0\.0\b|::1\b)[\w.:-]+\s+\d{2,5}\b|"
      r"\bscp\b[^\n]*\s[\w.-]+@[\w.-]+:|\brsync\b[^\n]*[\w.-]+@[\w.-]+:|"
@@ -145,11 +147,11 @@ _RULES: list[tuple[str, str]] = [
      r">\s*/dev/(?:sd[a-z]|nvme\d|hd[a-z]|vd[a-z]|xvd[a-z]|disk\d|mmcblk\d)|"
      r":\s*\(\s*\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:|\bfind\s+(?:/|~|\$HOME)\s[^\n]*-delete\b"),
     ("disables a safety check",
-     r"--no-verify\b|--insecure\b|\bcurl\b(?:(?!\bcurl\b)[^\n])*\s-k\b|\bverify\s*=\s*False\b|"
+     r"--no-verify\b|--insecure\b|\bcurl\b[^\n]*\s-k\b|\bverify\s*=\s*False\b|"
      r"NODE_TLS_REJECT_UNAUTHORIZED\s*=?\s*[\"']?0|GIT_SSL_NO_VERIFY|sslverify\s*(?:=\s*)?false|"
      r"strict-ssl\s*(?:=\s*)?false|PYTHONHTTPSVERIFY\s*=\s*0|--trusted-host\b|rejectUnauthorized\s*:\s*false|"
      r"InsecureSkipVerify\s*:\s*true|--disable-(?:ssl|tls|cert)\w*|_create_unverified_context|"
-     r"--no-check-certificate|setenforce\s+0|\bufw\s+disable\b|\bgit\s+push\b(?:(?!\bgit\s+push\b)[^\n])*(?:--force(?![\w-])|\s-f\b)"),
+     r"--no-check-certificate|setenforce\s+0|\bufw\s+disable\b|\bgit\s+push\b[^\n]*(?:--force(?![\w-])|\s-f\b)"),
     ("runs commands as root",
      r"\bsudo\b|\bsu\s+(?:-\s|-$|-c\s|-l\b|root\b)|\bdoas\b|\bpkexec\b|/etc/sudoers|\bNOPASSWD\b|"
      r"\bchmod\s+(?:-\w+\s+)*(?:[ugoa]*\+[rwxXt]*s|0?[2-7][0-7]{3})\b|\busermod\b[^\n]*-a?G\s*(?:sudo|wheel|root|admin)\b"),
@@ -205,14 +207,16 @@ _NEGATED = _Lazy(r"\b(?:never|don't|dont|do\s+not|avoid|instead\s+of|rather\s+th
                       re.IGNORECASE)
 _BARE = _Lazy(r"(?<![\w-])--bare\b")
 _SEGMENT_BREAK = _Lazy(r"[;&|`\n]|\$\(")
+_GIT = _Lazy(r"\bgit\b", re.IGNORECASE)
 _compiled: list[tuple[str, re.Pattern[str]]] | None = None
 
-_URL_HOST = _Lazy(r"\b[a-z][a-z0-9+.-]*://(?:[^@/\s]*@)?(\[[0-9a-f:]+\]|[^/\s:'\"`)>\]?#]+)", re.IGNORECASE)
+_URL_HOST = _Lazy(r"\b[a-z][a-z0-9+.-]{0,31}://(?:[^@/\s]*@)?(\[[0-9a-f:]+\]|[^/\s:'\"`)>\]?#]+)", re.IGNORECASE)
 _IP = _Lazy(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])")
-_SSH_HOST = _Lazy(r"\b(?:ssh|scp|sftp|rsync|git)\b[^\n]*?\b[\w.-]+@([\w-]+(?:\.[\w-]+)+)", re.IGNORECASE)
+_SSH_HOST = _Lazy(r"\b(?:ssh|scp|sftp|rsync|git)\b(?:(?!\b(?:ssh|scp|sftp|rsync|git)\b)[^\n])*?\b[\w.-]{1,64}@"
+                  r"([\w-]+(?:\.[\w-]+)+)", re.IGNORECASE)
 # `curl evil.example/x.sh`: a downloader's bare host argument
-_BARE_HOST = _Lazy(r"\b(?:curl|wget|fetch|http|xh|nc|ncat|telnet)\s+(?:-{1,2}[\w-]+(?:[= ]\S+)?\s+)*"
-                        r"([a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?!(?:txt|json|sh|py|tar|gz|tgz|zip|log|md|html?|js|ya?ml|"
+_BARE_HOST = _Lazy(r"\b(?:curl|wget|fetch|http|xh|nc|ncat|telnet)\s+(?:-{1,2}[\w-]+(?:[= ]\S+)?\s+){0,16}"
+                        r"([a-z0-9-]+(?:\.[a-z0-9-]+){0,16}\.(?!(?:txt|json|sh|py|tar|gz|tgz|zip|log|md|html?|js|ya?ml|"
                         r"toml|cfg|ini|xml|csv|whl|deb|rpm|out|tmp|bin|exe)\b)[a-z]{2,})(?=[/:\s\"'`]|$)",
                    re.IGNORECASE)
 
@@ -230,10 +234,35 @@ _ENTITIES = {"lt": "<", "gt": ">", "quot": '"', "apos": "'", "amp": "&"}
 _SHELL_NOISE = _Lazy(r"\$\{?IFS\}?|\$'\\x20'")
 
 
+# `\bcurl\b[^\n]*X` retried from every `curl` of a line rescans the rest of the line each time:
+# quadratic in the line. Tempered, the run stops at the next head -- `\bcurl\b(?:(?!\bcurl\b)
+# [^\n])*X` -- and since a later head is followed by the same X, it matches the same texts.
+_HEAD_RUN = re.compile(r"(\\b(?:\(\?:(?:[^()]|\([^()]*\))*\)|[\w.\\]+?(?:\\s\+\w+)?)\\b)"
+                       r"(\[\^\\n(?:;\|&)?\])\*(\??)")
+_DECODE_FLAG = r"(?:\s-d\b|--decode|\s-D\b|\s-r\b)"
+
+
+def _linear(source: str) -> str:
+    """A rule's pattern rewritten to run in time linear in the text, matching the same texts
+    (tests/security/test_policy_linear.py compares both on the policy's own corpus)."""
+    source = _HEAD_RUN.sub(lambda m: f"{m.group(1)}(?:(?!{m.group(1)}){m.group(2)})*{m.group(3)}", source)
+    # After the first decode flag, the run up to `|` stops at the next flag (same argument).
+    source = source.replace(_DECODE_FLAG + r"[^\n]*?\|", _DECODE_FLAG + r"(?:(?!" + _DECODE_FLAG + r")[^\n])*?\|")
+    # `$(` … up to `)`: from every `$(` of a line without `)` the run rescans the line; it may stop
+    # at the next `$(` (which is followed by the same run).
+    source = source.replace(r"(?:\$\(|`)[^)`\n]*", r"(?:\$\(|`)(?:(?!\$\()[^)`\n])*")
+    # `^\s*` at every line start of a run of blank lines eats them all, then backs off: quadratic.
+    # Whitespace other than newlines after `^` (MULTILINE) accepts the same texts: a run that
+    # crossed a newline also starts at the last line start it crossed.
+    starts = r"(?:^|[;&|(`]|\brun\s+|\bthen\s+|\bdo\s+)"
+    source = source.replace(starts + r"\s*", starts + r"[^\S\n]*")
+    return source.replace(r"^\s*(?:#+\s*)?", r"^[^\S\n]*(?:#+\s*)?")
+
+
 def _rules() -> list[tuple[str, re.Pattern[str]]]:
     global _compiled
     if _compiled is None:
-        _compiled = [(reason, re.compile(rx, re.IGNORECASE | re.MULTILINE)) for reason, rx in _RULES]
+        _compiled = [(reason, re.compile(_linear(rx), re.IGNORECASE | re.MULTILINE)) for reason, rx in _RULES]
     return _compiled
 
 
@@ -297,10 +326,24 @@ def _fires(reason: str, rx: re.Pattern[str], text: str) -> bool:
 
 
 def _bare_flag(text: str) -> bool:
-    """`--bare` (Claude Code without hooks, so without ace-engine) outside a git command."""
+    """`--bare` (Claude Code without hooks, so without ace-engine) outside a git command.
+
+    One pass each over the segment breaks and the `git` words, walked alongside the `--bare`
+    matches: many flags on one line never rescan it."""
+    breaks = [b.end() for b in _SEGMENT_BREAK.finditer(text)]
+    gits = [g.span() for g in _GIT.finditer(text)]
+    k = g = 0
+    start = 0
+    last_git = -1  # start of the last `git` ending before the flag
     for match in _BARE.finditer(text):
-        start = max((b.end() for b in _SEGMENT_BREAK.finditer(text, 0, match.start())), default=0)
-        if not re.search(r"\bgit\b", text[start:match.start()], re.IGNORECASE):
+        at = match.start()
+        while k < len(breaks) and breaks[k] <= at:
+            start = breaks[k]
+            k += 1
+        while g < len(gits) and gits[g][1] <= at:
+            last_git = gits[g][0]
+            g += 1
+        if last_git < start:
             return True
     return False
 
@@ -327,7 +370,8 @@ def concerns(content: str, trusted_hosts: Iterable[str] = ()) -> list[str]:
     if "disables hooks or ace-engine" not in reasons and (_bare_flag(text) or _bare_flag(folded)):
         reasons.append("disables hooks or ace-engine")
     trusted = normalize_hosts(trusted_hosts)
-    named = hosts(text) + [h for h in hosts(folded) if h not in hosts(text)]
+    plain = hosts(text)
+    named = plain + [h for h in hosts(folded) if h not in plain]
     unknown = [h for h in named if not _known(h, trusted)]
     if unknown:
         reasons.append("contacts unknown host " + ", ".join(unknown[:3]))
