@@ -9,9 +9,10 @@ looked for, folded like the safety policy folds text:
    results, injected context, reminders and other non-user entries out of them) → `user`;
 2. in the project's own files (`PROJECT_FILES`: package.json, Makefile, mix.exs, pyproject.toml,
    tox.ini, setup.cfg, CI configuration, README…; regular files only, capped) → `project`;
-3. else along the trajectory, in order (`evidence`): the text the agent wrote itself (its
-   commands, what it edited) against the text someone else wrote (tool output, file contents
-   read, non-user transcript text, the turn before's failures). Seen in someone else's text
+3. else along the session up to this turn, in order (`evidence`: the turns before it, up to
+   `EVIDENCE_KEPT` events, then its own): the text the agent wrote itself (its commands, what it
+   edited) against the text someone else wrote (tool output, file contents read, non-user
+   transcript text, the turn before's failures). Seen in someone else's text
    before the agent first used it → `foreign` (a command the agent ran because a tool output told
    it to); the agent's first use after an output that was cut (the part may sit in the cut) →
    `foreign`; else `agent`. Never used and never seen: the reflector's own words → `agent`,
@@ -53,6 +54,7 @@ PROJECT_FILES = (
 PROJECT_FILE_BYTES = 256 * 1024  # a larger file is read up to this
 _CUT = "chars cut]"  # `capture.text.cap`'s marker: part of this output was dropped
 FOREIGN_KEPT = 200  # non-user transcript texts kept per agent
+EVIDENCE_KEPT = 400  # events of the session before a turn that its origins still consider
 
 
 def _text(value: object) -> str:

@@ -211,8 +211,11 @@ def job_trajectories(store: Store, job: JobRow, project: Project | None) -> list
         i for i in store.injected(session_id, job["window_from"] or None)
         if i["created_at"] > (job["window_from"] or 0) and i["created_at"] <= job["window_to"]]
     out: list[Trajectory] = []
-    before = [traj_mod.step_from_event(r, i, root) for i, r in enumerate(store.tool_events_before(
-        session_id, job["agent_id"], job["tool_from"], 30), 1)]
+    rows_before = store.tool_events_before(session_id, job["agent_id"], job["tool_from"], 30)
+    before = [traj_mod.step_from_event(r, i, root) for i, r in enumerate(rows_before, 1)]
+    # The session so far, in order: a package a tool printed in an earlier turn is still someone
+    # else's when the agent runs it in this one (`origins.py`).
+    earlier = origins.from_events(rows_before)
     previous_commands = _command_keys(before)
     previous_steps = before
     previous_task = None
@@ -227,7 +230,9 @@ def job_trajectories(store: Store, job: JobRow, project: Project | None) -> list
                               agent_type=job["agent_type"] or session.get("agent_type"), task_fallback=fallback)
         start = turn.get("start") or 0
         end = turns[n + 1]["start"] if n + 1 < len(turns) and turns[n + 1].get("start") else float("inf")
-        traj["origin_evidence"] = origins.from_events(turn["events"])
+        own = origins.from_events(turn["events"])
+        traj["origin_evidence"] = earlier + own
+        earlier = (earlier + own)[-origins.EVIDENCE_KEPT:]
         traj["playbook_used"] = list(dict.fromkeys(
             i["bullet_id"] for i in injections if (n == 0 or i["created_at"] >= start) and i["created_at"] < end))
         traj["project"] = _project_info(project, job["project_id"])

@@ -165,6 +165,7 @@ def learn_transcript(store: Store, path: str, project: Project | None = None, *,
     trajectories, keys = [], []
     for agent in parsed["agents"]:
         previous: list[TrajectoryStep] = []
+        earlier: list[dict[str, Any]] = []  # the agent's turns so far, for the origins of what it learns
         for turn in traj_mod.split_turns(agent["events"], agent["messages"]):
             anchor = turn["prompts"][0].get("uuid") if turn["prompts"] else (turn["events"][0].get("tool_use_id")
                                                                              if turn["events"] else None)
@@ -183,8 +184,10 @@ def learn_transcript(store: Store, path: str, project: Project | None = None, *,
             others = [{"text": p["text"], "at": p.get("created_at")} for p in turn["prompts"]
                       if p.get("by", "user") != "user"]
             last = max((e.get("created_at") or 0.0 for e in turn["events"]), default=None)
+            own = origins.from_events(turn["events"])
             traj["origin_evidence"] = origins.in_order(origins.foreign(others + agent.get("foreign", [])),
-                                                       origins.from_events(turn["events"]), until=last)
+                                                       earlier + own, until=last)
+            earlier = (earlier + own)[-origins.EVIDENCE_KEPT:]
             # What the turn before ended on, never fixed: this turn may fix it ("update X and retry").
             traj["carried"] = traj_mod.carried(previous)
             previous = traj["trajectory"]
