@@ -6,9 +6,9 @@ own temporary directory (autouse `_private_environment`), so nothing — a CLI c
 process, a background worker, the log — can reach the real `~/.local/share/ace-engine`,
 `~/.config/ace-engine` or `~/.claude`. Between tests (module- and session-scoped fixtures, threads
 that outlive their test) the same variables point at one private session home, never the real one.
-The guard proves it: after every test it compares the real ace-engine locations (and the first two
-levels of `~/.claude`) with what they were when the session started, and fails that test, by name,
-when they changed; `pytest_sessionfinish` repeats the check over everything, in full.
+The guard proves it: after every test it compares the real ace-engine locations (and the Claude Code
+settings files ace writes) with what they were when the session started, and fails that test, by
+name, when they changed; `pytest_sessionfinish` repeats the check over everything, in full.
 
 PostgreSQL: the one URL the tests use is `PG_URL` (`$ACE_TEST_PG`, default
 postgresql://postgres@127.0.0.1:5432/test). When that URL is on this machine and nothing answers
@@ -78,10 +78,17 @@ def fingerprint(places=REAL_USER_PLACES, depth: int | None = None) -> dict[str, 
     return seen
 
 
+# What ace itself writes under ~/.claude (user-scope hooks, MCP registration); the rest of ~/.claude is
+# Claude Code's own, busy whenever a session runs on this machine, and only the end-of-session check
+# looks at it.
+_CLAUDE_FILES = (_REAL_HOME / ".claude" / "settings.json", _REAL_HOME / ".claude" / "settings.local.json",
+                 _REAL_HOME / ".claude" / "plugins" / "installed_plugins.json", _REAL_HOME / ".claude.json")
+
+
 def quick_fingerprint() -> dict[str, tuple]:
-    """What the per-test guard compares: ace-engine's own real places in full, `~/.claude` two levels
-    deep (where ace writes; Claude Code's own transcripts are deeper), `~/.claude.json`."""
-    return {**fingerprint(REAL_USER_PLACES[:2]), **fingerprint(REAL_USER_PLACES[2:], depth=2)}
+    """What the per-test guard compares: ace-engine's own real places in full, and the files of
+    ~/.claude that ace writes."""
+    return {**fingerprint(REAL_USER_PLACES[:2]), **fingerprint(_CLAUDE_FILES, depth=0)}
 
 
 def _changes(before: dict[str, tuple], after: dict[str, tuple]) -> list[str]:
