@@ -377,12 +377,15 @@ class Playbook:
             fields["status"] = "quarantined"
 
     def _set_status(self, id: str, status: str, op: str, source: str, reason: str | None,
-                    session_id: str | None, now: float | None, extra: Mapping[str, Any] | None = None) -> Bullet:
+                    session_id: str | None, now: float | None, extra: Mapping[str, Any] | None = None,
+                    provenance: dict[str, Any] | None = None) -> Bullet:
         now = now or time.time()
         bullet = self.get(id)
         if bullet["status"] == status:
             return bullet
         fields: BulletFields = {"status": status, "updated_at": now}
+        if provenance is not None:  # written with the status change (an approval records the origins)
+            fields["provenance"] = provenance
         with self.store.transaction():
             self.store.update_bullet(bullet["id"], fields)
             self.store.log_change(bullet["id"], op, {"from": bullet["status"], "to": status, **(extra or {})},
@@ -412,14 +415,13 @@ class Playbook:
         if concerns and not reviewed and status == "active":
             raise PlaybookError(f"`{id}` is held back ({'; '.join(concerns)}); only `ace review --approve {id}` "
                                 "makes it active")
+        approved = None
         if reviewed and status == "active":
             # The user saw the parts and their origins and approved them: from now on they are theirs.
             prov = bullet["provenance"] or {}
             approved = self._with_origins(prov, origin_rule.record(bullet["content"], prov, "review", None,
                                                                    replace=True))
-            if approved != prov:
-                self.store.update_bullet(bullet["id"], {"provenance": approved})
-        return self._set_status(id, status, "RESTORE", source, reason, session_id, now)
+        return self._set_status(id, status, "RESTORE", source, reason, session_id, now, provenance=approved)
 
     def promote(self, id: str, *, source: str = "learning", reason: str | None = None,
                 session_id: str | None = None, now: float | None = None) -> Bullet:
