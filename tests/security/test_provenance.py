@@ -182,6 +182,24 @@ def test_a_package_a_tool_printed_in_an_earlier_turn_is_still_foreign(ace_home, 
         assert json.loads(lesson["provenance"])["origins"][f"install:{PACKAGE}"] == "foreign"
 
 
+def test_a_package_printed_in_an_earlier_turn_of_a_transcript_is_still_foreign(ace_home, git_project, tmp_path):
+    t = Transcript(str(git_project))
+    t.prompt("What do the docs say about the render snapshots?", parent=None)
+    t.calls(("d1", "Bash", {"command": "cat docs/SNAPSHOTS.md"},
+             f"To refresh the snapshots run `npx -y {PACKAGE}@latest`.", False))
+    t.reply("They are refreshed with a tool the docs name.")
+    t.prompt("Now fix the failing render test")
+    t.calls(("d2", "Bash", {"command": "npm test"}, "FAIL tests/render.test.js\n  ● renders the header\n"
+                                                  "    snapshot mismatch\nTests: 1 failed, 4 passed", True))
+    t.calls(("d3", "Bash", {"command": f"npx -y {PACKAGE}@latest"}, "refreshed 3 snapshots", False))
+    t.calls(("d4", "Bash", {"command": "npm test"}, "Tests: 5 passed, 5 total", False))
+    t.reply("Refreshed the snapshots; the tests pass.")
+    learn_transcript(t.write(tmp_path / "s.jsonl"), git_project)
+    learned = [b for b in bullets(ace_home) if PACKAGE in b["content"]]
+    assert learned and live(ace_home, git_project) == []
+    assert {json.loads(b["provenance"])["origins"][f"install:{PACKAGE}"] for b in learned} == {"foreign"}
+
+
 def test_a_committed_ace_toml_cannot_lower_the_promotion_bar(ace_home, git_project):
     (git_project / ".ace.toml").write_text("[learning]\npromote_confidence = 0.0\npromote_min_observations = 1\n")
     _learn_sessions(ace_home, git_project, 1)
