@@ -404,11 +404,13 @@ def strong_evidence(cand: Candidate, steps: list[Step]) -> bool:
         return True
     ordered = sorted(steps, key=lambda s: s.get("step") or 0)
     for n, fail in enumerate(ordered):
-        if not fail.get("command") or fail.get("success") is not False or fail.get("kind") == "readonly":
+        failed = fail.get("command")
+        if not failed or fail.get("success") is not False or fail.get("kind") == "readonly":
             continue
         for m in range(n + 2, len(ordered)):
             again = ordered[m]
-            rerun = bool(again.get("command")) and commands.same_check(fail["command"], again["command"])
+            passed = again.get("command")
+            rerun = bool(passed) and commands.same_check(failed, str(passed))
             if rerun and again.get("success") is True and any(
                     s.get("kind") == "edit" or s.get("command") for s in ordered[n + 1:m]):
                 return True
