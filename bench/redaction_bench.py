@@ -8,16 +8,21 @@ many `=` / `:`, long base64-ish runs, homoglyph and zero-width soup, every needl
 repeated on one line...). Each is run, at 1 KB to 1 MB, through `capture.redact.redact` (hooks,
 store, server) and `playbook.safety.concerns` (the lesson policy). We report microseconds per KB
 per size and FAIL (exit 1) when the time per KB at the largest size is more than 2x the time per
-KB at 16 KB for any generator and function -- i.e. when the cost is not linear.
+KB at 16 KB for any generator and function -- i.e. when the cost is not linear. A quadratic rule
+shows 64x there. The machine's own slowdown on big strings (the `reference` pass: the same
+linear scanning beyond the CPU caches, 2-3x on this shared 2-core box) is measured in the same
+rounds and allowed for: the limit is 2x that ratio when it exceeds 1.
 
 Part 2: the secret-context corpus of tests/security/test_secret_classes.py (each class and
 evasion) goes through `redact`; FAIL when any secret can still be read from the output.
 
-Timing is the best of a few runs (one at 1 MB) of a fresh string each time (so `redact`'s memo of
-its last outputs does not hide work). The machine's load average is recorded beside the figures.
+Timing is the best over interleaved rounds of a fresh string each time (so `redact`'s memo of its
+last outputs does not hide work), GC paused. The machine's load average is recorded beside the
+figures: on a shared 2-core machine, rerun before believing a single NOT LINEAR line.
 """
 
 import argparse
+import gc
 import json
 import os
 import sys
@@ -95,38 +100,60 @@ GENERATORS = {
 FUNCTIONS = {"redact": redact, "concerns": safety.concerns}
 
 
+def reference(text: str) -> None:
+    """What reading a text costs the machine at this size: a lower-cased copy and 30 C-level
+    scans, about the passes `redact` makes. Beyond the CPU caches (here from ~256 KB) the same
+    linear work costs 2-3x more per KB on a shared machine; the verdict allows for that."""
+    low = text.lower()
+    for _ in range(30):
+        low.find("\x00")
+
+
 def timed(fn, text: str, runs: int) -> float:
+    """Best of `runs` calls, each on a fresh copy (redact's memo is by identity), GC paused."""
     best = float("inf")
-    for i in range(runs):
-        fresh = text[:-1] + text[-1]  # a new object: redact's memo is by identity
-        started = time.perf_counter()
-        fn(fresh)
-        best = min(best, time.perf_counter() - started)
-        if i == 0 and best > 2.0:
-            break  # slow enough to measure once
+    gc.disable()
+    try:
+        for _ in range(runs):
+            fresh = text[:-1] + text[-1]
+            started = time.perf_counter()
+            fn(fresh)
+            best = min(best, time.perf_counter() - started)
+    finally:
+        gc.enable()
     return best
 
 
-def linearity(sizes_kb: list[int], quiet: bool) -> tuple[dict, list[str]]:
+def linearity(sizes_kb: list[int], rounds: int, quiet: bool) -> tuple[dict, list[str]]:
+    """Per generator and function, microseconds per KB at each size. The sizes are measured in
+    interleaved rounds (small, ..., large, small, ...) and the best of each kept, so that a burst
+    of load on a shared machine does not land on one size only."""
     results: dict = {}
     failures = []
     for name, gen in GENERATORS.items():
         results[name] = {}
+        texts = {kb: gen(kb * 1024) for kb in sizes_kb}
         for fname, fn in FUNCTIONS.items():
-            per_kb = {}
-            for kb in sizes_kb:
-                text = gen(kb * 1024)
-                runs = 5 if kb <= 64 else 2 if kb <= 256 else 1
-                per_kb[kb] = timed(fn, text, runs) / kb * 1e6
+            best = dict.fromkeys(sizes_kb, float("inf"))
+            ref = dict.fromkeys(sizes_kb, float("inf"))
+            for _ in range(rounds):
+                for kb in sizes_kb:
+                    best[kb] = min(best[kb], timed(fn, texts[kb], max(3, 256 // kb)))
+                    ref[kb] = min(ref[kb], timed(reference, texts[kb], max(3, 256 // kb)))
+            per_kb = {kb: best[kb] / kb * 1e6 for kb in sizes_kb}
             ratio = per_kb[sizes_kb[-1]] / max(per_kb[16], 1e-3)
-            ok = ratio <= LIMIT
+            machine = max(1.0, ref[sizes_kb[-1]] / sizes_kb[-1] / max(ref[16] / 16, 1e-12))
+            ok = ratio <= LIMIT * machine
             results[name][fname] = {"us_per_kb": {str(k): round(v, 2) for k, v in per_kb.items()},
-                                    "ratio_largest_vs_16kb": round(ratio, 2), "ok": ok}
+                                    "ratio_largest_vs_16kb": round(ratio, 2),
+                                    "machine_ratio_largest_vs_16kb": round(machine, 2), "ok": ok}
             if not ok:
-                failures.append(f"{fname} on {name!r}: {ratio:.1f}x per KB at {sizes_kb[-1]} KB vs 16 KB")
+                failures.append(f"{fname} on {name!r}: {ratio:.1f}x per KB at {sizes_kb[-1]} KB vs 16 KB "
+                                f"(the machine's own: {machine:.1f}x)")
             if not quiet:
                 cells = " ".join(f"{v:8.1f}" for v in per_kb.values())
-                print(f"{name:22} {fname:8} {cells}  x{ratio:4.2f} {'ok' if ok else 'NOT LINEAR'}", flush=True)
+                print(f"{name:22} {fname:8} {cells}  x{ratio:4.2f} (machine x{machine:4.2f}) "
+                      f"{'ok' if ok else 'NOT LINEAR'}", flush=True)
     return results, failures
 
 
@@ -145,6 +172,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--max-kb", type=int, default=1024)
     parser.add_argument("--out", default=os.path.join(HERE, "results", "redaction.json"))
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds over the sizes")
     parser.add_argument("-q", "--quiet", action="store_true")
     args = parser.parse_args()
     sizes = [kb for kb in (1, 4, 16, 64, 256, 1024) if kb <= max(args.max_kb, 16)]
@@ -152,7 +180,7 @@ def main() -> int:
     if not args.quiet:
         print(f"{'input':22} {'function':8} " + " ".join(f"{str(k) + 'KB':>8}" for k in sizes)
               + "  (us per KB; ratio largest/16KB)")
-    lin, failures = linearity(sizes, args.quiet)
+    lin, failures = linearity(sizes, args.rounds, args.quiet)
     found, leaks = corpus()
     failures += leaks
     report = {"sizes_kb": sizes, "limit_ratio": LIMIT, "linearity": lin, "secret_corpus": found,
