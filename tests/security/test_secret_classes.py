@@ -1,4 +1,4 @@
-"""Issue 20, "secrets by class, not by list": the secret contexts that reached ace.db at d570f9d
+"""Issue 20, "secrets by class, not by list": 92 secret contexts like those that reached ace.db at d570f9d
 (vendor formats, keyword context, connection strings, schemeless authorities, other languages,
 and the evasions: split, zero-width, URL-encoded, base64, full-width), planted through the real
 hook processes and the team server's policy, then looked for in every byte under ACE_HOME.
@@ -63,6 +63,10 @@ CASES = [
     ("datadog-yaml", "monitoring:\n  datadog.appkey: {s}\n", sec(H, H, "a1b2c3d4")),
     ("mailgun-signing", "MAILGUN_SIGNING={s}", sec("a1b2c3d4e5f6a7b8", "c9d0e1f2a3b4c5d6-a1b2c3d4-e5f6a7b8")),
     ("base64-password", "echo {b64pw} | base64 -d > .env", sec("Hunter", "2x!Secret")),
+    ("mailchimp", "mc key {s}", sec(H, "fedcba9876543210", "-us14")),
+    ("jdbc", "jdbc:postgresql://db:5432/app?user=app&password={s}&ssl=true", sec("Jdbc", "Pw8812x")),
+    ("discord-bot", "bot token {s}", sec("MTA4", "NzY1NDMyMTA5ODc2NTQz", ".", "GhIjKl", ".", "AbCdEfGhIjKlMnOpQrStUvWxYz0")),
+    ("mysql-long", "mysql --host db --password={s} app", sec("My", "Sql2024pw")),
     ("split", 'token = "{a}" + "{b}"', GH),
     ("zero-width", "here {a}\u200b{b} there", GH),
     ("url-encoded", "open https://x.example.com/?t={enc}&a=1", GH),
@@ -72,6 +76,8 @@ CASES = [
 
 
 def render(template, secret):
+    if template.startswith("{s_evaded}\0"):
+        return template.split("\0", 1)[1]
     half = len(secret) // 2
     return template.format(
         s=secret, a=secret[:half], b=secret[half:],
@@ -79,6 +85,57 @@ def render(template, secret):
         b64=base64.b64encode(("export GITHUB_TOKEN=" + secret).encode()).decode(),
         b64pw=base64.b64encode(("DB_PASSWORD=" + secret).encode()).decode(),
         fw="".join(chr(ord(c) + 0xFEE0) for c in secret))
+
+
+# Each evasion over several classes (a token, a key=value, a stated password, a URL password):
+# the whole context is hidden, as a paste through a chat tool or an encoder would.
+EVADED = {
+    "gh-token": f"export GITHUB_TOKEN={GH}",
+    "aws-id": "aws_access_key_id = AKIA" + "QWERTYUIOP123456",
+    "stripe": "STRIPE_KEY=" + sec("sk", "_live_", A, "Zz9"),
+    "slack": "SLACK=" + sec("xoxb-", "1234567890-", "0987654321-", "AbCdEfGhIjKlMnOpQrStUvWx"),
+    "db-pass": 'DB_PASS = "' + sec("Db", "Pa55w0rdX") + '"',
+    "stated": "my password is " + sec("Blue", "Moon7744"),
+    "url-pass": "https://deploy:" + sec("Url", "Pw5566zz") + "@git.example.com/r.git",
+    "age": sec("AGE-SECRET-KEY-1", "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7LQPZRY9X8GF2TVDW0S3JN54KHCE"),
+    "square": "sq token " + sec("sq0atp-", "Ab3Cd5Ef7Gh9Ij1Kl3Mn5O"),
+    "hf": "HF_TOKEN=" + sec("hf", "_", "aB3dE5gH7jK9mN1pQ3sT5vXy7zA9bC1dE3"),
+    "spanish": "la contraseña: " + sec("Hola", "Mundo2024"),
+    "sentry": "dsn https://" + sec(H, "fedcba9876543210") + "@o1.ingest.sentry.io/2",
+}
+_SECRET_OF = {k: v.rsplit("=", 1)[-1].split(" ")[-1].strip('"').split("@")[0].split(":")[-1].replace("dsn https//", "")
+              for k, v in EVADED.items()}
+_SECRET_OF["aws-id"] = "AKIA" + "QWERTYUIOP123456"
+_SECRET_OF["sentry"] = sec(H, "fedcba9876543210")
+_SECRET_OF["url-pass"] = sec("Url", "Pw5566zz")
+
+
+def _zero_width(t):
+    return "\u200b".join(t[i:i + 5] for i in range(0, len(t), 5))
+
+
+def _full_width(t):
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in t)
+
+
+def _url_encoded(t):
+    return "".join(f"%{ord(c):02X}" if not c.isalnum() else c for c in t)
+
+
+def _base64(t):
+    return "echo " + base64.b64encode(t.encode()).decode() + " | base64 -d"
+
+
+def _split(t):
+    half = len(t) // 2
+    return f'x = "{t[:half]}" + "{t[half:]}"'
+
+
+EVASIONS = {"zero-width": _zero_width, "full-width": _full_width, "url-encoded": _url_encoded,
+            "base64": _base64, "split": _split}
+for _cls, _ctx in EVADED.items():
+    for _ev, _how in EVASIONS.items():
+        CASES.append((f"{_cls}+{_ev}", "{s_evaded}" + "\0" + _how(_ctx), _SECRET_OF[_cls]))
 
 
 # Not yet caught when this file was written (issue 20 left open on these): listed, not hidden.

@@ -2,17 +2,18 @@
 look-alike letters, URL encoding (`%41`), string splitting (`"ghp_ab" + "cd…"`, `\\`-newline) or
 base64 is found and redacted like a plain one.
 
-Contract: `unfold(text, redact_plain)` returns `text` with every secret that `redact_plain`
-finds only in a normalised copy replaced. What is stored keeps the original text's structure:
-only the stretch between the first and the last change is taken from the normalised copy (with
-its markers); every other character is the original one. A base64 run whose decoded text holds
-a secret is replaced whole by `[REDACTED:encoded-secret]`. Returns the very same object when
-nothing was hidden.
+Contract: `unfold(text, plain, redact_plain)` returns `plain` (`text` as `redact_plain` left
+it) with every secret that `redact_plain` finds only in a normalised copy of `text` replaced too.
+What is stored keeps the original text's structure: only the stretch between the first and the
+last change is taken from the normalised copy (with its markers); every other character is the
+original one, redacted as written. A base64 run whose decoded text holds a secret is replaced
+whole by `[REDACTED:encoded-secret]`. Returns `plain` itself when nothing was hidden.
 
 Cost: a few C-level checks gate everything (`isascii`, `%`, quotes next to `+`, a long base64
 run); only text that has such a feature pays for one linear pass that builds the normalised copy
-and its map back to the original, and one more `redact_plain` over it. Imports only `re` and,
-when a base64 run is there, `binascii` (a C module). The stretch that changed is found by comparing blocks, not chars.
+and its map back to the original, and one more `redact_plain` over it (two when it finds one).
+The stretch that changed is found by comparing blocks, not chars. Imports only `re` and, when a
+base64 run is there, `binascii` (a C module).
 """
 
 import re
@@ -160,20 +161,29 @@ def _decoded_secrets(text: str, redact_plain: "Callable[[str], str]") -> str:
     return "".join(out)
 
 
-def unfold(text: str, redact_plain: "Callable[[str], str]") -> str:
-    """`text` (already redacted as written) with the secrets hidden by an evasion redacted too."""
-    if len(text) >= 24 and _rx("b64any", r"[A-Za-z0-9+/]{24}").search(text) is not None:
-        text = _decoded_secrets(text, redact_plain)
+def unfold(text: str, plain: str, redact_plain: "Callable[[str], str]") -> str:
+    """`plain` (= `redact_plain(text)`) with the secrets an evasion hid in `text` redacted too.
+
+    The normalised copy is made from the original `text`, not from `plain`: a token split in two
+    whose first half is already a secret on its own must still be seen whole."""
+    out = plain
+    if len(out) >= 24 and _rx("b64any", r"[A-Za-z0-9+/]{24}").search(out) is not None:
+        out = _decoded_secrets(out, redact_plain)
     if not _gated(text):
-        return text
+        return out
     folded = _fold(text)
     if folded is None:
-        return text
+        return out
     copy, where = folded
     red = redact_plain(copy)
     if red == copy:
-        return text
+        return out
     i = _common_prefix(copy, red)
     j = _common_suffix(copy, red, min(len(copy), len(red)) - i)
     start, end = where[i], where[len(copy) - j]
-    return text[:start] + red[i:len(red) - j] + text[end:]
+    merged = text[:start] + red[i:len(red) - j] + text[end:]
+    # What lies outside the changed stretch is still the original text: redact it as written.
+    merged = redact_plain(merged)
+    if len(merged) >= 24 and _rx("b64any", r"[A-Za-z0-9+/]{24}").search(merged) is not None:
+        merged = _decoded_secrets(merged, redact_plain)
+    return merged

@@ -316,7 +316,7 @@ def redact(text):
         return text
     if _recent.get(id(text)) is text:
         return text
-    out = unfold(_redact(text), _redact)  # zero-width, full-width, %XX, split and base64 hiding
+    out = unfold(text, _redact(text), _redact)  # zero-width, full-width, %XX, split and base64 hiding
     if len(out) >= _RECENT_MIN:
         if len(_recent) >= _RECENT_MAX:
             _recent.clear()
