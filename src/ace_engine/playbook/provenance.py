@@ -61,8 +61,11 @@ FROM_SOURCE = {"team": "a teammate's push (ace pull)", "import": "an imported pl
                "delta": "a delta file", "transcript": "a transcript",
                "learning": "learned before its origins were recorded, or from text the agent read"}
 
-_PKG = r"([a-z0-9@_][\w@/.:+~^=<>!-]*)"
-_FLAGS = r"(?:-{1,2}[\w-]+(?:=\S+)?\s+)*"
+# Linear time (issue 20): a name starts only where a token starts (the look-behind), so a long run
+# of name characters is scanned once, not once per position; flags are possessive (`*+`, `++`), so a
+# failed match never re-splits `--a-b` into `-` + `-a-b` (that was 2^n on `npm --ab --ab … !`).
+_PKG = r"(?<![\w@/.:+~^=<>!-])([a-z0-9@_][\w@/.:+~^=<>!-]*)"
+_FLAGS = r"(?:-{1,2}+[\w-]++(?:=\S++)?+\s++)*+"
 _INSTALLS = (
     rf"\b(?:npm|pnpm|yarn|bun|cnpm)\s+{_FLAGS}(?:global\s+)?(?:add|i|in|ins|inst|install|isntall)\s+{_FLAGS}{_PKG}",
     rf"\b(?:npx|bunx|pnpx)\s+{_FLAGS}{_PKG}",
@@ -94,9 +97,11 @@ _INSTALLS = (
 _INSTALL_VERBS = r"\b(?:install|add|get|require|-s)\b"
 _MANAGERS = frozenset(("cargo", "go", "gem", "brew", "apt", "apt-get", "dnf", "yum", "apk", "pacman", "choco", "scoop",
                        "winget", "snap", "port", "nix-env", "bundle", "composer", "dotnet", "deno"))
-# A flag, with its value when it takes one (`--rm` takes none: the image follows it).
-_OPTS = (r"(?:(?:-{1,2}[\w-]+=\S+|(?:-[evpwub]|--(?:name|network|entrypoint|env|volume|publish|platform|user|mount|"
-         r"workdir|env-file|depth|branch|origin|config|reference|filter|jobs))\s+\S+|-{1,2}[\w-]+)\s+)*")
+# A flag, with its value when it takes one (`--rm` takes none: the image follows it). Read as the
+# CLI reads it, one way only: the first alternative that fits wins and is never re-split (atomic,
+# possessive), so `-e -e -e … x` costs linear time, not 2^n.
+_OPTS = (r"(?>(?:-{1,2}[\w-]+=\S+|(?:-[evpwub]|--(?:name|network|entrypoint|env|volume|publish|platform|user|mount|"
+         r"workdir|env-file|depth|branch|origin|config|reference|filter|jobs))\s+\S+|-{1,2}[\w-]+)\s+)*+")
 _FETCHES = (
     rf"\b(?:docker|podman)\s+(?:container\s+)?(?:run|pull|create)\s+{_OPTS}([a-z0-9][\w./:@-]*)",
     rf"\bgit\s+clone\s+{_OPTS}(\S+)",
@@ -109,7 +114,7 @@ _PERMISSIONS = (
     r"--permission-mode[\s=]+\S+|permissions\W*(?:allow|defaultmode|additionaldirectories)|--allowedtools\b|"
     r"dangerouslydisablesandbox|enableallprojectmcpservers|skipdangerousmodepermissionprompt|"
     r"disable\W*all\W*hooks|\bace_disabled\b|\bace\s+(?:uninstall|disable)\b|\bclaude\b[^\n]{0,40}\s--bare\b|"
-    r"\bbash\([^)\n]*\*\s*\)|\.claude/settings[\w.-]*\.json"
+    r"\bbash\([^()\n]*\*\s*\)|\.claude/settings[\w.-]*\.json"
 )
 # Names that are words of the sentence, not packages (`npm install the deps`, `npx to run`).
 _NOT_NAMES = frozenset(("the", "a", "an", "to", "it", "and", "or", "with", "in", "on", "for", "of", "first", "then",
