@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = ["Setting", "SETTINGS", "SETTINGS_BY_KEY", "DEFAULTS", "PROJECT_KEYS", "Config", "ConfigError", "load",
-           "env_name", "project_may_set", "read_toml_bytes", "setting", "parse_value", "toml_literal", "write_value"]
+           "env_name", "project_may_set", "value_of", "read_toml_bytes", "setting", "parse_value", "toml_literal", "write_value"]
 
 
 class Setting:
@@ -203,6 +203,18 @@ SETTINGS_BY_KEY: dict[str, Setting] = {s.key: s for s in SETTINGS}
 # of its setting's type), and what a project file may set.
 DEFAULTS: "dict[str, Any]" = {s.key: s.default for s in SETTINGS}
 PROJECT_KEYS: frozenset[str] = frozenset(s.key for s in SETTINGS if s.project)
+
+
+def value_of(cfg: "Config | Mapping[str, Any] | None", key: str) -> "Any":
+    """`cfg[key]` — a `Config`, or a plain mapping of dotted keys (a test's, a partial one) — or the
+    table's default when there is no config or it lacks the key: the one fallback every reader of
+    a setting uses (continuity, llm, retrieval, the team client)."""
+    if cfg is not None:
+        try:
+            return cfg[key]
+        except KeyError:
+            pass
+    return DEFAULTS[key]
 
 
 def project_may_set(key: str) -> bool:
