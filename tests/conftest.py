@@ -33,10 +33,15 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 import throwaway_pg  # noqa: E402  (tests/ is on sys.path from here on)
 
-# The user's real locations, resolved before any test pins the environment.
-_REAL_HOME = Path(os.path.expanduser("~"))
-_REAL_XDG_DATA = Path(os.environ.get("XDG_DATA_HOME") or _REAL_HOME / ".local" / "share")
-_REAL_XDG_CONFIG = Path(os.environ.get("XDG_CONFIG_HOME") or _REAL_HOME / ".config")
+# The user's real locations, resolved before any test pins the environment. xdist workers start
+# with the controller's pinned environment, so the controller hands the real ones down.
+if "ACE_TESTS_REAL_HOME" not in os.environ:
+    os.environ["ACE_TESTS_REAL_HOME"] = os.path.expanduser("~")
+    os.environ["ACE_TESTS_REAL_XDG_DATA"] = os.environ.get("XDG_DATA_HOME") or ""
+    os.environ["ACE_TESTS_REAL_XDG_CONFIG"] = os.environ.get("XDG_CONFIG_HOME") or ""
+_REAL_HOME = Path(os.environ["ACE_TESTS_REAL_HOME"])
+_REAL_XDG_DATA = Path(os.environ["ACE_TESTS_REAL_XDG_DATA"] or _REAL_HOME / ".local" / "share")
+_REAL_XDG_CONFIG = Path(os.environ["ACE_TESTS_REAL_XDG_CONFIG"] or _REAL_HOME / ".config")
 REAL_USER_PLACES = (
     _REAL_XDG_DATA / "ace-engine",
     _REAL_XDG_CONFIG / "ace-engine",
