@@ -90,7 +90,7 @@ def timed(fn: Callable[[], object]) -> float:
 
 def case_retrieval(base: Path) -> list[tuple]:
     from ace_engine.playbook.playbook import Playbook, content_key
-    from ace_engine.project import identify
+    from ace_engine.core.project import identify
     from ace_engine.retrieval import query as q
     from ace_engine.retrieval.search import search
     from ace_engine.store.sqlite import SQLiteStore
@@ -273,7 +273,7 @@ def case_mcp(base: Path) -> list[tuple]:
 
 def case_continuity(base: Path) -> list[tuple]:
     from ace_engine.continuity import update
-    from ace_engine.learning import transcript
+    from ace_engine.observe import transcript
     from test_continuity import corpus_file, corpus_summaries
 
     costs = []

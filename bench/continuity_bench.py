@@ -65,10 +65,10 @@ def median(values: list[float]) -> float:
 
 
 def summaries(runs: list[tuple[str, str]], repeat: int, project_root: str) -> list[dict[str, Any]]:
-    from ace_engine import config as config_mod
+    from ace_engine.core import config as config_mod
     from ace_engine.continuity import update
-    from ace_engine.learning import transcript
-    from ace_engine.project import identify
+    from ace_engine.observe import transcript
+    from ace_engine.core.project import identify
     from ace_engine.retrieval.render import estimate_tokens
     from ace_engine.store.sqlite import SQLiteStore
 
@@ -104,9 +104,9 @@ def summaries(runs: list[tuple[str, str]], repeat: int, project_root: str) -> li
 
 
 def block_size(project_root: str) -> dict[str, Any]:
-    from ace_engine import config as config_mod
+    from ace_engine.core import config as config_mod
     from ace_engine.continuity import DEFAULTS, candidates, recent
-    from ace_engine.project import identify
+    from ace_engine.core.project import identify
     from ace_engine.retrieval.render import estimate_tokens
     from ace_engine.store.sqlite import SQLiteStore
 

@@ -104,7 +104,7 @@ def seed_playbook(env: dict, cwd: str, bullets: int) -> None:
         "import sys, random\n"
         "from ace_engine.store.sqlite import SQLiteStore\n"
         "from ace_engine.playbook.playbook import Playbook\n"
-        "from ace_engine.project import identify\n"
+        "from ace_engine.core.project import identify\n"
         f"areas, verbs, n, cwd = {AREAS!r}, {VERBS!r}, {bullets}, {cwd!r}\n"
         "rng = random.Random(7)\n"
         "sections = ['strategies_and_hard_rules', 'useful_code_snippets', 'troubleshooting_and_pitfalls', 'apis_to_use']\n"

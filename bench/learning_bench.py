@@ -131,9 +131,9 @@ def timed(fn, repeat: int = 1):
 
 
 def bench_learn(tmp: str, bullets: int, steps: int) -> dict:
-    from ace_engine import config
+    from ace_engine.core import config
     from ace_engine.learning import pipeline
-    from ace_engine.project import Project
+    from ace_engine.core.project import Project
     from ace_engine.store.sqlite import SQLiteStore
 
     rng = random.Random(7)
@@ -182,9 +182,9 @@ def candidates(contents, n: int, rng: random.Random) -> list[dict]:
 
 
 def bench_curate(tmp: str, bullets: int, n: int, label: str) -> dict:
-    from ace_engine import config
+    from ace_engine.core import config
     from ace_engine.learning.curator import Curator
-    from ace_engine.project import Project
+    from ace_engine.core.project import Project
     from ace_engine.store.sqlite import SQLiteStore
 
     rng = random.Random(11)
@@ -210,9 +210,9 @@ def bench_curate(tmp: str, bullets: int, n: int, label: str) -> dict:
 
 def bench_prune(tmp: str, bullets: int) -> dict:
     """The first curation after a playbook grew far past the default cap: archive down to it."""
-    from ace_engine import config
+    from ace_engine.core import config
     from ace_engine.learning.curator import Curator
-    from ace_engine.project import Project
+    from ace_engine.core.project import Project
     from ace_engine.store.sqlite import SQLiteStore
 
     root = os.path.join(tmp, "prune-project")
@@ -235,8 +235,8 @@ def bench_prune(tmp: str, bullets: int) -> dict:
 
 
 def bench_enqueue(tmp: str, runs: int = 200) -> dict:
-    from ace_engine import config
-    from ace_engine.project import Project
+    from ace_engine.core import config
+    from ace_engine.core.project import Project
     from ace_engine.store.sqlite import SQLiteStore
 
     rng = random.Random(3)

@@ -35,9 +35,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "src"))
 
-from ace_engine.config import DEFAULTS  # noqa: E402
+from ace_engine.core.config import DEFAULTS  # noqa: E402
 from ace_engine.playbook.playbook import Playbook, content_key  # noqa: E402
-from ace_engine.project import Project, identify  # noqa: E402
+from ace_engine.core.project import Project, identify  # noqa: E402
 from ace_engine.retrieval.search import search  # noqa: E402
 from ace_engine.store.sqlite import SQLiteStore  # noqa: E402
 
@@ -258,7 +258,7 @@ def synth_store(path: str, dataset: dict, n: int, project: Project) -> tuple[SQL
             })
         store.refresh_domain_counts(pid)
     store.conn.execute("PRAGMA optimize")
-    from ace_engine.retrieval import vectors
+    from ace_engine.embed import vectors
 
     vectors.embed_missing(store)  # what `ace embed` does for lessons written without the playbook
     return store, pid
@@ -374,7 +374,7 @@ def main() -> None:
             mode = label.removeprefix("minilm-")
             cfg = dict(DEFAULTS)
             if label.startswith("minilm-"):
-                from ace_engine.retrieval import semantic
+                from ace_engine.embed import semantic
 
                 problem = semantic.missing()
                 if problem:
@@ -384,13 +384,13 @@ def main() -> None:
                 started = time.perf_counter()
                 semantic.encoder()
                 loaded = time.perf_counter() - started
-                from ace_engine.retrieval import vectors
+                from ace_engine.embed import vectors
 
                 embedded = vectors.embed_missing(store, cfg={"retrieval.embedder": "minilm"})
                 report.setdefault("embedding", {"model_load_seconds": round(loaded, 2), "bullets": embedded,
                                                 "seconds": round(time.perf_counter() - started - loaded, 1)})
             elif mode in ("semantic", "hybrid", "auto"):
-                from ace_engine.retrieval import vectors
+                from ace_engine.embed import vectors
 
                 vectors.embed_missing(store)  # Playbook embedded them on write; this checks nothing is left
             if args.tune:

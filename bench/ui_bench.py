@@ -34,8 +34,8 @@ from ace_engine.playbook import domains as domain_mod
 from ace_engine.playbook.confidence import confidence
 from ace_engine.playbook.ids import new_id
 from ace_engine.playbook.playbook import content_key
-from ace_engine.project import Project
-from ace_engine.retrieval import vectors
+from ace_engine.core.project import Project
+from ace_engine.embed import vectors
 from ace_engine.store.sqlite import SQLiteStore
 from ace_engine.store.views_sql import ViewsSQLiteStore
 

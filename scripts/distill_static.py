@@ -43,7 +43,7 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "src"))
 
-from ace_engine.retrieval import semantic, static_embed  # noqa: E402
+from ace_engine.embed import semantic, static_embed  # noqa: E402
 
 WEIGHT_FIRST_WORD = 1996  # BERT uncased: [PAD], [unused*], [UNK]…, single characters, then words by frequency
 K = 5
@@ -238,7 +238,7 @@ def stored(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray, bytes]:
 
 
 HOOK_SCORE = """
-import struct, ace_engine.retrieval.static_embed as s
+import struct, ace_engine.embed.static_embed as s
 t = s.load({table!r}); q = t.embed({prompt!r}); d = t.dim
 with open({codes!r}, 'rb') as fh: codes = fh.read()
 n = len(codes) * 8 // d
@@ -357,11 +357,11 @@ def measure(work: str, cache: str | None, runs: int, out: str) -> dict:
         fh.write(scales.astype("<f4").tobytes() + rows.tobytes())
     prompt = prompts[1]
     table_dir = tables["d256_int8"]
-    embed = f"import ace_engine.retrieval.static_embed as s; s.embed({prompt!r}, {table_dir!r})"
-    hook_imports = "import json, math, operator, re, sqlite3, ace_engine.log, ace_engine.retrieval.search"
+    embed = f"import ace_engine.embed.static_embed as s; s.embed({prompt!r}, {table_dir!r})"
+    hook_imports = "import json, math, operator, re, sqlite3, ace_engine.core.log, ace_engine.retrieval.search"
     result["process"] = processes({
         "bare": "pass",
-        "import_static_embed": "import ace_engine.retrieval.static_embed",
+        "import_static_embed": "import ace_engine.embed.static_embed",
         "embed_stdlib_d256_int8": embed,
         "embed_stdlib_d256_float16": embed.replace("d256_int8", "d256_float16"),
         "embed_plus_score_10k_stdlib_popcount100": HOOK_SCORE.format(
@@ -372,7 +372,7 @@ def measure(work: str, cache: str | None, runs: int, out: str) -> dict:
         "hook_imports_plus_embed_score_10k": hook_imports + "\n" + HOOK_SCORE.format(
             table=table_dir, prompt=prompt, codes=codes_path, rows=rows_path, m=100),
         "import_numpy": "import numpy",
-        "embed_numpy_mmap_d256_int8": "import ace_engine.retrieval.static_embed as s; "
+        "embed_numpy_mmap_d256_int8": "import ace_engine.embed.static_embed as s; "
                                       f"s.load({table_dir!r}).embed_many([{prompt!r}])",
     }, runs)
     result["process_prompt"] = prompt

@@ -54,7 +54,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 import distill_static  # noqa: E402
 
-from ace_engine.retrieval import semantic, static_embed  # noqa: E402
+from ace_engine.embed import semantic, static_embed  # noqa: E402
 
 STATIC = "/work/static"
 SESSIONS = "/work/shared/learning-corpus"

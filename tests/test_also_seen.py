@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ace_engine.retrieval import semantic
+from ace_engine.embed import semantic
 from conftest import ace
 
 

@@ -1,13 +1,13 @@
-"""The permission table (`ace_engine.cli_marks`) and the click CLI cannot drift: every command is
+"""The permission table (`ace_engine.core.cli_marks`) and the click CLI cannot drift: every command is
 classified, every option of an auto-approvable command carries a mark that matches how click parses
 it, and anything the table does not know gets no opinion."""
 
 import click
 import pytest
 
-from ace_engine import cli_marks
+from ace_engine.core import cli_marks
 from ace_engine.cli.app import cli
-from ace_engine.cli_marks import DESTRUCTIVE, FLAG, NO_OPINION, READS, REFUSE, SESSION, TEXT, VALUE
+from ace_engine.core.cli_marks import DESTRUCTIVE, FLAG, NO_OPINION, READS, REFUSE, SESSION, TEXT, VALUE
 from ace_engine.hooks.permission import classify
 
 

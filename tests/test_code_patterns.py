@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ace_engine import config as config_mod
-from ace_engine import log
+from ace_engine.core import config as config_mod
+from ace_engine.core import log
 from ace_engine.learning import code_patterns as cp
 
 TABLE = cp.builtin()

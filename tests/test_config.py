@@ -10,7 +10,7 @@ import os
 import subprocess
 import sys
 
-from ace_engine import config as config_mod
+from ace_engine.core import config as config_mod
 
 
 def test_user_level_keys_are_not_project_keys():
@@ -97,7 +97,7 @@ def test_environment_and_user_config_stay_trusted(ace_home, git_project, tmp_pat
 
 
 def test_the_ignored_keys_are_logged_once_per_file_content(ace_home, git_project):
-    from ace_engine import log
+    from ace_engine.core import log
 
     path = git_project / ".ace.toml"
     path.write_text('[llm]\nprovider = "claude-cli"\n')
@@ -115,7 +115,7 @@ def test_a_hook_pays_for_trust_only_when_the_project_file_needs_it(ace_home, git
     probe = ("import json, sys\n"
              "from ace_engine import config\n"
              "cfg = config.load(sys.argv[1])\n"
-             "print(json.dumps(['ace_engine.trust' in sys.modules, cfg['inject.prompt_k']]))\n")
+             "print(json.dumps(['ace_engine.core.trust' in sys.modules, cfg['inject.prompt_k']]))\n")
     src = os.path.dirname(os.path.dirname(config_mod.__file__))
 
     def run():
@@ -140,4 +140,4 @@ def test_the_table_costs_a_hook_no_import():
              "print(' '.join(sorted(set(sys.modules) - before)))\n")
     out = subprocess.run([sys.executable, "-I", "-c", probe], capture_output=True, text=True, check=True,
                          env=dict(os.environ)).stdout.split()
-    assert set(out) <= {"ace_engine", "ace_engine.paths", "ace_engine.errors", "ace_engine.config"}, out
+    assert set(out) <= {"ace_engine", "ace_engine.core.paths", "ace_engine.core.errors", "ace_engine.core.config"}, out

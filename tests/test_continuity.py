@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from ace_engine import config as config_mod
+from ace_engine.core import config as config_mod
 from ace_engine.continuity import facts, recent, summarize, update
 from ace_engine.hooks import inject
-from ace_engine.project import identify
+from ace_engine.core.project import identify
 from ace_engine.retrieval.render import estimate_tokens
 from ace_engine.store.sqlite import SQLiteStore
 from hookutil import check_answer, payload, run_hook
@@ -552,7 +552,7 @@ CORPUS_LABELS = {
 
 
 def corpus_summaries():
-    from ace_engine.learning import transcript
+    from ace_engine.observe import transcript
 
     found = {name: corpus_file(name) for name in CORPUS_LABELS}
     # The copies alone are 11 of the 19: never fewer, so this runs in any clone.
@@ -580,7 +580,7 @@ def test_corpus_summaries_name_the_main_request_and_the_unfinished_work(ace_home
 
 
 def test_a_transcript_summary_is_stored_and_shown_at_startup(ace_home, tmp_path):
-    from ace_engine.learning import transcript
+    from ace_engine.observe import transcript
 
     # The shared corpus's mypy session when it is there, else one of the sessions copied into the repository.
     name = "swe-mypy-11213-gpt5" if corpus_file("swe-mypy-11213-gpt5") else "swe-humanevalfix-0"
@@ -601,7 +601,7 @@ def test_every_corpus_session_gives_a_summary_row(ace_home):
     # what it costs (median < 100 ms): bench/budgets_bench.py and bench/continuity_bench.py
     rows = {}
     for name, _, _ in corpus_summaries():
-        from ace_engine.learning import transcript
+        from ace_engine.observe import transcript
 
         parsed = transcript.parse_file(str(corpus_file(name)))
         rows[name] = update.row_for(name, 1, update.transcript_summary(parsed, parsed["cwd"]), "offline")

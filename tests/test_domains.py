@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from ace_engine import project_langs
+from ace_engine.core import project_langs
 from ace_engine.playbook import domains
 
 EX, GO, RS, RB, JVM, TS, PY = ["elixir"], ["go"], ["rust"], ["ruby"], ["jvm"], ["typescript"], ["python"]

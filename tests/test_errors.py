@@ -9,11 +9,11 @@ import pytest
 from click.testing import CliRunner
 
 import ace_engine
-from ace_engine import errors
+from ace_engine.core import errors
 from ace_engine.cli.app import cli
 
 # Modules that need an optional extra (or a model package) to import at all.
-OPTIONAL = ("ace_engine.llm.anthropic_api", "ace_engine.llm.openai_compat", "ace_engine.retrieval.semantic")
+OPTIONAL = ("ace_engine.llm.anthropic_api", "ace_engine.llm.openai_compat", "ace_engine.embed.semantic")
 
 
 def _package_exceptions() -> dict[str, type]:
@@ -43,7 +43,8 @@ def test_every_exception_class_derives_from_ace_error():
 
 def test_the_builtin_bases_are_kept():
     """Code written before the tree (`except ValueError`, `except PermissionError`) still catches."""
-    from ace_engine import llm, paths
+    from ace_engine import llm
+    from ace_engine.core import paths
     from ace_engine.integrations import agent_files, claude_settings
     from ace_engine.playbook import playbook, sections, transfer
 

@@ -272,7 +272,7 @@ def test_every_entry_point_calls_the_one_run_function():
 
 
 def test_tool_table_is_the_one_source():
-    from ace_engine import tools
+    from ace_engine.capture import tools
     from ace_engine.hooks.events import MATCHERS
 
     assert MATCHERS["PreToolUse"] == "|".join(tools.SHIFT_TOOLS) == "Read|Glob|Grep|Edit|Write|MultiEdit|NotebookEdit"

@@ -6,7 +6,7 @@ import pytest
 
 from ace_engine.hooks.inject import skip_prompt
 from ace_engine.playbook.playbook import Playbook
-from ace_engine.project import identify
+from ace_engine.core.project import identify
 from ace_engine.store.sqlite import SQLiteStore
 from hookutil import check_answer, payload, run_hook
 
@@ -137,7 +137,7 @@ def test_explicit_feedback_applies_even_with_injection_off(seeded, git_project):
 
 def test_the_policy_runs_without_a_hook(seeded, git_project):
     """The injection steps take an explicit context, so the CLI and tests call them directly."""
-    from ace_engine import config
+    from ace_engine.core import config
     from ace_engine.hooks import inject
 
     project = identify(str(git_project))

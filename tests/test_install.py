@@ -252,7 +252,7 @@ def test_every_doctor_finding_names_a_fix_that_works(ace_home, git_project, brea
 
 
 def test_extra_hints_name_the_command_for_each_install_route(tmp_path):
-    from ace_engine import install_route
+    from ace_engine.core import install_route
 
     pipx = tmp_path / "pipx" / "venvs" / "ace-engine"
     pipx.mkdir(parents=True)
@@ -284,7 +284,7 @@ def test_extra_requirements_follow_pyproject():
     fallback table for a bare source tree says the same)."""
     import tomllib
 
-    from ace_engine import install_route
+    from ace_engine.core import install_route
 
     with open(os.path.join(REPO, "pyproject.toml"), "rb") as fh:
         extras = tomllib.load(fh)["project"]["optional-dependencies"]
@@ -303,7 +303,7 @@ def test_extra_requirements_follow_pyproject():
 
 
 def test_doctor_names_a_missing_extra_and_how_to_add_it_here(ace_home, git_project):
-    from ace_engine import doctor_checks
+    from ace_engine.cli import doctor_checks
 
     check = doctor_checks._extra_check("llm extra", "llm.provider = anthropic", "llm",
                                        {"ace_no_such_module": "anthropic"})

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ace_engine.learning import check_tools, commands
+from ace_engine.observe import check_tools, commands
 
 HEREDOC_COMMIT = """git add -A && git commit -m "$(cat <<'EOF'
 feat: add the cart total

@@ -10,11 +10,11 @@ import time
 
 import pytest
 
-from ace_engine import config
+from ace_engine.core import config
 from ace_engine.jobs import worker
 from ace_engine.jobs.queue import enqueue_leftovers, enqueue_turn, lock_path, start_worker
 from ace_engine.learning import pipeline
-from ace_engine.project import identify
+from ace_engine.core.project import identify
 from ace_engine.store.sqlite import SQLiteStore
 from learnutil import Session, bullets, fix_session, rows, wait_for_learning
 
@@ -162,7 +162,7 @@ def _fake_git(tmp_path, monkeypatch) -> str:
 
 def test_waiting_for_the_worker_is_taking_its_lock(ace_home):
     """`worker.wait_for_lock` / `wait_idle`: the one way the CLI, the demo and the tests wait."""
-    from ace_engine.background import ProcessLock
+    from ace_engine.core.background import ProcessLock
 
     held = ProcessLock(lock_path("git:example.com/waiting"))
     assert held.acquire()  # a worker of this project runs (flock: a second descriptor is refused)
@@ -292,7 +292,7 @@ class _Raising:
 def test_a_detached_process_keeps_no_pipe_of_its_parent(tmp_path):
     """Claude Code waits for EOF on the hook's stdout: a worker holding it (or any other inherited
     pipe) open would hang the session. Only the lock it is handed is inherited."""
-    from ace_engine.background import spawn_python
+    from ace_engine.core.background import spawn_python
 
     read_end, write_end = os.pipe()
     os.set_inheritable(write_end, True)  # an inheritable pipe, as a parent process might pass down

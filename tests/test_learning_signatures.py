@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ace_engine.learning import commands, signatures
-from ace_engine.learning.signatures import error_signature, normalize_signature, shorten
+from ace_engine.observe import commands, signatures
+from ace_engine.observe.signatures import error_signature, normalize_signature, shorten
 
 ESC = "\x1b"
 

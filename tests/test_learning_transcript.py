@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ace_engine.learning import transcript
+from ace_engine.observe import transcript
 from conftest import ace as run_ace
 from learnutil import Session, bullets, rows
 

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from ace_engine.project import Project, identify
+from ace_engine.core.project import Project, identify
 from conftest import ace as run_ace
 from learnutil import bullets, rows
 from test_learning_transcript import Transcript

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ace_engine.errors import SettingsError
+from ace_engine.core.errors import SettingsError
 from ace_engine.integrations import mcp_config
 
 OTHER_SERVER = {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}

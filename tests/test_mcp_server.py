@@ -29,7 +29,7 @@ import anyio  # noqa: E402
 from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
 
 from ace_engine.playbook.playbook import Playbook  # noqa: E402
-from ace_engine.project import identify  # noqa: E402
+from ace_engine.core.project import identify  # noqa: E402
 from ace_engine.retrieval.render import estimate_tokens  # noqa: E402
 from ace_engine.retrieval.search import search  # noqa: E402
 from ace_engine.store.sqlite import SQLiteStore  # noqa: E402
@@ -166,7 +166,7 @@ def test_search_lessons_ranks_like_the_hooks_with_ids_and_why(world):
     _, (call,) = run_calls(world["shop"], [("search_lessons", {"query": query, "k": 5})])
     assert not call.is_error, call.text
     shown = re.findall(r"^\d+\. \[(ctx-[0-9a-z]+) ", call.text, re.MULTILINE)
-    from ace_engine import config
+    from ace_engine.core import config
 
     with SQLiteStore() as store:
         project_id = store.project_id(identify(str(world["shop"])).key)
@@ -391,7 +391,7 @@ def seed_scale(store: SQLiteStore, root: Path, rng: random.Random) -> str:
     from ace_engine.playbook.confidence import confidence
     from ace_engine.playbook.ids import new_id
     from ace_engine.playbook.playbook import content_key
-    from ace_engine.retrieval import vectors
+    from ace_engine.embed import vectors
 
     project = identify(str(root))
     now = time.time()

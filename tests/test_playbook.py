@@ -19,7 +19,7 @@ from ace_engine.playbook.playbook import (
     clean_content,
     content_key,
 )
-from ace_engine.project import identify
+from ace_engine.core.project import identify
 from ace_engine.store.sqlite import SQLiteStore
 
 

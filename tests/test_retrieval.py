@@ -7,9 +7,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ace_engine import config as config_mod
+from ace_engine.core import config as config_mod
 from ace_engine.playbook.playbook import Playbook
-from ace_engine.project import Project, identify
+from ace_engine.core.project import Project, identify
 from ace_engine.retrieval import query as q
 from ace_engine.retrieval.search import search, top
 from ace_engine.store.sqlite import SQLiteStore
@@ -340,7 +340,7 @@ def test_lexical_path_imports_nothing_heavy():
         "import sys\n"
         "import ace_engine.retrieval.search, ace_engine.retrieval.render, ace_engine.retrieval.query\n"
         "heavy = {'numpy', 'difflib', 'logging', 'dataclasses', 'pathlib', 'subprocess', 'click', 'rich',\n"
-        "         'typing', 'ace_engine.retrieval.semantic', 'sqlite3', 'json'}\n"
+        "         'typing', 'ace_engine.embed.semantic', 'sqlite3', 'json'}\n"
         "print(sorted(heavy & set(sys.modules)))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

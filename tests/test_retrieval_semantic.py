@@ -7,10 +7,10 @@ import sys
 
 import pytest
 
-from ace_engine import log
+from ace_engine.core import log
 from ace_engine.playbook.playbook import Playbook
-from ace_engine.project import identify
-from ace_engine.retrieval import semantic, vectors
+from ace_engine.core.project import identify
+from ace_engine.embed import semantic, vectors
 from ace_engine.retrieval.search import search
 from ace_engine.store.sqlite import SQLiteStore
 
@@ -76,7 +76,7 @@ def test_the_default_search_never_loads_numpy_or_the_model(seeded):
         "from ace_engine.retrieval.search import search\n"
         f"hits = search(SQLiteStore(), {playbook.project_id}, 'stripe webhook raw body', cfg=CFG)\n"
         "assert hits, 'expected a hit'\n"
-        "print('cosine' in hits[0]['score_parts'], sorted({'numpy', 'ace_engine.retrieval.vectors'} & set(sys.modules)),"
+        "print('cosine' in hits[0]['score_parts'], sorted({'numpy', 'ace_engine.embed.vectors'} & set(sys.modules)),"
         " semantic_loaded())\n"
     )
     helpers = ("def semantic_loaded():\n"
@@ -84,7 +84,7 @@ def test_the_default_search_never_loads_numpy_or_the_model(seeded):
                "    return semantic._encoder is not None\n")
     default = subprocess.run([sys.executable, "-c", helpers + "CFG = None\n" + code], capture_output=True, text=True,
                              check=True).stdout
-    assert default.strip() == "True ['ace_engine.retrieval.vectors'] False"
+    assert default.strip() == "True ['ace_engine.embed.vectors'] False"
     off = subprocess.run([sys.executable, "-c", helpers + "CFG = {'retrieval.semantic': False}\n" + code],
                          capture_output=True, text=True, check=True).stdout
     assert off.strip() == "False [] False"

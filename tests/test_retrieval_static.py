@@ -13,8 +13,8 @@ import sys
 
 import pytest
 
-from ace_engine import log
-from ace_engine.retrieval import semantic, static_embed
+from ace_engine.core import log
+from ace_engine.embed import semantic, static_embed
 
 np = pytest.importorskip("numpy")
 needs_model = pytest.mark.skipif(not semantic.available(), reason="semantic extra (MiniLM package) not installed")
@@ -88,7 +88,7 @@ def test_stdlib_rows_match_the_numpy_memory_map(tmp_path, dtype):
 def test_hook_path_reads_rows_without_numpy(tmp_path):
     directory, _ = toy_table(tmp_path, "int8")
     code = ("import sys\n"
-            "import ace_engine.retrieval.static_embed as s\n"
+            "import ace_engine.embed.static_embed as s\n"
             f"v = s.embed('stale cache after save', {directory!r})\n"
             "assert v is not None and len(v) == 64\n"
             "print('numpy' in sys.modules)\n")

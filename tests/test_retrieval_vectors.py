@@ -6,11 +6,11 @@ import os
 
 import pytest
 
-from ace_engine import diagnostics
-from ace_engine.config import DEFAULTS
+from ace_engine.cli import diagnostics
+from ace_engine.core.config import DEFAULTS
 from ace_engine.playbook.playbook import Playbook
-from ace_engine.project import Project
-from ace_engine.retrieval import static_embed, vectors
+from ace_engine.core.project import Project
+from ace_engine.embed import static_embed, vectors
 from ace_engine.retrieval.search import search
 from ace_engine.store import schema
 from ace_engine.store.sqlite import SQLiteStore
@@ -172,7 +172,7 @@ def test_the_table_is_what_the_distillation_script_writes(tmp_path):
     with open(os.path.join(vectors.table_dir(), "table.npy"), "rb") as fh:
         assert hashlib.sha256(fh.read()).hexdigest() == meta["table_sha256"]
     assert meta["model"] == "all-MiniLM-L6-v2" and t.meta["name"] == static_embed.DEFAULT_NAME
-    from ace_engine.retrieval import semantic
+    from ace_engine.embed import semantic
 
     model = semantic.model_dir()
     if model is None:

@@ -17,7 +17,7 @@ from ace_engine.cli.mcp_cmd import statusline
 from ace_engine.hooks import health
 from ace_engine.integrations.statusline import main, status_line
 from ace_engine.playbook.playbook import Playbook
-from ace_engine.project import identify
+from ace_engine.core.project import identify
 from ace_engine.store.sqlite import SQLiteStore
 from learnutil import Session
 

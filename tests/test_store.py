@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from ace_engine import log, paths
+from ace_engine.core import log, paths
 from ace_engine.store import schema, spool
 from ace_engine.store.sqlite import SQLiteStore, StoreError
 
@@ -183,7 +183,7 @@ def test_session_start_starts_gc_past_the_size_cap(ace_home, tmp_path, monkeypat
     monkeypatch.setenv("ACE_RETENTION_MAX_DB_MB", "0.3")
     code, _, _, _ = run_hook("SessionStart", payload("SessionStart", str(tmp_path), session_id="fresh", source="startup"))
     assert code == 0
-    from ace_engine.background import ProcessLock
+    from ace_engine.core.background import ProcessLock
 
     lock = ProcessLock(str(ace_home / "state" / "gc.lock"))  # held by the gc for as long as it runs
     deadline = time.time() + 30

@@ -16,16 +16,16 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from ace_engine import sync
+from ace_engine import team_client
 from ace_engine.playbook.playbook import Playbook
-from ace_engine.project import identify
+from ace_engine.core.project import identify
 from ace_engine.retrieval.render import render_patterns
 from ace_engine.retrieval.search import search
 from ace_engine.store import schema
 from ace_engine.store.sqlite import SQLiteStore
-from ace_engine.sync import inbox, outbox
-from ace_engine.sync.client import TeamClient, Unreachable
-from ace_engine.sync.remote import RemoteError, check_url, get_remote, remotes_path
+from ace_engine.team_client import inbox, outbox
+from ace_engine.team_client.client import TeamClient, Unreachable
+from ace_engine.team_client.remote import RemoteError, check_url, get_remote, remotes_path
 
 uvicorn = pytest.importorskip("uvicorn")
 from ace_engine.server import auth  # noqa: E402
@@ -147,7 +147,7 @@ class Machine:
 
     def bind(self, server: Server, token: str) -> None:
         with self.on() as store:
-            sync.bind(store, self.project, server.url, token)
+            team_client.bind(store, self.project, server.url, token)
 
 
 @pytest.fixture
@@ -184,12 +184,12 @@ def share_a_lesson(server: Server, a: Machine, b: Machine) -> None:
     with a.on() as store:
         lesson, created = a.playbook(store).add(LESSON, SECTION, source="user")
         assert created
-        report = sync.push(store, a.project)
+        report = team_client.push(store, a.project)
         assert report["sent"] == 1 and report["applied"] == 1 and report["outbox"] == 0
     lesson_id = lesson["id"]
 
     with b.on() as store:
-        report = sync.pull(store, b.project)
+        report = team_client.pull(store, b.project)
         assert report["applied"] == 1
         got = bullet(store, lesson_id)
         assert got["origin"] == "team" and got["status"] == "active" and got["content"] == LESSON
@@ -198,29 +198,29 @@ def share_a_lesson(server: Server, a: Machine, b: Machine) -> None:
         text, _ = render_patterns("ace-patterns", hits, 400)
         assert f"[{lesson_id} team ✓0 ✗0" in text
         b.playbook(store).tag(lesson_id, "helpful", source="feedback")
-        assert sync.push(store, b.project)["applied"] == 1
+        assert team_client.push(store, b.project)["applied"] == 1
 
     with a.on() as store:
-        assert sync.pull(store, a.project)["applied"] == 1
+        assert team_client.pull(store, a.project)["applied"] == 1
         assert bullet(store, lesson_id)["helpful"] == 1  # B's mark
         assert bullet(store, lesson_id)["origin"] is None  # A's own lesson stays A's
-        sync.pull(store, a.project, from_start=True)  # a re-pull of the whole log
+        team_client.pull(store, a.project, from_start=True)  # a re-pull of the whole log
         assert bullet(store, lesson_id)["helpful"] == 1
         # A marks its lesson helpful too: it pushes its OWN count (1), not its local total (2).
         a.playbook(store).tag(lesson_id, "helpful", source="feedback")
         assert bullet(store, lesson_id)["helpful"] == 2
-        sync.push(store, a.project)
+        team_client.push(store, a.project)
 
     with b.on() as store:
         project_id = store.project_id(b.project.key)
         store.set_sync_state(project_id, {"push_cursor": 0}, time.time())  # a retried push: all sent again
-        again = sync.push(store, b.project)
+        again = team_client.push(store, b.project)
         assert again["duplicate"] == again["sent"] >= 1 and again["applied"] == 0
-        sync.pull(store, b.project)
+        team_client.pull(store, b.project)
         assert bullet(store, lesson_id)["helpful"] == 2  # B's own 1 + A's own 1
 
     with a.on() as store:
-        sync.pull(store, a.project)
+        team_client.pull(store, a.project)
         assert bullet(store, lesson_id)["helpful"] == 2  # A's 1 + B's 1, whatever was re-sent
     team = server.db.lesson(server.db.find_project(server.db.ensure_org("default"), "Widget")["id"], lesson_id)
     assert team["helpful"] == 2 and team["status"] == "active"
@@ -245,7 +245,7 @@ def test_a_poisoned_lesson_never_becomes_active_on_the_other_machine(server, mac
     with a.on() as store:
         held, _ = a.playbook(store).add(POISON, SECTION, source="user")
         assert held["status"] == "quarantined"
-        assert sync.push(store, a.project)["sent"] == 0  # a held lesson is not synced
+        assert team_client.push(store, a.project)["sent"] == 0  # a held lesson is not synced
         # A tampered client pushes it anyway: the server holds it for review, out of the log.
         remote = get_remote(a.project.key)
         with TeamClient(remote.url, remote.token()) as client:
@@ -253,7 +253,7 @@ def test_a_poisoned_lesson_never_becomes_active_on_the_other_machine(server, mac
                 {"key": "k1", "op": "ADD", "lesson_id": held["id"], "content": POISON, "section": SECTION}])
         assert answer["results"][0]["status"] == "quarantined"
     with b.on() as store:
-        sync.pull(store, b.project)
+        team_client.pull(store, b.project)
         assert bullet(store, held["id"]) is None
     # An admin approves it on the server: B pulls it, and B's own policy still holds it back.
     admin = server.token("admin")
@@ -262,7 +262,7 @@ def test_a_poisoned_lesson_never_becomes_active_on_the_other_machine(server, mac
         assert waiting["lesson_id"] == held["id"]
         assert client.decide("Widget", held["id"], True, waiting["content_hash"])["status"] == "active"
     with b.on() as store:
-        assert sync.pull(store, b.project)["applied"] == 1
+        assert team_client.pull(store, b.project)["applied"] == 1
         pulled = bullet(store, held["id"])
         assert pulled["status"] == "quarantined" and pulled["origin"] == "team"
         assert pulled["provenance"]["concerns"]
@@ -323,7 +323,7 @@ def test_pull_is_idempotent_and_a_crash_applies_nothing(server, machines):
         first, _ = playbook.add(LESSON, SECTION)
         playbook.add("Use `uv run pytest -x` to stop at the first failing test", "strategies_and_hard_rules")
         playbook.tag(first["id"], "helpful", source="feedback")
-        assert sync.push(store, a.project)["applied"] == 3
+        assert team_client.push(store, a.project)["applied"] == 3
 
     class Killed(Exception):
         pass
@@ -334,15 +334,15 @@ def test_pull_is_idempotent_and_a_crash_applies_nothing(server, machines):
     with b.on() as store:
         before = snapshot(store)
         with pytest.raises(Killed):
-            sync.pull(store, b.project, on_applied=kill)
+            team_client.pull(store, b.project, on_applied=kill)
         assert snapshot(store) == before  # nothing half-applied
         assert store.sync_state(store.project_id(b.project.key))["pull_cursor"] == 0
-        report = sync.pull(store, b.project)
+        report = team_client.pull(store, b.project)
         assert report["applied"] == 3 and report["cursor"] == 3
         assert bullet(store, first["id"])["helpful"] == 1
         after = snapshot(store)
-        assert sync.pull(store, b.project)["applied"] == 0
-        sync.pull(store, b.project, from_start=True)
+        assert team_client.pull(store, b.project)["applied"] == 0
+        team_client.pull(store, b.project, from_start=True)
         assert snapshot(store) == after
 
 
@@ -360,16 +360,16 @@ def test_offline_push_keeps_the_outbox_and_succeeds_later(tmp_path, machines):
             a.playbook(store).add(LESSON, SECTION)
             project_id = store.project_id(a.project.key)
             with pytest.raises(Unreachable, match="Nothing is lost"):
-                sync.push(store, a.project)
+                team_client.push(store, a.project)
             state = store.sync_state(project_id)
             assert state["push_cursor"] == 0 and "cannot reach" in state["last_error"]
             assert store.outbox_size(project_id, 0) == 1
             # The worker's call never raises; offline is normal.
-            assert "error" in sync.after_learning(store, a.project.key, None, time.time())
-            assert sync.status(store, a.project)["server"]["reachable"] is False
+            assert "error" in team_client.after_learning(store, a.project.key, None, time.time())
+            assert team_client.status(store, a.project)["server"]["reachable"] is False
         server = Server(db, server.port).start()  # back, same address
         with a.on() as store:
-            report = sync.push(store, a.project)
+            report = team_client.push(store, a.project)
             assert report["applied"] == 1 and report["outbox"] == 0
             assert store.sync_state(project_id)["last_error"] is None
     finally:
@@ -383,20 +383,20 @@ def test_after_learning_pushes_and_pulls_at_most_every_pull_minutes(server, mach
     b.bind(server, server.token())
     with a.on() as store:
         lesson, _ = a.playbook(store).add(LESSON, SECTION)
-        done = sync.after_learning(store, a.project, {"remote.pull_minutes": 5.0}, time.time())
+        done = team_client.after_learning(store, a.project, {"remote.pull_minutes": 5.0}, time.time())
         assert done["push"]["applied"] == 1 and "pull" in done
     now = time.time()
     with b.on() as store:
-        done = sync.after_learning(store, b.project.key, {"remote.pull_minutes": 5.0}, now)
+        done = team_client.after_learning(store, b.project.key, {"remote.pull_minutes": 5.0}, now)
         assert "push" not in done and done["pull"]["applied"] == 1  # nothing to push: no request
         b.playbook(store).tag(lesson["id"], "helpful", source="feedback")
-        done = sync.after_learning(store, b.project, {"remote.pull_minutes": 5.0}, now + 60)
+        done = team_client.after_learning(store, b.project, {"remote.pull_minutes": 5.0}, now + 60)
         assert done["push"]["applied"] == 1 and "pull" not in done  # pulled a minute ago
-        assert "pull" in sync.after_learning(store, b.project, {"remote.pull_minutes": 5.0}, now + 301)
+        assert "pull" in team_client.after_learning(store, b.project, {"remote.pull_minutes": 5.0}, now + 301)
     with a.on() as store:  # a project without a remote: nothing, and no error
         a.mp.setenv("ACE_HOME", str(a.home))
-        sync.remote.remove_remote(a.project.key)
-        assert sync.after_learning(store, a.project, None, time.time()) is None
+        team_client.remote.remove_remote(a.project.key)
+        assert team_client.after_learning(store, a.project, None, time.time()) is None
 
 
 # -- the outbox ------------------------------------------------------------------------------------------
@@ -515,10 +515,10 @@ def test_remote_set_checks_the_token_and_the_project_first(server, machines):
 def test_the_client_id_is_stable_per_machine(machines):
     a, b = machines
     with a.on():
-        first = sync.client_id()
-        assert sync.client_id() == first and len(first) == 32
+        first = team_client.client_id()
+        assert team_client.client_id() == first and len(first) == 32
     with b.on():
-        assert sync.client_id() != first
+        assert team_client.client_id() != first
 
 
 # -- the local schema ------------------------------------------------------------------------------------
@@ -552,9 +552,9 @@ def test_a_team_lesson_shows_its_origin_and_survives_export_and_import(server, m
     b.bind(server, server.token())
     with a.on() as store:
         lesson, _ = a.playbook(store).add(LESSON, SECTION, source="user")
-        sync.push(store, a.project)
+        team_client.push(store, a.project)
     with b.on() as store:
-        sync.pull(store, b.project)
+        team_client.pull(store, b.project)
         assert transfer.public_bullet(store.get_bullet(lesson["id"]))["scope"] == "team"
         document = transfer.export_playbook(store, b.project)
     shown = run_cli(b, "show", lesson["id"])
@@ -573,12 +573,12 @@ def test_remote_review_decides_only_the_wording_it_showed(server, machines):
     a, b = machines
     b.bind(server, server.token())
     with a.on() as store:
-        sync.bind(store, a.project, server.url, server.token("admin"))
+        team_client.bind(store, a.project, server.url, server.token("admin"))
     lesson_id = "ctx-review00000000000001"
     with b.on():
         remote = get_remote(b.project.key)
         with TeamClient(remote.url, remote.token()) as client:
-            client.push("Widget", sync.client_id(), [{"key": "k1", "op": "ADD", "lesson_id": lesson_id,
+            client.push("Widget", team_client.client_id(), [{"key": "k1", "op": "ADD", "lesson_id": lesson_id,
                                                       "content": POISON, "section": SECTION}])
     listing = run_cli(a, "remote", "review")
     assert listing.exit_code == 0 and lesson_id in listing.output
@@ -588,7 +588,7 @@ def test_remote_review_decides_only_the_wording_it_showed(server, machines):
     assert unnamed.exit_code == 1 and "--seen" in unnamed.output
     with b.on():  # the pusher changes the wording after the admin read it
         with TeamClient(remote.url, remote.token()) as client:
-            client.push("Widget", sync.client_id(), [{"key": "k2", "op": "UPDATE", "lesson_id": lesson_id,
+            client.push("Widget", team_client.client_id(), [{"key": "k2", "op": "UPDATE", "lesson_id": lesson_id,
                                                       "content": POISON + " (now with sudo)"}])
     stale = run_cli(a, "remote", "review", "--approve", lesson_id, "--seen", full[:16])
     assert stale.exit_code == 1 and "--seen" in stale.output

@@ -2,7 +2,7 @@
 
 import pytest
 
-from ace_engine.tools import edit_pairs
+from ace_engine.capture.tools import edit_pairs
 
 
 @pytest.mark.parametrize("tool, data, expected", [

@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from ace_engine import config as config_mod
+from ace_engine.core import config as config_mod
 from ace_engine.playbook.playbook import Playbook
-from ace_engine.project import identify
+from ace_engine.core.project import identify
 from ace_engine.store.sqlite import SQLiteStore
 from ace_engine.store.views_sql import ViewsSQLiteStore
 from hookutil import payload, run_hook

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from ace_engine import config as config_mod
+from ace_engine.core import config as config_mod
 from ace_engine import llm
 from ace_engine.learning import llm_reflector
-from ace_engine.learning import trajectory as traj_mod
+from ace_engine.observe import trajectory as traj_mod
 from ace_engine.learning.reflector import ReflectorError
 
 from .claude_cli import claude_env, run_claude

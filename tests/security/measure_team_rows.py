@@ -5,10 +5,10 @@ team-server rows of issue 20, through the real app and client pull, for the clos
 
 import httpx
 
-from ace_engine import sync
+from ace_engine import team_client
 from ace_engine.retrieval.search import search
-from ace_engine.sync.client import TeamClient
-from ace_engine.sync.remote import get_remote
+from ace_engine.team_client.client import TeamClient
+from ace_engine.team_client.remote import get_remote
 from test_team_sync import POISON, SECTION, Machine, team_server
 
 PAYLOADS = [
@@ -30,7 +30,7 @@ OTHER = "Keep the fixtures small: build them in conftest.py, one factory per mod
 def client_of(m):
     with m.on():
         r = get_remote(m.project.key)
-        return TeamClient(r.url, r.token()), sync.client_id()
+        return TeamClient(r.url, r.token()), team_client.client_id()
 
 
 def active_on(m, lesson_id, text):
@@ -74,7 +74,7 @@ def test_measure(tmp_path, monkeypatch):
                             {"key": f"{n}b", "op": "ADD", "lesson_id": other, "content": OTHER + f" ({n})",
                              "section": SECTION}])
                         with b.on() as store:
-                            sync.pull(store, b.project)
+                            team_client.pull(store, b.project)
                         if path == "ADD+UPDATE":
                             c.push("Widget", me, [{"key": f"{n}c", "op": "UPDATE", "lesson_id": lid,
                                                    "content": payload}])
@@ -82,7 +82,7 @@ def test_measure(tmp_path, monkeypatch):
                             c.push("Widget", me, [{"key": f"{n}c", "op": "MERGE", "lesson_id": lid,
                                                    "other_id": other, "content": payload}])
                 with b.on() as store:
-                    sync.pull(store, b.project)
+                    team_client.pull(store, b.project)
                 got = active_on(b, lid, payload)
                 through += got
                 if got:
@@ -147,8 +147,8 @@ def test_measure(tmp_path, monkeypatch):
         # client id spoof + key pre-push: the victim has pushed (its id is in the log)
         with b.on() as store:
             b.playbook(store).add("Victim's lesson: keep migrations small", SECTION, source="user")
-            sync.push(store, b.project)
-            victim = sync.client_id()
+            team_client.push(store, b.project)
+            victim = team_client.client_id()
         c, _ = client_of(a)
         with c:
             try:
@@ -167,7 +167,7 @@ def test_measure(tmp_path, monkeypatch):
             for k in range(5):
                 c.push("Widget", f"invented-{k}", [{"key": "b", "op": "TAG", "lesson_id": lid, "helpful": 10**9}])
         with b.on() as store:
-            sync.pull(store, b.project)
+            team_client.pull(store, b.project)
             bullet = store.get_bullet(lid)
         rows["TAG boosting"] = (1, int(bullet["confidence"] >= 0.99))
     for name, (tried, got) in rows.items():

@@ -113,7 +113,7 @@ def test_a_file_given_as_ace_home_is_named_with_the_right_fix(tmp_path, monkeypa
 
 
 def test_a_file_where_a_directory_inside_ace_home_belongs_is_kept(tmp_path, monkeypatch):
-    from ace_engine import paths
+    from ace_engine.core import paths
 
     home = tmp_path / "home"
     home.mkdir(mode=0o700)

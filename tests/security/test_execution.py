@@ -219,7 +219,7 @@ def test_ace_doctor_never_runs_hook_commands_from_the_repository(ace_home, git_p
 def test_a_background_process_starts_isolated_in_a_neutral_directory(git_project, tmp_path, monkeypatch):
     """What every detached process gets (`background.spawn_python`): not the hook's working
     directory, no `PYTHONPATH` from the environment, yet the installed ace_engine."""
-    from ace_engine.background import spawn_python
+    from ace_engine.core.background import spawn_python
 
     planted_dir = tmp_path / "pythonpath"
     marker = tmp_path / "planted-module-ran"

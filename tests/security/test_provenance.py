@@ -14,7 +14,7 @@ import json
 import pytest
 
 from ace_engine.playbook.playbook import Playbook
-from ace_engine.project import identify
+from ace_engine.core.project import identify
 from ace_engine.store.sqlite import SQLiteStore
 from conftest import ace
 from learnutil import Session, bullets
@@ -230,7 +230,7 @@ MALICIOUS = [
 
 
 def _pull(store, playbook, project_id, deltas, cursor=0):
-    from ace_engine.sync import inbox
+    from ace_engine.team_client import inbox
 
     return inbox.apply_page(store, playbook, deltas, project_id=project_id, client_id="me", cursor=cursor)
 

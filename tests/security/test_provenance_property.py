@@ -23,10 +23,10 @@ from ace_engine.mcp_server.workspace import Workspace
 from ace_engine.playbook import transfer
 from ace_engine.playbook.ids import new_id
 from ace_engine.playbook.playbook import Playbook
-from ace_engine.project import identify
+from ace_engine.core.project import identify
 from ace_engine.retrieval.search import search
 from ace_engine.store.sqlite import SQLiteStore
-from ace_engine.sync import inbox
+from ace_engine.team_client import inbox
 from test_learning_transcript import Transcript
 
 PACKAGES = ["snapshot-refresher", "render-fixer", "jest-snap-sync", "pytest-heal", "lint-autopilot"]

@@ -98,7 +98,7 @@ def written_bytes(ace_home: Path, *extra: Path) -> bytes:
     blobs = []
     places = [ace_home]
     try:
-        from ace_engine import paths
+        from ace_engine.core import paths
 
         places += [Path(p) for p in getattr(paths, "existing_fallback_dirs", lambda: [])()]
     except Exception:  # noqa: BLE001 - the old commit has no fallback directories

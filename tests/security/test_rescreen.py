@@ -19,8 +19,8 @@ import time
 
 import pytest
 
-from ace_engine import paths
-from ace_engine.project import identify
+from ace_engine.core import paths
+from ace_engine.core.project import identify
 from ace_engine.store import schema
 from conftest import ace
 from hookutil import check_answer, payload, run_hook

@@ -20,11 +20,11 @@ import time
 import httpx
 import pytest
 
-from ace_engine import sync
+from ace_engine import team_client
 from ace_engine.retrieval.search import search, top
-from ace_engine.sync import inbox
-from ace_engine.sync.client import ServerRefused, TeamClient
-from ace_engine.sync.remote import get_remote
+from ace_engine.team_client import inbox
+from ace_engine.team_client.client import ServerRefused, TeamClient
+from ace_engine.team_client.remote import get_remote
 from test_team_sync import POISON, SECTION, Machine, team_server
 
 try:  # the bounds of the rule under test (absent at d570f9d, where nothing bounds the marks)
@@ -59,7 +59,7 @@ def tampered(machine: Machine) -> tuple[TeamClient, str]:
     """A client speaking the protocol directly with the machine's own token and client id."""
     with machine.on():
         remote = get_remote(machine.project.key)
-        return TeamClient(remote.url, remote.token()), sync.client_id()
+        return TeamClient(remote.url, remote.token()), team_client.client_id()
 
 
 def api(server, method: str, path: str, token: str, **kw) -> httpx.Response:
@@ -92,15 +92,15 @@ def test_benign_add_then_risky_update_waits_for_local_review(team):
     a, b = team
     with a.on() as store:
         lesson, _ = a.playbook(store).add(BENIGN, SECTION, source="user")
-        sync.push(store, a.project)
+        team_client.push(store, a.project)
     with b.on() as store:
-        sync.pull(store, b.project)
+        team_client.pull(store, b.project)
     assert served_on(b, lesson["id"], "unit tests first failure")  # the benign version is the team's
     with a.on() as store:
         a.playbook(store).update(lesson["id"], content=RISKY, source="user")  # typed by A: A's own
-        assert sync.push(store, a.project)["sent"] == 1
+        assert team_client.push(store, a.project)["sent"] == 1
     with b.on() as store:
-        sync.pull(store, b.project)
+        team_client.pull(store, b.project)
         assert store.get_bullet(lesson["id"])["content"] == RISKY  # pulled, through the playbook
     assert not served_on(b, lesson["id"], "install the fixture helper before running the tests")
 
@@ -110,14 +110,14 @@ def test_merge_with_risky_content_waits_for_local_review(team):
     with a.on() as store:
         keep, _ = a.playbook(store).add(BENIGN, SECTION, source="user")
         other, _ = a.playbook(store).add(OTHER, SECTION, source="user")
-        sync.push(store, a.project)
+        team_client.push(store, a.project)
     with b.on() as store:
-        sync.pull(store, b.project)
+        team_client.pull(store, b.project)
     with a.on() as store:
         a.playbook(store).merge(keep["id"], other["id"], content=RISKY, source="user")
-        sync.push(store, a.project)
+        team_client.push(store, a.project)
     with b.on() as store:
-        sync.pull(store, b.project)
+        team_client.pull(store, b.project)
         assert store.get_bullet(other["id"])["status"] == "archived"
         assert store.get_bullet(keep["id"])["content"] == RISKY
     assert not served_on(b, keep["id"], "install the fixture helper before running the tests")
@@ -153,7 +153,7 @@ def test_a_held_lessons_content_is_never_served_by_a_later_delta(server, team, f
     assert POISON not in logged_contents(server, server.token("read"))
     assert last["results"][0]["status"] == "quarantined"  # it waits for a reviewer instead
     with b.on() as store:
-        sync.pull(store, b.project)
+        team_client.pull(store, b.project)
         held = store.get_bullet(lesson_id)
         assert held is None or held["status"] != "active"
     assert not served_on(b, lesson_id, "build fails repair the toolchain")
@@ -180,7 +180,7 @@ def test_an_approval_approves_only_the_text_the_admin_saw(server, team):
     assert "changed" in answer.json()["error"]["message"]
     assert POISON_B not in logged_contents(server, server.token("read"))
     with b.on() as store:
-        sync.pull(store, b.project)
+        team_client.pull(store, b.project)
         assert store.get_bullet(lesson_id) is None
     now = queue(server, admin)[lesson_id]
     assert now["content"] == POISON_B and now["content_hash"] != shown["content_hash"]
@@ -199,7 +199,7 @@ def test_a_clients_quarantine_reason_never_becomes_the_review_reason(server, tea
             {"key": "k1", "op": "ADD", "lesson_id": held_id, "content": POISON, "section": SECTION},
             {"key": "k2", "op": "ADD", "lesson_id": active_id, "content": BENIGN, "section": SECTION}])
     with b.on() as store:
-        sync.pull(store, b.project)
+        team_client.pull(store, b.project)
     policy_said = queue(server, admin)[held_id]["concerns"]
     client, me = tampered(a)
     with client:  # the pusher "reviews" its own lesson for the admin
@@ -213,7 +213,7 @@ def test_a_clients_quarantine_reason_never_becomes_the_review_reason(server, tea
         assert not any("Alice" in c for c in waiting[lesson_id]["concerns"]), waiting[lesson_id]
         assert waiting[lesson_id].get("client_note") == FORGED_REASON  # kept, as the client's words
     with b.on() as store:  # a teammate's pulled QUARANTINE: its reason is a note, labelled as such
-        sync.pull(store, b.project)
+        team_client.pull(store, b.project)
         assert store.get_bullet(active_id)["status"] == "quarantined"
         [change] = [c for c in store.changes(active_id, limit=10) if c["op"] == "QUARANTINE"]
         assert change["reason"].startswith("a teammate's note: ") and FORGED_REASON in change["reason"]
@@ -226,11 +226,11 @@ def test_a_token_cannot_push_as_another_client_nor_spend_its_keys(server, team):
     a, b = team
     with b.on() as store:  # the victim shares a lesson: its client id is now in the log
         lesson, _ = b.playbook(store).add(BENIGN, SECTION, source="user")
-        sync.push(store, b.project)
-        victim = sync.client_id()
+        team_client.push(store, b.project)
+        victim = team_client.client_id()
         next_change = int(store.conn.execute("SELECT MAX(id) FROM bullet_changes").fetchone()[0]) + 1
     with a.on() as store:
-        sync.pull(store, a.project)
+        team_client.pull(store, a.project)
     attacker, _ = tampered(a)
     with attacker:
         # Push as the victim (its own pull would skip this as "own"), and pre-push the keys of its
@@ -250,13 +250,13 @@ def test_a_token_cannot_push_as_another_client_nor_spend_its_keys(server, team):
     assert not [d for d in deltas if d["client_id"] == "server-review"]
     with b.on() as store:  # the victim's next change applies
         b.playbook(store).remove(lesson["id"], reason="superseded")
-        report = sync.push(store, b.project)
+        report = team_client.push(store, b.project)
         assert report["applied"] == 1 and report["duplicate"] == 0, report
     org = server.db.ensure_org("default")
     project = server.db.find_project(org, "Widget")["id"]
     assert server.db.lesson(project, lesson["id"])["status"] == "archived"
     with a.on() as store:
-        sync.pull(store, a.project)
+        team_client.pull(store, a.project)
         assert store.get_bullet(lesson["id"])["status"] == "archived"
 
 
@@ -267,9 +267,9 @@ def test_invented_clients_cannot_boost_a_lesson_to_the_top(server, team):
     a, b = team
     with a.on() as store:
         boosted, _ = a.playbook(store).add(BENIGN, SECTION, source="user")
-        sync.push(store, a.project)
+        team_client.push(store, a.project)
     with b.on() as store:
-        sync.pull(store, b.project)
+        team_client.pull(store, b.project)
         own, _ = b.playbook(store).add(OTHER, SECTION, source="user")
         for _ in range(8):  # b's own lesson, marked useful in eight sessions here
             b.playbook(store).tag(own["id"], "helpful", source="feedback")
@@ -282,7 +282,7 @@ def test_invented_clients_cannot_boost_a_lesson_to_the_top(server, team):
     team_view = server.db.lesson(server.db.find_project(org, "Widget")["id"], boosted["id"])
     assert team_view["helpful"] <= MARKS_PER_DAY  # one token's marks, a day
     with b.on() as store:
-        sync.pull(store, b.project)
+        team_client.pull(store, b.project)
         pulled = store.get_bullet(boosted["id"])
         assert pulled["helpful"] <= MARKS_PER_DAY and pulled["confidence"] < 0.9
         ranked = top(store, store.project_id(b.project.key), 5)

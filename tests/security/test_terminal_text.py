@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ace_engine.cli as cli_package
-from ace_engine.project import identify
+from ace_engine.core.project import identify
 from ace_engine.store.sqlite import SQLiteStore
 from conftest import ace as run_ace
 from hookutil import payload, run_hook
@@ -285,7 +285,7 @@ def test_a_value_escaped_for_markup_never_changes_the_markup_around_it(value):
     (`:warning:`) are not markup: a console prints them as emoji unless `emoji=False`."""
     from rich.text import Text
 
-    from ace_engine import escape
+    from ace_engine.core import escape
 
     cleaned = escape.terminal(value, markup=False)
     assert RAW_CONTROL.search(cleaned) is None

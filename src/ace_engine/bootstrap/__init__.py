@@ -28,16 +28,16 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..errors import AceError
-from ..learning import commands as cmd_mod
-from ..learning import git_context
+from ..core.errors import AceError
+from ..observe import commands as cmd_mod
+from ..observe import git_context
 from ..playbook.playbook import STATUSES, content_key
 from . import conventions, files, findings
 from .findings import Candidate, CommandFinding, Finding, NoteFinding
 from .readers import Problem
 
 if TYPE_CHECKING:
-    from .._types import Bullet
+    from ..core._types import Bullet
     from ..playbook.playbook import Playbook
 
 OnStep = Callable[[str, int, int], object]  # (label, index, total), before each step: progress bars

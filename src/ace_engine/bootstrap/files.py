@@ -19,7 +19,7 @@ import json
 import os
 import re
 
-from ..learning import commands as cmd_mod
+from ..observe import commands as cmd_mod
 from .findings import Finding, command, command_kind, kind_of, note, short
 from .readers import Problem, exists, read_ini, read_json, read_text, read_toml, yaml_commands
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Literal, TypedDict
 
-from ..learning import commands as cmd_mod
+from ..observe import commands as cmd_mod
 
 
 class CommandFinding(TypedDict):

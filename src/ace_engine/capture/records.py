@@ -15,7 +15,7 @@ import json
 import os
 import re
 
-from ..tools import SHELL_TOOLS
+from .tools import SHELL_TOOLS
 from .redact import mark_clean, redact, redact_value
 from .text import cap, is_blank, repair_utf8, sanitize, strip_private
 
@@ -23,10 +23,10 @@ TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks must not import `
 if TYPE_CHECKING:
     from typing import Literal
 
-    from .._types import CapturedMessage, CaptureRecord, ToolEvent
-    from ..config import Config
+    from ..core._types import CapturedMessage, CaptureRecord, ToolEvent
+    from ..core.config import Config
     from ..hooks.hook_input import HookInput  # the type only: capture imports nothing from hooks
-    from ..project import Project
+    from ..core.project import Project
 
 _EXIT_CODE = re.compile(r"exit code:?\s*(-?\d+)", re.IGNORECASE)
 MAX_DEPTH = 64  # deeper structure is replaced by a marker (json/recursion would fail near 1000)

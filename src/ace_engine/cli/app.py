@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from .. import __version__
-from ..errors import AceError
+from ..core.errors import AceError
 from . import (
     bootstrap_cmd,
     capture_cmds,

@@ -7,14 +7,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .. import config as config_mod
-from ..project import identify
+from ..core import config as config_mod
+from ..core.project import identify
 from ..store import spool
 from .common import json_option, open_store, project_option, resolve_dir, resolve_session, wide_option
 from .output import emit_json, fail, iso, plural, say, size, table, when
 
 if TYPE_CHECKING:
-    from .._types import SessionRow
+    from ..core._types import SessionRow
     from ..store.interfaces import Store
 
 

@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, TypeVar
 
 import click
 
-from .. import config as config_mod
-from .. import install_route
-from ..project import Project, identify
+from ..core import config as config_mod
+from ..core import install_route
+from ..core.project import Project, identify
 from ..store.sqlite import SQLiteStore, StoreError
 from .output import WIDE_KEY, CommandError, fail
 
 if TYPE_CHECKING:
-    from .._types import Bullet, SessionRow
+    from ..core._types import Bullet, SessionRow
     from ..store.interfaces import Store
 
 F = TypeVar("F", bound=Callable[..., object])

@@ -12,14 +12,15 @@ import sys
 import time
 from typing import Any
 
-from . import config, doctor_checks, log, paths, trust
+from ..core import config, log, paths, trust
+from . import doctor_checks
 from .doctor_checks import Check
-from .hooks import health
-from .hooks.events import EVENTS
-from .integrations import claude_settings
-from .project import identify
-from .store import spool
-from .store.sqlite import SQLiteStore, StoreError
+from ..hooks import health
+from ..hooks.events import EVENTS
+from ..integrations import claude_settings
+from ..core.project import identify
+from ..store import spool
+from ..store.sqlite import SQLiteStore, StoreError
 
 
 def settings_locations(project_root: str) -> list[tuple[str, str]]:
@@ -189,7 +190,7 @@ def doctor(project_dir: str, fix: bool = False) -> list[Check]:
 
 def _search_check(root: str, fix: bool) -> Check:
     """Which search the hooks run here: semantic + lexical, or lexical only and why."""
-    from .retrieval import vectors
+    from ..embed import vectors
 
     try:
         cfg: Any = config.load(root)
@@ -263,7 +264,7 @@ def _store_check(fix: bool) -> Check:
 def _policy_check(fix: bool) -> Check:
     """Were the stored lessons screened under this version's safety policy? Until they are, the
     hooks inject nothing (and start a re-screen); `--fix` runs it here."""
-    from .playbook import rescreen
+    from ..playbook import rescreen
 
     try:
         with SQLiteStore() as store:

@@ -21,7 +21,7 @@ import subprocess
 import sys
 from typing import Any
 
-from . import install_route
+from ..core import install_route
 
 
 class Check:
@@ -41,7 +41,7 @@ def mcp_checks(project_root: str) -> list[Check]:
     """The `ace` server in the project's `.mcp.json`: ours, runnable here (this interpreter with
     the `mcp` package), approved in a settings file; and no settings file approving a server
     that is not there."""
-    from .integrations import mcp_config
+    from ..integrations import mcp_config
 
     reg = mcp_config.registration(project_root)
     path, entry = reg["mcp_json"], reg["entry"]
@@ -134,7 +134,7 @@ PROBE = ("import sys, importlib.util, importlib.metadata as m; print('%d.%d' % s
 def _plugin_mcp_check(python: str, mcp_version: str) -> Check:
     """The plugin's MCP server (bin/ace_mcp.py) runs in its interpreter when that has mcp 2, else
     as `ace mcp` when `ace` is on PATH; this checks the `ace` doctor runs as."""
-    from .integrations import mcp_config
+    from ..integrations import mcp_config
 
     if mcp_version.split(".")[0] == "2":
         return Check("plugin mcp", True, f"the plugin's MCP server runs in {python} (mcp {mcp_version})")

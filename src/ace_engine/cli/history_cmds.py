@@ -4,7 +4,7 @@
 import click
 
 from ..playbook.playbook import Playbook
-from ..project import identify
+from ..core.project import identify
 from .common import json_option, open_store, project_option, resolve_bullet, resolve_dir, wide_option
 from .output import clip, emit_json, fail, iso, plural, say, table, when
 

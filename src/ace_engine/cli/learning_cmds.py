@@ -12,7 +12,7 @@ from contextlib import nullcontext
 
 import click
 
-from ..project import find_git_root
+from ..core.project import find_git_root
 from .common import json_option, load_config, open_store, project_of, project_option, wide_option
 from .output import clip, console, emit_json, fail, iso, plain, plural, say, table, when
 

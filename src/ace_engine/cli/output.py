@@ -52,7 +52,7 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from .. import escape
+from ..core import escape
 
 console = Console()
 

@@ -163,7 +163,7 @@ def _check_mode(mode: str, cfg: Any, quiet: bool) -> None:
     `auto` carries on lexically and says so (on stderr, so `--json` stays clean)."""
     if mode == "lexical" or (mode == "auto" and not cfg["retrieval.semantic"]):
         return
-    from ..retrieval import vectors
+    from ..embed import vectors
 
     problem = vectors.status(None, cfg)["problem"]
     if problem is None:
@@ -184,7 +184,7 @@ def _vectors_notice(store: Store, mode: str, cfg: Any, quiet: bool) -> None:
     if mode == "lexical" or (mode == "auto" and (not cfg["retrieval.semantic"]
                                                  or cfg["retrieval.embedder"] != "minilm")):
         return
-    from ..retrieval import vectors
+    from ..embed import vectors
 
     state = vectors.status(store, cfg)
     missing = state.get("missing_vectors") or 0
@@ -433,7 +433,7 @@ def embed(limit, as_json):
     """Compute the embeddings of every active or candidate lesson that lacks one. Lessons are
     embedded when they are written, so this is for stores from older versions, or after switching
     `retrieval.embedder`. Runs locally."""
-    from ..retrieval import vectors
+    from ..embed import vectors
 
     cfg = load_config(None)
     state = vectors.status(None, cfg)

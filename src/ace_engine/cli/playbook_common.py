@@ -10,8 +10,8 @@ from ..playbook import sections
 from ..playbook.playbook import Playbook
 
 if TYPE_CHECKING:
-    from .._types import Bullet
-    from ..project import Project
+    from ..core._types import Bullet
+    from ..core.project import Project
     from ..store.interfaces import Store
 
 EVIDENCE_ITEMS = 5

@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from ..continuity import summarize, update
-from ..project import identify
+from ..core.project import identify
 from .capture_cmds import render_session, sessions
 from .common import json_option, open_store, project_option, resolve_dir, resolve_session
 from .output import emit_json, iso, say, when

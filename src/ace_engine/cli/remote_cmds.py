@@ -14,8 +14,8 @@ from typing import Any
 
 import click
 
-from .. import sync
-from ..sync.remote import remove_remote
+from .. import team_client
+from ..team_client.remote import remove_remote
 from .common import json_option, load_config, open_store, project_of
 from .output import emit_json, fail, plural, say, table, when
 
@@ -41,12 +41,12 @@ def set_cmd(url: str, token: str, name: str | None, insecure: bool, project_dir:
     if token == "-":
         token = sys.stdin.readline().strip()
     project = project_of(project_dir)
-    from ..sync.client import NOTHING_LOST
-    from ..sync.remote import RemoteError
+    from ..team_client.client import NOTHING_LOST
+    from ..team_client.remote import RemoteError
 
     with open_store() as store:
         try:
-            result = sync.bind(store, project, url, token, name=name, insecure=insecure)
+            result = team_client.bind(store, project, url, token, name=name, insecure=insecure)
         except RemoteError as exc:  # said as what it means here: nothing was bound
             fail(f"{str(exc).replace(NOTHING_LOST, '').rstrip('. ')}. `ace remote set` changed nothing: "
                  "fix that, then run it again")
@@ -66,7 +66,7 @@ def status_cmd(offline: bool, project_dir: str | None, as_json: bool) -> None:
     """The server (reachable?), the project, the cursors, the outbox size and the last error."""
     project = project_of(project_dir)
     with open_store() as store:
-        info = sync.status(store, project, check=not offline)
+        info = team_client.status(store, project, check=not offline)
     if as_json:
         return emit_json(info)
     if info["remote"] is None:
@@ -110,8 +110,8 @@ def unset_cmd(project_dir: str | None, as_json: bool) -> None:
 def stats_cmd(days: int, project_dir: str | None, as_json: bool) -> None:
     """The team's statistics from the server: lessons per day, feedback, the most helpful lessons."""
     project = project_of(project_dir)
-    remote_ = sync.require_remote(project, None)
-    with sync.open_client(remote_) as client:
+    remote_ = team_client.require_remote(project, None)
+    with team_client.open_client(remote_) as client:
         stats = client.stats(remote_.project, days)
     if as_json:
         return emit_json(stats)
@@ -148,8 +148,8 @@ def review_cmd(approve_id: str | None, reject_id: str | None, seen: str | None, 
     """The server's review queue (lessons its safety policy held back), or a decision on one. An
     approved lesson is pulled by every client, whose own safety policy still applies."""
     project = project_of(project_dir)
-    remote_ = sync.require_remote(project, None)
-    with sync.open_client(remote_) as client:
+    remote_ = team_client.require_remote(project, None)
+    with team_client.open_client(remote_) as client:
         queue = client.review(remote_.project)
         lessons = [x for x in queue.get("lessons") or [] if isinstance(x, dict)]
         if approve_id or reject_id:
@@ -183,7 +183,7 @@ def push_cmd(project_dir: str | None, as_json: bool) -> None:
     """Send this project's new lesson changes to its team server (only lessons, never events)."""
     project = project_of(project_dir)
     with open_store() as store:
-        report = sync.push(store, project)
+        report = team_client.push(store, project)
     if as_json:
         return emit_json(report)
     say("Pushed {}: {} applied, {} already there, {} held for review, {} rejected; {} waiting.",
@@ -203,7 +203,7 @@ def pull_cmd(from_start: bool, project_dir: str | None, as_json: bool) -> None:
     project = project_of(project_dir)
     cfg = load_config(project.root)
     with open_store() as store:
-        report = sync.pull(store, project, cfg, from_start=from_start)
+        report = team_client.pull(store, project, cfg, from_start=from_start)
     if as_json:
         return emit_json(report)
     say("Pulled up to seq {}: {} applied, {} skipped, {} of this machine's own.", report["cursor"], report["applied"],

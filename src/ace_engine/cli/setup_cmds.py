@@ -10,12 +10,13 @@ import sys
 
 import click
 
-from .. import config as config_mod
-from .. import diagnostics, escape, paths, trust
-from ..files import atomic_write
+from ..core import config as config_mod
+from . import diagnostics
+from ..core import escape, paths, trust
+from ..core.files import atomic_write
 from ..integrations import claude_settings
 from ..learning import reflector_choice
-from ..project import identify
+from ..core.project import identify
 from .common import extra_hint, json_option, project_option, resolve_dir, wide_option
 from .output import emit_json, fail, plain, plural, say, size, styled, table, when
 

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .. import escape
-from ..files import atomic_write
+from ..core import escape
+from ..core.files import atomic_write
 from ..integrations import agent_files
 from ..playbook import rescreen, safety, transfer
 from ..playbook.playbook import Playbook
@@ -25,7 +25,7 @@ from .output import console, emit_json, fail, json_safe, plural, say, table
 from .playbook_common import known_project_id
 
 if TYPE_CHECKING:
-    from .._types import ImportItem, ScoredBullet
+    from ..core._types import ImportItem, ScoredBullet
 
 PROGRESS_FROM = 200  # items: smaller files import in a blink
 

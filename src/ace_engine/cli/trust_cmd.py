@@ -10,10 +10,10 @@ import os
 
 import click
 
-from .. import config as config_mod
-from .. import escape, paths
-from .. import trust as trust_mod
-from ..project import identify
+from ..core import config as config_mod
+from ..core import escape, paths
+from ..core import trust as trust_mod
+from ..core.project import identify
 from .common import json_option, project_option, resolve_dir
 from .output import emit_json, fail, when
 

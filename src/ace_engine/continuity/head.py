@@ -41,7 +41,7 @@ def head_commit(root: "str | None") -> "str | None":
     """The object name HEAD points to in the work tree at `root`, or None (see the docstring)."""
     if not root:
         return None
-    from ..project import common_dir, find_git_root
+    from ..core.project import common_dir, find_git_root
 
     found = find_git_root(root)
     if not found:

@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..escape import quoted
+from ..core.escape import quoted
 from . import facts, label
 from .trust import Fields
 

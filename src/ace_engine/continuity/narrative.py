@@ -18,8 +18,8 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .. import log
-from ..escape import one_line
+from ..core import log
+from ..core.escape import one_line
 from . import facts, setting
 
 MAX_CHARS = 400

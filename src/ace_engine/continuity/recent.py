@@ -29,7 +29,7 @@ session's state so that a compaction brings back the same sessions (`recalled`).
 import os
 import time
 
-from ..escape import injected
+from ..core.escape import injected
 from ..retrieval.render import MAX_CHARS, estimate_tokens
 from . import LABELS, setting
 
@@ -49,7 +49,7 @@ def current_branch(root: "str | None") -> "str | None":
     """The branch checked out at `root`, read from its HEAD file; None when detached or unknown."""
     if not root:
         return None
-    from ..project import find_git_root
+    from ..core.project import find_git_root
 
     found = find_git_root(root)
     if not found:

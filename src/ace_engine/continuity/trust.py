@@ -37,7 +37,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 
-from ..escape import quoted
+from ..core.escape import quoted
 
 __all__ = ["ORIGINS", "concerns", "Fields"]
 

@@ -27,7 +27,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from .. import log
+from ..core import log
 from . import head as head_mod
 from . import narrative, setting, summarize
 from .trust import Fields
@@ -42,7 +42,7 @@ def git_state(root: str | None, first_head: str | None, since: float | None = No
     --ancestry-path first..HEAD`): never a date window, so a commit that was already there (however
     it is dated) is not the session's; `since` (its start) also leaves out commits made before it
     on a branch checked out later. No first HEAD: none."""
-    from ..learning.git_context import commits_between, run_git
+    from ..observe.git_context import commits_between, run_git
 
     if not root or not os.path.isdir(root):
         return {}
@@ -83,7 +83,7 @@ def trusted_hosts(cfg: Any, root: str | None) -> tuple[str, ...]:
     """Hosts a field may name: the user's `learning.trusted_hosts` and the project's git remote
     host — as for lessons, nothing the repository writes can add to them."""
     from ..playbook.safety import remote_host
-    from ..project import identify
+    from ..core.project import identify
 
     try:
         hosts = tuple(str(h) for h in cfg["learning.trusted_hosts"] or ())
@@ -96,7 +96,7 @@ def trusted_hosts(cfg: Any, root: str | None) -> tuple[str, ...]:
 def attribution(events: list[dict[str, Any]], messages: list[dict[str, Any]], root: str | None) -> Any:
     """Where the risky parts of the session's commands came from (`learning.origins.Attribution`):
     the user's prompts, the project's files, else the order of what the agent ran and what it saw."""
-    from ..learning import origins
+    from ..observe import origins
 
     prompts = [str(m.get("text") or "") for m in messages if m.get("role") == "user" and not m.get("agent_id")]
     ordered = sorted(events, key=lambda e: (float(e.get("created_at") or 0.0), e.get("id") or 0))

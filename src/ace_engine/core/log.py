@@ -44,7 +44,7 @@ def _line(level: str, where: str, message: str) -> bytes:
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     text = f"{where}: {' '.join(str(message).split())}"
     try:
-        from .capture.redact import redact
+        from ..capture.redact import redact
 
         text = redact(text)
     except Exception:  # noqa: BLE001 — a redactor bug must not cost the line; keep it short

@@ -85,7 +85,7 @@ def run(workdir: str | None = None, python: str | None = None) -> dict[str, Any]
     env = {**os.environ, "ACE_HOME": home, "ACE_LEARNING_LINGER_SECONDS": "0"}
     calls = _replay(script["events"], session_id, subs, project, base, env, python)
     learned = _learn(project, env, python)
-    from ..project import identify
+    from ..core.project import identify
 
     key = identify(project).key
     playbook = _in_store(home, lambda store: store.list_bullets(store.project_id(key), statuses=None,

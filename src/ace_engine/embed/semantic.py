@@ -23,7 +23,7 @@ import json
 import os
 import struct
 
-from .. import log
+from ..core import log
 from .wordpiece import WordPiece
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the types are for mypy, numpy loads only when used
@@ -33,8 +33,8 @@ if TYPE_CHECKING:
 
     from numpy.typing import NDArray
 
-    from .._types import Bullet
-    from ..config import Config
+    from ..core._types import Bullet
+    from ..core.config import Config
     from ..store.interfaces import PlaybookStore
 
     Array = NDArray[Any]  # float32 activations and weights, int64 token ids
@@ -74,7 +74,7 @@ def missing() -> str | None:
     """Why semantic search can't run here (with the fix), or None when it can."""
     import importlib.util
 
-    from ..install_route import extra_hint  # the command for the way ace-engine was installed
+    from ..core.install_route import extra_hint  # the command for the way ace-engine was installed
 
     if importlib.util.find_spec("numpy") is None:
         return f"numpy is not installed; `{extra_hint('semantic')}`"

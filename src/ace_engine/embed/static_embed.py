@@ -285,7 +285,7 @@ def load(directory: str | None = None) -> Table | None:
         try:
             _tables[directory] = Table(directory)
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            from .. import log
+            from ..core import log
 
             if not isinstance(exc, FileNotFoundError):
                 log.warning("retrieval", f"static embedding table at {directory} unusable ({exc}); lexical only")

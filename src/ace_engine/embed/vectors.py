@@ -31,7 +31,7 @@ from __future__ import annotations
 import operator
 import os
 
-from .. import log
+from ..core import log
 from . import static_embed
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: hooks import this module
@@ -39,8 +39,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
     from typing import Any
 
-    from .._types import Bullet
-    from ..config import Config
+    from ..core._types import Bullet
+    from ..core.config import Config
     from ..store.interfaces import PlaybookStore
 
     Settings = Config | Mapping[str, Any]

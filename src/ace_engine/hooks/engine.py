@@ -16,7 +16,7 @@ import os
 import sys
 import time
 
-from .. import log
+from ..core import log
 from .events import EVENTS
 from .hook_input import HookInput
 
@@ -24,9 +24,9 @@ TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks must not import `
 if TYPE_CHECKING:
     from typing import Any, BinaryIO, NoReturn, TextIO
 
-    from .._types import CaptureRecord
-    from ..config import Config
-    from ..project import Project
+    from ..core._types import CaptureRecord
+    from ..core.config import Config
+    from ..core.project import Project
     from ..store.sqlite import SQLiteStore
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ class Hook:
     @property
     def project(self) -> "Project":
         if self._project is None:
-            from ..project import identify
+            from ..core.project import identify
 
             self._project = identify(self.cwd)
         return self._project
@@ -66,7 +66,7 @@ class Hook:
     @property
     def cfg(self) -> "Config":
         if self._cfg is None:
-            from ..config import load
+            from ..core.config import load
 
             self._cfg = load(self.project.root)
         return self._cfg

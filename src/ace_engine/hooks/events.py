@@ -5,7 +5,7 @@ plugin write into Claude Code's settings (seconds), comfortably above the budget
 never has to cancel us. All SessionEnd hooks together get 1.5 s from Claude Code.
 """
 
-from ..tools import SHELL_TOOLS, SHIFT_TOOLS
+from ..capture.tools import SHELL_TOOLS, SHIFT_TOOLS
 
 EVENTS: dict[str, dict] = {
     "SessionStart": {"budget": 8.0, "timeout": 15, "context": True},

@@ -8,7 +8,7 @@ record is saved first, so capture never depends on injection or learning succeed
 Cost: stdlib only; each handler opens only what it uses (the store, the config, the project).
 """
 
-from .. import log
+from ..core import log
 from ..capture import records
 from . import health, inject
 
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from .._types import CaptureRecord
+    from ..core._types import CaptureRecord
     from .engine import Hook
 
     Answer = dict[str, Any] | None

@@ -15,8 +15,8 @@ import json
 import os
 import time
 
-from .. import paths
-from ..files import atomic_write
+from ..core import paths
+from ..core.files import atomic_write
 
 STATE_NAME = "degraded.json"
 LOST_NAME = "lost.count"

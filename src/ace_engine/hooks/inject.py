@@ -20,15 +20,16 @@ imported by the steps that use them, one store query or a search each.
 
 import re
 
-from .. import log, tools
+from ..core import log
+from ..capture import tools
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks must not import `typing` (~3 ms)
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
     from typing import Any, TypeVar
 
-    from ..config import Config
-    from ..project import Project
+    from ..core.config import Config
+    from ..core.project import Project
     from ..store.interfaces import Store
 
     T = TypeVar("T")

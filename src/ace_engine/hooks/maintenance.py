@@ -14,8 +14,8 @@ injects nothing until it has run. Starting it imports nothing of the policy: the
 
 import os
 
-from .. import log, paths
-from ..background import named_lock, spawn_holding
+from ..core import log, paths
+from ..core.background import named_lock, spawn_holding
 
 
 def store_bytes() -> int:

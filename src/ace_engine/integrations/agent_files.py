@@ -44,9 +44,9 @@ import stat
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..errors import SyncError
-from ..escape import markdown
-from ..files import atomic_write
+from ..core.errors import SyncError
+from ..core.escape import markdown
+from ..core.files import atomic_write
 from ..playbook.sections import DEFAULT_SECTIONS, title
 
 START = "<!-- ACE_SECTION_START -->"

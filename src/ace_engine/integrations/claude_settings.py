@@ -17,8 +17,8 @@ import shutil
 import sys
 from typing import NamedTuple
 
-from ..errors import SettingsError
-from ..files import atomic_write
+from ..core.errors import SettingsError
+from ..core.files import atomic_write
 from ..hooks.events import EVENTS, MATCHERS
 
 PLUGIN_MARKER = "ace_hook.py"

@@ -35,7 +35,7 @@ import shlex
 import sys
 from typing import Any
 
-from ..errors import SettingsError
+from ..core.errors import SettingsError
 from . import claude_settings
 
 SERVER = "ace"
@@ -290,7 +290,7 @@ def sdk_problem(python: str | None = None) -> str | None:
 def sdk_hint(python: str | None = None) -> str:
     """The command that adds the `mcp` package where the server runs: this environment's way
     (`install_route`), or that of the environment `python` belongs to."""
-    from .. import install_route
+    from ..core import install_route
 
     if python and os.path.abspath(python) != os.path.abspath(sys.executable):
         return install_route.extra_hint("mcp", prefix=os.path.dirname(os.path.dirname(python)), python=python)

@@ -33,10 +33,10 @@ import sys
 import time
 from typing import Any, TextIO
 
-from .. import paths
-from ..escape import one_line
+from ..core import paths
+from ..core.escape import one_line
 from ..hooks import health
-from ..project import identify
+from ..core.project import identify
 from ..store._base import StoreError, sqlite3
 
 BUSY_TIMEOUT_MS = 100

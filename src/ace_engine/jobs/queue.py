@@ -18,8 +18,8 @@ then waits in the queue for the next Stop or `ace learn`.
 
 import os
 
-from .. import log, paths
-from ..background import ProcessLock, spawn_holding
+from ..core import log, paths
+from ..core.background import ProcessLock, spawn_holding
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks must not import `typing` (~3 ms)
 if TYPE_CHECKING:

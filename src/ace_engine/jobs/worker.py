@@ -24,9 +24,9 @@ import os
 import time
 from typing import TYPE_CHECKING, Any, cast
 
-from .. import config as config_mod
-from .. import log, paths
-from ..background import ProcessLock, enter_detached
+from ..core import config as config_mod
+from ..core import log, paths
+from ..core.background import ProcessLock, enter_detached
 from ..learning import pipeline
 from ..store.sqlite import SQLiteStore
 from .queue import lock_path
@@ -34,8 +34,8 @@ from .queue import lock_path
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from .._types import JobRow
-    from ..config import Config
+    from ..core._types import JobRow
+    from ..core.config import Config
     from ..learning.reflector import Reflector
     from ..store.interfaces import Store
 
@@ -175,9 +175,9 @@ def main(project_key: str, lock_fd: int | None = None) -> None:
         # Team sync, when this project is bound to a server (`ace remote set`): push what was just
         # learned, pull at most every `remote.pull_minutes`. `drain` has released the lock, and both
         # are idempotent. Never raises; offline is normal.
-        from .. import sync  # no remote: one small file read; httpx loads only when a server is called
+        from .. import team_client  # no remote: one small file read; httpx loads only when a server is called
 
-        sync.after_learning(store, project_key, cfg, time.time())
+        team_client.after_learning(store, project_key, cfg, time.time())
     except Exception as exc:  # noqa: BLE001 — a detached process has no one to tell but the log
         log.error("learning", f"worker for {project_key} stopped: {type(exc).__name__}: {exc}")
     finally:

@@ -38,12 +38,12 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..errors import AceError
-from ..tools import EDIT_TOOLS, edit_pairs
+from ..core.errors import AceError
+from ..capture.tools import EDIT_TOOLS, edit_pairs
 from .code_pattern_table import BUILTIN_PATTERNS
 
 if TYPE_CHECKING:
-    from ..config import Config
+    from ..core.config import Config
 
 LANGUAGES = {
     ".py": "python", ".pyi": "python", ".pyw": "python",
@@ -313,7 +313,7 @@ def load(cfg: Config | None = None) -> CodePatterns:
     try:
         table = load_file(path)
     except PatternError as exc:
-        from .. import log
+        from ..core import log
 
         log.warning("code-patterns", f"{exc}; using the built-in patterns")
         table = builtin()

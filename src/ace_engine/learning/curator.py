@@ -56,18 +56,19 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from ..config import DEFAULTS
+from ..core.config import DEFAULTS
 from ..playbook import confidence as evidence
 from ..playbook import sections
 from ..playbook.playbook import PlaybookError, clean_content, content_key
-from . import commands, quality
+from ..observe import commands
+from . import quality
 from . import similarity as sim
-from .trajectory import text_of
+from ..observe.trajectory import text_of
 
 if TYPE_CHECKING:
-    from .._types import Bullet, BulletTag, Candidate, Reflection, Trajectory
-    from .._types import TrajectoryStep as Step
-    from ..config import Config
+    from ..core._types import Bullet, BulletTag, Candidate, Reflection, Trajectory
+    from ..core._types import TrajectoryStep as Step
+    from ..core.config import Config
     from ..playbook.playbook import Playbook
 
 RELEVANCE_OVERLAP = 0.3   # share of a bullet's words found in the task's text…

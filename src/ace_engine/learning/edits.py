@@ -21,7 +21,7 @@ import difflib
 import re
 from typing import Any, TypedDict
 
-from ..tools import edit_pairs
+from ..capture.tools import edit_pairs
 from .lesson_text import code
 
 # A definition line in the common languages: def / class (Python), func (Go), fn (Rust), function /

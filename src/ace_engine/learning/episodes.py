@@ -31,7 +31,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
-from . import commands
+from ..observe import commands
 
 Step = Mapping[str, Any]
 

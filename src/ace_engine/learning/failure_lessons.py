@@ -26,12 +26,13 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from . import commands, edits
+from ..observe import commands
+from . import edits
 from . import episodes as ep
 from .lesson_text import code, local, sentence, spelled
 
 if TYPE_CHECKING:
-    from .._types import Candidate
+    from ..core._types import Candidate
 
 Step = Mapping[str, Any]
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from . import commands
+from ..observe import commands
 
 if TYPE_CHECKING:
-    from .._types import Trajectory
+    from ..core._types import Trajectory
 
 _GREETING = re.compile(
     r"^\s*(?:hi|hello|hey|yo|thanks?(?: you)?|thank you|thx|ty|ok(?:ay)?|yes|no|yep|nope|sure|cool|great|nice|"

@@ -24,15 +24,16 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from . import commands, edits, failure_lessons
-from .corrections import correction
+from ..observe import commands
+from . import edits, failure_lessons
+from ..observe.corrections import correction
 from .failure_lessons import display_command
 from .lesson_text import code, local
-from .trajectory import enrich
+from ..observe.trajectory import enrich
 
 if TYPE_CHECKING:
-    from .._types import Bullet, BulletTag, Candidate, Reflection, Trajectory
-    from ..config import Config
+    from ..core._types import Bullet, BulletTag, Candidate, Reflection, Trajectory
+    from ..core.config import Config
 
 # An enriched step (`trajectory.enrich`) as the miners read it: every key present, values loosely typed.
 Step = Mapping[str, Any]

@@ -31,11 +31,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..capture.redact import redact
 from ..playbook import sections as sections_mod
-from ..tools import edit_pairs
-from . import commands
+from ..capture.tools import edit_pairs
+from ..observe import commands
 
 if TYPE_CHECKING:
-    from .._types import Bullet, Candidate, Trajectory, TrajectoryStep
+    from ..core._types import Bullet, Candidate, Trajectory, TrajectoryStep
 
 PROMPT_VERSION = "reflector-2026-11-23.1"
 

@@ -34,9 +34,10 @@ import re
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
-from .. import llm, log
+from .. import llm
+from ..core import log
 from ..playbook import sections as sections_mod
-from . import commands
+from ..observe import commands
 from .llm_prompt import (
     MAX_BULLETS_SHOWN,
     MAX_LESSONS,
@@ -51,8 +52,8 @@ from .llm_prompt import (
 from .reflector import ReflectorError
 
 if TYPE_CHECKING:
-    from .._types import Bullet, BulletTag, Candidate, Reflection, Trajectory, TrajectoryStep
-    from ..config import Config
+    from ..core._types import Bullet, BulletTag, Candidate, Reflection, Trajectory, TrajectoryStep
+    from ..core.config import Config
     from .reflector import Reflector
 
 __all__ = ["LLMReflector", "make_reflector", "clean_reflection", "shown_bullets", "one_off_reason", "PROMPT_VERSION",

@@ -16,8 +16,8 @@ from ..playbook.playbook import content_key
 from . import code_patterns
 
 if TYPE_CHECKING:
-    from .._types import BulletTag, Candidate, Reflection, Trajectory
-    from ..config import Config
+    from ..core._types import BulletTag, Candidate, Reflection, Trajectory
+    from ..core.config import Config
     from ..store.interfaces import Store
 
 

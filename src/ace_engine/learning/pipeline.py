@@ -19,20 +19,21 @@ import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from .. import config as config_mod
-from .. import log
-from ..errors import AceError
+from ..core import config as config_mod
+from ..core import log
+from ..core.errors import AceError
 from ..playbook.playbook import Playbook
-from ..project import Project
-from . import commands, gates, git_context, origins, pattern_lessons
-from . import trajectory as traj_mod
+from ..core.project import Project
+from ..observe import commands, git_context, origins
+from . import gates, pattern_lessons
+from ..observe import trajectory as traj_mod
 from .curator import Curator
 from .reflector import ReflectorError, normalize
 from .reflector_choice import get_reflector, heuristic
 
 if TYPE_CHECKING:
-    from .._types import JobRow, ProjectInfo, Reflection, Trajectory, TrajectoryStep
-    from ..config import Config
+    from ..core._types import JobRow, ProjectInfo, Reflection, Trajectory, TrajectoryStep
+    from ..core.config import Config
     from ..store.interfaces import Store
     from .reflector import Reflector
 

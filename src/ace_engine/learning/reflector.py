@@ -30,10 +30,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol, cast
 
-from ..errors import AceError
+from ..core.errors import AceError
 
 if TYPE_CHECKING:
-    from .._types import Bullet, BulletTag, Candidate, Reflection, Trajectory
+    from ..core._types import Bullet, BulletTag, Candidate, Reflection, Trajectory
 
 
 class ReflectorError(AceError):

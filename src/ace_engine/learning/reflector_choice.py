@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .. import log
+from ..core import log
 
 if TYPE_CHECKING:
-    from ..config import Config
+    from ..core.config import Config
     from .reflector import Reflector
 
 

@@ -33,18 +33,18 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from .. import config as config_mod
-from .. import log
+from ..core import config as config_mod
+from ..core import log
 from ..playbook.playbook import Playbook
-from ..project import Project, find_git_root, identify
-from . import origins, transcript
-from . import trajectory as traj_mod
+from ..core.project import Project, find_git_root, identify
+from ..observe import origins, transcript
+from ..observe import trajectory as traj_mod
 from .pipeline import _learn_direct, _project_info, attach_history
-from .transcript import TranscriptError
+from ..observe.transcript import TranscriptError
 
 if TYPE_CHECKING:
-    from .._types import TrajectoryStep
-    from ..config import Config
+    from ..core._types import TrajectoryStep
+    from ..core.config import Config
     from ..store.interfaces import Store
     from .reflector import Reflector
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..config import DEFAULTS
-from ..errors import BudgetExceeded, InvalidOutput, LLMError, LLMTimeout
+from ..core.config import DEFAULTS
+from ..core.errors import BudgetExceeded, InvalidOutput, LLMError, LLMTimeout
 from .base import Completion, Provider, short_error
 from .budget import UsageLedger, usage_summary
 from .structured import extract_json, validate
@@ -27,7 +27,7 @@ from .structured import extract_json, validate
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from ..config import Config
+    from ..core.config import Config
 
 PROVIDERS = ("none", "claude-cli", "anthropic", "openai")
 

@@ -27,7 +27,7 @@ class AnthropicProvider(Provider):
         try:
             import anthropic
         except ImportError:
-            from ..install_route import extra_hint  # the command for the way ace-engine was installed
+            from ..core.install_route import extra_hint  # the command for the way ace-engine was installed
 
             raise LLMError(f"the `anthropic` package is not installed; `{extra_hint('llm', ['anthropic'])}`") from None
         if not self.model:

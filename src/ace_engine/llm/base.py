@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ..errors import BudgetExceeded, InvalidOutput, LLMError, LLMTimeout
+from ..core.errors import BudgetExceeded, InvalidOutput, LLMError, LLMTimeout
 from .budget import UsageLedger
 from .structured import extract_json, schema_text
 
@@ -98,7 +98,7 @@ class Provider:
             try:
                 self.ledger.record(self.name, done.input_tokens, done.output_tokens, done.cost_usd)
             except OSError as exc:  # a full disk must not fail the job that already paid for the call
-                from .. import log
+                from ..core import log
 
                 log.warning("llm", f"usage not recorded: {exc}")
 

@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from .. import paths
-from ..errors import BudgetExceeded
-from ..files import atomic_write
+from ..core import paths
+from ..core.errors import BudgetExceeded
+from ..core.files import atomic_write
 
 KEEP_DAYS = 62
 FILE_NAME = "llm-usage.json"

@@ -30,7 +30,7 @@ class OpenAIProvider(Provider):
         try:
             import openai
         except ImportError:
-            from ..install_route import extra_hint  # the command for the way ace-engine was installed
+            from ..core.install_route import extra_hint  # the command for the way ace-engine was installed
 
             raise LLMError(f"the `openai` package is not installed; `{extra_hint('llm', ['openai'])}`") from None
         if not self.model:

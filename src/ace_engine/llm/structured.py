@@ -14,7 +14,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from ..errors import InvalidOutput
+from ..core.errors import InvalidOutput
 
 MAX_SCAN_CHARS = 400_000  # a reply larger than this is cut before scanning: the scan is quadratic at worst
 

@@ -20,8 +20,8 @@ import time
 from datetime import datetime
 from typing import Any
 
-from ..errors import AceError
-from ..escape import injected
+from ..core.errors import AceError
+from ..core.escape import injected
 from ..retrieval.render import estimate_tokens
 
 DEFAULT_TOKENS = 2000  # the budget of one answer (~7,000 characters), far below Claude Code's MCP cap

@@ -29,8 +29,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..learning.commands import same_check
-from ..learning.trajectory import step_from_event
+from ..observe.commands import same_check
+from ..observe.trajectory import step_from_event
 from .answer import Answer, ToolError, int_arg, line, plural, since_arg, text_arg, unknown_args, when
 
 if TYPE_CHECKING:

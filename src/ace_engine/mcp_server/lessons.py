@@ -39,7 +39,7 @@ from ..store.policy_version import POLICY_VERSION
 from .answer import Answer, ToolError, choice_arg, int_arg, line, plural, text_arg, unknown_args, when
 
 if TYPE_CHECKING:
-    from .._types import Bullet
+    from ..core._types import Bullet
     from .workspace import Workspace
 
 SOURCE = "mcp"

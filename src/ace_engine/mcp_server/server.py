@@ -22,8 +22,9 @@ import os
 import sys
 from typing import Any
 
-from .. import __version__, log
-from ..errors import AceError
+from .. import __version__
+from ..core import log
+from ..core.errors import AceError
 from . import tools
 from .answer import ToolError
 from .workspace import Workspace

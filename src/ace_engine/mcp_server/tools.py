@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..errors import AceError
+from ..core.errors import AceError
 from ..playbook.sections import DEFAULT_SECTIONS
 from ..store._base import sqlite3
 from . import history, lessons

@@ -23,8 +23,8 @@ import threading
 import time
 from collections.abc import Callable
 
-from .. import config
-from ..project import Project, identify
+from ..core import config
+from ..core.project import Project, identify
 from ..store._base import StoreError
 from ..store.history_sql import McpStore
 from .answer import ToolError

@@ -41,7 +41,7 @@ from .corrections import unquoted
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-    from .._types import Trajectory, TrajectoryStep
+    from ..core._types import Trajectory, TrajectoryStep
 
 # The project's own files: what the project runs anyway (scripts, targets, aliases, CI), and what it
 # tells contributors to run (README). Globs relative to the project root.

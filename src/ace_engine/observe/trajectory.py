@@ -17,11 +17,11 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
-from ..tools import AGENT_TOOLS, EDIT_TOOLS, READ_TOOLS
+from ..capture.tools import AGENT_TOOLS, EDIT_TOOLS, READ_TOOLS
 from . import commands
 
 if TYPE_CHECKING:
-    from .._types import ToolEventRow, Trajectory, TrajectoryResult, TrajectoryStep
+    from ..core._types import ToolEventRow, Trajectory, TrajectoryResult, TrajectoryStep
 
 _NEGATIVE = re.compile(
     r"\b(?:couldn't|could not|can't|cannot|unable to|failed to|still fail\w*|not able to|doesn't work|"

@@ -43,13 +43,13 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from .. import config as config_mod
+from ..core import config as config_mod
 from ..capture.records import sanitize_value
 from ..capture.text import cap, sanitize
-from ..errors import AceError
+from ..core.errors import AceError
 
 if TYPE_CHECKING:
-    from ..config import Config
+    from ..core.config import Config
 
 HINT = "give a Claude Code transcript (~/.claude/projects/<project folder>/<session id>.jsonl)"
 

@@ -22,7 +22,7 @@ import re
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks must not import `typing`
 if TYPE_CHECKING:
-    from ..project import Project
+    from ..core.project import Project
     from ..store.interfaces import Store
 
 _ID = r"ctx-[0-9a-hjkmnp-tv-z]{4,20}"

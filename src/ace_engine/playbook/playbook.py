@@ -32,8 +32,8 @@ from __future__ import annotations
 import re
 import time
 
-from .. import project_langs
-from ..errors import AceError
+from ..core import project_langs
+from ..core.errors import AceError
 from . import domains as domain_mod
 from . import provenance as origin_rule
 from . import safety, sections
@@ -45,8 +45,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
     from typing import Any, Literal
 
-    from .._types import Bullet, BulletFields, Delta
-    from ..project import Project
+    from ..core._types import Bullet, BulletFields, Delta
+    from ..core.project import Project
     from ..store.interfaces import Store
 
 MAX_CONTENT_CHARS = 2000
@@ -176,7 +176,7 @@ class Playbook:
         if self._written:
             # Lessons are embedded when they are written, whatever path wrote them (the built-in
             # table: ~1.7 ms a lesson, no model); a failure leaves them to `embed_missing`.
-            from ..retrieval import vectors
+            from ..embed import vectors
 
             written, self._written = list(self._written.values()), {}
             vectors.embed_bullets(self.store, written)

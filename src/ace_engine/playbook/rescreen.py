@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import time
 
-from .. import config as config_mod
-from .. import log
-from ..background import enter_detached, named_lock
+from ..core import config as config_mod
+from ..core import log
+from ..core.background import enter_detached, named_lock
 from ..store.policy_version import POLICY_VERSION
 from . import safety
 from .playbook import Playbook
@@ -39,8 +39,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from typing import Any
 
-    from .._types import Bullet, ProjectRow
-    from ..config import Config
+    from ..core._types import Bullet, ProjectRow
+    from ..core.config import Config
     from ..store.interfaces import Store
 
     LoadConfig = Callable[[str | None], Config]

@@ -1,6 +1,6 @@
 """Playbook sections: the ACE plugin's four, plus any added by configuration."""
 
-from ..errors import AceError
+from ..core.errors import AceError
 
 DEFAULT_SECTIONS = (
     "strategies_and_hard_rules",

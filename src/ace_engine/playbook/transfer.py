@@ -44,7 +44,7 @@ import json
 import os
 import time
 
-from ..errors import AceError
+from ..core.errors import AceError
 from . import sections
 from .playbook import STATUSES, PlaybookError, clean_content
 
@@ -53,8 +53,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import Any
 
-    from .._types import ImportItem, ProjectRow
-    from ..project import Project
+    from ..core._types import ImportItem, ProjectRow
+    from ..core.project import Project
     from ..store.interfaces import Store
     from .playbook import Playbook
 

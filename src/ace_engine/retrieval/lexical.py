@@ -16,7 +16,7 @@ from . import query as query_mod
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks must not import `typing` (~3 ms)
 if TYPE_CHECKING:
-    from .._types import Bullet
+    from ..core._types import Bullet
     from ..store.interfaces import PlaybookStore
 
 # A search term found in this many bullets or more is "common": see `terms`.

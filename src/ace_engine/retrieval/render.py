@@ -21,14 +21,14 @@ from __future__ import annotations
 import math
 import re
 
-from ..escape import injected
+from ..core.escape import injected
 from ..playbook.sections import DEFAULT_SECTIONS, title
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: hooks import this module and must not load `typing`
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
-    from .._types import Bullet
+    from ..core._types import Bullet
 
 MAX_CHARS = 9_000
 CHARS_PER_TOKEN = 3.5

@@ -35,8 +35,8 @@ import math
 import re
 import time
 
-from .. import log
-from ..config import DEFAULTS
+from ..core import log
+from ..core.config import DEFAULTS
 from ..playbook.domains import GENERIC, path_words, words_match
 from . import general, lexical
 from . import query as query_mod
@@ -46,8 +46,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
     from typing import Any
 
-    from .._types import Bullet, ScoredBullet
-    from ..config import Config
+    from ..core._types import Bullet, ScoredBullet
+    from ..core.config import Config
     from ..store.interfaces import PlaybookStore
 
     Settings = Config | Mapping[str, Any]
@@ -250,7 +250,7 @@ def search(store: PlaybookStore, project_id: int | None, query: object, *, k: in
 
     cosines = None
     if _semantic_wanted(mode, cfg):
-        from . import vectors
+        from ..embed import vectors
 
         cosines = vectors.cosines(store, project_id, query if isinstance(query, str) else "", cfg=cfg,
                                   include_global=include_global, top=wanted,

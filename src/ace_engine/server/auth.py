@@ -29,7 +29,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..errors import AceError
+from ..core.errors import AceError
 
 SCOPES = ("read", "write", "admin")
 TOKEN_PREFIX = "ace_"

@@ -45,7 +45,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from ..errors import AceError
+from ..core.errors import AceError
 from ..playbook import sections as sections_mod
 from ..store.team.db import NotFound, Stale, TeamDBError
 from ..ui import charts

@@ -16,7 +16,7 @@ try:  # The C module itself: `sqlite3` adds only datetime adapters we don't use,
 except ImportError:  # pragma: no cover - interpreters that only ship the package
     import sqlite3  # type: ignore[no-redef]  # the same API, one level up
 
-from ..errors import AceError
+from ..core.errors import AceError
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks must not import `typing` (~3 ms)
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
     from typing import Any
 
-    from .._types import MessageRow, ProjectRow, SessionEvents, SessionRow, SessionSummary, StoreCounts, ToolEventRow
+    from ..core._types import MessageRow, ProjectRow, SessionEvents, SessionRow, SessionSummary, StoreCounts, ToolEventRow
     from .interfaces import Record
     from .redacting import RedactingConnection
 

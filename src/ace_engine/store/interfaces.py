@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-from .._types import (
+from ..core._types import (
     Bullet,
     GcReport,
     MessageRow,

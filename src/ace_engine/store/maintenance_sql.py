@@ -12,12 +12,12 @@ from __future__ import annotations
 import os
 import time
 
-from .. import paths
+from ..core import paths
 from ._base import StoreBase, sqlite3
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks must not import `typing` (~3 ms)
 if TYPE_CHECKING:
-    from .._types import GcReport
+    from ..core._types import GcReport
 
 # gc gets the store under this share of the cap, so the automatic gc is not restarted at once.
 GC_TARGET_RATIO = 0.8

@@ -27,8 +27,8 @@ import json
 import os
 import time
 
-from .. import log, paths
-from ..files import atomic_write
+from ..core import log, paths
+from ..core.files import atomic_write
 
 try:
     import fcntl
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from ..background import ProcessLock
+    from ..core.background import ProcessLock
     from .interfaces import CaptureStore
 
 CLAIM_STALE_SECONDS = 600
@@ -293,14 +293,14 @@ def replay_or_defer(store: CaptureStore) -> tuple[int, bool]:
 
 
 def _replay_lock() -> ProcessLock:
-    from ..background import named_lock
+    from ..core.background import named_lock
 
     return named_lock("replay")
 
 
 def start_background_replay() -> bool:
     """Start a detached replay unless one runs; True when one is running now."""
-    from ..background import spawn_holding
+    from ..core.background import spawn_holding
 
     try:
         code = "from ace_engine.store.spool import background_main\nbackground_main(LOCK_FD)\n"
@@ -315,7 +315,7 @@ def start_background_replay() -> bool:
 
 def background_main(lock_fd: int | None = None) -> None:
     """Entry point of the detached replay (also usable from the learning worker)."""
-    from ..background import enter_detached
+    from ..core.background import enter_detached
     from .sqlite import SQLiteStore
 
     lock = _replay_lock()

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 
-from .. import paths
+from ..core import paths
 from ._base import StoreError, sqlite3
 from .capture_sql import CaptureSQL
 from .continuity_sql import ContinuitySQL

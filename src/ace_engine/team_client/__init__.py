@@ -25,15 +25,15 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from .. import log
-from ..project import Project
+from ..core import log
+from ..core.project import Project
 from . import outbox
 from .remote import Remote, RemoteError, client_id, get_remote
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-    from ..config import Config
+    from ..core.config import Config
     from .client import TeamClient
 
 __all__ = ["RemoteError", "after_learning", "bind", "client_id", "open_client", "pull", "push", "require_remote",

@@ -40,7 +40,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .. import log
+from ..core import log
 from ..playbook.ids import looks_like_id
 from ..playbook.playbook import PlaybookError
 from ..playbook.sections import SectionError
@@ -48,7 +48,7 @@ from ..store.sync_sql import TEAM_SOURCE
 from ..store.team.ops import MARKS_PER_DAY, TEAM_MARKS_PER_DAY, grant
 
 if TYPE_CHECKING:
-    from .._types import Bullet
+    from ..core._types import Bullet
     from ..playbook.playbook import Playbook
     from ..store.interfaces import Store
 

@@ -25,9 +25,9 @@ import re
 import secrets
 import urllib.parse
 
-from .. import paths
-from ..errors import AceError
-from ..files import atomic_write, make_temp
+from ..core import paths
+from ..core.errors import AceError
+from ..core.files import atomic_write, make_temp
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

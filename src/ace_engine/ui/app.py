@@ -32,7 +32,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from .. import escape
+from ..core import escape
 from ..store._base import StoreError
 from . import charts, web
 from .auth import LOOPBACK_HOSTS, Guard, new_token

@@ -23,7 +23,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
 
-    from ..config import Config
+    from ..core.config import Config
     from ..store.interfaces import Store, ViewsStore
 
     class UIStore(Store, ViewsStore, Protocol):
@@ -74,7 +74,7 @@ def now(request: Request) -> float:
 
 def config(request: Request, root: str | None) -> Config:
     """The layered config as a hook in that project sees it (a few seconds' cache per root)."""
-    from .. import config as config_mod
+    from ..core import config as config_mod
 
     cache: dict[str | None, tuple[float, Config]] = request.app.state.config_cache
     hit = cache.get(root)

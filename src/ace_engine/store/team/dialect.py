@@ -33,9 +33,9 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import unquote
 
-from ... import paths
-from ...errors import AceError
-from ...install_route import extra_hint
+from ...core import paths
+from ...core.errors import AceError
+from ...core.install_route import extra_hint
 
 __all__ = ["Conflict", "Dialect", "NotFound", "TeamDBError", "Tx", "open_dialect", "default_path"]
 

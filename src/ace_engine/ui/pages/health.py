@@ -53,7 +53,7 @@ def _spool() -> dict[str, Any]:
 
 
 def page(request: Request) -> Response:
-    from ... import paths
+    from ...core import paths
     from ...hooks import health
 
     cfg = web.config(request, None)

@@ -20,14 +20,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ...errors import AceError
+from ...core.errors import AceError
 from ...playbook import safety
 from ...playbook import sections as sections_mod
 from ...playbook.playbook import STATUSES, Playbook
 from .. import charts, web
 
 if TYPE_CHECKING:
-    from ..._types import ScoredBullet
+    from ...core._types import ScoredBullet
     from ..web import UIStore
 
 SEARCH_PROJECTS = 8
