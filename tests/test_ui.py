@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 
 from ace_engine.core import config as config_mod
-from ace_engine.playbook.playbook import Playbook
 from ace_engine.core.project import identify
+from ace_engine.playbook.playbook import Playbook
 from ace_engine.store.sqlite import SQLiteStore
 from ace_engine.store.views_sql import ViewsSQLiteStore
 from hookutil import payload, run_hook
@@ -210,9 +210,9 @@ def bullet(bullet_id):
 
 def concrete_paths(app, ids) -> list[tuple[str, str]]:
     """(method, path) for every route of the app and every method it takes, its parameters filled."""
-    from ace_engine.ui import app as app_mod
+    from ace_engine.web import render
 
-    css = (Path(app_mod.HERE) / "static" / "app.css").read_bytes()
+    css = (Path(render.STATIC) / "app.css").read_bytes()
     import hashlib
 
     values = {"id": ids["auth-jwt"], "action": "tag", "digest": hashlib.sha256(css).hexdigest()[:16], "name": "app.css"}
@@ -345,7 +345,7 @@ def test_backtick_spans_in_lessons_are_inline_code_and_still_escaped(ui, seeded)
 
 
 def test_the_lesson_filter_cuts_before_it_marks_up():
-    from ace_engine.ui.app import lesson_html
+    from ace_engine.web.render import lesson_html
 
     assert str(lesson_html("use `make` & `<b>`")) == "use <code>make</code> &amp; <code>&lt;b&gt;</code>"
     assert str(lesson_html("use `make test` here", 10)) == "use `make…"  # a cut span is not code

@@ -14,16 +14,17 @@ in the review queue (quarantined or rejected content, never logged for pull) is 
 tokens only, as in the API: other tokens see active and archived lessons whose wording was
 logged (a held lesson archived by a REMOVE stays hidden), and a lesson's published versions only.
 
-Pages (templates `ui/templates/team_*.html`, the local dashboard's stylesheet, script and macros):
+Pages (this package's `templates/team_*.html` on `web/`'s frame, stylesheet, script and macros):
 `/` projects with counts (the sign-in form without a session), `/p/{project}` lessons (status,
 section, text filter, 50 a page), `/p/{project}/lessons/{id}` one lesson (versions with their
 client and time, per-client counts, its log), `/p/{project}/review` the queue, `/p/{project}/stats`
 (`TeamDB.stats`: per-day bars drawn on the server, helpful rate, top lessons, clients). Clients
 appear by the label of the token that owns them (`TeamDB.client_names`), not as bare ids. Text is
-data: the Jinja2 environment is `ui.app`'s (autoescape on every template, control characters made
-visible), so a lesson holding `<script>` shows as text.
+data: the Jinja2 environment is `web.render`'s (autoescape on every template, control characters made
+visible), so a lesson holding `<script>` shows as text. Forms, parameters, redirects, flash messages
+and refusals (`Refused`) are `web.page`'s, as for `ace ui`.
 
-Cost: imports Starlette, Jinja2 and `ui.app` when the server starts; a page is a few indexed
+Cost: imports Starlette, Jinja2 and `web` when the server starts; a page is a few indexed
 queries (`store.team.views`) run in Starlette's thread pool.
 """
 
@@ -37,29 +38,29 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-import jinja2
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
-from ..core.errors import AceError
 from ..playbook import sections as sections_mod
 from ..store.team.db import NotFound, Stale, TeamDBError
-from ..ui import charts
-from ..ui.app import HERE as UI_HERE
-from ..ui.app import load_static, static_route, template_env
-from ..ui.web import int_param, text_param
+from ..web import charts, render
+from ..web.guard import secure_response
+from ..web.page import Refused, flash, form, int_param, load_static, redirect, static_route, text_param
 from . import dashboard_auth
 from .auth import ApiError, Authenticator, Principal, require_scope, resolve_project, scope_allows
 from .limits import RateLimiter
 
 if TYPE_CHECKING:
+    import jinja2
     from starlette.types import ASGIApp
 
     from ..store.team.db import TeamDB
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 _HASH = re.compile(r"[0-9a-f]{64}")  # a lesson's content hash, as the review forms carry it
 PAGE_SIZE = 50
@@ -76,21 +77,12 @@ FLASH = {
 Page = Callable[[Request], Response]
 
 
-class _Page(AceError):
-    """An answer that is a page of its own (404, 403, 400): status, title and message."""
-
-    def __init__(self, status: int, title: str, message: str) -> None:
-        super().__init__(message)
-        self.status, self.title, self.message = status, title, message
-
-
 def create_dashboard(db: TeamDB, *, limiter: RateLimiter, now: Callable[[], float] = time.time,
                      review_client: str = "server-review", prefix: str = "/ui",
                      sessions: dashboard_auth.Sessions | None = None) -> Starlette:
     """The dashboard app over `db`, to be mounted at `prefix` (see the module docstring)."""
-    static = load_static(os.path.join(UI_HERE, "static"))
-    env = template_env(now, static)
-    env.globals["static"] = lambda name: f"{prefix}/static/{static[name][0]}/{name}"
+    static = load_static(render.STATIC)
+    env = render.environment(os.path.join(HERE, "templates"), now=now, static=static, static_prefix=prefix)
     env.filters["seg"] = lambda value: quote(str(value), safe="")  # one path segment of a URL
     env.filters["day"] = lambda iso: charts.day_label(_day_number(str(iso)))
     pages = _Pages(db, env, sessions or dashboard_auth.Sessions(), now, review_client, prefix)
@@ -108,7 +100,7 @@ def create_dashboard(db: TeamDB, *, limiter: RateLimiter, now: Callable[[], floa
     ]
 
     def guard(app: ASGIApp) -> ASGIApp:
-        return dashboard_auth.Guard(app, db=db, sessions=pages.sessions, limiter=limiter, now=now)
+        return dashboard_auth.guard(app, db=db, sessions=pages.sessions, limiter=limiter, now=now)
 
     async def not_found(request: Request, exc: Exception) -> Response:
         return await run_in_threadpool(pages.error, request, 404, "Not found", "There is no such page.")
@@ -117,10 +109,7 @@ def create_dashboard(db: TeamDB, *, limiter: RateLimiter, now: Callable[[], floa
         # The traceback goes to the server's log; the page tells nothing of the inside.
         answer = pages.error(request, 500, "Something failed",
                              "The server failed on this page; its log has the details.")
-        for name, value in dashboard_auth.SECURITY_HEADERS:  # this answer does not pass through the guard
-            answer.headers[name.decode()] = value.decode()
-        answer.headers["cache-control"] = "no-store"
-        return answer
+        return secure_response(answer)  # this answer does not pass through the guard
 
     app = Starlette(routes=routes, middleware=[Middleware(guard)],
                     exception_handlers={404: not_found, Exception: failed})
@@ -146,7 +135,7 @@ class _Pages:
     # -- plumbing -------------------------------------------------------------------------------------
 
     def wrap(self, page: Page) -> Callable[[Request], Any]:
-        """An endpoint running `page` in the thread pool (TeamDB is synchronous), its `_Page`,
+        """An endpoint running `page` in the thread pool (TeamDB is synchronous), its `Refused`,
         `ApiError` and database errors rendered as pages."""
 
         async def endpoint(request: Request) -> Response:
@@ -157,7 +146,7 @@ class _Pages:
     def _run(self, page: Page, request: Request) -> Response:
         try:
             return page(request)
-        except _Page as exc:
+        except Refused as exc:
             return self.error(request, exc.status, exc.title, exc.message)
         except ApiError as exc:
             title = {403: "Not allowed", 404: "Not found"}.get(exc.status, "Refused")
@@ -167,25 +156,19 @@ class _Pages:
 
     @staticmethod
     def session(request: Request) -> dashboard_auth.Session | None:
-        found: dashboard_auth.Session | None = request.scope.get("state", {}).get("session")
-        return found
+        return dashboard_auth.session_of(request.scope)
 
     def principal(self, request: Request) -> Principal:
         session = self.session(request)
         if session is None:  # the guard lets no such request through; say so rather than assume
-            raise _Page(401, "Not signed in", "Sign in first.")
+            raise Refused("Sign in first.", status=401, title="Not signed in")
         return session.principal
-
-    @staticmethod
-    def form(request: Request) -> dict[str, str]:
-        found: dict[str, str] = request.scope.get("state", {}).get("form") or {}
-        return found
 
     def render(self, request: Request, template: str, *, status: int = 200, **context: Any) -> HTMLResponse:
         session = self.session(request)
         html = self.env.get_template(template).render(
             base=self.prefix, session=session, csrf=session.csrf if session else "",
-            flash=FLASH.get(request.query_params.get("done") or ""), titles=sections_mod.TITLES,
+            flash=flash(request, FLASH), titles=sections_mod.TITLES,
             **{"project": None, "nav": "", **context})
         return HTMLResponse(html, status_code=status)
 
@@ -231,15 +214,15 @@ class _Pages:
 
     def signin_page(self, request: Request) -> Response:
         if self.session(request) is not None:
-            return RedirectResponse(f"{self.prefix}/", status_code=303)
+            return redirect(f"{self.prefix}/")
         return self.signin_form(request)
 
     def signin(self, request: Request) -> Response:
-        form = self.form(request)
-        wanted = dashboard_auth.safe_next(form.get("next"), self.prefix)
+        given = form(request)
+        wanted = dashboard_auth.safe_next(given.get("next"), self.prefix)
         now = self.now()
         try:
-            principal = self.auth.authenticate(f"Bearer {form.get('token', '').strip()}", now)
+            principal = self.auth.authenticate(f"Bearer {given.get('token', '').strip()}", now)
         except ApiError:
             return self.signin_form(request, status=401, wanted=wanted,
                                     error="This token is unknown, expired or revoked. Use a token of this server "
@@ -250,7 +233,7 @@ class _Pages:
             self.sessions.end(old.id)
         label = str(row.get("label") or "") or f"token #{principal.token_id}"
         session = self.sessions.open(principal, label, row.get("expires_at"), now)
-        answer = RedirectResponse(wanted or f"{self.prefix}/", status_code=303)
+        answer = redirect(wanted or f"{self.prefix}/")
         answer.headers.append("set-cookie", dashboard_auth.session_cookie(request.scope, session, now))
         return answer
 
@@ -258,7 +241,7 @@ class _Pages:
         session = self.session(request)
         if session is not None:
             self.sessions.end(session.id)
-        answer = RedirectResponse(f"{self.prefix}/?done=signed-out", status_code=303)
+        answer = redirect(f"{self.prefix}/", "signed-out")
         answer.headers.append("set-cookie", dashboard_auth.session_cookie(request.scope, None, self.now()))
         return answer
 
@@ -290,7 +273,8 @@ class _Pages:
         found = self.db.lesson(int(project["id"]), lesson_id)
         if found is None or not (admin or found["status"] in PUBLIC_STATUSES and any(
                 v["version"] == found["version"] and v["seq"] is not None for v in found["versions"])):
-            raise _Page(404, "Not found", f"There is no lesson {lesson_id!r} in this project for this token.")
+            raise Refused(f"There is no lesson {lesson_id!r} in this project for this token.", status=404,
+                          title="Not found")
         versions = [v for v in found["versions"] if admin or v["seq"] is not None]
         clients = sorted(found["counts"].items(), key=lambda kv: (-kv[1][0] - kv[1][1], kv[0]))
         log = self.db.lesson_log(int(project["id"]), lesson_id, 100)
@@ -305,27 +289,27 @@ class _Pages:
 
     def decide(self, request: Request) -> Response:
         principal, project, overview = self.project(request, "admin")
-        form = self.form(request)
-        action, seen = form.get("action"), form.get("content_hash") or ""
+        given = form(request)
+        action, seen = given.get("action"), given.get("content_hash") or ""
         if action not in ("approve", "reject"):
-            raise _Page(400, "Bad request", "The form's action must be approve or reject.")
+            raise Refused("The form's action must be approve or reject.", status=400, title="Bad request")
         if not _HASH.fullmatch(seen):
-            raise _Page(400, "Bad request", "The form must name the content hash the page showed; reload the page.")
+            raise Refused("The form must name the content hash the page showed; reload the page.", status=400,
+                          title="Bad request")
         lesson_id = request.path_params["lesson_id"]
         try:
             self.db.decide(int(project["id"]), lesson_id, action == "approve", self.review_client, self.now(),
                            content_hash=seen)
         except NotFound as exc:
-            raise _Page(404, "Not found", f"No lesson {lesson_id!r} is waiting for review in this project "
-                        "(another reviewer may have decided it already).") from exc
+            raise Refused(f"No lesson {lesson_id!r} is waiting for review in this project (another reviewer "
+                          "may have decided it already).", status=404, title="Not found") from exc
         except Stale as exc:  # the pusher changed it after this page was shown: never approve unseen text
-            raise _Page(409, "Changed since you read it", f"Lesson {lesson_id} was changed after this page showed "
-                        "it, so nothing was decided. Reload the review queue and decide on what it says now.") from exc
+            raise Refused(f"Lesson {lesson_id} was changed after this page showed it, so nothing was decided. "
+                          "Reload the review queue and decide on what it says now.", status=409,
+                          title="Changed since you read it") from exc
         purl = f"{self.prefix}/p/{quote(overview['name'], safe='')}"
-        back = (f"{purl}/lessons/{quote(lesson_id, safe='')}" if self.form(request).get("back") == "lesson"
-                else f"{purl}/review")
-        done = "approved" if action == "approve" else "rejected"
-        return RedirectResponse(f"{back}?done={done}", status_code=303)
+        back = f"{purl}/lessons/{quote(lesson_id, safe='')}" if given.get("back") == "lesson" else f"{purl}/review"
+        return redirect(back, "approved" if action == "approve" else "rejected")
 
     def stats(self, request: Request) -> Response:
         principal, project, overview = self.project(request, "read")

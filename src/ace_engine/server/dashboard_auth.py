@@ -10,23 +10,26 @@ cookie scoped to the dashboard's path (Secure, and named `__Secure-…`, when th
 https — through a proxy, uvicorn's forwarded-proto handling says so); the token itself is never
 put in a cookie, a page or a URL. A restart signs everyone out.
 
-`Guard`, ASGI middleware around the dashboard app, runs before any route (so no route can forget it):
-- static files (`/static/…`: the package's CSS and JS) answer to anyone, GET and HEAD only;
-- the session cookie is looked up; a session whose token has been revoked or has expired since is
-  ended (one `token_by_id` lookup per request: a revocation takes effect at the next click);
-- without a session only the sign-in page (`GET /`, `GET /signin`) and the sign-in (`POST
+`guard` builds the middleware stack around the dashboard app from `web.guard`'s pieces and this
+dashboard's own two, so every request is checked before any route runs (no route can forget it):
+- websockets are closed; every answer carries `web.guard`'s security headers (strict CSP, no
+  framing, nosniff) and no-store unless a route says otherwise;
+- `SessionAuth`: static files (`/static/…`: the package's CSS and JS) answer to anyone, GET and HEAD
+  only; otherwise the session cookie is looked up, and a session whose token has been revoked or has
+  expired since is ended (one `token_by_id` lookup per request: a revocation takes effect at the next
+  click); without a session only the sign-in page (`GET /`, `GET /signin`) and the sign-in (`POST
   /signin`) answer; any other GET or HEAD is redirected (303) to the sign-in page, anything else is 401;
-- a request with a session takes one unit of its token's rate from the API's `limits.RateLimiter`
-  (the dashboard and the API share a token's bucket), a sign-in one from a bucket per client
-  address; over it, 429 with Retry-After. Methods other than GET, HEAD and POST: 405;
-- POST, the only method that changes anything, must be same-origin (`ui.auth`'s rule: the Origin
-  header equal to this server's origin, or without one `Sec-Fetch-Site: same-origin`), carry a
-  url-encoded form of at most `MAX_FORM_BYTES` (the server's `limits.BodyLimit` applies before), and
-  — all but the sign-in, which has no session yet — the session's CSRF token (field `csrf` or header
-  `X-CSRF-Token`); else 403 / 413 / 415. The route gets the form parsed (`request.state.form`).
-Every answer carries `ui.auth`'s security headers (strict CSP, no framing, nosniff) and no-store.
+- methods other than GET, HEAD and POST: 405 (`web.guard.Methods`);
+- `TokenRate`: a request with a session takes one unit of its token's rate from the API's
+  `limits.RateLimiter` (the dashboard and the API share a token's bucket), a sign-in one from a
+  bucket per client address; over it, 429 with Retry-After;
+- POST, the only method that changes anything, passes `web.guard.FormCheck`: same-origin, a
+  url-encoded form of at most `MAX_FORM_BYTES` (the server's `limits.BodyLimit` applies before),
+  and — all but the sign-in, which has no session yet — the session's CSRF token (field `csrf` or
+  header `X-CSRF-Token`); else 403 / 413 / 415. The route gets the form parsed (`request.state.form`).
+No Host allow-list here: the team server is meant to be reached by its public name through a proxy.
 
-Cost: stdlib plus `ui.auth`; a request with a session costs a dict lookup and one indexed query.
+Cost: stdlib plus `web.guard`; a request with a session costs a dict lookup and one indexed query.
 """
 
 from __future__ import annotations
@@ -35,27 +38,19 @@ import secrets
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from functools import partial
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote
 
 from starlette.concurrency import run_in_threadpool
 
-# One implementation of the form rules (same origin, size, encoding, CSRF) and the answers'
-# headers for both dashboards (the local `ace ui` and this one).
-from ..ui.auth import (
-    SECURITY_HEADERS,
-    ASGIApp,
-    Receive,
-    Scope,
-    Send,
-    checked_form,
-    cookie_value,
-    plain,
-    replay_body,
-    secured,
-)
+from ..web import guard as web_guard
+from ..web.guard import cookie_value, plain, request_headers, see_other
 from .auth import Principal
 from .limits import RateLimiter, retry_after
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
 SESSION_TTL_S = 12 * 3600.0
 MAX_SESSIONS = 10_000
@@ -157,15 +152,43 @@ def safe_next(value: str | None, root: str) -> str | None:
     return value
 
 
-class Guard:
-    """The middleware described in the module docstring."""
+def guard(app: ASGIApp, *, db: TokenRows, sessions: Sessions, limiter: RateLimiter,
+          now: Callable[[], float]) -> ASGIApp:
+    """`app` behind the whole guard described in the module docstring."""
+    return web_guard.stack(
+        app,
+        web_guard.HttpOnly,
+        web_guard.SecurityHeaders,
+        partial(SessionAuth, db=db, sessions=sessions, now=now),
+        web_guard.Methods,
+        partial(TokenRate, limiter=limiter, now=now),
+        partial(web_guard.FormCheck, csrf=_csrf_due, limit=MAX_FORM_BYTES, cross_origin=CROSS_ORIGIN),
+    )
 
-    def __init__(self, app: ASGIApp, *, db: TokenRows, sessions: Sessions, limiter: RateLimiter,
-                 now: Callable[[], float]) -> None:
+
+def _csrf_due(scope: Scope) -> str | None:
+    """The session's CSRF token; None for a sign-in, which has no session yet."""
+    session: Session | None = scope.get("state", {}).get("session")
+    return session.csrf if session is not None and not _signing_in(scope) else None
+
+
+def _signing_in(scope: Scope) -> bool:
+    return str(scope["method"]).upper() == "POST" and route_path(scope) == "/signin"
+
+
+def session_of(scope: Scope) -> Session | None:
+    """The session `SessionAuth` found for this request, or None."""
+    found: Session | None = scope.get("state", {}).get("session")
+    return found
+
+
+class SessionAuth:
+    """The session of the request's cookie (`request.state.session`), or the sign-in (module docstring)."""
+
+    def __init__(self, app: ASGIApp, *, db: TokenRows, sessions: Sessions, now: Callable[[], float]) -> None:
         self.app = app
         self.db = db
         self.sessions = sessions
-        self.limiter = limiter
         self.now = now
         self._touched: dict[int, float] = {}
         self._lock = threading.Lock()
@@ -191,60 +214,51 @@ class Guard:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
-            if scope["type"] == "websocket":
-                await send({"type": "websocket.close", "code": 1008})
-            elif scope["type"] == "lifespan":
-                await self.app(scope, receive, send)
+            await self.app(scope, receive, send)
             return
         path, method = route_path(scope), str(scope["method"]).upper()
         if path.startswith("/static/"):
-            if method not in ("GET", "HEAD"):
+            if method not in web_guard.READ_METHODS:
                 await plain(send, 405, "405 Method Not Allowed\n", [(b"allow", b"GET, HEAD")])
                 return
-            await self.app(scope, receive, secured(send))
+            await self.app(scope, receive, send)
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or []}
-        now = self.now()
-        cookie = cookie_value(headers.get("cookie", ""), cookie_name(scope))
-        session = await run_in_threadpool(self._session, cookie, now) if cookie else None
+        cookie = cookie_value(request_headers(scope).get("cookie", ""), cookie_name(scope))
+        session = await run_in_threadpool(self._session, cookie, self.now()) if cookie else None
         scope.setdefault("state", {})["session"] = session
-        signing_in = method == "POST" and path == "/signin"
-        if session is None and not signing_in and not (method in ("GET", "HEAD") and path in PUBLIC_GET):
-            if method in ("GET", "HEAD"):
+        if session is None and not _signing_in(scope) and not (method in web_guard.READ_METHODS and path in PUBLIC_GET):
+            if method in web_guard.READ_METHODS:
                 root = str(scope.get("root_path") or "")
                 raw = (scope.get("raw_path") or str(scope["path"]).encode()).decode("latin-1")
                 query = (scope.get("query_string") or b"").decode("latin-1")
                 wanted = safe_next(raw + (f"?{query}" if query else ""), root)
-                await _see_other(send, f"{root}/" + (f"?next={quote(wanted, safe='')}" if wanted else ""))
+                await see_other(send, f"{root}/" + (f"?next={quote(wanted, safe='')}" if wanted else ""))
                 return
             await plain(send, 401, NOT_SIGNED_IN)
             return
-        if method not in ("GET", "HEAD", "POST"):
-            await plain(send, 405, "405 Method Not Allowed: pages are read with GET and changed with POST.\n",
-                         [(b"allow", b"GET, HEAD, POST")])
+        await self.app(scope, receive, send)
+
+
+class TokenRate:
+    """One unit of the rate of the session's token (or, for a sign-in, of the client's address) per
+    request; 429 with Retry-After over it. Static files and sign-in pages take none."""
+
+    def __init__(self, app: ASGIApp, *, limiter: RateLimiter, now: Callable[[], float]) -> None:
+        self.app = app
+        self.limiter = limiter
+        self.now = now
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
             return
+        session = session_of(scope)
         key: object = session.principal.token_id if session else None
-        if signing_in:
+        if _signing_in(scope):
             client = scope.get("client") or ("", 0)
             key = ("ui-signin", client[0])
-        if key is not None and (wait := self.limiter.take(key, now)) > 0:
+        if key is not None and (wait := self.limiter.take(key, self.now())) > 0:
             await plain(send, 429, f"429 Too Many Requests: over this token's rate limit; retry in {wait:.1f} s.\n",
                          [(b"retry-after", retry_after(wait).encode())])
             return
-        if method != "POST":
-            await self.app(scope, receive, secured(send))
-            return
-        csrf = session.csrf if session is not None and not signing_in else None  # a sign-in has no session yet
-        checked = await checked_form(scope, receive, send, headers, csrf, MAX_FORM_BYTES, CROSS_ORIGIN)
-        if checked is None:
-            return
-        form, body = checked
-        scope["state"]["form"] = form
-        await self.app(scope, replay_body(body), secured(send))
-
-
-async def _see_other(send: Send, location: str) -> None:
-    await send({"type": "http.response.start", "status": 303, "headers": [
-        (b"location", location.encode("latin-1")), (b"content-length", b"0"), (b"cache-control", b"no-store"),
-        *SECURITY_HEADERS]})
-    await send({"type": "http.response.body", "body": b""})
+        await self.app(scope, receive, send)

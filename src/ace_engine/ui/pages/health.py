@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from .. import web
+from .. import site
 
 LATENCY_SAMPLE = 5000
 COUNT_SPOOL_LINES_UNDER = 4 * 1024 * 1024  # counting records reads the files: only when small
@@ -56,11 +56,11 @@ def page(request: Request) -> Response:
     from ...core import paths
     from ...hooks import health
 
-    cfg = web.config(request, None)
-    with web.store(request) as store:
+    cfg = site.config(request, None)
+    with site.store(request) as store:
         file_bytes = store.file_bytes()
         cap = float(cfg["retention.max_db_mb"]) * 1024 * 1024
-        return web.render(
+        return site.render(
             request, store, "health.html", nav="health", store_path=store.path, home=paths.ace_home(),
             file_bytes=file_bytes, live_bytes=store.live_bytes(), cap_bytes=cap,
             max_age_days=cfg["retention.max_age_days"], oldest=store.oldest_event(), counts=store.table_counts(),

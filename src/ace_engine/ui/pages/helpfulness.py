@@ -17,7 +17,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from .. import charts, web
+from ...web import charts
+from ...web.page import int_param
+from .. import site
 
 WINDOWS = (7, 30, 90, 365)
 NEVER_USED_AFTER_S = 7 * 86400
@@ -29,15 +31,15 @@ def rate(helpful: int, harmful: int) -> float | None:
 
 
 def page(request: Request) -> Response:
-    days_wanted = web.int_param(request, "days", 30, 1, 365)
+    days_wanted = int_param(request, "days", 30, 1, 365)
     days_wanted = min(WINDOWS, key=lambda w: abs(w - days_wanted))
-    runs_page = web.int_param(request, "runs", 1, 1, 100_000)
-    now = web.now(request)
+    runs_page = int_param(request, "runs", 1, 1, 100_000)
+    now = site.now(request)
     offset = charts.utc_offset(now)
     last = charts.day_number(now, offset)
     first = last - days_wanted + 1
     since = first * 86400 - offset
-    with web.store(request) as store:
+    with site.store(request) as store:
         totals = store.help_totals()
         marks = charts.day_axis(store.tag_days(since, offset), ("helpful", "harmful"), first, last)
         shown = charts.day_axis(store.injection_days(since, offset), ("shown", "sessions"), first, last)
@@ -51,7 +53,7 @@ def page(request: Request) -> Response:
         runs, runs_total = store.learning_run_page(limit=RUNS_PAGE, offset=(runs_page - 1) * RUNS_PAGE)
         helpful_all = totals["helpful"] + totals["helpful_explicit"]
         harmful_all = totals["harmful"] + totals["harmful_explicit"]
-        return web.render(
+        return site.render(
             request, store, "help.html", nav="help", totals=totals, window=window, days=days_wanted,
             windows=WINDOWS, overall_rate=rate(helpful_all, harmful_all), helpful_all=helpful_all,
             harmful_all=harmful_all,

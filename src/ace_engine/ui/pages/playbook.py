@@ -24,11 +24,13 @@ from ...core.errors import AceError
 from ...playbook import safety
 from ...playbook import sections as sections_mod
 from ...playbook.playbook import STATUSES, Playbook
-from .. import charts, web
+from ...web import charts
+from ...web.page import Refused, form, int_param, redirect, text_param, wants_json
+from .. import site
 
 if TYPE_CHECKING:
     from ...core._types import ScoredBullet
-    from ..web import UIStore
+    from ..site import UIStore
 
 SEARCH_PROJECTS = 8
 SEARCH_K = 20
@@ -58,10 +60,10 @@ def search_lessons(request: Request, store: UIStore, query: str, projects: list[
     targets: list[int | None] = [project_id] if not every else [p["id"] for p in projects[:SEARCH_PROJECTS]]
     best: dict[str, ScoredBullet] = {}
     for target in targets or [None]:
-        cfg = web.config(request, roots.get(target) if target is not None else None)
+        cfg = site.config(request, roots.get(target) if target is not None else None)
         for hit in search(store, target, query, k=k * 2 if section else k, cfg=cfg,
                           domains_allowed=[domain] if domain else None, threshold=0.0 if weak else None,
-                          now=web.now(request)):
+                          now=site.now(request)):
             if section and hit["section"] != section:
                 continue
             if hit["id"] not in best or hit["score"] > best[hit["id"]]["score"]:
@@ -74,11 +76,11 @@ def search_lessons(request: Request, store: UIStore, query: str, projects: list[
 
 
 def index(request: Request) -> Response:
-    params = {name: web.text_param(request, name, 200) for name in ("q", "section", "domain", "status", "scope",
+    params = {name: text_param(request, name, 200) for name in ("q", "section", "domain", "status", "scope",
                                                                      "order")}
     params["weak"] = "1" if request.query_params.get("weak") == "1" else ""
-    page = web.int_param(request, "page", 1, 1, 100_000)
-    with web.store(request) as store:
+    page = int_param(request, "page", 1, 1, 100_000)
+    with site.store(request) as store:
         projects = store.session_projects()
         facets = store.lesson_facets()
         scope = _scope(params["scope"], projects)
@@ -93,21 +95,21 @@ def index(request: Request) -> Response:
                 project_id=scope[0], every_scope=scope[1], statuses=() if status == "any" else (status,),
                 section=params["section"] or None, domain=params["domain"] or None,
                 order=params["order"] if params["order"] in ORDERS else "value",
-                limit=web.PAGE_SIZE, offset=(page - 1) * web.PAGE_SIZE)
+                limit=site.PAGE_SIZE, offset=(page - 1) * site.PAGE_SIZE)
         sections = list(dict.fromkeys([*sections_mod.DEFAULT_SECTIONS, *facets["sections"]]))
-        return web.render(request, store, "playbook.html", nav="playbook", params=params, page=page,
-                          page_size=web.PAGE_SIZE, projects=projects, facets=facets, sections=sections,
+        return site.render(request, store, "playbook.html", nav="playbook", params=params, page=page,
+                          page_size=site.PAGE_SIZE, projects=projects, facets=facets, sections=sections,
                           titles=sections_mod.TITLES, statuses=STATUSES, orders=ORDERS, q=params["q"], **context)
 
 
 def api_search(request: Request) -> Response:
     """The command palette's search: JSON hits (the same search as the page's)."""
-    query = web.text_param(request, "q", 500)
+    query = text_param(request, "q", 500)
     if not query:
         return JSONResponse({"results": []})
-    with web.store(request) as store:
+    with site.store(request) as store:
         projects = store.session_projects()
-        hits = search_lessons(request, store, query, projects, scope=_scope(web.text_param(request, "scope"), projects),
+        hits = search_lessons(request, store, query, projects, scope=_scope(text_param(request, "scope"), projects),
                               k=8)
     return JSONResponse({"results": [
         {"id": h["id"], "content": h["content"][:240], "section": h["section"], "score": h["score"], "why": h["why"],
@@ -132,7 +134,7 @@ def _provenance_events(prov: dict[str, Any]) -> list[int]:
 
 def _lesson_context(request: Request, store: UIStore, bullet: dict[str, Any]) -> dict[str, Any]:
     prov = bullet["provenance"] if isinstance(bullet["provenance"], dict) else {}
-    now = web.now(request)
+    now = site.now(request)
     offset = charts.utc_offset(now)
     last = charts.day_number(now, offset)
     days = charts.day_axis(store.tag_days(now - 90 * 86400, offset, bullet["id"]), ("helpful", "harmful"),
@@ -154,11 +156,11 @@ def _lesson_context(request: Request, store: UIStore, bullet: dict[str, Any]) ->
 
 
 def lesson(request: Request) -> Response:
-    with web.store(request) as store:
+    with site.store(request) as store:
         bullet = store.lesson(request.path_params["id"])
         if bullet is None:
-            return web.not_found(request, "lesson")
-        return web.render(request, store, "lesson.html", **_lesson_context(request, store, dict(bullet)))
+            return site.not_found(request, "lesson")
+        return site.render(request, store, "lesson.html", **_lesson_context(request, store, dict(bullet)))
 
 
 def _playbook(request: Request, store: UIStore, bullet: dict[str, Any]) -> Playbook:
@@ -166,7 +168,7 @@ def _playbook(request: Request, store: UIStore, bullet: dict[str, Any]) -> Playb
     `learning.trusted_hosts` and the project's own git remote host (as `ace keep` does)."""
     project = store.project_row(bullet["project_id"]) if bullet["project_id"] is not None else None
     remote = safety.remote_host(project["remote"]) if project else None
-    hosts = tuple(web.config(request, project["root"] if project else None)["learning.trusted_hosts"] or ())
+    hosts = tuple(site.config(request, project["root"] if project else None)["learning.trusted_hosts"] or ())
     return Playbook(store, None, trusted_hosts=hosts + ((remote,) if remote else ()))
 
 
@@ -174,13 +176,13 @@ def act(request: Request) -> Response:
     """POST /lessons/{id}/{action}: one change, then back to the lesson (or the review queue)."""
     action = request.path_params["action"]
     if action not in ACTIONS:
-        return web.not_found(request, "action")
-    data = web.form(request)
-    at = web.now(request)
-    with web.store(request) as store:
+        return site.not_found(request, "action")
+    data = form(request)
+    at = site.now(request)
+    with site.store(request) as store:
         bullet = store.get_bullet(request.path_params["id"])
         if bullet is None:
-            return web.not_found(request, "lesson")
+            return site.not_found(request, "lesson")
         bid, was = bullet["id"], bullet["status"]
         back = "/review" if data.get("back") == "review" else f"/lessons/{bid}"
         pb = _playbook(request, store, dict(bullet))
@@ -188,9 +190,9 @@ def act(request: Request) -> Response:
             if action == "tag":
                 verdict = data.get("verdict", "")
                 if verdict not in ("helpful", "harmful"):
-                    raise _Refused("mark a lesson helpful or harmful")
+                    raise Refused("mark a lesson helpful or harmful")
                 tagged = pb.tag(bid, verdict, explicit=True, source="user", reason="marked in ace ui", now=at)
-                if web.wants_json(request):
+                if wants_json(request):
                     return JSONResponse({"id": tagged["id"], "helpful": tagged["helpful"], "harmful": tagged["harmful"],
                                          "helpful_explicit": tagged["helpful_explicit"],
                                          "harmful_explicit": tagged["harmful_explicit"],
@@ -205,7 +207,7 @@ def act(request: Request) -> Response:
                         else "held" if updated["status"] == "quarantined" != was else "edited")
             elif action in ("archive", "reject"):
                 if action == "reject" and was not in ("quarantined", "candidate"):
-                    raise _Refused(f"{bid} is {was}: only quarantined lessons and candidates wait for review")
+                    raise Refused(f"{bid} is {was}: only quarantined lessons and candidates wait for review")
                 pb.remove(bid, source="user", reason=f"{'rejected' if action == 'reject' else 'archived'} in ace ui",
                           now=at)
                 done = "rejected" if action == "reject" else "archived"
@@ -216,27 +218,23 @@ def act(request: Request) -> Response:
                 kept = pb.promote(bid, source="user", reason="kept in ace ui", now=at)
                 done = "promoted" if kept["status"] == "active" else "promoted-held"
             elif action == "approve":
-                raise _Refused(f"{bid} is {was}: only quarantined lessons and candidates wait for review")
+                raise Refused(f"{bid} is {was}: only quarantined lessons and candidates wait for review")
             else:  # restore an archived lesson; a flagged one needs the review's approval
                 pb.restore(bid, source="user", reason="restored in ace ui", now=at)
                 done = "approved"
         except AceError as exc:
-            if web.wants_json(request):
+            if wants_json(request):
                 return JSONResponse({"error": str(exc)}, status_code=409)
             context = _lesson_context(request, store, dict(store.lesson(bid) or bullet))
             context["error"] = str(exc)
-            return web.render(request, store, "lesson.html", status=409, **context)
-    return web.redirect(back, done)
-
-
-class _Refused(AceError):
-    """An action that does not apply to this lesson; the message says why."""
+            return site.render(request, store, "lesson.html", status=409, **context)
+    return redirect(back, done)
 
 
 def review(request: Request) -> Response:
-    with web.store(request) as store:
+    with site.store(request) as store:
         queue = store.review_queue(limit=REVIEW_PAGE)
-        return web.render(request, store, "review.html", nav="review", queue=queue, titles=sections_mod.TITLES,
+        return site.render(request, store, "review.html", nav="review", queue=queue, titles=sections_mod.TITLES,
                           totals=store.lesson_facets()["statuses"])
 
 

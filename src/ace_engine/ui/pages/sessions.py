@@ -26,10 +26,12 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from .. import charts, web
+from ...web import charts
+from ...web.page import int_param, text_param
+from .. import site
 
 if TYPE_CHECKING:
-    from ..web import UIStore
+    from ..site import UIStore
 
 ITEMS = 300
 POLL_S = 1.0
@@ -45,21 +47,21 @@ def _project(value: str, projects: list[dict[str, Any]]) -> dict[str, Any] | Non
 
 
 def timeline(request: Request) -> Response:
-    page = web.int_param(request, "page", 1, 1, 100_000)
-    chosen = web.text_param(request, "project", 20)
-    with web.store(request) as store:
+    page = int_param(request, "page", 1, 1, 100_000)
+    chosen = text_param(request, "project", 20)
+    with site.store(request) as store:
         projects = store.session_projects()
         project = _project(chosen, projects)
         project_id = project["id"] if project else None
         rows, total = store.sessions_timeline(project_id, limit=TIMELINE_PAGE, offset=(page - 1) * TIMELINE_PAGE)
-        now = web.now(request)
+        now = site.now(request)
         offset = charts.utc_offset(now)
         last = charts.day_number(now, offset)
         days = charts.day_axis(store.session_days(project_id, now - 30 * 86400, offset), ("sessions",),
                                last - 29, last)
         chart = charts.bars([charts.day_label(d["day"]) for d in days], {"sessions": [d["sessions"] for d in days]},
                             title="Sessions started per day, last 30 days")
-        return web.render(request, store, "sessions.html", nav="sessions", projects=projects, project=project,
+        return site.render(request, store, "sessions.html", nav="sessions", projects=projects, project=project,
                           sessions=rows, total=total, page=page, page_size=TIMELINE_PAGE, chart=chart, days=days,
                           params={"project": str(project_id) if project else "none"})
 
@@ -101,17 +103,17 @@ def _parse_cursor(text: str | None) -> tuple[int, int, int, int]:
 def session(request: Request) -> Response:
     sid = request.path_params["id"]
     after = _parse_cursor(request.query_params.get("after"))
-    with web.store(request) as store:
+    with site.store(request) as store:
         row = store.session_view(sid)
         if row is None:
-            return web.not_found(request, "session")
+            return site.not_found(request, "session")
         items = store.session_items(sid, after=after, limit=ITEMS + 1)
         more = len(items) > ITEMS
         items = items[:ITEMS]
         cursor = _cursor(items, after)
         if not more:  # the live view starts after everything there is now
             cursor = (cursor[0], cursor[1], cursor[2], store.session_hook_max(sid, cursor[3]))
-        return web.render(
+        return site.render(
             request, store, "session.html", nav="sessions", session=row, items=group(items), more=more,
             cursor=".".join(map(str, cursor)), first_page=after == (0, 0, 0, 0),
             learned=store.session_learned(sid), runs=store.session_runs(sid),
@@ -133,7 +135,7 @@ async def events(request: Request) -> Response:
         raise
     if row is None:
         opened.close()
-        return web.not_found(request, "session")
+        return site.not_found(request, "session")
     templates = request.app.state.templates
     return StreamingResponse(_stream(request, opened, sid, start, templates), media_type="text/event-stream",
                              headers={"x-accel-buffering": "no"})

@@ -1,12 +1,10 @@
-"""What the page modules share: the store of a request, rendering, forms, parameters, redirects.
+"""What `ace ui`'s page modules share on top of `web.page`: the store of a request, its config, rendering.
 
-Contract: a route opens the store with `with web.store(request) as store:` (one store per request,
-closed after it; the SQLite store is cheap to open) and answers with `web.render(...)`, which adds
+Contract: a route opens the store with `with site.store(request) as store:` (one store per request,
+closed after it; the SQLite store is cheap to open) and answers with `site.render(...)`, which adds
 what every page needs (the CSRF token, the review count of the navigation, the flash message of a
-`?done=` redirect). Query parameters are read through `text_param` / `int_param`, which bound and
-clean them; POST forms arrive parsed and checked by `auth.Guard` (`web.form`). After a change, a
-route redirects (303) to a page with `?done=KEY`, whose text is fixed here (`FLASH`): nothing the
-request said is echoed back.
+`?done=` redirect, whose text is fixed here in `FLASH`: nothing the request said is echoed back).
+Forms, query parameters and redirects are `web.page`'s (`form`, `text_param`, `int_param`, `redirect`).
 
 Cost: imported by the page modules only; Starlette's request and response types.
 """
@@ -15,10 +13,11 @@ from __future__ import annotations
 
 import time
 from typing import TYPE_CHECKING, Any, Protocol
-from urllib.parse import urlencode
 
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response
+
+from ..web.page import flash, wants_json
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -88,45 +87,10 @@ def config(request: Request, root: str | None) -> Config:
 def render(request: Request, store: UIStore | None, template: str, *, status: int = 200,
            **context: Any) -> HTMLResponse:
     state = request.app.state
-    done = request.query_params.get("done")
     html = state.templates.get_template(template).render(
-        csrf=state.csrf, flash=FLASH.get(done or ""), path=request.url.path,
+        csrf=state.csrf, flash=flash(request, FLASH), path=request.url.path,
         review_count=store.review_count() if store is not None else None, **context)
     return HTMLResponse(html, status_code=status)
-
-
-def form(request: Request) -> dict[str, str]:
-    found: dict[str, str] = request.scope.get("state", {}).get("form") or {}
-    return found
-
-
-def text_param(request: Request, name: str, limit: int = 500) -> str:
-    return " ".join(request.query_params.get(name, "").split())[:limit]
-
-
-def int_param(request: Request, name: str, default: int, low: int, high: int) -> int:
-    try:
-        value = int(request.query_params.get(name, default))
-    except ValueError:
-        return default
-    return max(low, min(high, value))
-
-
-def page_url(path: str, params: dict[str, Any], **changes: Any) -> str:
-    """`path` with the non-empty `params`, `changes` applied (pagination links keep the filters)."""
-    merged = {**params, **changes}
-    query = urlencode([(k, v) for k, v in merged.items() if v not in (None, "", 0) or k == "page" and v])
-    return f"{path}?{query}" if query else path
-
-
-def redirect(url: str, done: str | None = None) -> RedirectResponse:
-    if done:
-        url += ("&" if "?" in url else "?") + urlencode({"done": done})
-    return RedirectResponse(url, status_code=303)
-
-
-def wants_json(request: Request) -> bool:
-    return "application/json" in request.headers.get("accept", "")
 
 
 def not_found(request: Request, what: str) -> Response:
