@@ -138,8 +138,8 @@ def linearity(sizes_kb: list[int], rounds: int, quiet: bool) -> tuple[dict, list
             ref = dict.fromkeys(sizes_kb, float("inf"))
             for _ in range(rounds):
                 for kb in sizes_kb:
-                    best[kb] = min(best[kb], timed(fn, texts[kb], max(3, 256 // kb)))
-                    ref[kb] = min(ref[kb], timed(reference, texts[kb], max(3, 256 // kb)))
+                    best[kb] = min(best[kb], timed(fn, texts[kb], max(3, 64 // kb)))
+                    ref[kb] = min(ref[kb], timed(reference, texts[kb], max(3, 64 // kb)))
             per_kb = {kb: best[kb] / kb * 1e6 for kb in sizes_kb}
             ratio = per_kb[sizes_kb[-1]] / max(per_kb[16], 1e-3)
             machine = max(1.0, ref[sizes_kb[-1]] / sizes_kb[-1] / max(ref[16] / 16, 1e-12))

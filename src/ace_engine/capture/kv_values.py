@@ -142,6 +142,16 @@ def _random_word(text, vs):
             and (any(c.isupper() for c in v) or not v.isalnum()))
 
 
+def _pass_key(text, m, key):
+    """Is a bare `pass` key a password's name? `DB_PASS=x`, `pass=x`, `smtp.pass: x` are;
+    test verdicts (`PASS: found`, "all tests pass: …") and `LAST_PASS: Final = 1` are not."""
+    p = m.start()
+    compound = p > 0 and text[p - 1] in "_.-"
+    if m.group("sep") == "=":
+        return compound or not m.group("rest")
+    return compound and key == key.lower()
+
+
 def _kv_value(text, m):
     """Decide what to redact for one "kv" match (made on the lower-cased
     text; its spans index `text`).
@@ -155,6 +165,8 @@ def _kv_value(text, m):
     key = text[ks:m.end("rest")]
     if key.lower().lstrip("-") in ("pwd", "oldpwd"):
         return None  # the shell's working directory, not a password
+    if m.group(0)[:4] == "pass" and m.group(0)[4:5] not in ("w", "p", "c") and not _pass_key(text, m, key):
+        return None
     quoted_key = m.group("kq") is not None
     kind = "secret-field" if quoted_key else "env-secret"
     numeric_ok = m.group(0)[:4] in ("toke", "auth")  # token_count: 5
