@@ -19,9 +19,9 @@ from ace_engine import bootstrap as bs
 from ace_engine.bootstrap import files as bf
 from ace_engine.bootstrap import readers as br
 from ace_engine.cli.app import cli
+from ace_engine.core.project import identify
 from ace_engine.learning import quality
 from ace_engine.playbook.playbook import Playbook
-from ace_engine.core.project import identify
 from ace_engine.store.sqlite import SQLiteStore
 
 FILES = {

@@ -5,8 +5,8 @@ it, and anything the table does not know gets no opinion."""
 import click
 import pytest
 
-from ace_engine.core import cli_marks
 from ace_engine.cli.app import cli
+from ace_engine.core import cli_marks
 from ace_engine.core.cli_marks import DESTRUCTIVE, FLAG, NO_OPINION, READS, REFUSE, SESSION, TEXT, VALUE
 from ace_engine.hooks.permission import classify
 

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from ace_engine.core import paths
 from ace_engine.cli.output import plural
-from ace_engine.playbook.playbook import Playbook
+from ace_engine.core import paths
 from ace_engine.core.project import identify
+from ace_engine.playbook.playbook import Playbook
 from ace_engine.store.sqlite import SQLiteStore
 from conftest import ace
 from hookutil import payload, run_hook

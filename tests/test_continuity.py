@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from ace_engine.core import config as config_mod
 from ace_engine.continuity import facts, recent, summarize, update
-from ace_engine.hooks import inject
+from ace_engine.core import config as config_mod
 from ace_engine.core.project import identify
+from ace_engine.hooks import inject
 from ace_engine.retrieval.render import estimate_tokens
 from ace_engine.store.sqlite import SQLiteStore
 from hookutil import check_answer, payload, run_hook

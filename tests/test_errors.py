@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 import ace_engine
-from ace_engine.core import errors
 from ace_engine.cli.app import cli
+from ace_engine.core import errors
 
 # Modules that need an optional extra (or a model package) to import at all.
 OPTIONAL = ("ace_engine.llm.anthropic_api", "ace_engine.llm.openai_compat", "ace_engine.embed.semantic")

@@ -109,9 +109,9 @@ def test_two_sessions_with_the_same_failure_and_fix_make_an_active_lesson_used_i
 
 def test_the_notice_is_said_once_and_only_for_newer_candidates(project, ace_home):
     from ace_engine.core import config
+    from ace_engine.core.project import identify
     from ace_engine.hooks import inject
     from ace_engine.playbook.playbook import Playbook
-    from ace_engine.core.project import identify
     from ace_engine.store.sqlite import SQLiteStore
 
     proj = identify(str(project))

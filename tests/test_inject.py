@@ -4,9 +4,9 @@ import json
 
 import pytest
 
+from ace_engine.core.project import identify
 from ace_engine.hooks.inject import skip_prompt
 from ace_engine.playbook.playbook import Playbook
-from ace_engine.core.project import identify
 from ace_engine.store.sqlite import SQLiteStore
 from hookutil import check_answer, payload, run_hook
 

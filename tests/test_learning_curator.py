@@ -6,10 +6,10 @@ import time
 import pytest
 
 from ace_engine.core import config
+from ace_engine.core.project import identify
 from ace_engine.learning import similarity
 from ace_engine.learning.curator import Curator
 from ace_engine.playbook.playbook import Playbook
-from ace_engine.core.project import identify
 from ace_engine.store.sqlite import SQLiteStore
 
 # -- the threshold study (see learning/similarity.py) ------------------------------------------------

@@ -5,9 +5,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ace_engine.observe import commands
 from ace_engine.learning import quality
 from ace_engine.learning.heuristics import HeuristicReflector
+from ace_engine.observe import commands
 from ace_engine.playbook import safety
 
 ROOT = "/home/dev/shop"

@@ -11,10 +11,10 @@ import time
 import pytest
 
 from ace_engine.core import config
+from ace_engine.core.project import identify
 from ace_engine.jobs import worker
 from ace_engine.jobs.queue import enqueue_leftovers, enqueue_turn, lock_path, start_worker
 from ace_engine.learning import pipeline
-from ace_engine.core.project import identify
 from ace_engine.store.sqlite import SQLiteStore
 from learnutil import Session, bullets, fix_session, rows, wait_for_learning
 

@@ -8,8 +8,8 @@ import time
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ace_engine.observe import git_context, trajectory
 from ace_engine.learning.gates import skip_reason
+from ace_engine.observe import git_context, trajectory
 from ace_engine.store.sqlite import SQLiteStore
 from learnutil import Session, fix_session
 

@@ -14,8 +14,8 @@ import time
 
 import pytest
 
-from ace_engine.core import config as config_mod
 from ace_engine import llm
+from ace_engine.core import config as config_mod
 from ace_engine.llm.budget import UsageLedger, usage_summary
 from e2e.model_server import ScriptedModelServer
 

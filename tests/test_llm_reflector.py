@@ -21,14 +21,14 @@ from hypothesis import strategies as st
 
 from ace_engine.core import config as config_mod
 from ace_engine.core import log
+from ace_engine.core.project import identify
 from ace_engine.learning import llm_prompt, llm_reflector, pipeline
-from ace_engine.observe import transcript
-from ace_engine.observe import trajectory as traj_mod
 from ace_engine.learning.heuristics import HeuristicReflector
 from ace_engine.learning.reflector import ReflectorError
 from ace_engine.learning.reflector_choice import get_reflector
+from ace_engine.observe import trajectory as traj_mod
+from ace_engine.observe import transcript
 from ace_engine.playbook.playbook import Playbook
-from ace_engine.core.project import identify
 from ace_engine.store.sqlite import SQLiteStore
 from conftest import ace
 

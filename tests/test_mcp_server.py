@@ -28,8 +28,8 @@ mcp = pytest.importorskip("mcp", reason="the MCP server needs the `mcp` package 
 import anyio  # noqa: E402
 from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
 
-from ace_engine.playbook.playbook import Playbook  # noqa: E402
 from ace_engine.core.project import identify  # noqa: E402
+from ace_engine.playbook.playbook import Playbook  # noqa: E402
 from ace_engine.retrieval.render import estimate_tokens  # noqa: E402
 from ace_engine.retrieval.search import search  # noqa: E402
 from ace_engine.store.sqlite import SQLiteStore  # noqa: E402
@@ -387,11 +387,11 @@ COMMANDS = ["python -m pytest -q", "npm run build", "ruff check src", "mypy src"
 def seed_scale(store: SQLiteStore, root: Path, rng: random.Random) -> str:
     """10,000 lessons (embedded, as `ace embed` does) and 100,000 tool calls of realistic sizes
     through the store's own write paths; returns a lesson id."""
+    from ace_engine.embed import vectors
     from ace_engine.playbook import domains as domain_mod
     from ace_engine.playbook.confidence import confidence
     from ace_engine.playbook.ids import new_id
     from ace_engine.playbook.playbook import content_key
-    from ace_engine.embed import vectors
 
     project = identify(str(root))
     now = time.time()

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ace_engine.core.project import identify
 from ace_engine.playbook import confidence as conf_mod
 from ace_engine.playbook import domains, sections
 from ace_engine.playbook.ids import looks_like_id, new_id
@@ -19,7 +20,6 @@ from ace_engine.playbook.playbook import (
     clean_content,
     content_key,
 )
-from ace_engine.core.project import identify
 from ace_engine.store.sqlite import SQLiteStore
 
 

@@ -8,8 +8,8 @@ import time
 import pytest
 
 from ace_engine.core.config import DEFAULTS
-from ace_engine.playbook.playbook import Playbook
 from ace_engine.core.project import identify
+from ace_engine.playbook.playbook import Playbook
 from ace_engine.store.sqlite import SQLiteStore
 from conftest import ace
 

@@ -4,8 +4,8 @@ import subprocess
 
 import pytest
 
-from ace_engine.hooks.engine import resolve_cwd
 from ace_engine.core.project import identify, normalize_remote
+from ace_engine.hooks.engine import resolve_cwd
 
 
 @pytest.mark.parametrize("url,expected", [

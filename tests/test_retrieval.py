@@ -8,8 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ace_engine.core import config as config_mod
-from ace_engine.playbook.playbook import Playbook
 from ace_engine.core.project import Project, identify
+from ace_engine.playbook.playbook import Playbook
 from ace_engine.retrieval import query as q
 from ace_engine.retrieval.search import search, top
 from ace_engine.store.sqlite import SQLiteStore

@@ -8,9 +8,9 @@ import sys
 import pytest
 
 from ace_engine.core import log
-from ace_engine.playbook.playbook import Playbook
 from ace_engine.core.project import identify
 from ace_engine.embed import semantic, vectors
+from ace_engine.playbook.playbook import Playbook
 from ace_engine.retrieval.search import search
 from ace_engine.store.sqlite import SQLiteStore
 

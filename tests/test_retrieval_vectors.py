@@ -8,9 +8,9 @@ import pytest
 
 from ace_engine.cli import diagnostics
 from ace_engine.core.config import DEFAULTS
-from ace_engine.playbook.playbook import Playbook
 from ace_engine.core.project import Project
 from ace_engine.embed import static_embed, vectors
+from ace_engine.playbook.playbook import Playbook
 from ace_engine.retrieval.search import search
 from ace_engine.store import schema
 from ace_engine.store.sqlite import SQLiteStore

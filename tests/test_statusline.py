@@ -14,10 +14,10 @@ import pytest
 from click.testing import CliRunner
 
 from ace_engine.cli.mcp_cmd import statusline
+from ace_engine.core.project import identify
 from ace_engine.hooks import health
 from ace_engine.integrations.statusline import main, status_line
 from ace_engine.playbook.playbook import Playbook
-from ace_engine.core.project import identify
 from ace_engine.store.sqlite import SQLiteStore
 from learnutil import Session
 

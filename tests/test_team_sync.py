@@ -17,8 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 from ace_engine import team_client
-from ace_engine.playbook.playbook import Playbook
 from ace_engine.core.project import identify
+from ace_engine.playbook.playbook import Playbook
 from ace_engine.retrieval.render import render_patterns
 from ace_engine.retrieval.search import search
 from ace_engine.store import schema

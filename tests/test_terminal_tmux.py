@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from ace_engine.playbook.playbook import Playbook
 from ace_engine.core.project import identify
+from ace_engine.playbook.playbook import Playbook
 from ace_engine.store.sqlite import SQLiteStore
 from hookutil import payload, run_hook
 

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ace_engine.core.project import identify
 from ace_engine.playbook import transfer
 from ace_engine.playbook.playbook import Playbook, content_key
-from ace_engine.core.project import identify
 from ace_engine.store.sqlite import SQLiteStore
 from conftest import ace
 

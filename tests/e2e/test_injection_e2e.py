@@ -259,8 +259,8 @@ def describe_blocks(blocks: list[Block]) -> str:
 
 def seed_playbook(project: Path) -> tuple[dict[str, str], dict[str, str]]:
     """Add the bullets through the real Playbook (ACE_HOME is set); returns key->id, id->section."""
-    from ace_engine.playbook.playbook import Playbook
     from ace_engine.core.project import identify
+    from ace_engine.playbook.playbook import Playbook
     from ace_engine.store.sqlite import SQLiteStore
 
     ids, sections = {}, {}

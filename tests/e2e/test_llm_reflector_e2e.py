@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from ace_engine.core import config as config_mod
 from ace_engine import llm
+from ace_engine.core import config as config_mod
 from ace_engine.learning import llm_reflector
-from ace_engine.observe import trajectory as traj_mod
 from ace_engine.learning.reflector import ReflectorError
+from ace_engine.observe import trajectory as traj_mod
 
 from .claude_cli import claude_env, run_claude
 from .model_server import SIDE, system_text

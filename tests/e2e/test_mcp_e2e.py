@@ -48,8 +48,8 @@ VENV_BIN = str(Path(sys.executable).parent)  # where `ace` is, as `pip install a
 
 def seed(env: dict[str, str], project: Path) -> dict[str, str]:
     """Two lessons in the project's playbook, written in this process under the test's ACE_HOME."""
-    from ace_engine.playbook.playbook import Playbook
     from ace_engine.core.project import identify
+    from ace_engine.playbook.playbook import Playbook
     from ace_engine.store.sqlite import SQLiteStore
 
     with pytest.MonkeyPatch.context() as mp:

@@ -13,8 +13,8 @@ import json
 
 import pytest
 
-from ace_engine.playbook.playbook import Playbook
 from ace_engine.core.project import identify
+from ace_engine.playbook.playbook import Playbook
 from ace_engine.store.sqlite import SQLiteStore
 from conftest import ace
 from learnutil import Session, bullets

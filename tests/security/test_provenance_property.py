@@ -17,13 +17,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ace_engine.core.project import identify
 from ace_engine.learning import pipeline, transcript_learn
 from ace_engine.mcp_server import lessons as mcp_lessons
 from ace_engine.mcp_server.workspace import Workspace
 from ace_engine.playbook import transfer
 from ace_engine.playbook.ids import new_id
 from ace_engine.playbook.playbook import Playbook
-from ace_engine.core.project import identify
 from ace_engine.retrieval.search import search
 from ace_engine.store.sqlite import SQLiteStore
 from ace_engine.team_client import inbox

@@ -32,8 +32,8 @@ from pathlib import Path
 
 import pytest
 
-from ace_engine.core import config as config_mod
 from ace_engine.continuity import recent, update
+from ace_engine.core import config as config_mod
 from ace_engine.store.sqlite import SQLiteStore
 from hookutil import check_answer, payload, run_hook
 from learnutil import Session

@@ -15,9 +15,9 @@ import json
 import os
 import re
 
-from .tools import SHELL_TOOLS
 from .redact import mark_clean, redact, redact_value
 from .text import cap, is_blank, repair_utf8, sanitize, strip_private
+from .tools import SHELL_TOOLS
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks must not import `typing` (~3 ms)
 if TYPE_CHECKING:
@@ -25,8 +25,8 @@ if TYPE_CHECKING:
 
     from ..core._types import CapturedMessage, CaptureRecord, ToolEvent
     from ..core.config import Config
-    from ..hooks.hook_input import HookInput  # the type only: capture imports nothing from hooks
     from ..core.project import Project
+    from ..hooks.hook_input import HookInput  # the type only: capture imports nothing from hooks
 
 _EXIT_CODE = re.compile(r"exit code:?\s*(-?\d+)", re.IGNORECASE)
 MAX_DEPTH = 64  # deeper structure is replaced by a marker (json/recursion would fail near 1000)

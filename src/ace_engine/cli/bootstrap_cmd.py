@@ -6,10 +6,10 @@ import click
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from .. import bootstrap as bootstrap_mod
-from ..core import escape
 from ..bootstrap import files as bootstrap_files
-from ..playbook.playbook import Playbook
+from ..core import escape
 from ..core.project import Project, identify
+from ..playbook.playbook import Playbook
 from .common import json_option, open_store, project_option, resolve_dir
 from .output import console, details, emit_json, plural, say, styled, table
 

@@ -13,14 +13,14 @@ import time
 from typing import Any
 
 from ..core import config, log, paths, trust
-from . import doctor_checks
-from .doctor_checks import Check
+from ..core.project import identify
 from ..hooks import health
 from ..hooks.events import EVENTS
 from ..integrations import claude_settings
-from ..core.project import identify
 from ..store import spool
 from ..store.sqlite import SQLiteStore, StoreError
+from . import doctor_checks
+from .doctor_checks import Check
 
 
 def settings_locations(project_root: str) -> list[tuple[str, str]]:

@@ -3,8 +3,8 @@
 
 import click
 
-from ..playbook.playbook import Playbook
 from ..core.project import identify
+from ..playbook.playbook import Playbook
 from .common import json_option, open_store, project_option, resolve_bullet, resolve_dir, wide_option
 from .output import clip, emit_json, fail, iso, plural, say, table, when
 

@@ -11,12 +11,12 @@ import sys
 import click
 
 from ..core import config as config_mod
-from . import diagnostics
 from ..core import escape, paths, trust
 from ..core.files import atomic_write
+from ..core.project import identify
 from ..integrations import claude_settings
 from ..learning import reflector_choice
-from ..core.project import identify
+from . import diagnostics
 from .common import extra_hint, json_option, project_option, resolve_dir, wide_option
 from .output import emit_json, fail, plain, plural, say, size, styled, table, when
 

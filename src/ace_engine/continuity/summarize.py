@@ -39,9 +39,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..capture.tools import EDIT_TOOLS
 from ..observe import commands
 from ..observe import trajectory as traj_mod
-from ..capture.tools import EDIT_TOOLS
 from . import VERSION, facts
 from .lines import CHECK_NAMES, MAX_FILES_SHOWN, lines
 

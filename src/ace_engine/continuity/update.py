@@ -82,8 +82,8 @@ def screened_lines(summary_lines: list[str]) -> tuple[list[str], int]:
 def trusted_hosts(cfg: Any, root: str | None) -> tuple[str, ...]:
     """Hosts a field may name: the user's `learning.trusted_hosts` and the project's git remote
     host — as for lessons, nothing the repository writes can add to them."""
-    from ..playbook.safety import remote_host
     from ..core.project import identify
+    from ..playbook.safety import remote_host
 
     try:
         hosts = tuple(str(h) for h in cfg["learning.trusted_hosts"] or ())

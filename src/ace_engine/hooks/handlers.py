@@ -8,8 +8,8 @@ record is saved first, so capture never depends on injection or learning succeed
 Cost: stdlib only; each handler opens only what it uses (the store, the config, the project).
 """
 
-from ..core import log
 from ..capture import records
+from ..core import log
 from . import health, inject
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks must not import `typing` (~3 ms)

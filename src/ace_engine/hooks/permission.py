@@ -24,8 +24,8 @@ import os
 import shlex
 import stat
 
-from ..core.cli_marks import DESTRUCTIVE, FLAG, HELP, READS, REFUSE, SESSION, TEXT, TOP_LEVEL
 from ..capture.tools import command_of
+from ..core.cli_marks import DESTRUCTIVE, FLAG, HELP, READS, REFUSE, SESSION, TEXT, TOP_LEVEL
 
 # Anything that could chain a second command, redirect, substitute, expand or comment out part of
 # the line makes the request not ours: what bash runs must be exactly the words shlex sees.

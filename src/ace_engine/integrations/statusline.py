@@ -35,8 +35,8 @@ from typing import Any, TextIO
 
 from ..core import paths
 from ..core.escape import one_line
-from ..hooks import health
 from ..core.project import identify
+from ..hooks import health
 from ..store._base import StoreError, sqlite3
 
 BUSY_TIMEOUT_MS = 100

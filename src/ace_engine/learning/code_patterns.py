@@ -38,8 +38,8 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..core.errors import AceError
 from ..capture.tools import EDIT_TOOLS, edit_pairs
+from ..core.errors import AceError
 from .code_pattern_table import BUILTIN_PATTERNS
 
 if TYPE_CHECKING:

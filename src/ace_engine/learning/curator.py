@@ -57,13 +57,13 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ..core.config import DEFAULTS
+from ..observe import commands
+from ..observe.trajectory import text_of
 from ..playbook import confidence as evidence
 from ..playbook import sections
 from ..playbook.playbook import PlaybookError, clean_content, content_key
-from ..observe import commands
 from . import quality
 from . import similarity as sim
-from ..observe.trajectory import text_of
 
 if TYPE_CHECKING:
     from ..core._types import Bullet, BulletTag, Candidate, Reflection, Trajectory

@@ -25,11 +25,11 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..observe import commands
-from . import edits, failure_lessons
 from ..observe.corrections import correction
+from ..observe.trajectory import enrich
+from . import edits, failure_lessons
 from .failure_lessons import display_command
 from .lesson_text import code, local
-from ..observe.trajectory import enrich
 
 if TYPE_CHECKING:
     from ..core._types import Bullet, BulletTag, Candidate, Reflection, Trajectory

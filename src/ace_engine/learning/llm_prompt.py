@@ -30,9 +30,9 @@ from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..capture.redact import redact
-from ..playbook import sections as sections_mod
 from ..capture.tools import edit_pairs
 from ..observe import commands
+from ..playbook import sections as sections_mod
 
 if TYPE_CHECKING:
     from ..core._types import Bullet, Candidate, Trajectory, TrajectoryStep

@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING, Any
 
 from .. import llm
 from ..core import log
-from ..playbook import sections as sections_mod
 from ..observe import commands
+from ..playbook import sections as sections_mod
 from .llm_prompt import (
     MAX_BULLETS_SHOWN,
     MAX_LESSONS,

@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from ..core import config as config_mod
 from ..core import log
 from ..core.errors import AceError
-from ..playbook.playbook import Playbook
 from ..core.project import Project
 from ..observe import commands, git_context, origins
-from . import gates, pattern_lessons
 from ..observe import trajectory as traj_mod
+from ..playbook.playbook import Playbook
+from . import gates, pattern_lessons
 from .curator import Curator
 from .reflector import ReflectorError, normalize
 from .reflector_choice import get_reflector, heuristic

@@ -35,12 +35,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..core import config as config_mod
 from ..core import log
-from ..playbook.playbook import Playbook
 from ..core.project import Project, find_git_root, identify
 from ..observe import origins, transcript
 from ..observe import trajectory as traj_mod
-from .pipeline import _learn_direct, _project_info, attach_history
 from ..observe.transcript import TranscriptError
+from ..playbook.playbook import Playbook
+from .pipeline import _learn_direct, _project_info, attach_history
 
 if TYPE_CHECKING:
     from ..core._types import TrajectoryStep

@@ -43,9 +43,9 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ..core import config as config_mod
 from ..capture.records import sanitize_value
 from ..capture.text import cap, sanitize
+from ..core import config as config_mod
 from ..core.errors import AceError
 
 if TYPE_CHECKING:

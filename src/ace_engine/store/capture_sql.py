@@ -19,7 +19,15 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
     from typing import Any
 
-    from ..core._types import MessageRow, ProjectRow, SessionEvents, SessionRow, SessionSummary, StoreCounts, ToolEventRow
+    from ..core._types import (
+        MessageRow,
+        ProjectRow,
+        SessionEvents,
+        SessionRow,
+        SessionSummary,
+        StoreCounts,
+        ToolEventRow,
+    )
     from .interfaces import Record
     from .redacting import RedactingConnection
 
