@@ -1,13 +1,20 @@
-"""The shape of the package, checked: no import cycle, modules readable in one sitting, the
-learning folder holding one concern, and the store as the only place SQL is written to."""
+"""The shape of the package, checked: the layers table (`core/layers.py`) holds every package and
+the imports point only down it (generated from the table: one test per package), no package and no
+module cycle, modules readable in one sitting, the learning folder holding one concern, and the store
+as the only place SQL is written to."""
 
 import ast
+import functools
 import os
 from pathlib import Path
 
+import pytest
+
 import ace_engine
+from ace_engine.core import layers
 
 PKG = Path(ace_engine.__file__).parent
+ROOT = PKG.parents[1]
 MAX_LINES = 500
 
 
@@ -41,6 +48,64 @@ def run_time_imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
                 sub = f"{target}.{alias.name}"
                 out.add(sub if sub in known else target)
     return {m for m in out if m in known and m != name}
+
+
+def package_of(module: str) -> str:
+    """`ace_engine.store.team.dialect` → `store`; the root `ace_engine` itself → `ace_engine`."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+@functools.cache
+def package_imports() -> dict[str, dict[str, list[str]]]:
+    """package → imported package → the module-level edges behind it (other packages only)."""
+    known = modules()
+    out: dict[str, dict[str, list[str]]] = {}
+    for name, path in known.items():
+        for target in run_time_imports(name, path, known):
+            a, b = package_of(name), package_of(target)
+            if a != b and "ace_engine" not in (a, b):
+                out.setdefault(a, {}).setdefault(b, []).append(f"{name} -> {target}")
+    return out
+
+
+def test_every_package_is_in_the_layers_table():
+    on_disk = {p.parent.name for p in PKG.glob("*/__init__.py")}
+    assert on_disk == set(layers.RANK), (f"not in core/layers.py: {sorted(on_disk - set(layers.RANK))}; "
+                                         f"in the table but gone: {sorted(set(layers.RANK) - on_disk)}")
+
+
+def test_no_module_at_the_package_root():
+    loose = sorted(p.name for p in PKG.glob("*.py") if p.name != "__init__.py")
+    assert not loose, f"every module lives in a layer's folder (core/ for the foundation): {loose}"
+
+
+@pytest.mark.parametrize("package", [name for name, _, _ in layers.TABLE])
+def test_imports_point_down_the_layers(package):
+    upward = [edge for target, edges in package_imports().get(package, {}).items()
+              if target in layers.RANK and not layers.allowed(package, target) for edge in edges]
+    assert not upward, (f"{package} (rank {layers.RANK[package]}) imports upward or sideways:\n"
+                        + "\n".join(sorted(upward)))
+
+
+def test_no_package_cycle():
+    graph = {a: set(bs) for a, bs in package_imports().items()}
+    cycles = []
+    for start in graph:
+        stack = [(start, [start])]
+        while stack:
+            node, trail = stack.pop()
+            for nxt in graph.get(node, ()):
+                if nxt == start:
+                    cycles.append(" -> ".join(trail + [nxt]))
+                elif nxt not in trail:
+                    stack.append((nxt, trail + [nxt]))
+    assert not cycles, "package cycles:\n" + "\n".join(sorted(set(cycles))[:10])
+
+
+def test_the_development_notes_show_the_table():
+    text = (ROOT / "docs" / "development.md").read_text(encoding="utf-8")
+    assert layers.markdown() in text, "docs/development.md's layers table differs from core/layers.markdown()"
 
 
 def test_no_import_cycle():
