@@ -583,7 +583,7 @@ def test_health_page(ui, seeded, monkeypatch):
     client, _, _ = ui
     monkeypatch.setenv("ACE_RETENTION_MAX_DB_MB", "123")  # before the page first loads the config
     page = client.get("/health").text
-    assert "of a 123.0 MB cap" in page and "180 days" in page
+    assert "of a 123.0 MiB cap" in page and "180 days" in page
     assert "hook latency" in page.lower() and "UserPromptSubmit" in page and "PostToolUse" in page
     assert "healthy" in page
     kept = spool.append({"v": 1, "at": time.time(), "event": "PostToolUse", "session_id": SID})

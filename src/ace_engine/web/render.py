@@ -5,10 +5,11 @@ app's own folder first, then from `web/templates` (the frame `base.html`, `_macr
 `_charts.html`). Autoescaping is on for every template whatever its name, and every value is first
 passed through `escape.strip_controls` (control and direction-override characters made visible),
 so stored text — a lesson, a prompt, a tool's output — always shows as text. The filters: `ago`,
-`when`, `iso` (times, relative to `now()`), `pct`, `num`, `ms`, `size` (bytes in binary units),
-`short` (cut with an ellipsis) and `lesson` (`lesson_html`: a lesson's words with its backtick spans
-as `<code>`, safely). Globals: `static(name)` (a static file's hashed URL under `static_prefix`),
-`sparkline` and `url` (`page.page_url`).
+`when`, `iso` (times as `core.fmt` writes them everywhere; `ago` relative to `now()`), `pct`,
+`num`, `ms`, `size` (`core.fmt.size`: binary units), `short` (cut with an ellipsis) and `lesson`
+(`lesson_html`: a lesson's words with its backtick spans as `<code>`, safely). Globals:
+`static(name)` (a static file's hashed URL under `static_prefix`), `sparkline` and `url`
+(`page.page_url`).
 
 Cost: importing this imports Jinja2 and markupsafe; templates are compiled on first use and cached.
 """
@@ -17,13 +18,12 @@ from __future__ import annotations
 
 import os
 import re
-import time
 from collections.abc import Callable, Sequence
 
 import jinja2
 import markupsafe
 
-from ..core import escape
+from ..core import escape, fmt
 from . import charts, page
 
 TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
@@ -42,13 +42,13 @@ def environment(own_templates: str | Sequence[str], *, now: Callable[[], float],
         trim_blocks=True, lstrip_blocks=True,  # a missing key of a stored JSON field renders as nothing
     )
     env.filters.update(
-        ago=lambda at: ago(at, now()),
-        when=lambda at: local_time("%Y-%m-%d %H:%M", at, "—"),
-        iso=lambda at: local_time("%Y-%m-%dT%H:%M:%S%z", at, ""),
+        ago=lambda at: fmt.ago(at, now()),
+        when=lambda at: fmt.stamp(at, missing="—"),
+        iso=iso,
         pct=lambda v: "—" if v is None else f"{float(v) * 100:.0f}%",
         num=lambda v: f"{int(v or 0):,}",
         ms=lambda v: "—" if v is None else f"{float(v):,.1f} ms",
-        size=size,
+        size=fmt.size,
         short=short,
         lesson=lesson_html,
     )
@@ -57,37 +57,10 @@ def environment(own_templates: str | Sequence[str], *, now: Callable[[], float],
     return env
 
 
-def ago(at: object, now: float) -> str:
-    """How long before `now` the epoch time `at` was, in its largest whole unit ("3 days ago")."""
-    if isinstance(at, bool) or not isinstance(at, (int, float)) or not at:
-        return "never"
-    seconds = max(0.0, now - float(at))
-    for span, unit in ((86400 * 365, "year"), (86400 * 30, "month"), (86400, "day"), (3600, "hour"),
-                       (60, "minute")):
-        if seconds >= span:
-            n = int(seconds // span)
-            return f"{n} {unit}{'s' if n != 1 else ''} ago"
-    return "just now"
-
-
-def local_time(form: str, at: object, missing: str) -> str:
-    """A stored time (epoch seconds) in local time; `missing` for none or a value that is not one."""
-    if isinstance(at, bool) or not isinstance(at, (int, float)) or not at:
-        return missing
-    try:
-        return time.strftime(form, time.localtime(float(at)))
-    except (OverflowError, OSError, ValueError):
-        return missing
-
-
-def size(n: float | None) -> str:
-    """A byte count in binary units (1 KB here is 1024 bytes)."""
-    value = float(n or 0)
-    for unit in ("B", "KB", "MB", "GB"):
-        if value < 1024 or unit == "GB":
-            return f"{value:,.0f} {unit}" if unit == "B" else f"{value:,.1f} {unit}"
-        value /= 1024
-    return f"{value:,.1f} GB"
+def iso(at: object) -> str:
+    """A stored time for a `<time datetime>` attribute (`fmt.iso_utc`); empty for none or a bad
+    value (what `fmt.stamp` refuses)."""
+    return fmt.iso_utc(float(at)) if isinstance(at, (int, float)) and fmt.stamp(at, missing="") else ""
 
 
 def short(text: str | None, n: int = 160) -> str:
