@@ -555,6 +555,7 @@ def test_statistics_page_draws_the_days_on_the_server(team):
     assert re.search(r'id="clients-count">2<', text)
     svg = text[text.index("<svg viewBox"):text.index("</svg>")]
     assert svg.count("<rect") >= 2 and 'class="bar-created"' in svg and 'class="bar-quarantined"' in svg
+    assert 'class="bar-created" fill="#2da44e"' in svg  # the shared chart macro, with the team's colours
     assert "<script" not in svg
     assert "created" in text and "last 30 days" in text
     assert f'/ui/p/alpha/lessons/{team.ids["jwt"]}' in text  # the top lesson
