@@ -3,8 +3,9 @@
 `create_dashboard(db, *, limiter, now, review_client, prefix="/ui")` builds a Starlette app that
 `server.app.create_app` mounts at `prefix`. Who may see what (`dashboard_auth`): a server token
 signs in once and becomes an in-memory session; `dashboard_auth.guard` (`web.guard`'s pieces around
-that policy) checks it, the CSRF token and the origin before any route runs. The routes then apply the API's own rules, in the API's order
-(`auth.require_scope`, then `auth.resolve_project`): a project token sees its project only, an
+that policy) checks it, the CSRF token and the origin before any route runs. The routes then
+apply the API's own rules, in the API's order (`auth.require_scope`, then `auth.resolve_project`):
+a project token sees its project only, an
 org token its org's projects, anything else is the same 404 whether it exists or not; `read`
 browses; `admin` also sees the review queue and decides (`TeamDB.decide` as `review_client`, the
 path of `POST /v1/…/review/{id}`: an approval is logged as an ADD that clients pull; each form
