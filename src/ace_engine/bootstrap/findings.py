@@ -9,7 +9,7 @@ Two shapes of finding, plain dicts (typed below for mypy):
 * a note — `{"type": "note", "key": "tsconfig", "content": "…", "section": "…",
   "files": [...], "evidence": "…"}`: a fact or convention, already phrased as a bullet.
 
-Cost: stdlib and `learning.commands` (regular expressions) only.
+Cost: stdlib and `observe.commands` (regular expressions) only.
 """
 
 from __future__ import annotations

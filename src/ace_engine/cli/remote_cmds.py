@@ -1,7 +1,7 @@
 """The team server, from a developer's machine: `ace remote set / status / unset / stats / review`,
-`ace push` and `ace pull` (the work is in `sync/`; docs/team-server.md has the design).
+`ace push` and `ace pull` (the work is in `team_client/`; docs/team-server.md has the design).
 
-Trust: the binding is kept in the user's data directory only (`sync/remote.py`), so `ace remote
+Trust: the binding is kept in the user's data directory only (`team_client/remote.py`), so `ace remote
 set` is the one way a project gets a server; a plain-http URL to another machine is refused
 without `--insecure`. The token is never printed back; `--token -` reads it from stdin, so it
 stays out of the shell's history. Server answers are untrusted text and shown through `output`.

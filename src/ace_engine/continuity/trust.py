@@ -9,7 +9,7 @@ reach `<ace-recent-context>` has an origin, named where `summarize.lines` render
   action it announced or was cut off in, a command it ran, the model's narrative. Someone else's text
   may have told it to (a tool's output, a file it read), so it counts as text someone else wrote —
   except a command it ran whose risky parts the session's evidence attributes (`Fields.ran`,
-  `learning.origins`): typed by the user, in the project's files, or chosen by the agent on its own.
+  `observe.origins`): typed by the user, in the project's files, or chosen by the agent on its own.
 * `tool` — what a tool printed: test output, an error, `git commit`'s answer.
 * `repo` — names the repository chose: files, the branch, commit subjects from `git log`.
 
@@ -88,7 +88,7 @@ class Fields:
 
     def __init__(self, trusted_hosts: Iterable[str] = (),
                  attribution: Callable[[str], Mapping[str, str]] | None = None) -> None:
-        """`attribution`: `learning.origins.Attribution` of the session (command → {part: origin});
+        """`attribution`: `observe.origins.Attribution` of the session (command → {part: origin});
         without it every risky part of a command counts as someone else's."""
         self.trusted_hosts = tuple(trusted_hosts)
         self.attribution = attribution

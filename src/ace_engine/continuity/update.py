@@ -7,7 +7,7 @@
   (`summarize.build`), a narrative when a model is configured (`narrative.py`), one row written
   (`store.put_session_summary`). Rewritten after every job, so it always covers the whole session.
 * `store_transcript(store, parsed, project_id, root, cfg, now)` — the same for a transcript
-  parsed by `learning.transcript.parse_file` (`ace learn --transcript`): no git facts (today's
+  parsed by `observe.transcript.parse_file` (`ace learn --transcript`): no git facts (today's
   work tree is not the session's), the branch the transcript recorded.
 * `summary_of(store, session_id)` — the stored summary, else one built now from the captured
   events without writing it (views of sessions captured before summaries existed).
@@ -94,7 +94,7 @@ def trusted_hosts(cfg: Any, root: str | None) -> tuple[str, ...]:
 
 
 def attribution(events: list[dict[str, Any]], messages: list[dict[str, Any]], root: str | None) -> Any:
-    """Where the risky parts of the session's commands came from (`learning.origins.Attribution`):
+    """Where the risky parts of the session's commands came from (`observe.origins.Attribution`):
     the user's prompts, the project's files, else the order of what the agent ran and what it saw."""
     from ..observe import origins
 
@@ -168,7 +168,7 @@ def _transcript_parts(parsed: Mapping[str, Any]) -> tuple[list[dict[str, Any]], 
 
 
 def transcript_summary(parsed: Mapping[str, Any], root: str | None) -> dict[str, Any]:
-    """The summary of a parsed transcript (`learning.transcript.parse_file`), not written."""
+    """The summary of a parsed transcript (`observe.transcript.parse_file`), not written."""
     events, messages = _transcript_parts(parsed)
     summary = summarize.build(events, messages, root=root, branch=parsed.get("git_branch"), live=False)
     summary["status"] = "transcript"

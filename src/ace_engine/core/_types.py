@@ -320,7 +320,7 @@ class StatusDelta(_DeltaMeta):
 Delta = AddDelta | UpdateDelta | TagDelta | MergeDelta | StatusDelta
 
 # -- jobs and learning: trajectories, reflections ---------------------------------------------------
-# A trajectory is the ACE plugin's learn payload plus what `learning.trajectory` adds; a payload's
+# A trajectory is the ACE plugin's learn payload plus what `observe.trajectory` adds; a payload's
 # unknown keys are kept at run time (mypy sees the keys below). A reflection is what a reflector
 # returns once `learning.reflector.normalize` has checked its shape.
 
@@ -429,7 +429,7 @@ class Trajectory(TypedDict):
     cwd: NotRequired[str | None]  # where the session ran: paths in its commands are relative to it
     history: NotRequired[dict[str, Any]]  # {co_edits, commands} from past sessions
     reflector: NotRequired[str | None]  # which reflector produced the lessons
-    # what the agent wrote vs. what came back, per event in order (`learning/origins.py`): the
+    # what the agent wrote vs. what came back, per event in order (`observe/origins.py`): the
     # learner's evidence for the origins of a lesson's risky parts; set by the learner, never a payload's
     origin_evidence: NotRequired[list[dict[str, Any]]]
 

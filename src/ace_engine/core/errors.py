@@ -18,7 +18,7 @@ worker) catches `AceError` or the narrower class it can handle.
     ├── PatternError       learning/code_patterns.py: a bad code-pattern file
     ├── ReflectorError     learning/reflector.py: a reflector gave no usable reflection
     ├── ClaimLost, AlreadyLearned   learning/pipeline.py: a job's lease went away / it was learned
-    ├── TranscriptError    learning/transcript.py: a transcript file that cannot be read
+    ├── TranscriptError    observe/transcript.py: a transcript file that cannot be read
     ├── ToolError          mcp_server/answer.py: an MCP tool call refused, with the reason the agent sees
     ├── McpUnavailable     mcp_server/server.py: `ace mcp` without the `mcp` package (names the install)
     ├── RemoteError        sync/remote.py: a team-server binding or exchange that cannot go on

@@ -57,7 +57,7 @@ DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 
 
 def default_dir(name: str = DEFAULT_NAME) -> str:
-    """The shipped table (package data, `retrieval/data/<name>`; the plugin route reads it from the
+    """The shipped table (package data, `embed/data/<name>`; the plugin route reads it from the
     source tree). Never a path from a repository or the environment: it is code-like input."""
     return os.path.join(DATA_DIR, name)
 

@@ -1,6 +1,6 @@
 """Lesson vectors: every lesson's embedding kept beside it, and the cosines a search needs.
 
-Contract. The embedder of the default install is the static table shipped in `retrieval/data/`
+Contract. The embedder of the default install is the static table shipped in `embed/data/`
 (`static_embed`: a text embeds by table lookup, stdlib only, no model run), so semantic search
 needs no extra package and no manual step. `retrieval.embedder = "minilm"` selects the full
 all-MiniLM-L6-v2 instead (`semantic.py`, the `semantic` extra): better on paraphrases, but a

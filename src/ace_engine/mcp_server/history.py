@@ -11,7 +11,7 @@ searched instead, and shown after the captured ones. `recent_failures(command?)`
 calls, those whose command contains `command` when given, with the project's statistics for
 the commands that match (transcripts' runs included). Every failure shown comes with what
 followed it in its session: the files edited next and the next run of the same check
-(`learning.commands.same_check`) and how it ended — the fix, or that none came. Answers are
+(`observe.commands.same_check`) and how it ended — the fix, or that none came. Answers are
 grouped by session, stay within the token budget (`answer.Answer`) and say so when cut.
 
 Time: the scan walks primary-key windows back from the newest row (`WINDOW` ids each) and stops
@@ -19,7 +19,7 @@ when it has enough matches or after `SCAN_SECONDS`; the answer then says how far
 a search costs at most that whatever the store holds (the tests check the whole call stays under
 one second at 100,000 tool calls).
 
-Cost: the store's windows, then `learning.trajectory.step_from_event` on the rows shown.
+Cost: the store's windows, then `observe.trajectory.step_from_event` on the rows shown.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 
 Such a prompt is worth learning even when the turn itself does little: the gates let it through.
 
-Only the user's own words count: the caller passes real user prompts (`learning/transcript.py`
+Only the user's own words count: the caller passes real user prompts (`observe/transcript.py`
 keeps tool results, injected context and other senders out of them), and what the prompt quotes —
 a fenced block, `>` lines, a tagged block such as `<tool_result>…</tool_result>` — is someone
 else's text pasted in, never the user's rule (`unquoted`).

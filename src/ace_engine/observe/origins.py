@@ -5,7 +5,7 @@ permission — whose origin is foreign waits for `ace review`); this module comp
 for what the learner writes. For each risky part of a lesson, its needle (the package, host…) is
 looked for, folded like the safety policy folds text:
 
-1. in a prompt the user typed (real user prompts only: `learning/transcript.py` keeps tool
+1. in a prompt the user typed (real user prompts only: `observe/transcript.py` keeps tool
    results, injected context, reminders and other non-user entries out of them) → `user`;
 2. in the project's own files (`PROJECT_FILES`: package.json, Makefile, mix.exs, pyproject.toml,
    tox.ini, setup.cfg, CI configuration, README…; regular files only, capped) → `project`;

@@ -18,7 +18,7 @@ What is read, and what is not (every entry left out is counted under a reason, `
   teammate's message, an entry whose `origin` names another sender than a human, and every prompt
   of a subagent (its parent agent wrote it) set the turn's task but are not the user's (`by` =
   `teammate`, `other`, `agent`): no "user's correction" is learned from them, and for the
-  provenance rule (`learning/origins.py`) they are text someone else wrote. So is every user entry
+  provenance rule (`observe/origins.py`) they are text someone else wrote. So is every user entry
   skipped above: its text is kept, capped, in the agent's `foreign` list.
 - A line nested too deeply to parse (a RecursionError in the JSON decoder) is skipped and counted
   (`too_deep`), like a torn line; it never ends the read with a traceback.

@@ -194,7 +194,7 @@ class Playbook:
         Any mapping is accepted (deltas come from files and models): a malformed one is a PlaybookError."""
         op = str(delta.get("op", "")).upper()
         # `reviewed` is the user's own approval of a flagged lesson; a delta can't claim it, nor
-        # the id and origin a team lesson keeps (only `sync.inbox` passes those, to `add`).
+        # the id and origin a team lesson keeps (only `team_client.inbox` passes those, to `add`).
         # Nor whose it is: a delta is not the user, so its risky parts are foreign (`provenance.py`).
         args = {k: v for k, v in delta.items() if k not in ("op", "reviewed", "bullet_id", "origin", "source")}
         args["source"] = "delta"
@@ -224,7 +224,7 @@ class Playbook:
             origin: str | None = None) -> tuple[Bullet, bool]:
         """ADD. Returns (bullet, created); an exact duplicate (same normalized content in the same
         scope) is not added again — the existing bullet comes back with created False. `bullet_id`
-        and `origin` are for a lesson pulled from the team server (`sync.inbox`): it keeps the
+        and `origin` are for a lesson pulled from the team server (`team_client.inbox`): it keeps the
         server's id (an id already here comes back with created False) and is marked `team`."""
         now = now or time.time()
         if bullet_id is not None:

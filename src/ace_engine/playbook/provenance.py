@@ -26,7 +26,7 @@ pattern list (`safety.concerns`) on ADD, UPDATE, MERGE, PROMOTE and RESTORE, so 
 followed by a malicious UPDATE or MERGE is held too.
 
 Where the origins come from: `provenance["origins"] = {part: origin}`, computed for learned
-lessons by the learner (`learning/origins.py`, handed to the playbook as its `attribution`) and
+lessons by the learner (`observe/origins.py`, handed to the playbook as its `attribution`) and
 recorded by the playbook itself on every content write — a caller's own claim is never read.
 Parts without a computed origin take the default of the *operation's source*, from ONE table
 (`DEFAULT_ORIGIN`): user / manual / cli → user, bootstrap → project, everything else (team,

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
-# A tool call as the history shows it: what `learning.trajectory.step_from_event` reads.
+# A tool call as the history shows it: what `observe.trajectory.step_from_event` reads.
 _TOOL = ("id, session_id, agent_id, tool_use_id, tool_name, input, response, success, exit_code, error,"
          " is_interrupt, duration_ms, created_at")
 MAX_ROWS = 200

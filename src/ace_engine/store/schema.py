@@ -286,7 +286,7 @@ MIGRATIONS: list[tuple[str, str]] = [
         value TEXT
     );
     """),
-    # 6: semantic search by default (retrieval/vectors.py). `bullet_vectors` keys by (bullet, model),
+    # 6: semantic search by default (embed/vectors.py). `bullet_vectors` keys by (bullet, model),
     # so the built-in embedder's vectors and an optional model's live side by side. `vector_packs`:
     # per scope and model, the bullets' rowids and their vectors' sign codes back to back, so a hook reads
     # one row instead of 10,000 — a cache, rebuilt when `stamp` (bullets' and vectors' max rowid) moves;
