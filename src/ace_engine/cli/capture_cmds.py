@@ -15,7 +15,7 @@ from .output import emit_json, fail, iso, plural, say, size, table, when
 
 if TYPE_CHECKING:
     from ..core._types import SessionRow
-    from ..store.interfaces import Store
+    from ..store.interfaces import SessionsStore
 
 
 @click.group(invoke_without_command=True)
@@ -52,7 +52,7 @@ def sessions(ctx, project_dir, all_projects, limit, as_json):
     ])
 
 
-def _find_session(store: Store, session_id: str) -> SessionRow:
+def _find_session(store: SessionsStore, session_id: str) -> SessionRow:
     """The session an id or a unique id prefix names (`common.resolve_session`)."""
     return resolve_session(store, session_id)
 

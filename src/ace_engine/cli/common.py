@@ -25,7 +25,7 @@ from .output import WIDE_KEY, CommandError, fail
 
 if TYPE_CHECKING:
     from ..core._types import Bullet, SessionRow
-    from ..store.interfaces import Store
+    from ..store.interfaces import PlaybookStore, SessionsStore
 
 F = TypeVar("F", bound=Callable[..., object])
 
@@ -105,7 +105,7 @@ def _lesson_prefix(given: str) -> str | None:
     return text if all(c.isalnum() or c == "-" for c in text) else None
 
 
-def resolve_bullet(store: Store, given: str) -> Bullet:
+def resolve_bullet(store: PlaybookStore, given: str) -> Bullet:
     """The lesson `given` names: its exact id, or the one id it is a unique prefix of."""
     found = store.get_bullet(given)
     if found is not None:
@@ -119,7 +119,7 @@ def resolve_bullet(store: Store, given: str) -> Bullet:
     return found
 
 
-def resolve_session(store: Store, given: str) -> SessionRow:
+def resolve_session(store: SessionsStore, given: str) -> SessionRow:
     """The captured session `given` names: its exact id, or the one id it is a unique prefix of."""
     found = store.session(given)
     if found is not None:

@@ -8,6 +8,10 @@ from ..playbook.playbook import Playbook
 from .common import json_option, open_store, project_option, resolve_bullet, resolve_dir, wide_option
 from .output import clip, emit_json, fail, iso, plural, say, table, when
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..store.records import ChangeRow
+
 
 @click.command()
 @project_option
@@ -36,10 +40,9 @@ def stats(ctx, project_dir, all_projects, limit, remote, days, as_json):
         quarantined = store.count_bullets(project_id, statuses=("quarantined",)) if project_id is not None else 0
     spend = _spend()
     if as_json:
-        for run in runs:
-            run["created_at_iso"] = iso(run["created_at"])
         return emit_json({"project": None if all_projects else project.key, "totals": totals, "jobs": jobs,
-                          "tasks": runs, "playbook": {"active": active, "quarantined": quarantined}, "llm": spend})
+                          "tasks": [{**run, "created_at_iso": iso(run["created_at"])} for run in runs],
+                          "playbook": {"active": active, "quarantined": quarantined}, "llm": spend})
     if not totals["tasks"]:
         say("Nothing learned yet. Jobs are queued when a Claude Code turn ends; `ace learn` runs them now.")
     else:
@@ -102,9 +105,7 @@ def log_cmd(project_dir, bullet_id, all_projects, limit, as_json):
             else:
                 rows = store.changes(project_id=project_id, limit=limit)
     if as_json:
-        for row in rows:
-            row["created_at_iso"] = iso(row["created_at"])
-        return emit_json({"changes": rows})
+        return emit_json({"changes": [{**row, "created_at_iso": iso(row["created_at"])} for row in rows]})
     if not rows:
         say("No changes recorded yet.")
         return
@@ -113,7 +114,7 @@ def log_cmd(project_dir, bullet_id, all_projects, limit, as_json):
           body=("what",), bare=("bullet", "op"))
 
 
-def _what(change: dict) -> str:
+def _what(change: "ChangeRow") -> str:
     detail = change.get("detail") or {}
     op = change["op"]
     if op == "TAG":

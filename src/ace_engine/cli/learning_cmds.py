@@ -16,6 +16,11 @@ from ..core.project import find_git_root
 from .common import json_option, load_config, open_store, project_of, project_option, wide_option
 from .output import clip, console, emit_json, fail, iso, plain, plural, say, table, when
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
 
 @click.command()
 @project_option
@@ -215,8 +220,8 @@ def _learn_queue(project, session_id, retry_failed, wait_seconds, reflector, as_
                 fail(f"no session `{session_id}` in the store; `ace sessions` lists them")
             queued = store.enqueue_leftovers(session_id, "cli", time.time(), cfg["learning.max_attempts"])
         if retry_failed:
-            for job in store.list_jobs(project_id, statuses=("failed",), limit=1000):
-                store.retry_job(job["id"], time.time())
+            for failed in store.list_jobs(project_id, statuses=("failed",), limit=1000):
+                store.retry_job(failed["id"], time.time())
         waiting = console.status("a background worker is learning this project; waiting for it…")
         with waiting if not as_json else nullcontext():
             lock = worker.wait_for_lock(project.key, wait_seconds)
@@ -247,7 +252,7 @@ def _learn_queue(project, session_id, retry_failed, wait_seconds, reflector, as_
     rows = []
     for r in results:
         summary = r.get("summary") or {}
-        job = jobs.get(r["job"]) or {}
+        job: "Mapping[str, Any]" = jobs.get(r["job"]) or {}
         note = job.get("reason") or (r.get("error") or "").split("\n")[0]
         rows.append([r["job"], job.get("session_id") or "", job.get("agent_id") or "main", r["status"],
                      summary.get("created", 0), summary.get("updated", 0), summary.get("merged", 0),
@@ -281,9 +286,9 @@ def jobs(project_dir, all_projects, statuses, retry_id, limit, as_json):
         rows = store.list_jobs(project_id, all_projects=all_projects, statuses=tuple(statuses), limit=limit)
         counts = store.job_counts(project_id, all_projects=all_projects)
     if as_json:
-        for row in rows:
-            row["created_at_iso"], row["finished_at_iso"] = iso(row["created_at"]), iso(row["finished_at"])
-        return emit_json({"jobs": rows, "counts": counts})
+        shown = [{**row, "created_at_iso": iso(row["created_at"]), "finished_at_iso": iso(row["finished_at"])}
+                 for row in rows]
+        return emit_json({"jobs": shown, "counts": counts})
     if not rows:
         say("No learning jobs yet: they are queued when a Claude Code turn ends (Stop).")
         return
@@ -296,7 +301,7 @@ def jobs(project_dir, all_projects, statuses, retry_id, limit, as_json):
     say("{}", "  ".join(f"{k}: {v}" for k, v in sorted(counts.items())))
 
 
-def _note(job: dict) -> str:
+def _note(job: "Mapping[str, Any]") -> str:
     if job["status"] in ("failed", "queued") and job.get("last_error"):
         text = job["last_error"].split("\n")[0]
         if job["status"] == "queued" and job["not_before"] > time.time():

@@ -42,7 +42,6 @@ import json
 import os
 import re
 import sys
-import time
 from collections.abc import Collection, Sequence
 from typing import IO, Any, NoReturn
 
@@ -52,7 +51,7 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from ..core import escape
+from ..core import escape, fmt
 
 console = Console()
 
@@ -132,23 +131,14 @@ class CommandError(click.ClickException):
 
 
 def when(epoch: float | None) -> str:
-    if not epoch:
-        return "-"
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(epoch))
+    return fmt.stamp(epoch, seconds=True)
 
 
 def iso(epoch: float | None) -> str | None:
-    if epoch is None:
-        return None
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
+    return None if epoch is None else fmt.iso_utc(epoch)
 
 
-def size(num: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if num < 1024 or unit == "GiB":
-            return f"{num:.0f} {unit}" if unit == "B" else f"{num:.1f} {unit}"
-        num /= 1024
-    return f"{num} B"
+size = fmt.size  # bytes in KiB / MiB, as every surface writes them
 
 
 def clip(text: str | None, limit: int) -> str:

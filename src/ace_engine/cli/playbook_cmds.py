@@ -34,7 +34,7 @@ from .playbook_common import (
 )
 
 if TYPE_CHECKING:
-    from ..store.interfaces import Store
+    from ..store.interfaces import PlaybookStore, Store
 
 SEARCH_MODES = ("auto", "lexical", "semantic", "hybrid")
 
@@ -194,7 +194,7 @@ def _vectors_notice(store: Store, mode: str, cfg: Any, quiet: bool) -> None:
                    "only: run `ace embed`", err=True)
 
 
-def _domains_summary(store: Store, project_id: int | None) -> dict[str, int]:
+def _domains_summary(store: PlaybookStore, project_id: int | None) -> dict[str, int]:
     """Domain → number of active bullets (the project's and the global ones), most first."""
     counts = store.domain_counts(project_id)
     return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
@@ -308,10 +308,8 @@ def show(bullet_id, as_json):
         changes = store.changes(bullet_id=bullet["id"], limit=1000)
         project = store.project_row(bullet["project_id"]) if bullet["project_id"] is not None else None
     if as_json:
-        for change in changes:
-            change["created_at_iso"] = iso(change["created_at"])
         return emit_json({"bullet": public_bullet(bullet), "project": project["key"] if project else None,
-                          "changes": changes})
+                          "changes": [{**change, "created_at_iso": iso(change["created_at"])} for change in changes]})
     helpful, harmful = totals(bullet)
     scope = f"project {project['name']}" if project else "global"
     if bullet.get("origin") == "team":
@@ -338,7 +336,7 @@ def show(bullet_id, as_json):
 # -- what a session was shown ---------------------------------------------------------------------
 
 
-def _recall(store: Store, session_id: str, now: float) -> dict:
+def _recall(store: PlaybookStore, session_id: str, now: float) -> dict:
     """What `session_id` was shown: its injections, its live pins, and the bullets to recall —
     the pinned ones, or, before any compaction pinned them, every bullet injected so far."""
     injections = store.injected(session_id)

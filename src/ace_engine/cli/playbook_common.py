@@ -12,12 +12,12 @@ from ..playbook.playbook import Playbook
 if TYPE_CHECKING:
     from ..core._types import Bullet
     from ..core.project import Project
-    from ..store.interfaces import Store
+    from ..store.interfaces import PlaybookStore, SessionsStore
 
 EVIDENCE_ITEMS = 5
 
 
-def known_project_id(store: Store, project: Project) -> int | None:
+def known_project_id(store: SessionsStore, project: Project) -> int | None:
     """The store's id of `project` without creating it (read-only commands); None when the store
     has never seen it — then only the global bullets apply."""
     return store.project_id(project.key)
@@ -112,7 +112,7 @@ def seen_text(bullet: Mapping[str, Any]) -> str:
     return f"{int(prov.get('observations') or 1)}× {float(grade):.2f}"
 
 
-def waiting(store: Store, project_id: int | None, *, section: str | None = None,
+def waiting(store: PlaybookStore, project_id: int | None, *, section: str | None = None,
             domain: str | None = None) -> tuple[int, list[Bullet]]:
     """(how many candidates wait to recur, the newest few of them) in this project's playbook."""
     if project_id is None:

@@ -7,23 +7,20 @@ clear) the hook reads the few worth carrying over and injects `<ace-recent-conte
 lesson digest (`recent.py`), within the same budget; after a compaction the block comes back with
 the pins. `ace recent` and `ace session ID` show the same summaries.
 
-The settings are rows of `config.SETTINGS` (`continuity.*`); `setting(cfg, key)` reads one,
-falling back to `DEFAULTS` here for a config that predates them. Cost: importing this package
-defines one dict (the hooks import it).
+The settings are rows of `core.config.SETTINGS` (`continuity.*`); `setting(cfg, key)` reads one
+(`core.config.value_of`: the table's default for a config that lacks it). Cost: importing this
+package defines two dicts (the hooks import it, and `core.config` with it).
 """
+
+from ..core.config import DEFAULTS as _CONFIG_DEFAULTS
+from ..core.config import value_of
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks must not import `typing` (~3 ms)
 if TYPE_CHECKING:
     from typing import Any
 
-# The `continuity.*` settings and their defaults (config.SETTINGS holds the same rows).
-DEFAULTS: "dict[str, Any]" = {
-    "continuity.enabled": True,  # write summaries and inject <ace-recent-context>
-    "continuity.recent_tokens": 300,  # the block's share of the session-start budget, at most
-    "continuity.sessions": 3,  # at most this many earlier sessions in the block
-    "continuity.max_age_days": 14.0,  # sessions last active longer ago are not brought back
-    "continuity.llm_narrative": True,  # with an llm.provider: a short narrative on top of the facts
-}
+# The `continuity.*` settings' defaults: a view of the one table, not a copy.
+DEFAULTS: "dict[str, Any]" = {key: value for key, value in _CONFIG_DEFAULTS.items() if key.startswith("continuity.")}
 
 # The labels that start a summary's lines (`summarize.lines` writes them), with the rank a line
 # keeps when the block is cut to fit (0 is kept longest): what was asked names the session, then
@@ -59,12 +56,7 @@ def label(name: str) -> str:
     return LABELS[name][0]
 
 
-def setting(cfg: "Any", key: str) -> "Any":
-    """`cfg[key]` (a `config.Config` or a plain mapping), or the default above when it lacks the key."""
-    try:
-        return cfg[key]
-    except KeyError:
-        return DEFAULTS[key]
+setting = value_of  # `cfg[key]`, or the table's default when `cfg` lacks the key
 
 
 def candidates(store: "Any", cfg: "Any", project_id: "int | None", session_id: "str | None",

@@ -27,10 +27,10 @@ session's state so that a compaction brings back the same sessions (`recalled`).
 """
 
 import os
-import time
 
 from ..core.escape import injected
-from ..retrieval.render import MAX_CHARS, estimate_tokens
+from ..core.fmt import day_relative, estimate_tokens
+from ..retrieval.render import MAX_CHARS
 from . import LABELS, setting
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks must not import `typing` (~3 ms)
@@ -68,17 +68,7 @@ def rank(rows: "Sequence[dict[str, Any]]", branch: "str | None") -> "list[dict[s
                                        -float(r.get("last_at") or 0.0)))
 
 
-def when(at: float, now: float) -> str:
-    """"today 14:05", "yesterday 17:40", "3 days ago" (local time)."""
-    then, today = time.localtime(at), time.localtime(now)
-    days = (time.mktime(today[:3] + (0, 0, 0, 0, 0, -1)) - time.mktime(then[:3] + (0, 0, 0, 0, 0, -1))) / 86400
-    days = round(days)
-    clock = time.strftime("%H:%M", then)
-    if days <= 0:
-        return f"today {clock}"
-    if days == 1:
-        return f"yesterday {clock}"
-    return f"{days} days ago"
+when = day_relative  # "today 14:05", "yesterday 17:40", "3 days ago" (local time)
 
 
 def _priority(line: str) -> int:

@@ -20,8 +20,8 @@ imported by the steps that use them, one store query or a search each.
 
 import re
 
-from ..core import log
 from ..capture import tools
+from ..core import log
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks must not import `typing` (~3 ms)
 if TYPE_CHECKING:
@@ -200,10 +200,12 @@ def _recent_context(ctx: Context, total_tokens: int, *, recall: bool = False) ->
 
 def _rest(total_tokens: int, used: int, first: str, max_chars: int) -> int:
     """What is left of the budget after the first block, so that both stay under Claude Code's
-    cap together (a token is at most 3.5 characters of an estimated block)."""
+    cap together (a token is at most `core.fmt.CHARS_PER_TOKEN` characters of an estimated block)."""
     if not first:
         return total_tokens
-    return max(0, min(total_tokens - used, int((max_chars - len(first) - 2) / 3.5)))
+    from ..core.fmt import CHARS_PER_TOKEN
+
+    return max(0, min(total_tokens - used, int((max_chars - len(first) - 2) / CHARS_PER_TOKEN)))
 
 
 def _joined(*blocks: str) -> str | None:

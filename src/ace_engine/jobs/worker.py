@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from ..core import config as config_mod
 from ..core import log, paths
@@ -92,9 +92,9 @@ def run_one(store: Store, job: JobRow, cfg: Config, *, reflector: Reflector | No
                   f"job {job['id']} attempt {job['attempts']} failed ({status}): {type(exc).__name__}: {exc}")
         summarize_session(store, job, cfg)
         return {"job": job["id"], "status": status, "error": error}
-    final = store.get_job(job["id"]) or {}
+    final = store.get_job(job["id"])
     summarize_session(store, job, cfg)
-    return {"job": job["id"], "status": final.get("status", "done"), "summary": summary}
+    return {"job": job["id"], "status": final["status"] if final else "done", "summary": summary}
 
 
 def summarize_session(store: Store, job: JobRow, cfg: Config) -> None:
@@ -127,8 +127,7 @@ def drain(store: Store, project_id: int | None, lock: ProcessLock, cfg: Config, 
         now = time.time()
         job = store.claim_job(project_id, pid, now, lease, ignore_backoff=ignore_backoff)
         if job is not None:
-            # The store's interface types rows as plain dicts; a `jobs` row has JobRow's keys.
-            result = run_one(store, cast("JobRow", job), cfg, reflector=reflector)
+            result = run_one(store, job, cfg, reflector=reflector)
             done.append(result)
             if on_job:
                 on_job(result)

@@ -196,7 +196,7 @@ class Curator:
         if bullet is not None and bullet["status"] == "archived":
             removed = next((c for c in self.store.changes(bullet_id=bullet["id"], limit=20) if c["op"] == "REMOVE"),
                            None)
-            survivor = ((removed or {}).get("detail") or {}).get("merged_into")
+            survivor = ((removed["detail"] if removed else None) or {}).get("merged_into")
             if survivor:
                 bullet = self.store.get_bullet(survivor) or bullet
         return bullet
@@ -311,7 +311,7 @@ class Curator:
         against it (unused, over the cap, a candidate not seen again); None otherwise."""
         last = next((c for c in self.store.changes(bullet_id=bullet_id, limit=20) if c["op"] == "REMOVE"), None)
         if last and last["source"] == self.source and (last["reason"] or "").startswith(_UNUSED_REASONS):
-            return str((last.get("detail") or {}).get("from") or "active")
+            return str((last["detail"] or {}).get("from") or "active")
         return None
 
     # -- feedback on the bullets used ----------------------------------------------------------------

@@ -34,7 +34,7 @@ from .reflector_choice import get_reflector, heuristic
 if TYPE_CHECKING:
     from ..core._types import JobRow, ProjectInfo, Reflection, Trajectory, TrajectoryStep
     from ..core.config import Config
-    from ..store.interfaces import Store
+    from ..store.interfaces import JobsStore, PlaybookStore, SessionsStore, Store
     from .reflector import Reflector
 
 
@@ -57,7 +57,7 @@ class AlreadyLearned(AceError, RuntimeError):
 
 # -- shared steps -----------------------------------------------------------------------------------
 
-def project_for(store: Store, project_id: int | None) -> Project | None:
+def project_for(store: SessionsStore, project_id: int | None) -> Project | None:
     row = store.project_row(project_id) if project_id is not None else None
     if not row:
         return None
@@ -66,7 +66,7 @@ def project_for(store: Store, project_id: int | None) -> Project | None:
     return Project(row["root"], row["remote"], main_root=key[5:] if key.startswith("path:") else None)
 
 
-def attach_history(store: Store, trajectory: Trajectory, project_id: int | None) -> None:
+def attach_history(store: JobsStore, trajectory: Trajectory, project_id: int | None) -> None:
     """What past sessions say about this task's files and commands (for the heuristics)."""
     keys = list(dict.fromkeys(_command_keys(trajectory["trajectory"])))
     trajectory["history"] = {
@@ -86,7 +86,7 @@ def _project_info(project: Project | None, project_id: int | None) -> ProjectInf
     return {"id": project_id, "key": project.key, "root": project.root, "name": project.name}
 
 
-def reflect(trajectories: list[Trajectory], store: Store, cfg: Config, reflector: Reflector | None = None
+def reflect(trajectories: list[Trajectory], store: PlaybookStore, cfg: Config, reflector: Reflector | None = None
             ) -> list[Prepared]:
     """Gate and reflect each trajectory (no write). Returns [{trajectory, skip, reflection, ms}]."""
     reflector = reflector or get_reflector(cfg)
@@ -301,10 +301,10 @@ def _learn_direct(store: Store, playbook: Playbook, cfg: Config, trajectories: l
                 if job_id is None:
                     raise AlreadyLearned(key)
         except AlreadyLearned:
-            done = store.job_by_key(key) or {}
-            results.append({"key": key, "already_learned": True, "job_id": done.get("id"),
-                            "summary": done.get("result") or {}, "task": traj.get("task"),
-                            "status": done.get("status")})
+            done = store.job_by_key(key)
+            results.append({"key": key, "already_learned": True, "job_id": done["id"] if done else None,
+                            "summary": (done["result"] if done else None) or {}, "task": traj.get("task"),
+                            "status": done["status"] if done else None})
             continue
         results.append({"key": key, "already_learned": False, "job_id": job_id, "summary": summary,
                         "task": traj.get("task"), "status": status})

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..core.config import DEFAULTS
+from ..core.config import value_of as _setting
 from ..core.errors import BudgetExceeded, InvalidOutput, LLMError, LLMTimeout
 from .base import Completion, Provider, short_error
 from .budget import UsageLedger, usage_summary
@@ -36,15 +36,6 @@ FAILURES = (LLMError, BudgetExceeded, InvalidOutput)
 
 __all__ = ["Completion", "LLMError", "LLMTimeout", "Provider", "BudgetExceeded", "UsageLedger", "usage_summary",
            "InvalidOutput", "extract_json", "validate", "PROVIDERS", "FAILURES", "get_provider", "short_error"]
-
-
-def _setting(cfg: Config | Mapping[str, Any], key: str) -> Any:
-    """`cfg[key]`, already of its type (`config.load` coerced it); the table's default when `cfg`
-    is a partial mapping (a test's) without the key."""
-    try:
-        return cfg[key]
-    except KeyError:
-        return DEFAULTS[key]
 
 
 def get_provider(cfg: Config | Mapping[str, Any], *, env: Mapping[str, str] | None = None,

@@ -7,11 +7,10 @@ the whole budget of a call, and a failed job falls back to the offline reflector
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any
 
-from .base import Completion, LLMError, LLMTimeout, Provider, short_error
+from .base import Completion, LLMError, LLMTimeout, Provider, api_key, missing_key, short_error
 
 DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
 
@@ -33,11 +32,9 @@ class AnthropicProvider(Provider):
         if not self.model:
             raise LLMError("`llm.model` is not set; set it to an Anthropic model name, e.g. in config.toml "
                            "`[llm] model = \"claude-sonnet-4-5\"` or ACE_LLM_MODEL")
-        key_env = api_key_env or DEFAULT_KEY_ENV
-        key = (os.environ if env is None else env).get(key_env)
+        key_env, key = api_key(api_key_env, DEFAULT_KEY_ENV, env)
         if not key:
-            raise LLMError(f"no API key: the environment variable `{key_env}` is empty; export it "
-                           "(or name another one in `llm.api_key_env`)")
+            raise missing_key(key_env, "export it (or name another one in `llm.api_key_env`)")
         self._errors = anthropic
         self.client = anthropic.Anthropic(api_key=key, base_url=base_url or None, max_retries=0,
                                           timeout=self.timeout_s)

@@ -5,6 +5,8 @@ class adds what every provider needs the same way:
 
 * budgets — a cap on calls per learning job (`start_job` resets it), the shared daily call and
   token caps (`budget.UsageLedger`), a timeout and an output token cap per call;
+* the API key — `api_key`: read from the environment variable `llm.api_key_env` names (else the
+  provider's default), never from a file; `missing_key` is the error that says how to fix it;
 * structured output — the schema is appended to the system prompt, the first fitting JSON
   object is taken from the reply, and an unusable reply gets exactly one retry with a
   "reply with JSON only" nudge naming what was wrong.
@@ -15,14 +17,18 @@ The budgets have no defaults here: `llm.get_provider` passes them from the confi
 
 from __future__ import annotations
 
+import os
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from ..core.errors import BudgetExceeded, InvalidOutput, LLMError, LLMTimeout
+from ..core.fmt import estimate_tokens
 from .budget import UsageLedger
 from .structured import extract_json, schema_text
 
-__all__ = ["Completion", "LLMError", "LLMTimeout", "BudgetExceeded", "InvalidOutput", "Provider", "short_error"]
+__all__ = ["Completion", "LLMError", "LLMTimeout", "BudgetExceeded", "InvalidOutput", "Provider", "api_key",
+           "missing_key", "short_error"]
 
 
 class Completion:
@@ -40,13 +46,22 @@ class Completion:
         self.seconds = seconds
 
 
+def api_key(api_key_env: str | None, default_env: str, env: Mapping[str, str] | None = None) -> tuple[str, str]:
+    """(the variable's name, its value or ""): the one credential lookup of every provider. Only the
+    name comes from the config (`llm.api_key_env`, else `default_env`); the key itself only from
+    the environment (`env` in place of os.environ when given)."""
+    key_env = api_key_env or default_env
+    return key_env, (os.environ if env is None else env).get(key_env) or ""
+
+
+def missing_key(key_env: str, fix: str) -> LLMError:
+    """The error for an empty key variable, ending with how to `fix` it."""
+    return LLMError(f"no API key: the environment variable `{key_env}` is empty; {fix}")
+
+
 def short_error(exc: BaseException) -> str:
     """An SDK exception as one short line for a message or the log."""
     return " ".join(str(exc).split())[:300]
-
-
-def estimate_tokens(text: str) -> int:
-    return max(1, len(text) // 4)
 
 
 JSON_INSTRUCTIONS = ("Reply with exactly one JSON object and nothing else — no prose, no code fences. "

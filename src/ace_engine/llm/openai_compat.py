@@ -9,11 +9,10 @@ same one, and the reply is parsed robustly anyway.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any
 
-from .base import Completion, LLMError, LLMTimeout, Provider, short_error
+from .base import Completion, LLMError, LLMTimeout, Provider, api_key, missing_key, short_error
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 LOCAL_PLACEHOLDER_KEY = "not-needed"
@@ -36,12 +35,10 @@ class OpenAIProvider(Provider):
         if not self.model:
             raise LLMError("`llm.model` is not set; name the model the endpoint serves, e.g. in config.toml "
                            "`[llm] model = \"qwen2.5-coder:7b\"` or ACE_LLM_MODEL")
-        key_env = api_key_env or DEFAULT_KEY_ENV
-        key = (os.environ if env is None else env).get(key_env)
+        key_env, key = api_key(api_key_env, DEFAULT_KEY_ENV, env)
         if not key:
             if not base_url:
-                raise LLMError(f"no API key: the environment variable `{key_env}` is empty; export it, or set "
-                               "`llm.base_url` to a local OpenAI-compatible server")
+                raise missing_key(key_env, "export it, or set `llm.base_url` to a local OpenAI-compatible server")
             key = LOCAL_PLACEHOLDER_KEY
         self._errors = openai
         self.base_url = base_url or None

@@ -16,13 +16,12 @@ Cost: stdlib plus `escape` and the renderer's token estimate.
 from __future__ import annotations
 
 import re
-import time
 from datetime import datetime
 from typing import Any
 
 from ..core.errors import AceError
 from ..core.escape import injected
-from ..retrieval.render import estimate_tokens
+from ..core.fmt import estimate_tokens, short_stamp
 
 DEFAULT_TOKENS = 2000  # the budget of one answer (~7,000 characters), far below Claude Code's MCP cap
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(m|min|minutes?|h|hours?|d|days?|w|weeks?)\s*$", re.IGNORECASE)
@@ -114,14 +113,7 @@ def line(text: object, max_chars: int = 400) -> str:
     return out if len(out) <= max_chars else out[: max_chars - 1].rstrip() + "…"
 
 
-def when(ts: float | None, now: float | None = None) -> str:
-    """A local time, short: `14:05` today, `2026-11-20 14:05` otherwise; `-` for none."""
-    if not ts:
-        return "-"
-    moment = time.localtime(ts)
-    if now is not None and time.strftime("%Y-%m-%d", moment) == time.strftime("%Y-%m-%d", time.localtime(now)):
-        return time.strftime("%H:%M", moment)
-    return time.strftime("%Y-%m-%d %H:%M", moment)
+when = short_stamp  # a local time, short: `14:05` today, `2026-11-20 14:05` otherwise; `-` for none
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:

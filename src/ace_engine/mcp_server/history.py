@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..observe.commands import same_check
 from ..observe.trajectory import step_from_event
@@ -49,19 +49,21 @@ _NARROW = "add words to the query or pass `since` (e.g. `7d`)"
 OWN_TOOLS = ("mcp__ace__", "mcp__plugin_ace-engine_ace__")
 
 
+Row = TypeVar("Row")  # a row of the history family: `store.records.ToolHit`, `MessageHit`
+
 def _terms(query: str) -> list[str]:
     """Words of at least two characters, quotes and most punctuation dropped, at most MAX_TERMS."""
     words = [w.strip("\"'`,;()[]{}") for w in re.split(r"\s+", query)]
     return list(dict.fromkeys(w.lower() for w in words if len(w) >= 2))[:MAX_TERMS]
 
 
-def _scan(fetch: Callable[[int, int, int], list[dict[str, Any]]], bounds: tuple[int, int],
-          deadline: float, want: int = WANT) -> tuple[list[dict[str, Any]], int | None]:
+def _scan(fetch: Callable[[int, int, int], list[Row]], bounds: tuple[int, int],
+          deadline: float, want: int = WANT) -> tuple[list[Row], int | None]:
     """Rows from `fetch(low, high, room)` over windows from the newest back to `bounds[0]`, until
     `want` of them or the deadline. Returns (rows, the id the scan stopped at when the deadline
     cut it short, else None)."""
     low, high = bounds
-    rows: list[dict[str, Any]] = []
+    rows: list[Row] = []
     cursor = high
     while cursor > low and len(rows) < want:
         start = max(low, cursor - WINDOW)
@@ -72,13 +74,13 @@ def _scan(fetch: Callable[[int, int, int], list[dict[str, Any]]], bounds: tuple[
     return rows, (cursor if cursor > low and len(rows) < want else None)
 
 
-def _step_line(ws: Workspace, event: dict[str, Any]) -> str:
+def _step_line(ws: Workspace, event: Mapping[str, Any]) -> str:
     step = step_from_event(event, 0, ws.project.root)
     mark = "✓" if event["success"] else "✗"
     return f"{mark} {line(step['action'], 240)} → {line(step['result'] or 'ok', 240)}"
 
 
-def _sequel(ws: Workspace, event: dict[str, Any]) -> str:
+def _sequel(ws: Workspace, event: Mapping[str, Any]) -> str:
     """What followed a failed call in its session: files edited, and the next run of the same check."""
     failed = step_from_event(event, 0, ws.project.root)
     command, files, edited, retries = failed.get("command"), set(failed.get("files") or []), [], 0
@@ -102,7 +104,8 @@ def _sequel(ws: Workspace, event: dict[str, Any]) -> str:
     return "then: no later success of it in that session"
 
 
-def _render(ws: Workspace, answer: Answer, messages: list[dict[str, Any]], events: list[dict[str, Any]]) -> None:
+def _render(ws: Workspace, answer: Answer, messages: Sequence[Mapping[str, Any]],
+            events: Sequence[Mapping[str, Any]]) -> None:
     """Sessions by their newest item, items newest first; each item (a prompt, an answer, a call
     and for a failure what followed) is kept or cut whole, a session's heading with its first."""
     items = [("m", m) for m in messages] + [("t", e) for e in events]
@@ -112,7 +115,7 @@ def _render(ws: Workspace, answer: Answer, messages: list[dict[str, Any]], event
     follow_ups = 0
     now = ws.now()
     for sid in order:
-        head = heads.get(sid or "") or {}
+        head: Mapping[str, Any] = heads.get(sid or "") or {}
         this = " (this session)" if sid and sid == ws.session_id else ""
         first = f' · first prompt "{line(head["first_prompt"], 120)}"' if head.get("first_prompt") else ""
         heading = [f"session {(sid or '-')[:8]}{this} · started {when(head.get('started_at'), now)}{first}"]
@@ -182,7 +185,7 @@ def search_history(ws: Workspace, args: dict[str, Any]) -> str:
     return answer.text(_NARROW)
 
 
-def _render_learned(ws: Workspace, answer: Answer, learned: list[dict[str, Any]]) -> None:
+def _render_learned(ws: Workspace, answer: Answer, learned: Sequence[Mapping[str, Any]]) -> None:
     """Sessions learned from a transcript (no captured calls): their summary, a session an item."""
     now = ws.now()
     for row in learned:

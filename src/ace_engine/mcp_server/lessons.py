@@ -40,6 +40,7 @@ from .answer import Answer, ToolError, choice_arg, int_arg, line, plural, text_a
 
 if TYPE_CHECKING:
     from ..core._types import Bullet
+    from ..store.records import ChangeRow
     from .workspace import Workspace
 
 SOURCE = "mcp"
@@ -137,7 +138,7 @@ def _provenance(prov: dict[str, Any], held: bool) -> list[str]:
     return out
 
 
-def _change(change: dict[str, Any]) -> str:
+def _change(change: ChangeRow) -> str:
     detail = change.get("detail") or {}
     op = change["op"]
     if op == "TAG":

@@ -21,7 +21,7 @@ from ..capture.tools import AGENT_TOOLS, EDIT_TOOLS, READ_TOOLS
 from . import commands
 
 if TYPE_CHECKING:
-    from ..core._types import ToolEventRow, Trajectory, TrajectoryResult, TrajectoryStep
+    from ..core._types import Trajectory, TrajectoryResult, TrajectoryStep
 
 _NEGATIVE = re.compile(
     r"\b(?:couldn't|could not|can't|cannot|unable to|failed to|still fail\w*|not able to|doesn't work|"
@@ -110,7 +110,7 @@ def _response_text(response: object) -> str:
     return str(response or "")
 
 
-def step_from_event(event: ToolEventRow | dict[str, Any], number: int, root: str | None) -> TrajectoryStep:
+def step_from_event(event: Mapping[str, Any], number: int, root: str | None) -> TrajectoryStep:
     """One step from a tool event (captured row or transcript pair): action / result lines and facts."""
     tool = event.get("tool_name") or "unknown"
     data = _load(event.get("input"))

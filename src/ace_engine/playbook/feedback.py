@@ -23,7 +23,7 @@ import re
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks must not import `typing`
 if TYPE_CHECKING:
     from ..core.project import Project
-    from ..store.interfaces import Store
+    from ..store.interfaces import PlaybookStore, Store
 
 _ID = r"ctx-[0-9a-hjkmnp-tv-z]{4,20}"
 _POSITIVE = (r"help(?:ed|s|ful)?|useful|work(?:ed|s)?|good|great|correct|right|accurate|spot[- ]on|nice|perfect|"
@@ -100,7 +100,7 @@ def parse_feedback(prompt: object) -> list[tuple[str | None, str]]:
     return out
 
 
-def resolve(store: Store, session_id: str | None, marks: list[tuple[str | None, str]]) -> list[tuple[str, str]]:
+def resolve(store: PlaybookStore, session_id: str | None, marks: list[tuple[str | None, str]]) -> list[tuple[str, str]]:
     """Full bullet ids for the marks: prefixes expanded when unique, None → the bullets of the
     session's latest injection."""
     resolved: list[tuple[str, str]] = []

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
     from ..core._types import Bullet, ProjectRow
     from ..core.config import Config
-    from ..store.interfaces import Store
+    from ..store.interfaces import MetaStore, SessionsStore, Store
 
     LoadConfig = Callable[[str | None], Config]
 
@@ -51,12 +51,12 @@ SCREENED_STATUSES = ("active",)
 SOURCE = "rescreen"
 
 
-def outdated(store: Store) -> bool:
+def outdated(store: MetaStore) -> bool:
     """Were the stored lessons last screened under an older policy than this code's? One query."""
     return store.policy_version() < POLICY_VERSION
 
 
-def _hosts_by_scope(store: Store, scopes: Iterable[int | None],
+def _hosts_by_scope(store: SessionsStore, scopes: Iterable[int | None],
                     load_config: LoadConfig) -> dict[int | None, tuple[str, ...]]:
     """Trusted hosts per scope (project id, None for global), as the curator would have them."""
     user_hosts = tuple(load_config(None)["learning.trusted_hosts"] or ())

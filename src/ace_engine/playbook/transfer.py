@@ -45,6 +45,7 @@ import os
 import time
 
 from ..core.errors import AceError
+from ..core.fmt import iso_utc
 from . import sections
 from .playbook import STATUSES, PlaybookError, clean_content
 
@@ -84,8 +85,7 @@ class TransferError(AceError, ValueError):
 # -- export ----------------------------------------------------------------------------------------
 
 
-def iso(epoch: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
+iso = iso_utc  # exported times: ISO 8601, UTC
 
 
 def public_bullet(bullet: Mapping[str, Any]) -> dict[str, Any]:

@@ -18,10 +18,10 @@ context at 10,000 characters). Stdlib only: hooks import this.
 
 from __future__ import annotations
 
-import math
 import re
 
 from ..core.escape import injected
+from ..core.fmt import estimate_tokens  # the one estimate (re-exported: callers read it here)
 from ..playbook.sections import DEFAULT_SECTIONS, title
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: hooks import this module and must not load `typing`
@@ -31,23 +31,9 @@ if TYPE_CHECKING:
     from ..core._types import Bullet
 
 MAX_CHARS = 9_000
-CHARS_PER_TOKEN = 3.5
 HEADER = "Lessons from earlier sessions (ace playbook). Cite an id when one helps or misleads you."
 DIGEST_HEADER = "Playbook: lessons learned in earlier sessions (ace). Cite an id when one helps or misleads you."
 _MIN_CONTENT_CHARS = 40  # a bullet cut shorter than this is not worth showing
-
-
-def estimate_tokens(text: str) -> int:
-    """Tokens `text` will take, estimated without a tokenizer (hooks cannot load one).
-
-    Claude's tokenizer gives about 4 characters per token on English prose and about 3 on code,
-    paths and ids; 3.5 per ASCII character sits between and errs high on prose, so a block we
-    think fits does fit. Other characters (✓, accents, CJK) are counted as one token each, which
-    is close for CJK and an overestimate for the rest."""
-    if not text:
-        return 0
-    ascii_chars = len(text.encode("ascii", "ignore"))
-    return math.ceil(ascii_chars / CHARS_PER_TOKEN + (len(text) - ascii_chars))
 
 
 def _escape_attr(value: object) -> str:

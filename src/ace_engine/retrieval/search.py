@@ -37,6 +37,7 @@ import time
 
 from ..core import log
 from ..core.config import DEFAULTS
+from ..core.config import value_of as _setting
 from ..playbook.domains import GENERIC, path_words, words_match
 from . import general, lexical
 from . import query as query_mod
@@ -73,16 +74,6 @@ BM25_DAMPING = 16.0
 UNKNOWN_CONCEPT_WEIGHT = 0.8
 
 _abbreviation_cache: dict[str, dict[str, tuple[str, ...]]] = {}
-
-
-def _setting(cfg: Settings | None, key: str) -> Any:
-    """`cfg[key]` (a Config or a dict), else the default."""
-    if cfg is not None:
-        try:
-            return cfg[key]
-        except (KeyError, TypeError, IndexError):
-            pass
-    return DEFAULTS[key]
 
 
 def _weights(cfg: Settings | None) -> dict[str, float]:

@@ -25,9 +25,16 @@ if TYPE_CHECKING:
 
     from .redacting import RedactingConnection
 
-    Params = Sequence[Any]
+    SQLValue = str | int | float | bytes | None  # what SQLite stores and binds
+    Params = Sequence[SQLValue]
 
-__all__ = ["StoreBase", "StoreError", "Transaction", "sqlite3"]
+__all__ = ["StoreBase", "StoreError", "Transaction", "like_escape", "sqlite3"]
+
+
+def like_escape(text: str) -> str:
+    """`text` as a literal inside a LIKE pattern written with `ESCAPE '\\'`: its `\\`, `%` and `_`
+    escaped, so a term the user or agent typed matches itself and nothing wider."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 class StoreError(AceError):

@@ -16,7 +16,7 @@ from ._base import StoreBase, StoreError, sqlite3
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks must not import `typing` (~3 ms)
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Iterable
     from typing import Any
 
     from ..core._types import (
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
         StoreCounts,
         ToolEventRow,
     )
-    from .interfaces import Record
+    from .interfaces import Job, Record
     from .redacting import RedactingConnection
 
 
@@ -234,7 +234,7 @@ class CaptureSQL(StoreBase):
 
     # -- reads for the learning worker: what a job covers ------------------------------------------
 
-    def job_tool_events(self, job: Mapping[str, Any]) -> list[ToolEventRow]:
+    def job_tool_events(self, job: Job) -> list[ToolEventRow]:
         clause, args = agent_clause(job["agent_id"])
         return _tool_events(self._rows(
             "SELECT id, tool_use_id, tool_name, input, response, success, exit_code, error, is_interrupt,"
@@ -243,7 +243,7 @@ class CaptureSQL(StoreBase):
             (job["session_id"], *args, job["tool_from"], job["tool_to"]),
         ))
 
-    def job_messages(self, job: Mapping[str, Any]) -> list[MessageRow]:
+    def job_messages(self, job: Job) -> list[MessageRow]:
         clause, args = agent_clause(job["agent_id"])
         return self._rows(
             f"SELECT id, role, text, created_at FROM messages WHERE session_id = ? AND {clause}"

@@ -23,12 +23,14 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Any
 
+    from .records import CarriedSummary, ContinuityEvents, SummaryRow
+
 _COLUMNS = ("session_id, project_id, version, kind, summary, text, branch, open_ends, carry, last_at, created_at,"
             " updated_at")
 _HOOK_COLUMNS = "session_id, branch, open_ends, last_at, text, kind"
 
 
-def _decoded(row: dict[str, Any]) -> dict[str, Any]:
+def _decoded(row: Any) -> SummaryRow:  # a `_COLUMNS` row (a dict), `summary` decoded
     try:
         summary = json.loads(row["summary"]) if row.get("summary") else {}
     except ValueError:  # never written by us; shown as "no facts" rather than failing a view
@@ -63,14 +65,14 @@ class ContinuitySQL(StoreBase):
             self.conn.execute("INSERT OR IGNORE INTO session_state(session_id, key, value) VALUES (?, 'first_head', ?)",
                               (session_id, sha))
 
-    def session_summary(self, session_id: str) -> dict[str, Any] | None:
+    def session_summary(self, session_id: str) -> SummaryRow | None:
         """The stored summary of one session (`summary` decoded), or None."""
         row = self._one(f"SELECT {_COLUMNS} FROM session_summaries WHERE session_id = ?", (session_id,))
         return _decoded(row) if row else None
 
-    def session_summaries(self, session_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    def session_summaries(self, session_ids: Sequence[str]) -> dict[str, SummaryRow]:
         """The stored summaries of these sessions, by session id (those without one are absent)."""
-        out: dict[str, dict[str, Any]] = {}
+        out: dict[str, SummaryRow] = {}
         ids = list(dict.fromkeys(session_ids))
         for start in range(0, len(ids), 500):  # SQLite's parameter limit
             chunk = ids[start:start + 500]
@@ -80,7 +82,7 @@ class ContinuitySQL(StoreBase):
         return out
 
     def recent_summaries(self, project_id: int | None, *, since: float = 0.0, exclude_session: str | None = None,
-                         limit: int = 12, min_version: int = 0) -> list[dict[str, Any]]:
+                         limit: int = 12, min_version: int = 0) -> list[CarriedSummary]:
         """The SessionStart read: the project's summaries worth carrying over, last active since
         `since`, newest first, without `exclude_session` (the asking one), written by summary
         version `min_version` or later. Plain columns (session_id, branch, open_ends, last_at,
@@ -94,7 +96,7 @@ class ContinuitySQL(StoreBase):
         )
 
     def summary_page(self, project_id: int | None, *, limit: int = 20, carry_only: bool = False,
-                     all_projects: bool = False) -> list[dict[str, Any]]:
+                     all_projects: bool = False) -> list[SummaryRow]:
         """Summaries newest first (`summary` decoded), of one project or `all_projects`."""
         where, params = [], []
         if not all_projects:
@@ -107,7 +109,7 @@ class ContinuitySQL(StoreBase):
                           (*params, limit))
         return [_decoded(row) for row in rows]
 
-    def continuity_events(self, session_id: str) -> dict[str, list[dict[str, Any]]]:
+    def continuity_events(self, session_id: str) -> ContinuityEvents:
         """What a session's summary is made of: its tool events (every agent) and messages, each
         with its id, agent and time, in capture order."""
         events = self._rows(

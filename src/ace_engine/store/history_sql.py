@@ -21,7 +21,7 @@ Cost: imports the store (`store.sqlite`) and `views_sql`; never on a hook's path
 
 from __future__ import annotations
 
-from ._base import StoreBase
+from ._base import StoreBase, like_escape
 from .sqlite import SQLiteStore
 from .views_sql import ViewsSQL
 
@@ -30,6 +30,9 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
+    from ._base import SQLValue
+    from .records import CommandStatsHit, MessageHit, SessionHead, ToolHit, TranscriptSessionHit
+
 # A tool call as the history shows it: what `observe.trajectory.step_from_event` reads.
 _TOOL = ("id, session_id, agent_id, tool_use_id, tool_name, input, response, success, exit_code, error,"
          " is_interrupt, duration_ms, created_at")
@@ -37,10 +40,10 @@ MAX_ROWS = 200
 
 
 def _like(term: str) -> str:
-    return "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    return "%" + like_escape(term) + "%"
 
 
-def _tool_rows(rows: list[Any]) -> list[dict[str, Any]]:
+def _tool_rows(rows: list[Any]) -> list[ToolHit]:
     for row in rows:
         row["success"] = bool(row["success"])
         row["is_interrupt"] = bool(row["is_interrupt"])
@@ -86,13 +89,13 @@ class HistorySQL(StoreBase):
 
     def tool_events_matching(self, project_id: int, low: int, high: int, terms: Sequence[str], *,
                              failed_only: bool = False, input_only: bool = False,
-                             skip_tools: Sequence[str] = (), limit: int = 50) -> list[dict[str, Any]]:
+                             skip_tools: Sequence[str] = (), limit: int = 50) -> list[ToolHit]:
         """This project's tool calls with ids in `(low, high]` that contain every term (see the
         module docstring for where; `input_only`: in the call's input alone), newest first, but
         none of a tool whose name starts with one of `skip_tools`. No terms: every call (every
         failure with `failed_only`)."""
         sql = f"SELECT {_TOOL} FROM tool_events WHERE id > ? AND id <= ? AND project_id = ?"
-        params: list[Any] = [low, high, project_id]
+        params: list[SQLValue] = [low, high, project_id]
         for prefix in skip_tools:
             sql += " AND tool_name NOT LIKE ? ESCAPE '\\'"
             params.append(_like(prefix)[1:])
@@ -110,12 +113,12 @@ class HistorySQL(StoreBase):
         return _tool_rows(self._rows(sql + " ORDER BY id DESC LIMIT ?", (*params, _limit(limit))))
 
     def messages_matching(self, project_id: int, low: int, high: int, terms: Sequence[str], *,
-                          limit: int = 50) -> list[dict[str, Any]]:
+                          limit: int = 50) -> list[MessageHit]:
         """This project's prompts and final messages with ids in `(low, high]` that contain every
         term (no terms: all of them), newest first."""
         sql = ("SELECT id, session_id, agent_id, role, text, created_at FROM messages"
                " WHERE id > ? AND id <= ? AND project_id = ?")
-        params: list[Any] = [low, high, project_id]
+        params: list[SQLValue] = [low, high, project_id]
         for term in terms:
             sql += " AND text LIKE ? ESCAPE '\\'"
             params.append(_like(term))
@@ -124,16 +127,16 @@ class HistorySQL(StoreBase):
     # -- what followed ------------------------------------------------------------------------------
 
     def tool_events_after(self, session_id: str, agent_id: str | None, after_id: int,
-                          limit: int = 30) -> list[dict[str, Any]]:
+                          limit: int = 30) -> list[ToolHit]:
         """The next `limit` calls of the same session and agent after `after_id` (the index on
         `(session_id, id)`), oldest first: what was done about a failure."""
         agent = "agent_id IS NULL" if not agent_id else "agent_id = ?"
-        params: tuple[Any, ...] = (session_id, after_id) + ((agent_id,) if agent_id else ())
+        params: tuple[SQLValue, ...] = (session_id, after_id) + ((agent_id,) if agent_id else ())
         return _tool_rows(self._rows(
             f"SELECT {_TOOL} FROM tool_events WHERE session_id = ? AND id > ? AND {agent} ORDER BY id LIMIT ?",
             (*params, _limit(limit))))
 
-    def session_heads(self, session_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    def session_heads(self, session_ids: Sequence[str]) -> dict[str, SessionHead]:
         """Per session: when it started, its status, its first prompt (200 characters)."""
         ids = [s for s in dict.fromkeys(session_ids) if isinstance(s, str)][:MAX_ROWS]
         if not ids:
@@ -145,26 +148,26 @@ class HistorySQL(StoreBase):
             f" FROM sessions s WHERE s.session_id IN ({','.join('?' * len(ids))})", ids)
         return {r["session_id"]: r for r in rows}
 
-    def command_stats_like(self, project_id: int, needle: str | None, limit: int = 10) -> list[dict[str, Any]]:
+    def command_stats_like(self, project_id: int, needle: str | None, limit: int = 10) -> list[CommandStatsHit]:
         """The project's command statistics (runs, failures, last error, last success), commands
         containing `needle` (all without it), the most failed first. Walks the primary key's
         `project_id` prefix: one project's commands, a few hundred rows at most."""
         sql = ("SELECT command, kind, runs, failures, sessions_failed, substr(last_error, 1, 500) AS last_error,"
                " last_session, last_ok_at, last_fail_at FROM command_stats WHERE project_id = ?")
-        params: list[Any] = [project_id]
+        params: list[SQLValue] = [project_id]
         if needle:
             sql += " AND command LIKE ? ESCAPE '\\'"
             params.append(_like(needle))
         return self._rows(sql + " ORDER BY failures DESC, last_fail_at DESC LIMIT ?", (*params, _limit(limit)))
 
     def transcript_sessions_matching(self, project_id: int, terms: Sequence[str], since: float | None = None,
-                                     limit: int = 20) -> list[dict[str, Any]]:
+                                     limit: int = 20) -> list[TranscriptSessionHit]:
         """This project's sessions known only from a learned transcript (`project_sessions`), whose
         summary text holds every one of `terms` (any, when none), newest first: what MCP
         `search_history` can say of them, having no captured events to search."""
         sql = ("SELECT m.session_id, m.text, m.last_at FROM session_summaries m WHERE m.project_id = ?"
                " AND m.last_at >= ? AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.session_id = m.session_id)")
-        params: list[Any] = [project_id, since or 0.0]
+        params: list[SQLValue] = [project_id, since or 0.0]
         for term in terms:
             sql += " AND m.text LIKE ? ESCAPE '\\'"
             params.append(_like(term))
@@ -185,7 +188,7 @@ class HistorySQL(StoreBase):
         waiting to recur). The change log's time index, then each lesson's row."""
         sql = ("SELECT COUNT(DISTINCT c.bullet_id) FROM bullet_changes c JOIN bullets b ON b.id = c.bullet_id"
                " WHERE c.created_at >= ? AND c.op = 'ADD' AND (b.project_id IS ? OR b.project_id IS NULL)")
-        params: tuple[Any, ...] = (since, project_id)
+        params: tuple[SQLValue, ...] = (since, project_id)
         if source is not None:
             sql += " AND c.source = ?"
             params += (source,)
@@ -230,7 +233,8 @@ class McpStore(SQLiteStore, ViewsSQL, HistorySQL):
             " GROUP BY t.session_id ORDER BY MAX(t.at) DESC LIMIT ?", (*params, _limit(limit)))
         summaries = self.session_summaries([row["session_id"] for row in learned])
         for row in learned:
-            counts = ((summaries.get(row["session_id"]) or {}).get("summary") or {}).get("counts") or {}
+            known = summaries.get(row["session_id"])
+            counts = (known["summary"].get("counts") if known else None) or {}
             row.update(origin="transcript", cwd=None, source="transcript", status="learned from transcript",
                        end_reason=None, compactions=0, transcript_path=None, hook_events=0,
                        tool_events=int(counts.get("tool_calls") or 0),

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from .interfaces import Job
+    from .records import CoEdit, CommandStats, LearningRunRow, LearningTotals
 
 
 class JobsSQL(StoreBase):
@@ -138,8 +139,8 @@ class JobsSQL(StoreBase):
                     " started_at = ?, last_error = ? WHERE id = ?",
                     (now + lease_seconds, pid, now, job["last_error"], job["id"]),
                 )
-                job.update(status="running", attempts=job["attempts"] + 1, lease_until=now + lease_seconds,
-                           worker_pid=pid, started_at=now)
+                job["status"], job["attempts"] = "running", job["attempts"] + 1
+                job["lease_until"], job["worker_pid"], job["started_at"] = now + lease_seconds, pid, now
                 return job
 
     def requeue_orphans(self, project_id: int | None, now: float) -> int:
@@ -156,7 +157,7 @@ class JobsSQL(StoreBase):
                 )
         return len(orphans)
 
-    def renew_lease(self, job: Mapping[str, Any], until: float) -> bool:
+    def renew_lease(self, job: Job, until: float) -> bool:
         """Extend a claim still held (after a slow reflection); False when it was lost."""
         with self.transaction():
             return self.conn.execute(
@@ -165,7 +166,7 @@ class JobsSQL(StoreBase):
                 (until, job["id"], job["worker_pid"], job["attempts"]),
             ).rowcount == 1
 
-    def finish_job(self, job: Mapping[str, Any], status: str, result: Mapping[str, Any] | None, reason: str | None,
+    def finish_job(self, job: Job, status: str, result: Mapping[str, Any] | None, reason: str | None,
                    now: float) -> bool:
         """Mark a claimed job done / skipped, inside the caller's transaction. False when the claim
         was lost (lease expired and another worker took it): the caller must roll back."""
@@ -176,7 +177,7 @@ class JobsSQL(StoreBase):
              job["worker_pid"], job["attempts"]),
         ).rowcount == 1
 
-    def fail_job(self, job: Mapping[str, Any], error: str, now: float, backoff_seconds: float) -> str:
+    def fail_job(self, job: Job, error: str, now: float, backoff_seconds: float) -> str:
         """Record a failed attempt: queued again after an exponential backoff, or failed for good
         when out of attempts. Returns the new status."""
         out_of_attempts = job["attempts"] >= job["max_attempts"]
@@ -260,7 +261,7 @@ class JobsSQL(StoreBase):
             f"INSERT INTO learning_runs({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})", values))
 
     def learning_runs(self, project_id: int | None = None, *, all_projects: bool = False,
-                      limit: int = 20) -> list[dict[str, Any]]:
+                      limit: int = 20) -> list[LearningRunRow]:
         where, params = ("", ()) if all_projects else ("WHERE r.project_id IS ?", (project_id,))
         rows = self._rows(
             f"SELECT r.*, p.name AS project FROM learning_runs r LEFT JOIN projects p ON p.id = r.project_id"
@@ -271,7 +272,7 @@ class JobsSQL(StoreBase):
             row["detail"] = json.loads(row["detail"]) if row["detail"] else None
         return rows
 
-    def learning_totals(self, project_id: int | None = None, *, all_projects: bool = False) -> dict[str, Any]:
+    def learning_totals(self, project_id: int | None = None, *, all_projects: bool = False) -> LearningTotals:
         where, params = ("", ()) if all_projects else ("WHERE project_id IS ?", (project_id,))
         row = self._rows(
             "SELECT COUNT(*) AS tasks, COALESCE(SUM(learned), 0) AS learned,"
@@ -295,7 +296,7 @@ class JobsSQL(StoreBase):
         )
 
     def co_edit_counts(self, project_id: int | None, paths: Sequence[str],
-                       exclude_session: str | None) -> list[dict[str, Any]]:
+                       exclude_session: str | None) -> list[CoEdit]:
         """For pairs of `paths`: in how many other sessions both were edited."""
         if project_id is None or len(paths) < 2:
             return []
@@ -332,7 +333,7 @@ class JobsSQL(StoreBase):
                  now if run["runs"] > run["failures"] else None, now if failed else None),
             )
 
-    def command_history(self, project_id: int | None, commands: Sequence[str]) -> dict[str, dict[str, Any]]:
+    def command_history(self, project_id: int | None, commands: Sequence[str]) -> dict[str, CommandStats]:
         if project_id is None or not commands:
             return {}
         commands = commands[:100]
@@ -363,7 +364,7 @@ class JobsSQL(StoreBase):
         return None if row is None else _decode_job(row)
 
 
-def _decode_job(row: dict[str, Any]) -> Job:
+def _decode_job(row: Any) -> Job:  # a `jobs` row (a dict), its JSON columns decoded
     for key in ("result", "payload"):
         if isinstance(row.get(key), str):
             try:
@@ -373,7 +374,7 @@ def _decode_job(row: dict[str, Any]) -> Job:
     return row
 
 
-def _lapsed(job: Mapping[str, Any]) -> str:
+def _lapsed(job: Job) -> str:
     earlier = (job.get("last_error") or "").split("\n", 1)[0][:300]
     return (f"worker {job.get('worker_pid')} stopped during attempt {job['attempts']} (lease expired or process gone)"
             + (f"; earlier: {earlier}" if earlier and not earlier.startswith("worker ") else ""))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 
-from ._base import StoreBase
+from ._base import StoreBase, like_escape
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks must not import `typing` (~3 ms)
 if TYPE_CHECKING:
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from .interfaces import BulletRow
+    from .records import ChangeRow, InjectionRow, PinRow
 
 BULLET_COLUMNS = (
     "id", "project_id", "section", "content", "domains", "helpful", "harmful", "helpful_explicit",
@@ -45,7 +46,7 @@ def filter_clauses(statuses: Sequence[str] | None, section: str | None,
         params += (section,)
     if domain:
         clauses.append("(' ' || b.domains || ' ') LIKE ? ESCAPE '\\'")
-        params += ("% " + domain.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + " %",)
+        params += ("% " + like_escape(domain) + " %",)
     return clauses, params
 
 
@@ -258,7 +259,7 @@ class PlaybookSQL(StoreBase):
         )
 
     def changes(self, bullet_id: str | None = None, project_id: int | None = None,
-                limit: int = 100) -> list[dict[str, Any]]:
+                limit: int = 100) -> list[ChangeRow]:
         if bullet_id:
             rows = self._rows("SELECT * FROM bullet_changes WHERE bullet_id=? ORDER BY id DESC LIMIT ?",
                               (bullet_id, limit))
@@ -288,7 +289,7 @@ class PlaybookSQL(StoreBase):
                 [(now, bid) for bid, _, _ in shown],
             )
 
-    def injected(self, session_id: str, since: float | None = None) -> list[dict[str, Any]]:
+    def injected(self, session_id: str, since: float | None = None) -> list[InjectionRow]:
         sql = "SELECT hook, bullet_id, score, rank, created_at FROM injections WHERE session_id = ?"
         params: tuple[str | float, ...] = (session_id,)
         if since is not None:
@@ -303,7 +304,7 @@ class PlaybookSQL(StoreBase):
                 [(session_id, bid, now, now + ttl_seconds) for bid in bullet_ids],
             )
 
-    def pins(self, session_id: str, now: float) -> list[dict[str, Any]]:
+    def pins(self, session_id: str, now: float) -> list[PinRow]:
         return self._rows(
             "SELECT bullet_id, pinned_at, expires_at FROM pins WHERE session_id = ? AND expires_at > ?"
             " ORDER BY pinned_at, rowid", (session_id, now))

@@ -5,9 +5,13 @@ events; `PlaybookSQL`: bullets, changes, injections, pins, vectors; `JobsSQL`: j
 runs, heuristics history; `MaintenanceSQL`: health and gc; `MetaSQL`: store-wide facts; `SyncSQL`:
 the team sync's cursors, other clients' counts and the outbox) over one
 shared connection — a redacting one (`redacting.py`), so no write can carry a secret. What each
-family offers is the typing.Protocol of the same name in `interfaces.py`, which the team server's
-PostgreSQL backend implements too. Opening migrates a store behind `schema.MIGRATIONS` (or the
-`migrations` given) and refuses one that is newer.
+family offers is a typing.Protocol of `interfaces.py`; `store.lessons`, `store.events`,
+`store.sessions`, `store.jobs`, `store.summaries`, `store.team_sync`, `store.maintenance` and
+`store.meta` hand out one family as a narrow repository (this same object, typed as that family,
+so there is still one connection and one transaction path). The team server's PostgreSQL store
+(`store/team/`) is a separate store with its own interface, not an implementation of these.
+Opening migrates a store behind `schema.MIGRATIONS` (or the `migrations` given) and refuses one
+that is newer.
 
 Writers take the write lock up front (`BEGIN IMMEDIATE`, in `transaction()`) so two hooks can never
 deadlock on a lock upgrade; they wait up to the busy timeout and then fail fast, and the caller
@@ -36,7 +40,17 @@ TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks must not import `
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from .interfaces import Store
+    from .interfaces import (
+        ContinuityStore,
+        EventsStore,
+        JobsStore,
+        MaintenanceStore,
+        MetaStore,
+        PlaybookStore,
+        SessionsStore,
+        Store,
+        SyncStore,
+    )
 
 __all__ = ["SQLiteStore", "StoreError"]
 
@@ -77,6 +91,39 @@ class SQLiteStore(CaptureSQL, PlaybookSQL, JobsSQL, MaintenanceSQL, MetaSQL, Syn
                     pass
         except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"{self.path}: {exc}") from exc
+
+    # -- the families as narrow repositories: this object, typed as one family --------------------------
+    @property
+    def sessions(self) -> SessionsStore:
+        return self
+
+    @property
+    def events(self) -> EventsStore:
+        return self
+
+    @property
+    def lessons(self) -> PlaybookStore:
+        return self
+
+    @property
+    def jobs(self) -> JobsStore:
+        return self
+
+    @property
+    def summaries(self) -> ContinuityStore:
+        return self
+
+    @property
+    def team_sync(self) -> SyncStore:
+        return self
+
+    @property
+    def maintenance(self) -> MaintenanceStore:
+        return self
+
+    @property
+    def meta(self) -> MetaStore:
+        return self
 
     def close(self) -> None:
         try:

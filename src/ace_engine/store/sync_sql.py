@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Any
 
+    from .records import OutboxChange, SyncState
+
 SYNC_FIELDS = ("remote", "push_cursor", "pull_cursor", "last_error", "pushed_at", "pulled_at")
 TEAM_SOURCE = "team"  # `bullet_changes.source` of what a pull applied
 
@@ -36,8 +38,8 @@ _OUTBOX = ("FROM bullet_changes c JOIN bullets b ON b.id = c.bullet_id"
 class SyncSQL(StoreBase):
     # -- sync_state ----------------------------------------------------------------------------------
 
-    def sync_state(self, project_id: int) -> dict[str, Any] | None:
-        row: dict[str, Any] | None = self._one(
+    def sync_state(self, project_id: int) -> SyncState | None:
+        row: SyncState | None = self._one(
             "SELECT project_id, remote, push_cursor, pull_cursor, last_error, pushed_at, pulled_at, updated_at"
             " FROM sync_state"
             " WHERE project_id = ?", (project_id,))
@@ -95,12 +97,12 @@ class SyncSQL(StoreBase):
 
     # -- the outbox ----------------------------------------------------------------------------------
 
-    def changes_after(self, project_id: int, after_change_id: int, limit: int = 500) -> list[dict[str, Any]]:
+    def changes_after(self, project_id: int, after_change_id: int, limit: int = 500) -> list[OutboxChange]:
         """The project's project-scope changes after `after_change_id` not made by a pull, oldest
         first: the change (`id`, `bullet_id`, `op`, `detail` decoded, `reason`, `source`,
         `created_at`) and its bullet now (`status`, `origin`, `content`, `section`, `domains` a
         list, `helpful`, `harmful`, `helpful_explicit`, `harmful_explicit`)."""
-        rows: list[dict[str, Any]] = self._rows(
+        rows = self._rows(
             "SELECT c.id, c.bullet_id, c.op, c.detail, c.reason, c.source, c.created_at, b.status, b.origin,"
             " b.content, b.section, b.domains, b.helpful, b.harmful, b.helpful_explicit, b.harmful_explicit"
             f" {_OUTBOX} ORDER BY c.id LIMIT ?", (project_id, after_change_id, TEAM_SOURCE, limit))

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 
-from ._base import StoreBase
+from ._base import StoreBase, like_escape
 from .playbook_sql import BULLET_COLUMNS, _bullet, filter_clauses
 from .sqlite import SQLiteStore
 
@@ -269,7 +269,7 @@ class ViewsSQL(StoreBase):
     def session_learned(self, session_id: str, limit: int = 50) -> list[BulletRow]:
         """Lessons whose provenance names this session: what it taught (a scan of `bullets`'
         provenance text, then checked properly on the decoded provenance)."""
-        pattern = '%"' + session_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + '"%'
+        pattern = '%"' + like_escape(session_id) + '"%'
         rows = _lessons(self._rows(f"{_LESSON} WHERE b.provenance LIKE ? ESCAPE '\\' ORDER BY b.created_at"
                                    " LIMIT ?", (pattern, _limit(limit) * 2)))
         return [b for b in rows if session_id in (b["provenance"].get("sessions") or [])

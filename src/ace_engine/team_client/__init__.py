@@ -26,6 +26,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ..core import log
+from ..core.config import DEFAULTS, value_of
 from ..core.project import Project
 from . import outbox
 from .remote import Remote, RemoteError, client_id, get_remote
@@ -40,7 +41,6 @@ __all__ = ["RemoteError", "after_learning", "bind", "client_id", "open_client", 
            "status"]
 
 PULL_PAGE = 500
-DEFAULT_PULL_MINUTES = 5.0
 
 
 def open_client(remote: Remote) -> TeamClient:
@@ -166,7 +166,7 @@ def pull(store: Any, project: Project, cfg: Config | Mapping[str, Any] | None = 
     remote = require_remote(project, remote)
     project_id = _project_id(store, project, now)
     cursor = 0 if from_start else int(_state(store, project_id, remote, now)["pull_cursor"])
-    hosts = _setting(cfg, "learning.trusted_hosts", ()) or ()
+    hosts = tuple(value_of(cfg, "learning.trusted_hosts") or ())
     playbook = Playbook(store, project, trusted_hosts=hosts)
     report: dict[str, Any] = {"applied": 0, "own": 0, "skipped": 0}
     own = client is None
@@ -226,19 +226,11 @@ def status(store: Any, project: Project, *, check: bool = True, now: float | Non
     return out
 
 
-def _setting(cfg: Config | Mapping[str, Any] | None, key: str, default: Any) -> Any:
-    """`cfg[key]`, or `default` without a config or the key (a config.py that lacks the setting)."""
-    try:
-        return default if cfg is None else cfg[key]
-    except KeyError:
-        return default
-
-
 def _minutes(cfg: Config | Mapping[str, Any] | None) -> float:
     try:
-        return float(_setting(cfg, "remote.pull_minutes", DEFAULT_PULL_MINUTES))
+        return float(value_of(cfg, "remote.pull_minutes"))
     except (TypeError, ValueError):
-        return DEFAULT_PULL_MINUTES
+        return float(DEFAULTS["remote.pull_minutes"])
 
 
 def after_learning(store: Any, project: Project | str, cfg: Config | Mapping[str, Any] | None,

@@ -183,8 +183,8 @@ def apply_page(store: Store, playbook: Playbook, deltas: list[dict[str, Any]], *
     now = time.time() if now is None else now
     page = _Page(store, playbook, project_id, client_id, now)
     with store.transaction(), playbook:  # the playbook's batch flushes inside the transaction
-        stored = store.sync_state(project_id) or {}
-        cursor = last = cursor if replay else max(cursor, int(stored.get("pull_cursor") or 0))
+        stored = store.sync_state(project_id)
+        cursor = last = cursor if replay else max(cursor, int(stored["pull_cursor"] if stored else 0))
         for delta in sorted((d for d in deltas if isinstance(d, dict)), key=lambda d: _seq(d)):
             seq = _seq(delta)
             if seq <= last:

@@ -29,7 +29,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..store.interfaces import Store
+    from ..store.interfaces import SyncStore
+    from ..store.records import OutboxChange
 
 BATCH = 500  # the protocol's limit per push
 _CONTENT_FIELDS = ("content", "section", "domains")
@@ -47,7 +48,7 @@ class Batch:
         self.read = 0
 
 
-def next_batch(store: Store, project_id: int, cursor: int, limit: int = BATCH) -> Batch:
+def next_batch(store: SyncStore, project_id: int, cursor: int, limit: int = BATCH) -> Batch:
     """The next changes after `cursor` as at most `limit` deltas (see the module contract)."""
     batch = Batch()
     rows = store.changes_after(project_id, cursor, limit)
@@ -61,14 +62,14 @@ def next_batch(store: Store, project_id: int, cursor: int, limit: int = BATCH) -
     return batch
 
 
-def own_counts(row: dict[str, Any], others: tuple[int, int]) -> tuple[int, int]:
+def own_counts(row: OutboxChange, others: tuple[int, int]) -> tuple[int, int]:
     """This client's own (helpful, harmful) of a lesson: local counters less the other clients'."""
     helpful = int(row["helpful"] or 0) + int(row["helpful_explicit"] or 0) - others[0]
     harmful = int(row["harmful"] or 0) + int(row["harmful_explicit"] or 0) - others[1]
     return max(0, helpful), max(0, harmful)
 
 
-def to_delta(row: dict[str, Any], others: tuple[int, int] = (0, 0)) -> dict[str, Any] | None:
+def to_delta(row: OutboxChange, others: tuple[int, int] = (0, 0)) -> dict[str, Any] | None:
     """One `changes_after` row as a protocol delta, or None when it sends nothing."""
     op, status = row["op"], row["status"]
     detail = row["detail"] if isinstance(row["detail"], dict) else {}

@@ -1,0 +1,264 @@
+"""The rows the local store's families hand back, as types: what a change, an injection, a summary,
+a learning run or a history hit holds.
+
+Types only, for mypy (like `core/_types.py`, whose records cross more layers: bullets, jobs, events,
+trajectories): imported under `if TYPE_CHECKING:` so nothing here runs and the hooks pay nothing.
+The values stay the dicts `StoreBase._rows` builds; a TypedDict names their keys. `dict[str, Any]`
+is left only where a column holds JSON whose shape is its writer's contract (a change's `detail`,
+a summary's `summary`, a run's `detail`).
+
+Cost: none at run time.
+"""
+
+from typing import Any, TypedDict
+
+from ..core._types import MessageRow, ToolEventRow
+
+JSONObject = dict[str, Any]  # a JSON column decoded: its shape is the writer's contract, not the store's
+
+
+# -- lessons (playbook_sql) ---------------------------------------------------------------------------
+
+
+class ChangeRow(TypedDict):
+    """A `bullet_changes` row (`changes()`), `detail` decoded."""
+
+    id: int
+    bullet_id: str
+    op: str  # ADD / UPDATE / TAG / REMOVE / MERGE / RESTORE / STATUS
+    detail: JSONObject | None
+    reason: str | None
+    source: str | None  # user / learning / import / bootstrap / feedback / team
+    session_id: str | None
+    created_at: float
+
+
+class InjectionRow(TypedDict):
+    """A lesson shown to a session (`injected()`)."""
+
+    hook: str
+    bullet_id: str
+    score: float | None
+    rank: int | None
+    created_at: float
+
+
+class PinRow(TypedDict):
+    """A lesson pinned to a session until `expires_at` (`pins()`)."""
+
+    bullet_id: str
+    pinned_at: float
+    expires_at: float
+
+
+# -- jobs and the history the heuristics mine (jobs_sql) ---------------------------------------------
+
+
+class LearningRunRow(TypedDict):
+    """A `learning_runs` row (`learning_runs()`): one learned task's figures, `detail` decoded."""
+
+    id: int
+    job_id: int | None
+    project_id: int | None
+    project: str | None  # the project's name
+    session_id: str | None
+    agent_id: str | None
+    source: str  # session / transcript / payload
+    reflector: str | None
+    task: str | None
+    outcome: str | None
+    learned: bool
+    gate_reason: str | None
+    steps: int
+    candidates: int
+    created: int
+    updated: int
+    merged: int
+    pruned: int
+    quarantined: int
+    rejected: int
+    helpful: int
+    harmful: int
+    average_confidence: float | None
+    duration_ms: float | None
+    detail: JSONObject | None
+    created_at: float
+
+
+class LearningTotals(TypedDict):
+    """`learning_totals()`: the runs' sums (and two averages, None without runs)."""
+
+    tasks: int
+    learned: int
+    created: int
+    updated: int
+    merged: int
+    pruned: int
+    quarantined: int
+    rejected: int
+    helpful: int
+    harmful: int
+    average_confidence: float | None
+    average_ms: float | None
+
+
+class CoEdit(TypedDict):
+    """Two files edited together in `sessions` other sessions (`co_edit_counts()`)."""
+
+    a: str
+    b: str
+    sessions: int
+
+
+class CommandStats(TypedDict):
+    """A `command_stats` row: how a normalized command fared in the project so far."""
+
+    project_id: int
+    command: str
+    kind: str | None
+    runs: int
+    failures: int
+    sessions_failed: int
+    last_error: str | None
+    last_session: str | None
+    last_ok_at: float | None
+    last_fail_at: float | None
+
+
+# -- the team sync's client side (sync_sql) ----------------------------------------------------------
+
+
+class SyncState(TypedDict):
+    """A project's `sync_state` row: the cursors and the last exchange with the team server."""
+
+    project_id: int
+    remote: str | None
+    push_cursor: int
+    pull_cursor: int
+    last_error: str | None
+    pushed_at: float | None
+    pulled_at: float | None
+    updated_at: float | None
+
+
+class OutboxChange(TypedDict):
+    """`changes_after()`: a change to push (`detail` decoded) and its lesson as it is now."""
+
+    id: int
+    bullet_id: str
+    op: str
+    detail: JSONObject | None
+    reason: str | None
+    source: str | None
+    created_at: float
+    status: str
+    origin: str | None
+    content: str
+    section: str
+    domains: list[str]
+    helpful: int
+    harmful: int
+    helpful_explicit: int
+    harmful_explicit: int
+
+
+# -- continuity (continuity_sql) ---------------------------------------------------------------------
+
+
+class SummaryRow(TypedDict):
+    """A `session_summaries` row, `summary` decoded (a dict; `{}` for a damaged one)."""
+
+    session_id: str
+    project_id: int | None
+    version: int
+    kind: str  # offline / llm
+    summary: JSONObject
+    text: str
+    branch: str | None
+    open_ends: int
+    carry: bool
+    last_at: float
+    created_at: float
+    updated_at: float
+
+
+class CarriedSummary(TypedDict):
+    """`recent_summaries()`: the plain columns SessionStart reads (no JSON to decode on a hook)."""
+
+    session_id: str
+    branch: str | None
+    open_ends: int
+    last_at: float
+    text: str
+    kind: str
+
+
+class ContinuityEvents(TypedDict):
+    """`continuity_events()`: what a session's summary is made of, in capture order."""
+
+    tool_events: list[ToolEventRow]
+    messages: list[MessageRow]
+
+
+# -- the captured history as `ace mcp` and `ace statusline` ask about it (history_sql) ---------------
+
+
+class ToolHit(TypedDict):
+    """A tool call a history search found (`tool_events_matching`, `tool_events_after`)."""
+
+    id: int
+    session_id: str
+    agent_id: str | None
+    tool_use_id: str
+    tool_name: str
+    input: str | None
+    response: str | None
+    success: bool
+    exit_code: int | None
+    error: str | None
+    is_interrupt: bool
+    duration_ms: float | None
+    created_at: float
+
+
+class MessageHit(TypedDict):
+    """A prompt or final message a history search found (`messages_matching`)."""
+
+    id: int
+    session_id: str
+    agent_id: str | None
+    role: str
+    text: str
+    created_at: float
+
+
+class SessionHead(TypedDict):
+    """`session_heads()`: when a session started, its status and its first prompt (200 characters)."""
+
+    session_id: str
+    started_at: float | None
+    ended_at: float | None
+    status: str | None
+    first_prompt: str | None
+
+
+class CommandStatsHit(TypedDict):
+    """`command_stats_like()`: a `command_stats` row without its project, `last_error` cut to 500."""
+
+    command: str
+    kind: str | None
+    runs: int
+    failures: int
+    sessions_failed: int
+    last_error: str | None
+    last_session: str | None
+    last_ok_at: float | None
+    last_fail_at: float | None
+
+
+class TranscriptSessionHit(TypedDict):
+    """`transcript_sessions_matching()`: a session known only from a learned transcript."""
+
+    session_id: str
+    text: str
+    last_at: float
