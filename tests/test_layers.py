@@ -136,6 +136,10 @@ def test_modules_stay_readable_in_one_sitting():
 def test_learning_holds_reflection_and_curation_only():
     names = {p.stem for p in (PKG / "learning").glob("*.py")}
     assert not names & {"queue", "worker", "feedback"} and not any(n.startswith("bootstrap") for n in names), names
+    # What happened in a session is read in observe/ (below continuity, bootstrap and mcp_server).
+    readers = {"commands", "signatures", "check_tools", "trajectory", "transcript", "git_context", "origins",
+               "corrections"}
+    assert not names & readers, f"readers of what happened belong in observe/: {sorted(names & readers)}"
 
 
 def test_sql_is_written_only_in_the_store():
