@@ -252,7 +252,7 @@ def _learn_queue(project, session_id, retry_failed, wait_seconds, reflector, as_
     rows = []
     for r in results:
         summary = r.get("summary") or {}
-        job: "Mapping[str, Any]" = jobs.get(r["job"]) or {}
+        job: Mapping[str, Any] = jobs.get(r["job"]) or {}
         note = job.get("reason") or (r.get("error") or "").split("\n")[0]
         rows.append([r["job"], job.get("session_id") or "", job.get("agent_id") or "main", r["status"],
                      summary.get("created", 0), summary.get("updated", 0), summary.get("merged", 0),

@@ -40,7 +40,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = ["Setting", "SETTINGS", "SETTINGS_BY_KEY", "DEFAULTS", "PROJECT_KEYS", "Config", "ConfigError", "load",
-           "env_name", "project_may_set", "value_of", "read_toml_bytes", "setting", "parse_value", "toml_literal", "write_value"]
+           "env_name", "project_may_set", "read_toml_bytes", "setting", "parse_value", "toml_literal", "value_of",
+           "write_value"]
 
 
 class Setting:
