@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .base import Completion, LLMError, LLMTimeout, Provider, api_key, missing_key, short_error
+from .base import Completion, LLMError, LLMTimeout, Provider, api_key, load_sdk, missing_key, require_model, short_error
 
 DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
 
@@ -23,15 +23,8 @@ class AnthropicProvider(Provider):
     def __init__(self, *, base_url: str | None = None, api_key_env: str | None = None,
                  env: Mapping[str, str] | None = None, **budgets: Any) -> None:
         super().__init__(**budgets)
-        try:
-            import anthropic
-        except ImportError:
-            from ..core.install_route import extra_hint  # the command for the way ace-engine was installed
-
-            raise LLMError(f"the `anthropic` package is not installed; `{extra_hint('llm', ['anthropic'])}`") from None
-        if not self.model:
-            raise LLMError("`llm.model` is not set; set it to an Anthropic model name, e.g. in config.toml "
-                           "`[llm] model = \"claude-sonnet-4-5\"` or ACE_LLM_MODEL")
+        anthropic = load_sdk("anthropic")
+        require_model(self.model, "set it to an Anthropic model name", "claude-sonnet-4-5")
         key_env, key = api_key(api_key_env, DEFAULT_KEY_ENV, env)
         if not key:
             raise missing_key(key_env, "export it (or name another one in `llm.api_key_env`)")

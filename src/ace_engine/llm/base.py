@@ -28,7 +28,7 @@ from .budget import UsageLedger
 from .structured import extract_json, schema_text
 
 __all__ = ["Completion", "LLMError", "LLMTimeout", "BudgetExceeded", "InvalidOutput", "Provider", "api_key",
-           "missing_key", "short_error"]
+           "load_sdk", "missing_key", "require_model", "short_error"]
 
 
 class Completion:
@@ -52,6 +52,26 @@ def api_key(api_key_env: str | None, default_env: str, env: Mapping[str, str] | 
     the environment (`env` in place of os.environ when given)."""
     key_env = api_key_env or default_env
     return key_env, (os.environ if env is None else env).get(key_env) or ""
+
+
+def load_sdk(package: str) -> Any:
+    """The provider SDK `package`, imported on first use; LLMError naming the install command for
+    the way ace-engine was installed when it is missing."""
+    import importlib
+
+    try:
+        return importlib.import_module(package)
+    except ImportError:
+        from ..core.install_route import extra_hint
+
+        raise LLMError(f"the `{package}` package is not installed; `{extra_hint('llm', [package])}`") from None
+
+
+def require_model(model: str | None, what: str, example: str) -> None:
+    """LLMError unless `llm.model` is set: `what` to set it to, `example` a model name."""
+    if not model:
+        raise LLMError(f"`llm.model` is not set; {what}, e.g. in config.toml `[llm] model = \"{example}\"` "
+                       "or ACE_LLM_MODEL")
 
 
 def missing_key(key_env: str, fix: str) -> LLMError:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .base import Completion, LLMError, LLMTimeout, Provider, api_key, missing_key, short_error
+from .base import Completion, LLMError, LLMTimeout, Provider, api_key, load_sdk, missing_key, require_model, short_error
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 LOCAL_PLACEHOLDER_KEY = "not-needed"
@@ -26,15 +26,8 @@ class OpenAIProvider(Provider):
     def __init__(self, *, base_url: str | None = None, api_key_env: str | None = None,
                  env: Mapping[str, str] | None = None, **budgets: Any) -> None:
         super().__init__(**budgets)
-        try:
-            import openai
-        except ImportError:
-            from ..core.install_route import extra_hint  # the command for the way ace-engine was installed
-
-            raise LLMError(f"the `openai` package is not installed; `{extra_hint('llm', ['openai'])}`") from None
-        if not self.model:
-            raise LLMError("`llm.model` is not set; name the model the endpoint serves, e.g. in config.toml "
-                           "`[llm] model = \"qwen2.5-coder:7b\"` or ACE_LLM_MODEL")
+        openai = load_sdk("openai")
+        require_model(self.model, "name the model the endpoint serves", "qwen2.5-coder:7b")
         key_env, key = api_key(api_key_env, DEFAULT_KEY_ENV, env)
         if not key:
             if not base_url:
