@@ -113,7 +113,7 @@ def test_the_ignored_keys_are_logged_once_per_file_content(ace_home, git_project
 def test_a_hook_pays_for_trust_only_when_the_project_file_needs_it(ace_home, git_project):
     """No project file, or one with harmless keys only: the trust module (and hashlib) stay unloaded."""
     probe = ("import json, sys\n"
-             "from ace_engine import config\n"
+             "from ace_engine.core import config\n"
              "cfg = config.load(sys.argv[1])\n"
              "print(json.dumps(['ace_engine.core.trust' in sys.modules, cfg['inject.prompt_k']]))\n")
     src = os.path.dirname(os.path.dirname(config_mod.__file__))
@@ -135,7 +135,7 @@ def test_the_table_costs_a_hook_no_import():
     `dataclasses` and `__future__` stay unloaded by it (`errors` is the one module it adds)."""
     src = os.path.dirname(os.path.dirname(config_mod.__file__))
     probe = (f"import sys; sys.path.insert(0, {src!r}); before = set(sys.modules)\n"
-             "from ace_engine import config\n"
+             "from ace_engine.core import config\n"
              "config.load(None)\n"
              "print(' '.join(sorted(set(sys.modules) - before)))\n")
     out = subprocess.run([sys.executable, "-I", "-c", probe], capture_output=True, text=True, check=True,

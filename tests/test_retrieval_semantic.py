@@ -80,7 +80,7 @@ def test_the_default_search_never_loads_numpy_or_the_model(seeded):
         " semantic_loaded())\n"
     )
     helpers = ("def semantic_loaded():\n"
-               "    from ace_engine.retrieval import semantic\n"
+               "    from ace_engine.embed import semantic\n"
                "    return semantic._encoder is not None\n")
     default = subprocess.run([sys.executable, "-c", helpers + "CFG = None\n" + code], capture_output=True, text=True,
                              check=True).stdout
