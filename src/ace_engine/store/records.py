@@ -54,7 +54,20 @@ class PinRow(TypedDict):
 # -- jobs and the history the heuristics mine (jobs_sql) ---------------------------------------------
 
 
-class LearningRunRow(TypedDict):
+class RunCounts(TypedDict):
+    """What learning did to the playbook: per task (`LearningRunRow`) or summed (`LearningTotals`)."""
+
+    created: int
+    updated: int
+    merged: int
+    pruned: int
+    quarantined: int
+    rejected: int
+    helpful: int
+    harmful: int
+
+
+class LearningRunRow(RunCounts):
     """A `learning_runs` row (`learning_runs()`): one learned task's figures, `detail` decoded."""
 
     id: int
@@ -71,33 +84,17 @@ class LearningRunRow(TypedDict):
     gate_reason: str | None
     steps: int
     candidates: int
-    created: int
-    updated: int
-    merged: int
-    pruned: int
-    quarantined: int
-    rejected: int
-    helpful: int
-    harmful: int
     average_confidence: float | None
     duration_ms: float | None
     detail: JSONObject | None
     created_at: float
 
 
-class LearningTotals(TypedDict):
+class LearningTotals(RunCounts):
     """`learning_totals()`: the runs' sums (and two averages, None without runs)."""
 
     tasks: int
     learned: int
-    created: int
-    updated: int
-    merged: int
-    pruned: int
-    quarantined: int
-    rejected: int
-    helpful: int
-    harmful: int
     average_confidence: float | None
     average_ms: float | None
 

@@ -40,17 +40,8 @@ TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks must not import `
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from .interfaces import (
-        ContinuityStore,
-        EventsStore,
-        JobsStore,
-        MaintenanceStore,
-        MetaStore,
-        PlaybookStore,
-        SessionsStore,
-        Store,
-        SyncStore,
-    )
+    from . import interfaces as family
+    from .interfaces import Store
 
 __all__ = ["SQLiteStore", "StoreError"]
 
@@ -94,35 +85,35 @@ class SQLiteStore(CaptureSQL, PlaybookSQL, JobsSQL, MaintenanceSQL, MetaSQL, Syn
 
     # -- the families as narrow repositories: this object, typed as one family --------------------------
     @property
-    def sessions(self) -> SessionsStore:
+    def sessions(self) -> family.SessionsStore:
         return self
 
     @property
-    def events(self) -> EventsStore:
+    def events(self) -> family.EventsStore:
         return self
 
     @property
-    def lessons(self) -> PlaybookStore:
+    def lessons(self) -> family.PlaybookStore:
         return self
 
     @property
-    def jobs(self) -> JobsStore:
+    def jobs(self) -> family.JobsStore:
         return self
 
     @property
-    def summaries(self) -> ContinuityStore:
+    def summaries(self) -> family.ContinuityStore:
         return self
 
     @property
-    def team_sync(self) -> SyncStore:
+    def team_sync(self) -> family.SyncStore:
         return self
 
     @property
-    def maintenance(self) -> MaintenanceStore:
+    def maintenance(self) -> family.MaintenanceStore:
         return self
 
     @property
-    def meta(self) -> MetaStore:
+    def meta(self) -> family.MetaStore:
         return self
 
     def close(self) -> None:
