@@ -116,7 +116,7 @@ def test_a_hook_pays_for_trust_only_when_the_project_file_needs_it(ace_home, git
              "from ace_engine.core import config\n"
              "cfg = config.load(sys.argv[1])\n"
              "print(json.dumps(['ace_engine.core.trust' in sys.modules, cfg['inject.prompt_k']]))\n")
-    src = os.path.dirname(os.path.dirname(config_mod.__file__))
+    src = os.path.dirname(os.path.dirname(os.path.dirname(config_mod.__file__)))  # …/src
 
     def run():
         out = subprocess.run([sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {src!r})\n" + probe,
@@ -133,11 +133,12 @@ def test_a_hook_pays_for_trust_only_when_the_project_file_needs_it(ace_home, git
 def test_the_table_costs_a_hook_no_import():
     """Hooks load the config on every run: the table is plain `__slots__` objects, and `typing`,
     `dataclasses` and `__future__` stay unloaded by it (`errors` is the one module it adds)."""
-    src = os.path.dirname(os.path.dirname(config_mod.__file__))
+    src = os.path.dirname(os.path.dirname(os.path.dirname(config_mod.__file__)))  # …/src
     probe = (f"import sys; sys.path.insert(0, {src!r}); before = set(sys.modules)\n"
              "from ace_engine.core import config\n"
              "config.load(None)\n"
              "print(' '.join(sorted(set(sys.modules) - before)))\n")
     out = subprocess.run([sys.executable, "-I", "-c", probe], capture_output=True, text=True, check=True,
                          env=dict(os.environ)).stdout.split()
-    assert set(out) <= {"ace_engine", "ace_engine.core.paths", "ace_engine.core.errors", "ace_engine.core.config"}, out
+    assert set(out) <= {"ace_engine", "ace_engine.core", "ace_engine.core.paths", "ace_engine.core.errors",
+                        "ace_engine.core.config"}, out

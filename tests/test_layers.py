@@ -158,3 +158,11 @@ def test_every_module_states_its_contract():
     missing = [str(p.relative_to(PKG)) for p in PKG.rglob("*.py")
                if os.path.getsize(p) and ast.get_docstring(ast.parse(p.read_text(encoding="utf-8"))) is None]
     assert not missing, missing
+
+
+def test_code_that_finds_its_package_from_its_own_file_follows_the_moves():
+    """Detached workers put `package_parent()` on sys.path: after a module moves a folder deeper, it
+    must still name the directory that holds `ace_engine` (an editable install would hide a miss)."""
+    from ace_engine.core import background
+
+    assert Path(background.package_parent()) == PKG.parent

@@ -26,8 +26,9 @@ except ImportError:  # pragma: no cover - Windows
 
 
 def package_parent() -> str:
-    """The directory containing the `ace_engine` package this code runs from."""
-    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    """The directory containing the `ace_engine` package this code runs from (this file is
+    `ace_engine/core/background.py`: three levels up)."""
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _stray_fds(keep: tuple[int, ...]) -> list[int]:
