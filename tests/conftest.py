@@ -104,15 +104,21 @@ _BEFORE = fingerprint()
 _QUICK = {"before": quick_fingerprint()}
 
 # Between tests (module- and session-scoped fixtures, a thread that outlives its test) the user
-# locations point here, never at the real home. Pinned at import, before any fixture runs.
-_SESSION_HOME = Path(tempfile.mkdtemp(prefix="ace-test-session-"))
+# locations point here, never at the real home. Pinned at import, before any fixture runs. One root
+# for the run (the controller's; xdist workers make their homes inside it), scanned and removed by
+# the process that made it.
+_OWN_SESSION_ROOT = "ACE_TESTS_SESSION_ROOT" not in os.environ
+if _OWN_SESSION_ROOT:
+    os.environ["ACE_TESTS_SESSION_ROOT"] = tempfile.mkdtemp(prefix="ace-test-session-")
+    atexit.register(shutil.rmtree, os.environ["ACE_TESTS_SESSION_ROOT"], True)
+_SESSION_ROOT = Path(os.environ["ACE_TESTS_SESSION_ROOT"])
+_SESSION_HOME = Path(tempfile.mkdtemp(dir=_SESSION_ROOT))
 for _name, _sub in (("HOME", "home"), ("XDG_DATA_HOME", "home/.local/share"), ("XDG_CONFIG_HOME", "home/.config"),
                     ("XDG_CACHE_HOME", "home/.cache"), ("XDG_STATE_HOME", "home/.local/state"),
                     ("ACE_HOME", "ace-home"), ("XDG_RUNTIME_DIR", "run")):
     (_SESSION_HOME / _sub).mkdir(parents=True, exist_ok=True, mode=0o700)
     os.environ[_name] = str(_SESSION_HOME / _sub)
 os.environ.pop("ACE_CONFIG", None)
-atexit.register(shutil.rmtree, _SESSION_HOME, True)
 
 # pytest-xdist gives its workers COLUMNS=80 and LINES=24; a serial run has neither, and rich freezes a
 # Console's width from COLUMNS when the CLI's console is created. Same terminal either way.
@@ -146,6 +152,13 @@ def pytest_configure(config):
 def pytest_unconfigure(config):
     if getattr(config, "_ace_pg", None) is not None:
         config._ace_pg.stop()
+    if _OWN_SESSION_ROOT:  # after every worker has finished
+        # What reached a fallback home between tests would have reached the real home before they existed.
+        strays = sorted(str(p) for p in _SESSION_ROOT.rglob("*") if p.is_file())
+        if strays:
+            sys.stderr.write("\nWARNING: written outside every test's private home (by a module- or session-scoped "
+                             "fixture, or a thread that outlived its test), into the run's fallback home:\n  "
+                             + "\n  ".join(strays[:20]) + "\n")
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
@@ -156,12 +169,6 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    # What reached the fallback home between tests would have reached the real one before it existed.
-    strays = sorted(str(p) for p in _SESSION_HOME.rglob("*") if p.is_file())
-    if strays:
-        sys.stderr.write("\nWARNING: written outside every test's private home (a module- or session-scoped "
-                         "fixture, or a thread that outlived its test), into the session's fallback home:\n  "
-                         + "\n  ".join(strays[:20]) + "\n")
     after = fingerprint()
     if after != _BEFORE:
         changed = _changes(_BEFORE, after)
