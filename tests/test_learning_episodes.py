@@ -18,7 +18,7 @@ ROOT = "/work/shop"
 def bash(cmd, out="", *, ok=True, failure="failed"):
     step = {"tool": "Bash", "action": "$ " + cmd, "command": cmd, "kind": commands.kind(cmd), "success": ok,
             "result": out.splitlines()[0] if out else "ok", "files": [], "duration_ms": 900, "interrupted": False,
-            "exit_code": 0 if ok else 1, "tool_event_id": None, "_output": out}
+            "exit_code": 0 if ok else 1, "tool_event_id": None, "output": out}
     if not ok:
         step.update(failure=failure, error=commands.error_signature(out) if failure == "failed" else None)
     else:
@@ -31,7 +31,7 @@ def edit(path, old, new, tool="Edit"):
         {"file_path": path, "content": new}
     return {"tool": tool, "action": f"edit {path}", "kind": "edit", "success": True, "result": "ok",
             "files": [path], "command": None, "error": None, "interrupted": False, "exit_code": None,
-            "duration_ms": None, "tool_event_id": None, "_input": data}
+            "duration_ms": None, "tool_event_id": None, "written": data}
 
 
 def reflect(steps, task="make the totals right"):

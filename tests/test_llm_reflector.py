@@ -509,7 +509,7 @@ def test_hinted_steps_are_shown_even_in_a_long_trajectory():
 def test_an_edit_is_shown_by_its_change_and_hints_are_fenced():
     step = traj_mod.enrich({"step": 1, "tool": "Edit", "action": "edit mix.exs: `{:floki…` → `{:floki…`",
                             "files": ["mix.exs"], "result": "ok", "success": True}, 1)
-    step["_input"] = {"file_path": "/home/dev/orbit/mix.exs", "old_string": '      {:floki, ">= 0.30.0", only: :test},',
+    step["written"] = {"file_path": "/home/dev/orbit/mix.exs", "old_string": '      {:floki, ">= 0.30.0", only: :test},',
                       "new_string": '      {:floki, ">= 0.30.0", only: :test},\n      {:lazy_html, ">= 0.1.0", only: :test},'}
     line = llm_prompt.step_line(step, "/home/dev/orbit")
     assert line == '[1] Edit edit ok: edit mix.exs → ok (change: +{:lazy_html, ">= 0.1.0", only: :test},)'
@@ -552,7 +552,7 @@ def test_a_model_error_falls_back_to_the_heuristics(ace_home, endpoint, git_proj
 def test_a_failure_shows_its_telling_output_and_a_step_that_did_not_run_is_not_a_failure():
     failed = traj_mod.enrich({"step": 1, "tool": "Bash", "action": "$ mix test", "result": "failed: Exit code 1",
                               "success": False}, 1)
-    failed["_output"] = ("Compiling 2 files (.ex)\n\n  1) test lists sessions (OrbitWeb.SessionLiveTest)\n"
+    failed["output"] = ("Compiling 2 files (.ex)\n\n  1) test lists sessions (OrbitWeb.SessionLiveTest)\n"
                          "     ** (RuntimeError) Phoenix LiveView requires lazy_html as a test dependency.\n"
                          "     Please add to your mix.exs:\n\nFinished in 0.2 seconds\n1 test, 1 failure\n")
     line = llm_prompt.step_line(failed, None)

@@ -145,7 +145,7 @@ def _command_runs(steps: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, An
             checks[check] = {"command": facts.cut(commands.key(command), 100), "passed": bool(step["success"]),
                              "result": facts.cut(result.removeprefix("failed: "), 160),
                              "not_run": not step["success"] and bool(_NOT_RUN.search(
-                                 result + " " + str(step.get("_output") or "")[:400]))}
+                                 result + " " + str(step.get("output") or "")[:400]))}
         if step["success"]:
             for failure in failures.values():
                 if failure["group"] == group:
@@ -166,7 +166,7 @@ def _git_facts(steps: Sequence[Mapping[str, Any]], git: Mapping[str, Any]) -> di
         if not step.get("success") or not command:
             continue
         key = commands.key(command)
-        output = str(step.get("_output") or step.get("result") or "")
+        output = str(step.get("output") or step.get("result") or "")
         if key.startswith("git commit"):
             m = _COMMIT_LINE.search(output)
             if m:

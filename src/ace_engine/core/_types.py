@@ -384,9 +384,9 @@ class TrajectoryStep(TypedDict):
     tool_use_id: NotRequired[str | None]
     at: NotRequired[float | None]
     change: NotRequired[StepChange]  # Edit / MultiEdit: first changed line, before and after
-    _input: NotRequired[Any]  # what an edit wrote, for the code-pattern detector (never rendered)
+    written: NotRequired[dict[str, Any]]  # an edit's tool input (JSON), for the code-pattern detector; never rendered
     failure: NotRequired[str]  # a failed step: failed / cancelled / refused / tool (`trajectory.failure_class`)
-    _output: NotRequired[str]  # a failed step's output, capped, for the miners (never rendered whole)
+    output: NotRequired[str]  # a failed step's output, capped, for the miners (never rendered whole)
 
 
 class TrajectoryResult(TypedDict):

@@ -122,7 +122,7 @@ def _fixes(first: Step, fail: Step, passed: Step, steps: Sequence[Step], created
         if change and change.get("deleted_only") and any(_TEST_FILE.search(f) for f in files):
             continue  # deleting the failing test is not a fix
         edits.append(s)
-    output = fail.get("_output") or ""
+    output = fail.get("output") or ""
     named = [s for s in edits if any(_mentions(output, f) or CONFIG_FILE.search(f) for f in s.get("files") or [])]
     if named:
         edits = named
@@ -152,8 +152,8 @@ def _soft_failures(runs: Sequence[Step], created: set[str]) -> list[Step]:
     failed as far as the task is concerned: the same script printing no such error later is the fix."""
     out: list[Step] = []
     for s in runs:
-        if s["success"] and throwaway(s, created) and s.get("_output"):
-            sig = commands.error_signature(s["_output"])
+        if s["success"] and throwaway(s, created) and s.get("output"):
+            sig = commands.error_signature(s["output"])
             if sig and _EXCEPTION.match(sig):
                 s = {**s, "success": False, "failure": "failed", "error": sig}
         out.append(s)
@@ -190,7 +190,7 @@ def find(steps: Sequence[Step]) -> tuple[list[Episode], list[Step]]:
         signature = _telling(streak)
         edited_before = {f for s in steps if s["step"] < fail["step"] and s.get("kind") == "edit" and s["success"]
                          for f in s.get("files") or []}
-        output = " ".join(f.get("_output") or "" for f in streak)
+        output = " ".join(f.get("output") or "" for f in streak)
         self_inflicted = any(_mentions(output, f) for f in edited_before - scripts)
         changed_between = [s for s in between if s.get("kind") == "edit" or (
             s.get("command") and s["success"] and s.get("kind") not in ("readonly",) + commands.CHECK_KINDS)]

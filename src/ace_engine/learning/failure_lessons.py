@@ -101,7 +101,7 @@ def _fails_with(sig: str | None, root: str | None, limit: int = 150) -> str:
 
 
 def _hint(step: Step) -> str:
-    m = _HINT.search(step.get("_output") or "")
+    m = _HINT.search(step.get("output") or "")
     return f" (hint: {m.group(1).rstrip('.')})" if m else ""
 
 
@@ -149,11 +149,11 @@ def _is_commit(step: Step) -> bool:
 def commit_hooks(steps: Sequence[Step], root: str | None) -> list[Candidate]:
     """`git commit` refused by pre-commit checks: which checks, and what to run first."""
     failed = [s for s in steps if _is_commit(s) and ep.real_failure(s) and s["step"] > 0
-              and (_HOOK.search(s.get("_output") or "") or any(t in (s.get("_output") or "").lower()
+              and (_HOOK.search(s.get("output") or "") or any(t in (s.get("output") or "").lower()
                                                                for t in _HOOK_TOOLS))]
     if not failed:
         return []
-    text = "\n".join(s.get("_output") or "" for s in failed)
+    text = "\n".join(s.get("output") or "" for s in failed)
     low = text.lower()
     tools = [t for t in _HOOK_TOOLS if t in low]
     runs = list(dict.fromkeys(m.strip() for m in _RUN_INSTRUCTION.findall(text)))
@@ -188,7 +188,7 @@ def _fix_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
     cmd = _shape(passed["command"] if e["throwaway"] else last["command"], root)
     fix_edits = [s for s in e["fixes"] if s.get("kind") == "edit"]
     fix_runs = [s for s in e["fixes"] if s.get("command")]
-    output = "\n".join(f.get("_output") or "" for f in e["fails"])
+    output = "\n".join(f.get("output") or "" for f in e["fails"])
     files = [f for s in fix_edits for f in s.get("files") or []]
     kind = last.get("kind")
     environment = bool(sig and ENVIRONMENT.search(sig))
@@ -239,7 +239,7 @@ def _failing_part(command: str, output: str) -> str:
 def _environment_lesson(fail: Step, root: str | None, worked: Step | None, sig: str | None) -> Candidate | None:
     if not sig or not ENVIRONMENT.search(sig) or TRANSIENT.search(sig):
         return None
-    command = _failing_part(fail["command"], fail.get("_output") or "") if worked is None else fail["command"]
+    command = _failing_part(fail["command"], fail.get("output") or "") if worked is None else fail["command"]
     failed_as, worked_as = _shape(command, root, 70), _shape(worked["command"], root, 90) if worked else ""
     if worked is not None and failed_as == worked_as:  # the same command written another way
         failed_as = code(local(spelled(commands.clean(fail["command"])), root), 70)
@@ -268,7 +268,7 @@ def _workaround(e: ep.Episode, steps: Sequence[Step], root: str | None) -> Candi
 
 def _missing_command(fail: Step, steps: Sequence[Step], root: str | None) -> Candidate | None:
     sig = fail.get("error") or ""
-    if not _MISSING.search(sig + "\n" + (fail.get("_output") or "")[:1000]):
+    if not _MISSING.search(sig + "\n" + (fail.get("output") or "")[:1000]):
         return None
     working = list(dict.fromkeys(
         commands.general(s["command"]) for s in steps

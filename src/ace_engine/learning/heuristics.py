@@ -55,11 +55,11 @@ _GENERATED_REF = re.compile(r"[\w/.-]+\.(?:freezed|g|gr|pb|pb\.gw|mocks?|generat
 def _prepared(step: Mapping[str, Any], number: int) -> dict[str, Any]:
     """An enriched step with its edit's real change (`edits.change`) under `_change`."""
     out: dict[str, Any] = dict(enrich(step, number))
-    if not out.get("success") and not out.get("_output"):  # a payload step: its result line is all there is
-        out["_output"] = str(out.get("result") or "").removeprefix("failed: ")
+    if not out.get("success") and not out.get("output"):  # a payload step: its result line is all there is
+        out["output"] = str(out.get("result") or "").removeprefix("failed: ")
     if out.get("kind") == "edit" and out.get("success"):
         files = out.get("files") or [""]
-        data = out.get("_input")
+        data = out.get("written")
         named = out.get("change")
         if data is None and isinstance(named, Mapping):  # a payload step: the lines it names
             data = {"old_string": named.get("old") or "", "new_string": named.get("new") or ""}
@@ -122,7 +122,7 @@ class HeuristicReflector:
             if not edited or checked is None:
                 continue
             refs = list(dict.fromkeys(m.rsplit("/", 1)[-1] for s in edited
-                                      for m in _GENERATED_REF.findall(str(s.get("_input") or ""))))
+                                      for m in _GENERATED_REF.findall(str(s.get("written") or ""))))
             what = f" (it generates {', '.join(code(r, 40) for r in refs[:2])})" if refs else ""
             check = commands.general(checked["command"])
             out.append({

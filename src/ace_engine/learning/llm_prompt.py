@@ -198,7 +198,7 @@ def data(raw: object, limit: int, root: str | None = None) -> str:
 def change_text(step: TrajectoryStep) -> str:
     """An edit's real change: its removed (-) and added (+) lines, joined by ' | ' ('' if none)."""
     # Edit and MultiEdit only: a Write's whole content is no "change" to show.
-    pairs = edit_pairs(step.get("tool"), step.get("_input")) if step.get("tool") in ("Edit", "MultiEdit") else []
+    pairs = edit_pairs(step.get("tool"), step.get("written")) if step.get("tool") in ("Edit", "MultiEdit") else []
     if not pairs:
         change: Mapping[str, Any] = step.get("change") or {}
         pairs = [(str(change.get("old") or ""), str(change.get("new") or ""))]
@@ -230,7 +230,7 @@ def failure_excerpt(output: str, limit: int = MAX_FAILURE_OUTPUT_CHARS) -> str:
 
 def step_line(step: TrajectoryStep, root: str | None) -> str:
     """`[n] Tool kind ok|FAILED|…: action → result (facts)`, within MAX_STEP_CHARS (twice for a failure or an edit)."""
-    facts: Mapping[str, Any] = step  # the builder's optional facts (`failure`, `_output`) are read by name
+    facts: Mapping[str, Any] = step  # the builder's optional facts (`failure`, `output`) are read by name
     not_run = _NOT_RUN.get(str(facts.get("failure") or ""))
     status = "ok" if step.get("success") else (not_run or "FAILED")
     kind = step.get("kind") or "other"
@@ -244,8 +244,8 @@ def step_line(step: TrajectoryStep, root: str | None) -> str:
     extra = []
     if change:
         extra.append(f"change: {data(change, limit // 2, root)}")
-    if status == "FAILED" and facts.get("_output"):
-        excerpt = failure_excerpt(str(facts["_output"]))
+    if status == "FAILED" and facts.get("output"):
+        excerpt = failure_excerpt(str(facts["output"]))
         if excerpt and excerpt not in text + result:
             extra.append(f"output: {data(excerpt, MAX_FAILURE_OUTPUT_CHARS, root)}")
     error, duration = step.get("error"), step.get("duration_ms")

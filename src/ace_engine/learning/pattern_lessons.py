@@ -30,7 +30,7 @@ def reflection(store: Store, project_id: int | None, trajectory: Trajectory, cfg
     needed = cfg["learning.code_pattern_sessions"]
     proposed: set[str] = set()
     for step in trajectory.get("trajectory") or []:
-        data = step.get("_input")
+        data = step.get("written")
         if data is None:
             continue
         for obs in code_patterns.detect(step.get("tool") or "", data, cfg):

@@ -85,7 +85,7 @@ def from_steps(steps: Iterable[TrajectoryStep]) -> list[dict[str, Any]]:
     out = []
     for step in steps:
         facts: Mapping[str, Any] = step
-        seen = "\n".join(str(facts.get(k) or "") for k in ("_output", "result", "error"))
+        seen = "\n".join(str(facts.get(k) or "") for k in ("output", "result", "error"))
         out.append({"use": str(step.get("command") or step.get("action") or ""), "seen": seen,
                     "cut": _CUT in seen})
     return out

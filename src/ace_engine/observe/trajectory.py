@@ -133,7 +133,7 @@ def step_from_event(event: Mapping[str, Any], number: int, root: str | None) -> 
         path = relative(_field(data, "file_path") or _field(data, "notebook_path"), root)
         step["kind"] = "edit"
         step["files"] = [path] if path else []
-        step["_input"] = data  # what was written, for the code-pattern detector (never rendered)
+        step["written"] = data  # what was written, for the code-pattern detector (never rendered)
         if tool == "Edit":
             old, new = _field(data, "old_string"), _field(data, "new_string")
             step["change"] = {"old": _first_line(old, 120), "new": _first_line(new, 120)}
@@ -179,7 +179,7 @@ def step_from_event(event: Mapping[str, Any], number: int, root: str | None) -> 
     if not success:
         root_text = error_text or text
         step["failure"] = failure_class(root_text, tool, step["interrupted"])
-        step["_output"] = root_text[:OUTPUT_KEPT // 4] + "\n" + root_text[-(OUTPUT_KEPT * 3 // 4):] \
+        step["output"] = root_text[:OUTPUT_KEPT // 4] + "\n" + root_text[-(OUTPUT_KEPT * 3 // 4):] \
             if len(root_text) > OUTPUT_KEPT else root_text
         step["error"] = commands.error_signature(root_text, root) if step["failure"] == "failed" else None
         step["result"] = "failed: " + (step["error"] or _first_line(root_text, 160) or f"exit code {step['exit_code']}")
@@ -188,7 +188,7 @@ def step_from_event(event: Mapping[str, Any], number: int, root: str | None) -> 
     elif step["kind"] in commands.CHECK_KINDS or tool == "Bash":
         step["result"] = commands.outcome_line(text) or "ok"
         if tool == "Bash" and text:  # a script may print the error it caught and still exit 0
-            step["_output"] = text[-OUTPUT_KEPT:]
+            step["output"] = text[-OUTPUT_KEPT:]
     elif tool == "Read" and isinstance(response, dict):
         lines = (response.get("file") or {}).get("numLines") if isinstance(response.get("file"), dict) else None
         step["result"] = f"{lines} lines" if lines is not None else "ok"
