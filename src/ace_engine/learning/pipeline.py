@@ -241,7 +241,7 @@ def job_trajectories(store: Store, job: JobRow, project: Project | None) -> list
         traj["previous"] = {"task": previous_task, "commands": previous_commands[-10:]}
         traj["carried"] = traj_mod.carried(previous_steps)
         traj["cwd"] = root
-        attach_history(store, traj, job["project_id"])
+        attach_history(store.jobs, traj, job["project_id"])
         out.append(traj)
         previous_task = traj["task"]
         previous_commands = _command_keys(traj["trajectory"]) or previous_commands
@@ -258,10 +258,10 @@ def learn_job(store: Store, job: JobRow, *, reflector: Reflector | None = None, 
               now: float | None = None) -> dict[str, Any]:
     """Learn one claimed job; marks it done / skipped in the curation transaction. Raises on
     failure (the caller records the attempt) and `ClaimLost` when another worker took it."""
-    project = project_for(store, job["project_id"])
+    project = project_for(store.sessions, job["project_id"])
     cfg = cfg or config_mod.load(project.root if project else None)
     trajectories = job_trajectories(store, job, project)
-    prepared = reflect(trajectories, store, cfg, reflector)
+    prepared = reflect(trajectories, store.lessons, cfg, reflector)
     now = now or time.time()
     if job.get("lease_until") and not store.renew_lease(job, time.time() + cfg["learning.lease_seconds"]):
         raise ClaimLost(f"job {job['id']}: lease lost to another worker while reflecting")
@@ -289,7 +289,7 @@ def _learn_direct(store: Store, playbook: Playbook, cfg: Config, trajectories: l
             results.append({"key": key, "already_learned": True, "job_id": done["id"],
                             "summary": done.get("result") or {}, "task": traj.get("task"), "status": done["status"]})
             continue
-        prepared = reflect([traj], store, cfg, reflector)
+        prepared = reflect([traj], store.lessons, cfg, reflector)
         try:
             with store.transaction():
                 runs = commit(store, playbook, cfg, prepared, job_id=None, source=kind, now=now)
@@ -328,7 +328,7 @@ def learn_payload(store: Store, project: Project | None, payload: dict[str, Any]
     traj = traj_mod.from_payload(payload)
     traj["origin_evidence"] = origins.from_steps(traj["trajectory"])  # the learner's, never the payload's
     traj["project"] = _project_info(project, playbook.project_id)
-    attach_history(store, traj, playbook.project_id)
+    attach_history(store.jobs, traj, playbook.project_id)
     (result,) = _learn_direct(store, playbook, cfg, [traj], [payload_key(payload)], kind="payload",
                               reflector=reflector, now=now)
     summary = result["summary"] or {}

@@ -191,7 +191,7 @@ def learn_transcript(store: Store, path: str, project: Project | None = None, *,
             # What the turn before ended on, never fixed: this turn may fix it ("update X and retry").
             traj["carried"] = traj_mod.carried(previous)
             previous = traj["trajectory"]
-            attach_history(store, traj, playbook.project_id)
+            attach_history(store.jobs, traj, playbook.project_id)
             trajectories.append(traj)
             keys.append(f"t:{session_id}:{agent['agent_id']}:{anchor}")
     for traj, key in zip(trajectories, keys, strict=True):

@@ -84,7 +84,7 @@ def rescreen(store: Store, *, now: float | None = None, load_config: LoadConfig 
     scopes: dict[int | None, list[Bullet]] = {}
     for bullet in bullets:
         scopes.setdefault(bullet["project_id"], []).append(bullet)
-    hosts = _hosts_by_scope(store, scopes, load_config)
+    hosts = _hosts_by_scope(store.sessions, scopes, load_config)
     reason_head = f"re-screened under safety policy v{POLICY_VERSION}: "
     quarantined: list[dict[str, Any]] = []
     for scope, members in scopes.items():
@@ -112,12 +112,12 @@ def rescreen(store: Store, *, now: float | None = None, load_config: LoadConfig 
 def ensure_screened(store: Store, *, now: float | None = None) -> dict[str, Any] | None:
     """Re-screen first if the store is outdated; None when it was current (one query). Waits for
     a re-screen another process runs (the hooks start one in the background), then checks again."""
-    if not outdated(store):
+    if not outdated(store.meta):
         return None
     lock = named_lock("rescreen")  # the one a hook hands to the child running `main`
     lock.acquire(blocking=True)
     try:
-        if not outdated(store):  # the one we waited for did it
+        if not outdated(store.meta):  # the one we waited for did it
             return None
         return rescreen(store, now=now)
     finally:
@@ -135,7 +135,7 @@ def main(lock_fd: int | None = None) -> None:
     store = None
     try:
         store = SQLiteStore(busy_timeout_ms=30_000)
-        if outdated(store):
+        if outdated(store.meta):
             result = rescreen(store)
             log.write("INFO", "rescreen", f"{result['screened']} stored lessons re-screened under safety policy "
                                           f"v{result['version']}: {len(result['quarantined'])} quarantined")

@@ -127,7 +127,7 @@ def push(store: Any, project: Project, *, remote: Remote | None = None, client: 
     try:
         me = client_id()
         while True:
-            batch = outbox.next_batch(store, project_id, cursor)
+            batch = outbox.next_batch(store.team_sync, project_id, cursor)
             if not batch.read:
                 break
             if batch.deltas:
