@@ -14,6 +14,7 @@ import os
 import time
 
 from . import paths
+from .fmt import iso_utc
 
 MAX_BYTES = 5 * 1024 * 1024
 BACKUPS = 2
@@ -41,7 +42,7 @@ def _append(path: str, line: bytes) -> None:
 
 
 def _line(level: str, where: str, message: str) -> bytes:
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    stamp = iso_utc(time.time())
     text = f"{where}: {' '.join(str(message).split())}"
     try:
         from ..capture.redact import redact
