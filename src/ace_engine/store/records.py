@@ -107,21 +107,6 @@ class CoEdit(TypedDict):
     sessions: int
 
 
-class CommandStats(TypedDict):
-    """A `command_stats` row: how a normalized command fared in the project so far."""
-
-    project_id: int
-    command: str
-    kind: str | None
-    runs: int
-    failures: int
-    sessions_failed: int
-    last_error: str | None
-    last_session: str | None
-    last_ok_at: float | None
-    last_fail_at: float | None
-
-
 # -- the team sync's client side (sync_sql) ----------------------------------------------------------
 
 
@@ -240,7 +225,8 @@ class SessionHead(TypedDict):
 
 
 class CommandStatsHit(TypedDict):
-    """`command_stats_like()`: a `command_stats` row without its project, `last_error` cut to 500."""
+    """`command_stats_like()`: a `command_stats` row without its project, `last_error` cut to 500
+    (the heuristics' `command_history` reads `CommandStats`, the whole row)."""
 
     command: str
     kind: str | None
@@ -251,6 +237,12 @@ class CommandStatsHit(TypedDict):
     last_session: str | None
     last_ok_at: float | None
     last_fail_at: float | None
+
+
+class CommandStats(CommandStatsHit):
+    """A `command_stats` row: how a normalized command fared in the project so far."""
+
+    project_id: int
 
 
 class TranscriptSessionHit(TypedDict):

@@ -26,22 +26,10 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
+    from . import view_records as shapes
     from ._base import SQLValue
     from .interfaces import BulletRow
     from .records import LearningRunRow
-    from .view_records import (
-        HelpTotals,
-        InjectionDay,
-        JobAttention,
-        LessonFacets,
-        LessonInjection,
-        ProvenanceCall,
-        SessionBrief,
-        SessionDay,
-        TagDay,
-        TagMark,
-        TimelineSession,
-    )
 
 _LESSON = ("SELECT b.rowid AS rowid, " + ", ".join(f"b.{c}" for c in BULLET_COLUMNS)
            + ", p.name AS project FROM bullets b LEFT JOIN projects p ON p.id = b.project_id")
@@ -96,7 +84,7 @@ class ViewsSQL(StoreBase):
                           " LIMIT ? OFFSET ?", params + (_limit(limit), max(0, int(offset))))
         return _lessons(rows), total
 
-    def lesson_facets(self) -> LessonFacets:
+    def lesson_facets(self) -> shapes.LessonFacets:
         """What the filters offer: sections and statuses with their counts, the known domains."""
         sections: dict[str, int] = {}
         statuses: dict[str, int] = {}
@@ -112,7 +100,7 @@ class ViewsSQL(StoreBase):
         rows = self._rows(f"{_LESSON} WHERE b.id = ?", (bullet_id,))
         return _bullet(rows[0]) if rows else None
 
-    def lesson_injections(self, bullet_id: str, limit: int = 50) -> tuple[list[LessonInjection], int]:
+    def lesson_injections(self, bullet_id: str, limit: int = 50) -> tuple[list[shapes.LessonInjection], int]:
         """Where a lesson was shown, newest first, each with what happened next in that session:
         the helpful / harmful marks it got there (`tags`) and the outcome learning saw (`outcomes`)."""
         total = int(self.conn.execute("SELECT COUNT(*) FROM injections WHERE bullet_id = ?",
@@ -123,7 +111,7 @@ class ViewsSQL(StoreBase):
             " LEFT JOIN sessions s ON s.session_id = i.session_id LEFT JOIN projects p ON p.id = s.project_id"
             " WHERE i.bullet_id = ? ORDER BY i.id DESC LIMIT ?", (bullet_id, _limit(limit)))
         sessions = list(dict.fromkeys(r["session_id"] for r in rows if r["session_id"]))
-        tags: dict[str, list[TagMark]] = {}
+        tags: dict[str, list[shapes.TagMark]] = {}
         if sessions:
             marks = ",".join("?" * len(sessions))
             for change in self._rows(
@@ -152,7 +140,7 @@ class ViewsSQL(StoreBase):
             found.setdefault(sid, []).append(outcome or "unknown")
         return found
 
-    def tool_events_by_id(self, ids: Sequence[int]) -> list[ProvenanceCall]:
+    def tool_events_by_id(self, ids: Sequence[int]) -> list[shapes.ProvenanceCall]:
         """The tool calls a lesson's provenance names (it keeps their ids), oldest first."""
         ids = [int(i) for i in ids if isinstance(i, int) and not isinstance(i, bool)][:100]
         if not ids:
@@ -161,7 +149,7 @@ class ViewsSQL(StoreBase):
             "SELECT id, session_id, tool_name, success, error, created_at FROM tool_events"
             f" WHERE id IN ({','.join('?' * len(ids))}) ORDER BY id", ids)
 
-    def sessions_by_id(self, session_ids: Sequence[str]) -> dict[str, SessionBrief]:
+    def sessions_by_id(self, session_ids: Sequence[str]) -> dict[str, shapes.SessionBrief]:
         ids = [s for s in dict.fromkeys(session_ids) if isinstance(s, str)][:100]
         if not ids:
             return {}
@@ -171,7 +159,7 @@ class ViewsSQL(StoreBase):
             ids)
         return {r["session_id"]: r for r in rows}
 
-    def tag_days(self, since: float, utc_offset: int, bullet_id: str | None = None) -> list[TagDay]:
+    def tag_days(self, since: float, utc_offset: int, bullet_id: str | None = None) -> list[shapes.TagDay]:
         """Helpful and harmful marks per day since `since` (one lesson's, or all of them):
         [{day, helpful, harmful}] with `day` the local day number, oldest first."""
         sql = (f"SELECT {_day('created_at')} AS day, json_extract(detail, '$.tag') AS tag,"
@@ -183,7 +171,7 @@ class ViewsSQL(StoreBase):
         else:  # the created_at index
             sql += " WHERE created_at >= ? AND op = 'TAG'"
             params += (since,)
-        days: dict[int, TagDay] = {}
+        days: dict[int, shapes.TagDay] = {}
         for day, tag, n in self.conn.execute(sql + " GROUP BY day, tag ORDER BY day", params):
             counts = days.setdefault(day, {"day": day, "helpful": 0, "harmful": 0})
             if tag == "helpful":
@@ -217,7 +205,7 @@ class ViewsSQL(StoreBase):
             " ORDER BY last_started IS NULL, last_started DESC, p.id LIMIT 200")
 
     def sessions_timeline(self, project_id: int | None, *, limit: int = 30,
-                          offset: int = 0) -> tuple[list[TimelineSession], int]:
+                          offset: int = 0) -> tuple[list[shapes.TimelineSession], int]:
         """A project's sessions, newest first (None: sessions of no project), each with its counts
         (tool calls, failed ones, prompts, lessons shown) and its first prompt."""
         total = int(self.conn.execute("SELECT COUNT(*) FROM sessions WHERE project_id IS ?",
@@ -234,7 +222,7 @@ class ViewsSQL(StoreBase):
             (project_id, _limit(limit), max(0, int(offset))))
         return rows, total
 
-    def session_days(self, project_id: int | None, since: float, utc_offset: int) -> list[SessionDay]:
+    def session_days(self, project_id: int | None, since: float, utc_offset: int) -> list[shapes.SessionDay]:
         """Sessions started per local day since `since` for one project: [{day, sessions}]."""
         return self._rows(
             f"SELECT {_day('started_at')} AS day, COUNT(*) AS sessions FROM sessions"
@@ -303,9 +291,9 @@ class ViewsSQL(StoreBase):
 
     # -- does it help? --------------------------------------------------------------------------------
 
-    def help_totals(self) -> HelpTotals:
+    def help_totals(self) -> shapes.HelpTotals:
         """Across the playbook: lessons, how many were ever shown, times shown, the marks."""
-        row: HelpTotals = self._one(
+        row: shapes.HelpTotals = self._one(
             "SELECT COUNT(*) AS lessons, COALESCE(SUM(status = 'active'), 0) AS active,"
             " COALESCE(SUM(retrieval_count > 0), 0) AS used, COALESCE(SUM(retrieval_count), 0) AS shown,"
             " COALESCE(SUM(helpful), 0) AS helpful, COALESCE(SUM(harmful), 0) AS harmful,"
@@ -313,7 +301,7 @@ class ViewsSQL(StoreBase):
             " COALESCE(SUM(harmful_explicit), 0) AS harmful_explicit FROM bullets")
         return row
 
-    def injection_days(self, since: float, utc_offset: int) -> list[InjectionDay]:
+    def injection_days(self, since: float, utc_offset: int) -> list[shapes.InjectionDay]:
         """Lessons shown per local day since `since`: [{day, shown, sessions}]. Injection ids grow
         with time, so the window is found by its first id (a search on the primary key)."""
         low, high = self.conn.execute("SELECT COALESCE(MIN(id), 0), COALESCE(MAX(id), 0) + 1 FROM injections"
@@ -385,7 +373,7 @@ class ViewsSQL(StoreBase):
     def job_states(self) -> dict[str, int]:
         return {str(s): int(n) for s, n in self.conn.execute("SELECT status, COUNT(*) FROM jobs GROUP BY status")}
 
-    def jobs_needing_attention(self, limit: int = 20) -> list[JobAttention]:
+    def jobs_needing_attention(self, limit: int = 20) -> list[shapes.JobAttention]:
         """Failed, running and queued jobs, newest first, with their last error."""
         return self._rows(
             "SELECT j.id, j.kind, j.status, j.session_id, j.trigger, j.attempts, j.max_attempts, j.not_before,"
