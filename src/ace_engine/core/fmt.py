@@ -13,12 +13,10 @@ calls it:
 - `size(n)`: bytes in binary units, `812 B`, `3.4 KiB`, `1.2 MiB`;
 - `estimate_tokens(text)`: the one token estimate (3.5 ASCII characters per token).
 
-Cost: on every hook's path, so it imports `time` and `math` only and defines functions.
+Cost: on every hook's path, so it imports `time` only (not `math`, nor `__future__`:
+the annotations are evaluated, and cost nothing) and defines functions.
 """
 
-from __future__ import annotations
-
-import math
 import time
 
 __all__ = ["CHARS_PER_TOKEN", "ago", "day_relative", "estimate_tokens", "iso_utc", "short_stamp", "size", "stamp"]
@@ -110,4 +108,6 @@ def estimate_tokens(text: str) -> int:
     if not text:
         return 0
     ascii_chars = len(text.encode("ascii", "ignore"))
-    return math.ceil(ascii_chars / CHARS_PER_TOKEN + (len(text) - ascii_chars))
+    tokens = ascii_chars / CHARS_PER_TOKEN + (len(text) - ascii_chars)
+    whole = int(tokens)
+    return whole if whole == tokens else whole + 1  # the ceiling, without importing `math`
