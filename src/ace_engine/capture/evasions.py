@@ -101,7 +101,9 @@ def _gated(text: str) -> bool:
         return True
     if "%" in text and _rx("pct", r"%[0-9A-Fa-f]{2}").search(text) is not None:
         return True
-    return "\\\n" in text or _rx("join", r"[\"'][ \t]*(?:\+|\.|\|\|)[ \t]*\\?\r?\n?[ \t]*[\"']|"
+    if "\\\n" in text:
+        return True
+    return ('"' in text or "'" in text) and _rx("join", r"[\"'][ \t]*(?:\+|\.|\|\|)[ \t]*\\?\r?\n?[ \t]*[\"']|"
                                          r"[\"'][ \t]*\\?\r?\n[ \t]*[\"']").search(text) is not None
 
 

@@ -7,11 +7,13 @@ older rules of `redact` (whose markers it never matches), so known kinds keep th
 How, in time linear in the text: ONE regex scan finds the runs of token characters at least 11
 long (every format in the table is at least that long). A run is looked at only
 - at its head: the rules whose keyword starts the run (a dict by first character, then
-  `startswith`) -- prefixed tokens such as `AGE-SECRET-KEY-1…`, `sq0atp-…`, `dop_v1_…`;
-- for the few formats found by a keyword rather than a prefix (`….atlasv1.…`, `…-us12`,
-  a `https://….webhook.office.com/…` URL), by `in` over the run and 100 characters around it;
-- when the run is assigned (`NAME = run`, `"name": "run"`, `name => run`): the rules whose
-  keyword occurs in the 80 characters of name before the operator (`DATADOG_API_KEY=…`).
+  `startswith`) -- prefixed tokens such as `AGE-SECRET-KEY-1…`, `sq0atp-…`, `dop_v1_…` (a
+  one-letter head, Discord's `[MNO]…` bot token, only on runs of 40+ characters);
+- and, only when the run holds a digit (random values do; paths and identifiers mostly not):
+  - for the few formats found by a keyword rather than a prefix (`….atlasv1.…`, `…-us12`,
+    a `https://….webhook.office.com/…` URL), by `in` over the run and 100 characters around it;
+  - when the run is assigned (`NAME = run`, `"name": "run"`, `name => run`): the rules whose
+    keyword occurs in the 80 characters of name before the operator (`DATADOG_API_KEY=…`).
 A candidate rule's regex then runs in a window of bounded size around that run, never again over
 a stretch it already searched (bar a 400-character overlap), so the whole scan stays linear.
 Values must also reach the rule's entropy (gitleaks' own thresholds).
@@ -133,11 +135,16 @@ def class_tokens(text: str) -> str:
         we = min(n, e + _WINDOW_AFTER)
         done = set()
         for kw, rule in heads.get(low[0], ()):
-            if rule[0] not in done and low.startswith(kw):
+            if rule[0] not in done and low.startswith(kw) and (len(kw) > 1 or e - s >= 40):
                 done.add(rule[0])
                 ws = _window(rule[0], max(0, s - 8), we, searched)
                 if ws >= 0:
                     _token_hits(rule, text, ws, we, spans)
+        # A random value of 11+ characters holds a digit (a miss has odds of ~1e-3): paths,
+        # identifiers and words without one (`tests/test_api.py`, `self.compiled_patterns`) are
+        # not worth the keyword lookups below.
+        if _rx("digit", r"[0-9]").search(text, s, e) is None:
+            continue
         near = text[max(0, s - 100):min(n, e + 100)].lower()
         for kw, rule in infix:
             if rule[0] not in done and kw in near:
@@ -146,9 +153,7 @@ def class_tokens(text: str) -> str:
                 if ws >= 0:
                     _token_hits(rule, text, ws, we, spans)
         op = _operator_before(text, s)
-        # A random value of 11+ characters holds a digit (a miss has odds of ~1e-3): assigned
-        # names and words without one (`x = self.compiled_patterns`) are not worth the lookups.
-        if op >= 0 and _rx("digit", r"[0-9]").search(text, s, e) is not None:
+        if op >= 0:
             area = text[max(0, op - 80):op + 1].lower()
             for kw, rule in context:
                 if rule[0] not in done and kw in area:

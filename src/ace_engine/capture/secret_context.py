@@ -105,8 +105,8 @@ def authorities(text: str) -> str:
         m = _rx("webhook", r"/api/webhooks/[0-9]{5,25}/(?P<tok>[A-Za-z0-9_-]{20,100})").match(text, p)
         if m is not None:
             spans.append((m.start("tok"), m.end("tok"), "webhook-token"))
-    if len(text) >= 40:
-        _bare_aws(text, spans)
+    if len(text) >= 40 and any(w in text for w in ("aws", "AWS", "Aws", "AKIA", "ASIA", "akia", "asia")):
+        _bare_aws(text, spans)  # only with AWS named somewhere (its own check is narrower)
     return _apply(text, spans)
 
 

@@ -263,6 +263,7 @@ DETECT_SECRETS_CONTEXT = (
 # The literal prefixes a token of each TOKEN_RULES / DETECT_SECRETS_RULES row starts with (lower case),
 # worked out from its pattern when this table was made; rows absent here are found by their keywords.
 TOKEN_HEADS = {
+    'discord-bot-token': ('m', 'n', 'o'),
     '1password-secret-key': ('a3-',),
     '1password-service-account-token': ('ops_eyj',),
     'adobe-client-secret': ('p8e-',),
