@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
     from typing import Any
 
+    from ._base import Params
     from .interfaces import Job
     from .records import CoEdit, CommandStats, LearningRunRow, LearningTotals
 
@@ -359,7 +360,7 @@ class JobsSQL(StoreBase):
 
     # -- helpers ---------------------------------------------------------------------------------------
 
-    def _job_row(self, sql: str, params: Sequence[Any] = ()) -> Job | None:
+    def _job_row(self, sql: str, params: Params = ()) -> Job | None:
         row = self._one(sql, params)
         return None if row is None else _decode_job(row)
 

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
     from typing import Any
 
+    from ..core._types import Bullet, BulletFields
+    from ._base import SQLValue
     from .interfaces import BulletRow
     from .records import ChangeRow, InjectionRow, PinRow
 
@@ -32,12 +34,12 @@ _SELECT = "SELECT b.rowid AS rowid, " + ", ".join(f"b.{c}" for c in BULLET_COLUM
 
 
 def filter_clauses(statuses: Sequence[str] | None, section: str | None,
-                   domain: str | None) -> tuple[list[str], tuple[Any, ...]]:
+                   domain: str | None) -> tuple[list[str], tuple[SQLValue, ...]]:
     """The WHERE clauses (and their parameters) of a lesson listing filtered by status, section and
     domain — `list_bullets` and the dashboard's pages (`views_sql`) filter the same way. A domain
     matches whole (its LIKE wildcards escaped: `python_x` does not match `python-x`)."""
     clauses: list[str] = []
-    params: tuple[Any, ...] = ()
+    params: tuple[SQLValue, ...] = ()
     if statuses:
         clauses.append(f"b.status IN ({','.join('?' * len(statuses))})")
         params += tuple(statuses)
@@ -77,7 +79,7 @@ def _maybe(row: dict[str, Any] | None) -> BulletRow | None:
 class PlaybookSQL(StoreBase):
     # -- bullets -----------------------------------------------------------------------------------
 
-    def insert_bullet(self, b: Mapping[str, Any]) -> None:
+    def insert_bullet(self, b: Bullet) -> None:
         self.conn.execute(
             f"INSERT INTO bullets({', '.join(BULLET_COLUMNS)}) VALUES ({', '.join('?' * len(BULLET_COLUMNS))})",
             tuple(
@@ -88,14 +90,12 @@ class PlaybookSQL(StoreBase):
             ),
         )
 
-    def update_bullet(self, bullet_id: str, fields: Mapping[str, Any]) -> None:
-        values: dict[str, Any] = {}
-        for key, value in fields.items():
-            if key == "domains":
-                value = " ".join(value)
-            elif key == "provenance":
-                value = json.dumps(value, ensure_ascii=False)
-            values[key] = value
+    def update_bullet(self, bullet_id: str, fields: BulletFields) -> None:
+        values: dict[str, Any] = dict(fields)  # the columns as stored, in the order given
+        if "domains" in fields:
+            values["domains"] = " ".join(fields["domains"])
+        if "provenance" in fields:
+            values["provenance"] = json.dumps(fields["provenance"], ensure_ascii=False)
         sets = ", ".join(f"{k}=?" for k in values)
         self.conn.execute(f"UPDATE bullets SET {sets} WHERE id=?", (*values.values(), bullet_id))
 
@@ -118,7 +118,7 @@ class PlaybookSQL(StoreBase):
             (content_key, project_id),
         ))
 
-    def _scope(self, project_id: int | None, include_global: bool) -> tuple[str, tuple[Any, ...]]:
+    def _scope(self, project_id: int | None, include_global: bool) -> tuple[str, tuple[SQLValue, ...]]:
         if project_id is None:
             return "b.project_id IS NULL", ()
         if include_global:

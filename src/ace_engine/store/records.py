@@ -123,6 +123,17 @@ class SyncState(TypedDict):
     updated_at: float | None
 
 
+class SyncFields(TypedDict, total=False):
+    """What `set_sync_state()` may change of a project's row (the others keep their value)."""
+
+    remote: str | None
+    push_cursor: int
+    pull_cursor: int
+    last_error: str | None
+    pushed_at: float | None
+    pulled_at: float | None
+
+
 class OutboxChange(TypedDict):
     """`changes_after()`: a change to push (`detail` decoded) and its lesson as it is now."""
 

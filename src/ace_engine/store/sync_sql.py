@@ -23,10 +23,9 @@ from ._base import StoreBase
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the store's modules stay cheap to import
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
-    from typing import Any
+    from collections.abc import Sequence
 
-    from .records import OutboxChange, SyncState
+    from .records import OutboxChange, SyncFields, SyncState
 
 SYNC_FIELDS = ("remote", "push_cursor", "pull_cursor", "last_error", "pushed_at", "pulled_at")
 TEAM_SOURCE = "team"  # `bullet_changes.source` of what a pull applied
@@ -45,7 +44,7 @@ class SyncSQL(StoreBase):
             " WHERE project_id = ?", (project_id,))
         return row
 
-    def set_sync_state(self, project_id: int, fields: Mapping[str, Any], now: float) -> None:
+    def set_sync_state(self, project_id: int, fields: SyncFields, now: float) -> None:
         """Upsert the given fields (of `SYNC_FIELDS`) of the project's row; the others keep their value
         (a new row starts with both cursors at 0)."""
         unknown = [k for k in fields if k not in SYNC_FIELDS]
