@@ -25,12 +25,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core import log
 from . import head as head_mod
 from . import narrative, setting, summarize
 from .trust import Fields
+
+if TYPE_CHECKING:
+    from ..store.records import SummaryInput
 
 __all__ = ["update_session", "store_transcript", "summary_of", "git_state", "row_for", "screened_lines"]
 
@@ -104,7 +107,7 @@ def attribution(events: list[dict[str, Any]], messages: list[dict[str, Any]], ro
 
 
 def row_for(session_id: str, project_id: int | None, summary: dict[str, Any], kind: str,
-            hosts: tuple[str, ...] = (), attributed: Any = None) -> dict[str, Any]:
+            hosts: tuple[str, ...] = (), attributed: Any = None) -> SummaryInput:
     """The `session_summaries` row of a summary: its lines built field by field through
     `trust.Fields` (`hosts`: `trusted_hosts`; `attributed`: `attribution` of its session) and
     screened again as lines into `text`; the branch a screened name."""
@@ -207,6 +210,4 @@ def summary_of(store: Any, session_id: str) -> dict[str, Any] | None:
         log.warning("continuity", f"summary of {session_id} could not be built: {type(exc).__name__}: {exc}")
         return None
     summary["status"] = session.get("status")
-    row = row_for(session_id, session.get("project_id"), summary, "offline")
-    row["computed"] = True
-    return row
+    return {**row_for(session_id, session.get("project_id"), summary, "offline"), "computed": True}

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from ..core._types import JobRow, ProjectInfo, Reflection, Trajectory, TrajectoryStep
     from ..core.config import Config
     from ..store.interfaces import JobsStore, PlaybookStore, SessionsStore, Store
+    from ..store.records import CommandRun
     from .reflector import Reflector
 
 
@@ -161,8 +162,8 @@ def commit(store: Store, playbook: Playbook, cfg: Config, prepared: list[Prepare
     return runs
 
 
-def _command_runs(traj: Trajectory) -> list[dict[str, Any]]:
-    runs: dict[str, dict[str, Any]] = {}
+def _command_runs(traj: Trajectory) -> list[CommandRun]:
+    runs: dict[str, CommandRun] = {}
     for step in traj.get("trajectory") or []:
         command = step.get("command")
         if not command or step.get("kind") == "readonly":

@@ -20,10 +20,10 @@ from ._base import StoreBase
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks must not import `typing` (~3 ms)
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Sequence
     from typing import Any
 
-    from .records import CarriedSummary, ContinuityEvents, SummaryRow
+    from .records import CarriedSummary, ContinuityEvents, SummaryInput, SummaryRow
 
 _COLUMNS = ("session_id, project_id, version, kind, summary, text, branch, open_ends, carry, last_at, created_at,"
             " updated_at")
@@ -41,7 +41,7 @@ def _decoded(row: Any) -> SummaryRow:  # a `_COLUMNS` row (a dict), `summary` de
 
 
 class ContinuitySQL(StoreBase):
-    def put_session_summary(self, row: Mapping[str, Any], now: float) -> None:
+    def put_session_summary(self, row: SummaryInput, now: float) -> None:
         """Write the summary of `row["session_id"]`: `row` holds project_id, version, kind,
         summary (a dict), text, branch, open_ends, carry and last_at. A rewrite keeps created_at."""
         summary = json.dumps(row["summary"], ensure_ascii=False, sort_keys=True, separators=(",", ":"))

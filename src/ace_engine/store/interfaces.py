@@ -42,6 +42,7 @@ from .records import (
     CarriedSummary,
     ChangeRow,
     CoEdit,
+    CommandRun,
     CommandStats,
     CommandStatsHit,
     ContinuityEvents,
@@ -52,6 +53,7 @@ from .records import (
     OutboxChange,
     PinRow,
     SessionHead,
+    SummaryInput,
     SummaryRow,
     SyncFields,
     SyncState,
@@ -252,7 +254,7 @@ class JobsStore(Protocol):
         self, project_id: int | None, paths: Sequence[str], exclude_session: str | None
     ) -> list[CoEdit]: ...
     def record_command_runs(
-        self, project_id: int | None, session_id: str | None, runs: Iterable[Mapping[str, Any]], now: float
+        self, project_id: int | None, session_id: str | None, runs: Iterable[CommandRun], now: float
     ) -> None: ...
     def command_history(self, project_id: int | None, commands: Sequence[str]) -> dict[str, CommandStats]: ...
     def record_pattern_hit(
@@ -304,7 +306,7 @@ class SyncStore(Protocol):
 class ContinuityStore(Protocol):
     """Session summaries (continuity/): written by the worker, read by SessionStart and the views."""
 
-    def put_session_summary(self, row: Mapping[str, Any], now: float) -> None: ...
+    def put_session_summary(self, row: SummaryInput, now: float) -> None: ...
     def note_first_head(self, session_id: str, sha: str) -> None: ...
     def session_summary(self, session_id: str) -> SummaryRow | None: ...
     def session_summaries(self, session_ids: Sequence[str]) -> dict[str, SummaryRow]: ...

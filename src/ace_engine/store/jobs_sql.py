@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from ._base import Params
     from .interfaces import Job
-    from .records import CoEdit, CommandStats, LearningRunRow, LearningTotals
+    from .records import CoEdit, CommandRun, CommandStats, LearningRunRow, LearningTotals
 
 
 class JobsSQL(StoreBase):
@@ -311,7 +311,7 @@ class JobsSQL(StoreBase):
             (project_id, *paths, *paths, exclude_session),
         )
 
-    def record_command_runs(self, project_id: int | None, session_id: str | None, runs: Iterable[Mapping[str, Any]],
+    def record_command_runs(self, project_id: int | None, session_id: str | None, runs: Iterable[CommandRun],
                             now: float) -> None:
         """`runs`: [{command, kind, runs, failures, error}] aggregated for one task."""
         if project_id is None:

@@ -99,6 +99,16 @@ class LearningTotals(RunCounts):
     average_ms: float | None
 
 
+class CommandRun(TypedDict):
+    """One command's runs in a learned task (`record_command_runs()`), its normalized form as `command`."""
+
+    command: str
+    kind: str | None
+    runs: int
+    failures: int
+    error: str | None
+
+
 class CoEdit(TypedDict):
     """Two files edited together in `sessions` other sessions (`co_edit_counts()`)."""
 
@@ -158,8 +168,8 @@ class OutboxChange(TypedDict):
 # -- continuity (continuity_sql) ---------------------------------------------------------------------
 
 
-class SummaryRow(TypedDict):
-    """A `session_summaries` row, `summary` decoded (a dict; `{}` for a damaged one)."""
+class SummaryInput(TypedDict):
+    """What `put_session_summary()` writes (`continuity.update.row_for` builds it)."""
 
     session_id: str
     project_id: int | None
@@ -171,6 +181,11 @@ class SummaryRow(TypedDict):
     open_ends: int
     carry: bool
     last_at: float
+
+
+class SummaryRow(SummaryInput):
+    """A `session_summaries` row, `summary` decoded (a dict; `{}` for a damaged one)."""
+
     created_at: float
     updated_at: float
 
