@@ -13,8 +13,10 @@ dashboard reads the hooks never import).
 The team server's PostgreSQL store (`store/team/`) is its own: it implements none of these
 Protocols, and nothing that takes one of them takes it.
 
-Rows are plain dicts; their shapes are the TypedDicts of `_types.py` and `store/records.py`. Methods
-that write do so in one transaction of their own, or join the caller's `transaction()`.
+Rows are plain dicts; their shapes are the TypedDicts of `core/_types.py` (records that cross
+layers), `records.py` (the families' rows) and `view_records.py` (the dashboard's); `dict[str, Any]`
+is left where a value is JSON whose shape its writer owns. Methods that write do so in one
+transaction of their own, or join the caller's `transaction()`.
 
 Cost: none at run time — imported only under `if TYPE_CHECKING:`.
 """
