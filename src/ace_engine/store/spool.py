@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..core.background import ProcessLock
-    from .interfaces import CaptureStore
+    from .interfaces import EventsStore
 
 CLAIM_STALE_SECONDS = 600
 MAX_BYTES = 64 * 1024 * 1024
@@ -228,7 +228,7 @@ def _save_progress(claimed: str, offset: int) -> None:
     os.utime(claimed, None)  # still alive: not stale for other replayers
 
 
-def _apply_chunk(store: CaptureStore, chunk: list[dict[str, Any]]) -> int:
+def _apply_chunk(store: EventsStore, chunk: list[dict[str, Any]]) -> int:
     """Apply a chunk in one transaction; if a record is unstorable (not a store failure), apply
     one by one and log the ones that can't be stored at all."""
     from ._base import StoreError
@@ -252,7 +252,7 @@ def _apply_chunk(store: CaptureStore, chunk: list[dict[str, Any]]) -> int:
         return applied
 
 
-def replay(store: CaptureStore, *, pause: float = 0.0) -> int:
+def replay(store: EventsStore, *, pause: float = 0.0) -> int:
     """Apply every spooled record to `store`; returns how many were applied. On a store failure
     the unapplied rest stays spooled and the StoreError propagates."""
     applied = 0
@@ -284,7 +284,7 @@ def replay(store: CaptureStore, *, pause: float = 0.0) -> int:
     return applied
 
 
-def replay_or_defer(store: CaptureStore) -> tuple[int, bool]:
+def replay_or_defer(store: EventsStore) -> tuple[int, bool]:
     """For a hook: replay a small spool now; start a background replay for a large one.
     Returns (records applied now, whether a background replay is running or was started)."""
     if pending_bytes() <= INLINE_REPLAY_BYTES:
