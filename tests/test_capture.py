@@ -45,10 +45,14 @@ def test_skip_list_is_configurable(ace_home, git_project, monkeypatch):
     todo = payload("PostToolUse", cwd, tool_name="TodoWrite", tool_use_id="t-todo", tool_input={"todos": []}, tool_response={})
     run_hook("PostToolUse", todo)
     assert not rows(ace_home, "SELECT * FROM tool_events")
-    (git_project / ".ace.toml").write_text('[capture]\nskip_tools = ["Read"]\n')
+    # The user's setting (a repository's .ace.toml may not hide tools from capture: issue 20).
+    (git_project / ".ace.toml").write_text('[capture]\nskip_tools = ["Bash"]\n')
+    monkeypatch.setenv("ACE_CAPTURE_SKIP_TOOLS", "Read")
+    run_hook("PostToolUse", payload("PostToolUse", cwd, tool_name="Bash", tool_use_id="t-bash", tool_input={},
+                                    tool_response={}))
     run_hook("PostToolUse", todo)
     run_hook("PostToolUse", payload("PostToolUse", cwd, tool_name="Read", tool_use_id="t-read", tool_input={}, tool_response={}))
-    assert [r["tool_use_id"] for r in rows(ace_home, "SELECT * FROM tool_events")] == ["t-todo"]
+    assert [r["tool_use_id"] for r in rows(ace_home, "SELECT * FROM tool_events")] == ["t-bash", "t-todo"]
 
 
 def test_caps_keep_head_and_tail(ace_home, git_project, monkeypatch):

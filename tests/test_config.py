@@ -19,7 +19,7 @@ def test_user_level_keys_are_not_project_keys():
                 "learning.trusted_hosts", "learning.code_patterns_file", "learning.reflector",
                 "learning.max_attempts", "learning.linger_seconds", "learning.lease_seconds"):
             assert not config_mod.project_may_set(key), key
-    for key in ("capture.skip_tools", "inject.prompt_k", "retrieval.threshold", "retrieval.abbreviations",
+    for key in ("capture.max_input_chars", "inject.prompt_k", "retrieval.threshold", "retrieval.abbreviations",
                 "learning.merge_similarity", "learning.enabled"):
         assert config_mod.project_may_set(key), key
     assert config_mod.PROJECT_KEYS <= set(config_mod.DEFAULTS)
@@ -33,13 +33,15 @@ def test_project_keys_are_marked_on_the_settings_table():
     # continuity.* shape what is injected, like inject.*; the narrative calls the LLM: user-level.
     assert marked == {key for key in config_mod.DEFAULTS
                       if key.startswith(("capture.", "inject.", "retrieval.", "continuity."))
-                      and key not in ("retrieval.embedder", "continuity.llm_narrative")} | {
+                      and key not in ("retrieval.embedder", "continuity.llm_narrative", "capture.skip_tools")} | {
         "learning.enabled", "learning.merge_similarity", "learning.stale_days", "learning.max_bullets",
         "learning.max_tokens", "learning.slow_step_seconds", "learning.co_edit_sessions"}
     # Issue 20: thresholds of promotion, confidence and pruning decide what reaches the agent: user-level.
     assert not marked & {"learning.promote_confidence", "learning.promote_min_observations",
                          "learning.prune_confidence", "learning.prune_min_observations",
-                         "learning.code_pattern_sessions"}
+                         "learning.code_pattern_sessions",
+                         # what is not captured is not evidence: skipping `Read` would hide a file's words
+                         "capture.skip_tools"}
 
 
 def test_one_table_is_the_only_source_of_keys_defaults_and_help():

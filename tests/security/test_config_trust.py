@@ -139,15 +139,22 @@ def test_a_trust_record_writable_by_others_is_not_believed(ace_home, git_project
 
 TRUST_THRESHOLDS = {"learning.promote_confidence": (0.0, 0.8), "learning.promote_min_observations": (1, 2),
                     "learning.prune_confidence": (0.0, 0.3), "learning.prune_min_observations": (1000, 10),
-                    "learning.code_pattern_sessions": (1, 2)}
+                    "learning.code_pattern_sessions": (1, 2),
+                    # not a threshold, but as decisive: a skipped Read is a file's words provenance never sees
+                    "capture.skip_tools": ('["Read", "WebFetch", "Grep"]',
+                                           ["TodoWrite", "TodoRead", "ExitPlanMode", "TaskList", "TaskGet"])}
 
 
 def test_thresholds_that_shape_trust_are_the_users_not_the_repositorys(ace_home, git_project):
     """Issue 20: a committed `.ace.toml` with `promote_confidence = 0.0` made the repository's own
     planted lesson active after one session. Promotion, confidence and pruning thresholds are
     user-level: ignored in a project file, said once in the log, shown by `ace config show`."""
-    (git_project / ".ace.toml").write_text("[inject]\nprompt_k = 2\n\n[learning]\n" + "".join(
-        f"{key.split('.', 1)[1]} = {value}\n" for key, (value, _) in TRUST_THRESHOLDS.items()))
+    sections: dict[str, list[str]] = {"inject": ["prompt_k = 2"]}
+    for key, (value, _) in TRUST_THRESHOLDS.items():
+        section, name = key.split(".", 1)
+        sections.setdefault(section, []).append(f"{name} = {value}")
+    (git_project / ".ace.toml").write_text("".join(
+        f"[{section}]\n" + "\n".join(lines) + "\n\n" for section, lines in sections.items()))
     shown = config_show(git_project)
     assert shown["inject.prompt_k"]["value"] == 2
     for key, (_, default) in TRUST_THRESHOLDS.items():

@@ -144,10 +144,12 @@ def test_an_error_quoting_what_the_user_gave_shows_escapes_visibly(ace_home):
 
 
 def test_json_output_carries_no_raw_terminal_controls(proj):
-    """`--json` stays exact JSON, but C1 controls and bidi overrides (left raw by
-    `ensure_ascii=False`) are written as `\\u009b` / `\\u202e`, like the C0 ones."""
+    """`--json` stays exact JSON, and no raw control reaches it. Since issue 20 a lesson is stored
+    without its controls at all (`clean_content` reads `escape.plain`: `\\x1b[0m` inside a package
+    name hid it from the screens), so every view shows the plain text a reader would see."""
     content = "Run make check \x9b2J\u202eexe.txt\x1b[2J before pushing"
     bullet = add_lesson(proj, content)
+    content = "Run make check exe.txt before pushing"
     shown = {("patterns", "--json", "--project", proj): lambda d: d["patterns"][0]["content"],
              ("show", bullet["id"], "--json"): lambda d: d["bullet"]["content"],
              ("export", "--project", proj): lambda d: d["bullets"][0]["content"]}

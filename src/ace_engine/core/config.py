@@ -67,8 +67,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("capture.max_response_chars", 8_000, "cap on a stored tool response (chars)", project=True),
     Setting("capture.max_message_chars", 16_000,
             "cap on a stored prompt or final assistant message (chars)", project=True),
+    # User-level (issue 20): what is not captured is missing from the evidence provenance reads, so a
+    # repository that skipped `Read` would make a package a file named look like the agent's own idea.
     Setting("capture.skip_tools", ["TodoWrite", "TodoRead", "ExitPlanMode", "TaskList", "TaskGet"],
-            "tools whose calls are not captured", project=True),
+            "tools whose calls are not captured"),
     # Store: how long a hook waits for a lock before spooling its record instead.
     Setting("store.busy_timeout_ms", 2_000, "how long a hook waits for a locked store before spooling"),
     # Injection: what the hooks put back into Claude Code's context, in tokens (estimated).

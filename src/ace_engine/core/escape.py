@@ -13,6 +13,9 @@ passes through exactly one of these, chosen by where it lands:
 * `markdown(text)` — one line of a bullet in CLAUDE.md / AGENTS.md: the same, plus no HTML comment
   (so the `ACE_SECTION` markers can't be faked);
 * `html(text)` — the dashboard's pages;
+* `plain(text)` — not an escape but the text as a reader sees it: ANSI sequences and control
+  characters removed (tab and newline kept). The safety screens and lesson content read this, so
+  `npx \x1b[0mevil` is judged as the `npx evil` a terminal or a model would read;
 * `quoted(text, limit)` — someone else's words inside an injected line, as a quotation: one line,
   clipped, its own double quotes turned into single ones so the quotation can't be closed early,
   then wrapped in `"…"` (the line still goes through `injected` where it is injected).
@@ -23,7 +26,7 @@ regexes, no imports at call time): the hooks call `injected` on every injection.
 
 import re
 
-__all__ = ["strip_controls", "one_line", "terminal", "injected", "markdown", "html", "quoted"]
+__all__ = ["strip_controls", "plain", "one_line", "terminal", "injected", "markdown", "html", "quoted"]
 
 # The patterns are compiled on first use (`_rx`): the hooks import this module on every run and
 # most runs render nothing. Sources:
@@ -40,6 +43,11 @@ _SOURCES = {
     # Rich markup: exactly what rich takes for a tag (rich/markup.py RE_TAGS): `[`, a lowercase
     # letter, `#`, `/` or `@`, then anything but `[` (newlines too) up to `]`, after backslashes.
     "rich_tag": r"(\\*)(\[[a-z#/@][^\[]*?\])",
+    # ANSI escape sequences as terminals read them: CSI (`ESC [` … final byte, or its 8-bit form),
+    # OSC / DCS / PM / APC strings up to BEL or ST, and two-character escapes (`ESC c`).
+    "ansi": "(?:\x1b\\[|\x9b)[0-?]*[ -/]*[@-~]?"
+            "|(?:\x1b[\\]PX^_]|[\x90\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\\\|\x9c)?"
+            "|\x1b[ -~]?",
     # Lone surrogates (undecodable bytes under `surrogateescape`): no terminal can encode them.
     "surrogate": "[\ud800-\udfff]",
 }
@@ -65,6 +73,15 @@ def strip_controls(text: str) -> str:
     if text.isprintable():  # C speed; true for most lines (it is false for \n and \t too)
         return text
     return _rx("controls").sub(_visible, text)
+
+
+def plain(text: str) -> str:
+    """`text` as a reader sees it: ANSI sequences and control characters (but tab and newline)
+    removed, the Unicode direction overrides too. Linear: each pattern is one pass without nesting."""
+    text = str(text)
+    if text.isprintable():
+        return text
+    return _rx("controls").sub("", _rx("ansi").sub("", text))
 
 
 def one_line(text: str) -> str:

@@ -131,6 +131,22 @@ def _found(needle: str, text: str) -> bool:
     return re.search(r"(?<![\w-])" + re.escape(needle) + r"(?![\w-])", text) is not None
 
 
+_PERCENT = re.compile(r"%([0-9a-fA-F]{2})")
+_JSON_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
+_SOFT = re.compile("[\u00ad\u200b-\u200d\u2060\ufeff]")
+
+
+def _readings(seen: str) -> str:
+    """Someone else's text as a reader may read it, beside the folded text itself: `%2D` and
+    `\\u002d` decoded, soft hyphens dropped, and a name wrapped over two lines joined. A needle found in
+    any reading taints (the safe direction: a lesson waits for review)."""
+    decoded = _SOFT.sub("", _JSON_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)),
+                                             _PERCENT.sub(lambda m: chr(int(m.group(1), 16)), seen)))
+    joined = re.sub(r"-[ \t]*\r?\n\s*", "-", decoded)
+    # Most output has nothing to decode: one fold, as before.
+    return "\n".join(rule.fold(t) for t in dict.fromkeys((seen, decoded, joined)))
+
+
 class Attribution:
     """`content → {risky part: origin}` for the lessons of one trajectory (module docstring)."""
 
@@ -162,7 +178,8 @@ class Attribution:
     def _item(self, i: int) -> tuple[str, str]:
         if i not in self._folded:
             item = self._evidence[i]
-            self._folded[i] = (rule.fold(str(item.get("use") or "")), rule.fold(str(item.get("seen") or "")))
+            seen = str(item.get("seen") or "")
+            self._folded[i] = (rule.fold(str(item.get("use") or "")), _readings(seen) if seen else "")
         return self._folded[i]
 
     def origin(self, part: str) -> str:

@@ -146,11 +146,13 @@ def _rx(name: str) -> Any:
 
 def fold(text: str) -> str:
     """The lesson text as the safety policy reads it (its own normalization), lower case."""
+    from ..core.escape import plain
     from . import safety  # the one folding; loaded with the playbook already
 
     folder = getattr(safety, "fold", None) or safety._folded  # noqa: SLF001 — the policy's normalization
-    # Dashes NFKC keeps apart (‐ ‑ ‒ – — −): in a package name they read as the hyphen they look like.
-    return str(folder(str(text))).lower().translate(_DASHES)
+    # Controls and ANSI sequences first (`npx \x1b[0mevil` reads as `npx evil`); then dashes NFKC
+    # keeps apart (‐ ‑ ‒ – — −): in a package name they read as the hyphen they look like.
+    return str(folder(plain(str(text)))).lower().translate(_DASHES)
 
 
 def _name(raw: str) -> str:
