@@ -74,3 +74,20 @@ def test_remote_set_to_a_server_that_does_not_answer_says_nothing_was_bound(ace_
     assert result.stderr.count("\n") == 1
     status = ace("remote", "status", "--offline", "--dir", git_project)
     assert "ace remote set" in status.output + status.stderr  # still not bound
+
+
+def test_an_import_with_an_integer_too_long_to_read_is_one_line(ace_home, git_project, tmp_path):
+    doc = tmp_path / "big.json"
+    doc.write_text('[{"content": "Run make test", "section": "strategies", "helpful": ' + "9" * 5000 + "}]")
+    out = ace("import", doc, cwd=git_project)
+    assert out.exit_code == 1 and "Traceback" not in out.output, out.output
+    assert "not readable as JSON" in out.output and "nothing was imported" in out.output
+
+
+def test_learning_from_a_fifo_is_refused_not_a_hang(ace_home, git_project, tmp_path):
+    import os
+
+    fifo = tmp_path / "session.jsonl"
+    os.mkfifo(fifo)
+    out = ace("learn", "--transcript", fifo, "--project", git_project, cwd=git_project)
+    assert out.exit_code == 1 and "not a regular file" in out.output, out.output

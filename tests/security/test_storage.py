@@ -190,11 +190,14 @@ def test_a_large_spool_is_replayed_in_the_background_not_in_session_start(ace_ho
                                  "tool_event": {"tool_use_id": f"sp-{n}", "tool_name": "Bash",
                                                 "input": json.dumps({"command": f"pytest -q tests/test_{n}.py"}),
                                                 "response": line * 12, "success": True}}) + "\n")
-    code, out, _, seconds = run_hook("SessionStart", payload("SessionStart", str(tmp_path), session_id="s-new",
+    code, out, _, _seconds = run_hook("SessionStart", payload("SessionStart", str(tmp_path), session_id="s-new",
                                                              source="startup"))
     assert code == 0
     check_answer("SessionStart", out)
-    assert seconds < 1.0, f"SessionStart spent {seconds:.1f}s replaying the spool"  # ~0.1 s without
+    # Not replayed inside the hook's budget: the hook handed it to a detached process (its time
+    # is bench/budgets_bench.py's to check, not a test's).
+    log = (ace_home / "logs" / "ace.log").read_text()
+    assert "background replay started" in log, log[-2000:]
     deadline = time.time() + 120
     stored = 0
     while time.time() < deadline:

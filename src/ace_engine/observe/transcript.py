@@ -38,6 +38,7 @@ import glob
 import json
 import os
 import re
+import stat
 from collections import Counter
 from collections.abc import Iterable
 from datetime import datetime
@@ -135,6 +136,9 @@ def read_entries(path: str) -> tuple[list[dict[str, Any]], dict[str, Any], int]:
     """(entries, {session_id, cwd, git_branch, agent_type} as first recorded, bad lines).
     Raises TranscriptError, naming the fix, for a missing, unreadable, empty or non-JSONL file."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode) and not os.path.isdir(path):
+            # A FIFO, socket or device would block or never end: a transcript is a file.
+            raise TranscriptError(f"{path} is not a regular file; {HINT}")
         fh = open(path, encoding="utf-8", errors="replace")
     except FileNotFoundError:
         raise TranscriptError(f"{path} does not exist; {HINT}") from None

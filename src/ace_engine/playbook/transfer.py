@@ -158,6 +158,9 @@ def parse(text: str, name: str = "<input>", extra_sections: tuple[str, ...] = ()
     except json.JSONDecodeError as exc:
         raise TransferError([f"{name}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
                              "nothing was imported"]) from exc
+    except ValueError as exc:  # e.g. an integer past Python's digit limit (a 5,000-digit number)
+        raise TransferError([f"{name}: not readable as JSON ({' '.join(str(exc).split())[:160]}); "
+                             "nothing was imported"]) from exc
     except RecursionError as exc:  # the decoder recurses once per level: a hostile file can exhaust it
         raise TransferError([f"{name}: JSON nested too deeply to read (an ace-engine export is {MAX_DEPTH} levels "
                              "deep at most); nothing was imported"]) from exc
