@@ -237,8 +237,8 @@ _SHELL_NOISE = _Lazy(r"\$\{?IFS\}?|\$'\\x20'")
 # `\bcurl\b[^\n]*X` retried from every `curl` of a line rescans the rest of the line each time:
 # quadratic in the line. Tempered, the run stops at the next head -- `\bcurl\b(?:(?!\bcurl\b)
 # [^\n])*X` -- and since a later head is followed by the same X, it matches the same texts.
-_HEAD_RUN = re.compile(r"(\\b(?:\(\?:(?:[^()]|\([^()]*\))*\)|[\w.\\]+?(?:\\s\+\w+)?)\\b)"
-                       r"(\[\^\\n(?:;\|&)?\])\*(\??)")
+_HEAD_RUN = _Lazy(r"(\\b(?:\(\?:(?:[^()]|\([^()]*\))*\)|[\w.\\]+?(?:\\s\+\w+)?)\\b)"
+                 r"(\[\^\\n(?:;\|&)?\])\*(\??)")
 _DECODE_FLAG = r"(?:\s-d\b|--decode|\s-D\b|\s-r\b)"
 
 
