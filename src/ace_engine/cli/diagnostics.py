@@ -21,6 +21,7 @@ from ..store import spool
 from ..store.sqlite import SQLiteStore, StoreError
 from . import doctor_checks
 from .doctor_checks import Check
+from .output import plural
 
 
 def settings_locations(project_root: str) -> list[tuple[str, str]]:
@@ -164,10 +165,10 @@ def doctor(project_dir: str, fix: bool = False) -> list[Check]:
                                 None, warn=True))
             health.clear()
         except (StoreError, Exception) as exc:  # noqa: BLE001
-            checks.append(Check("spool", False, f"{pending} records wait in {where}: {exc}{lost_text}",
+            checks.append(Check("spool", False, f"{plural(pending, 'record')} waiting in {where}: {exc}{lost_text}",
                                 "fix the store problem above, then run `ace doctor --fix`"))
     elif pending:
-        checks.append(Check("spool", False, f"{pending} records wait in {where}{lost_text}",
+        checks.append(Check("spool", False, f"{plural(pending, 'record')} waiting in {where}{lost_text}",
                             "run `ace doctor --fix` to write them to the store", warn=True))
     elif lost:
         checks.append(Check("spool", False, f"nothing waiting{lost_text}",
@@ -209,13 +210,13 @@ def _search_check(root: str, fix: bool) -> Check:
                 done = vectors.embed_missing(store, cfg=cfg)
                 missing -= done
                 return Check("search", not missing, f"{state['mode']} ({state['embedder']}: {state['model']}); "
-                             f"embedded {done} lessons", None if not missing else "see the log", warn=True)
+                             f"embedded {plural(done, 'lesson')}", None if not missing else "see the log", warn=True)
     except (StoreError, OSError) as exc:
         return Check("search", False, f"could not read the store: {exc}", "see the store check above", warn=True)
     detail = f"{state['mode']} ({state['embedder']}: {state['model']})"
     if missing:
-        return Check("search", False, f"{detail}; {missing} lessons have no vector yet (searches embed a few "
-                     "each time)", "run `ace embed` or `ace doctor --fix`", warn=True)
+        return Check("search", False, f"{detail}; {plural(missing, 'lesson')} without a vector yet "
+                     "(searches embed a few each time)", "run `ace embed` or `ace doctor --fix`", warn=True)
     return Check("search", True, f"{detail}; every lesson embedded")
 
 
