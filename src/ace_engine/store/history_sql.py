@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ._base import SQLValue
-    from .records import CommandStatsHit, MessageHit, SessionHead, ToolHit, TranscriptSessionHit
+    from .records import CommandStatsHit, MessageHit, ProjectSession, SessionHead, ToolHit, TranscriptSessionHit
 
 # A tool call as the history shows it: what `observe.trajectory.step_from_event` reads.
 _TOOL = ("id, session_id, agent_id, tool_use_id, tool_name, input, response, success, exit_code, error,"
@@ -213,7 +213,7 @@ class HistorySQL(StoreBase):
 class McpStore(SQLiteStore, ViewsSQL, HistorySQL):
     """The local store with the history reads and the dashboard's (what `ace mcp` opens)."""
 
-    def project_sessions(self, project_key: str | None, limit: int = 50) -> list[dict[str, Any]]:
+    def project_sessions(self, project_key: str | None, limit: int = 50) -> list[ProjectSession]:
         """The sessions of a project (of every project with None), newest first: the one list that
         `ace sessions`, MCP `search_history` and `ace recent` (through its summaries) agree on.
         Those the hooks captured (`list_sessions`' rows, `origin` "captured"), and those known only

@@ -12,7 +12,7 @@ Cost: none at run time.
 
 from typing import Any, TypedDict
 
-from ..core._types import MessageRow, ToolEventRow
+from ..core._types import MessageRow, SessionSummary, ToolEventRow
 
 JSONObject = dict[str, Any]  # a JSON column decoded: its shape is the writer's contract, not the store's
 
@@ -67,13 +67,12 @@ class RunCounts(TypedDict):
     harmful: int
 
 
-class LearningRunRow(RunCounts):
-    """A `learning_runs` row (`learning_runs()`): one learned task's figures, `detail` decoded."""
+class RunRow(RunCounts):
+    """A `learning_runs` row: one learned task's figures, `detail` decoded (`session_runs()`)."""
 
     id: int
     job_id: int | None
     project_id: int | None
-    project: str | None  # the project's name
     session_id: str | None
     agent_id: str | None
     source: str  # session / transcript / payload
@@ -88,6 +87,12 @@ class LearningRunRow(RunCounts):
     duration_ms: float | None
     detail: JSONObject | None
     created_at: float
+
+
+class LearningRunRow(RunRow):
+    """`learning_runs()`, `learning_run_page()`: a run and its project's name."""
+
+    project: str | None
 
 
 class LearningTotals(RunCounts):
@@ -269,6 +274,13 @@ class CommandStats(CommandStatsHit):
     """A `command_stats` row: how a normalized command fared in the project so far."""
 
     project_id: int
+
+
+class ProjectSession(SessionSummary):
+    """`project_sessions()`: a captured session (`origin` "captured"), or one known only from a
+    learned transcript (`origin` "transcript", its counts from its summary)."""
+
+    origin: str
 
 
 class TranscriptSessionHit(TypedDict):

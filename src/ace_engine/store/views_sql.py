@@ -26,10 +26,11 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
+    from ..core._types import SessionRow
     from . import view_records as shapes
     from ._base import SQLValue
     from .interfaces import BulletRow
-    from .records import LearningRunRow
+    from .records import LearningRunRow, RunRow
 
 _LESSON = ("SELECT b.rowid AS rowid, " + ", ".join(f"b.{c}" for c in BULLET_COLUMNS)
            + ", p.name AS project FROM bullets b LEFT JOIN projects p ON p.id = b.project_id")
@@ -228,9 +229,9 @@ class ViewsSQL(StoreBase):
             f"SELECT {_day('started_at')} AS day, COUNT(*) AS sessions FROM sessions"
             " WHERE project_id IS ? AND started_at >= ? GROUP BY day ORDER BY day", (utc_offset, project_id, since))
 
-    def session_view(self, session_id: str) -> dict[str, Any] | None:
+    def session_view(self, session_id: str) -> SessionRow | None:
         return self._one(
-            "SELECT s.*, p.name AS project, p.root AS project_root FROM sessions s"
+            "SELECT s.*, p.name AS project, p.root AS project_root, p.remote AS project_remote FROM sessions s"
             " LEFT JOIN projects p ON p.id = s.project_id WHERE s.session_id = ?", (session_id,))
 
     def session_items(self, session_id: str, *, after: Sequence[int] = (0, 0, 0, 0),
@@ -281,7 +282,7 @@ class ViewsSQL(StoreBase):
         return [b for b in rows if session_id in (b["provenance"].get("sessions") or [])
                 or b["provenance"].get("session_id") == session_id][:_limit(limit)]
 
-    def session_runs(self, session_id: str, limit: int = 20) -> list[dict[str, Any]]:
+    def session_runs(self, session_id: str, limit: int = 20) -> list[RunRow]:
         """The learning runs over this session (what each created, merged, pruned, quarantined)."""
         rows = self._rows("SELECT * FROM learning_runs WHERE session_id = ? ORDER BY id DESC LIMIT ?",
                           (session_id, _limit(limit)))
