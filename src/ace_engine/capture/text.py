@@ -13,12 +13,12 @@ __all__ = ["cap", "decode_bytes", "is_blank", "repair_utf8", "sanitize",
            "strip_private"]
 
 
-def decode_bytes(data):
+def decode_bytes(data: bytes | bytearray) -> str:
     """Decode UTF-8; invalid bytes become U+FFFD.  Never raises."""
     return str(data, "utf-8", "replace")
 
 
-def repair_utf8(s):
+def repair_utf8(s: str) -> str:
     """Return `s` in a form that encodes to UTF-8: lone surrogates (from JSON
     ``"\\ud800"`` escapes or surrogateescape) become U+FFFD, NULs are dropped.
     """
@@ -38,7 +38,7 @@ def repair_utf8(s):
 _tag_rx = None
 
 
-def strip_private(s):
+def strip_private(s: str) -> str:
     """Remove every ``<private>...</private>`` span (any case, any lines).
 
     Nested spans count depth, so the outer tag decides where the span ends.
@@ -73,16 +73,16 @@ def strip_private(s):
     return "".join(out)
 
 
-def is_blank(s):
+def is_blank(s: str | None) -> bool:
     """True when `s` holds nothing but whitespace."""
     return not s or s.isspace()
 
 
-def _cut_marker(n):
+def _cut_marker(n: int) -> str:
     return f"\n…[ace: {n} chars cut]…\n"
 
 
-def _splice(head, tail, total, limit):
+def _splice(head: str, tail: str, total: int, limit: int) -> str:
     """`head`'s start + cut marker + `tail`'s end, at most `limit` chars.
 
     `total` is the length of the original text (for the count in the marker).
@@ -96,7 +96,7 @@ def _splice(head, tail, total, limit):
             + (tail[len(tail) - t:] if t else ""))
 
 
-def cap(s, limit):
+def cap(s: str, limit: int) -> str:
     """Shorten `s` to at most `limit` chars, keeping ~2/3 head and ~1/3 tail
     around a ``…[ace: N chars cut]…`` marker.  ``limit <= 0`` means no cap."""
     if limit <= 0 or len(s) <= limit:
@@ -109,7 +109,7 @@ def cap(s, limit):
 _MARGIN = 4096
 
 
-def _cut_back(s, end, lo):
+def _cut_back(s: str, end: int, lo: int) -> int:
     """Best cut point in s[lo:end], searching backwards: after a newline,
     else after a space, else `end`."""
     i = s.rfind("\n", lo, end)
@@ -118,7 +118,7 @@ def _cut_back(s, end, lo):
     return i + 1 if i >= 0 else end
 
 
-def _cut_forward(s, start, hi):
+def _cut_forward(s: str, start: int, hi: int) -> int:
     """Best cut point in s[start:hi], searching forwards."""
     i = s.find("\n", start, hi)
     if i < 0:
@@ -126,7 +126,7 @@ def _cut_forward(s, start, hi):
     return i + 1 if i >= 0 else start
 
 
-def _skip_open_pem(s, ts):
+def _skip_open_pem(s: str, ts: int) -> int:
     """If position `ts` lies inside a PEM private key block whose BEGIN line
     is before it, return the index just past the block's END line (or
     ``len(s)``); else return -1."""
@@ -142,7 +142,7 @@ def _skip_open_pem(s, ts):
     return len(s) if close < 0 else close + 5
 
 
-def sanitize(s, limit):
+def sanitize(s: str, limit: int) -> str:
     """The full pipeline for one captured text:
     repair_utf8 -> strip_private -> redact -> cap(limit)."""
     s = strip_private(repair_utf8(s))
