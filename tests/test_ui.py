@@ -325,7 +325,9 @@ def test_stored_text_is_escaped_everywhere(ui, seeded):
     session = client.get(f"/sessions/{SID}").text
     assert "The &lt;b&gt;login&lt;/b&gt; returns 401" in session and "&lt;img src=x onerror=alert(3)&gt;" in session
     assert "&lt;div&gt;401&lt;/div&gt;" in session
-    assert "\\u202e" in client.get(f"/lessons/{bid}").text and "\\x1b[31m" in client.get(f"/lessons/{bid}").text
+    # A lesson holds no controls at all since issue 20 (`clean_content` stores it as a reader sees it).
+    lesson = client.get(f"/lessons/{bid}").text
+    assert "Use <code>git log</code> ecnerefer, then red" in lesson and "\\u202e" not in lesson, lesson
     found = client.get("/api/search", params={"q": "install the linter script"})
     assert found.headers["content-type"].startswith("application/json")
 
