@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +46,7 @@ from starlette.routing import Mount, Route
 
 from .. import __version__
 from ..store.team.db import ClientTaken, NotFound, Stale
+from ..store.team.records import Decision, ProjectRow, ProjectSummary, Stats
 from . import dashboard, openapi, policy
 from .auth import ApiError, Authenticator, Principal, require_scope, resolve_project
 from .limits import DEFAULT_BURST, DEFAULT_MAX_BODY_BYTES, DEFAULT_RATE_PER_SECOND, BodyLimit, RateLimiter, retry_after
@@ -62,7 +63,7 @@ class Ctx:
     """One authorised request, as a route sees it."""
 
     principal: Principal
-    project: dict[str, Any]
+    project: ProjectRow
     data: Any
     params: dict[str, int]
     path: dict[str, str]
@@ -106,7 +107,7 @@ class _Api:
         self.now = now
         self.auth = Authenticator(db)
 
-    def endpoint(self, work: Callable[[Ctx], dict[str, Any]], *, scope: str, body: str | None = None,
+    def endpoint(self, work: Callable[[Ctx], Mapping[str, object]], *, scope: str, body: str | None = None,
                  query: str | None = None, create: bool = False) -> Callable[[Request], Awaitable[Response]]:
         """An ASGI endpoint running the six steps of the module docstring, then `work` in a thread."""
 
@@ -120,8 +121,8 @@ class _Api:
 
         return handle
 
-    def _run(self, work: Callable[[Ctx], dict[str, Any]], request: Request, raw: bytes, scope: str,
-             body: str | None, query: str | None, create: bool) -> dict[str, Any]:
+    def _run(self, work: Callable[[Ctx], Mapping[str, object]], request: Request, raw: bytes, scope: str,
+             body: str | None, query: str | None, create: bool) -> Mapping[str, object]:
         now = self.now()
         principal = self.auth.authenticate(request.headers.get("authorization"), now)
         wait = self.limiter.take(principal.token_id, now)
@@ -145,7 +146,7 @@ class _Api:
 
     # -- the routes' work ---------------------------------------------------------------------------------
 
-    def project(self, ctx: Ctx) -> dict[str, Any]:
+    def project(self, ctx: Ctx) -> ProjectSummary:
         return self.db.project_summary(ctx.project["id"])
 
     def _last_seq(self, ctx: Ctx) -> int:
@@ -191,7 +192,7 @@ class _Api:
     def review_queue(self, ctx: Ctx) -> dict[str, Any]:
         return {"lessons": self.db.review_queue(ctx.project["id"])}
 
-    def review_decide(self, ctx: Ctx) -> dict[str, Any]:
+    def review_decide(self, ctx: Ctx) -> Decision:
         lesson_id = ctx.path["lesson_id"]
         try:
             return self.db.decide(ctx.project["id"], lesson_id, ctx.data["action"] == "approve", REVIEW_CLIENT,
@@ -202,7 +203,7 @@ class _Api:
         except Stale as exc:  # the pusher changed it after the reviewer read it: decide on what it says now
             raise ApiError(409, "changed", f"{exc} (GET …/review shows its content_hash)") from exc
 
-    def stats(self, ctx: Ctx) -> dict[str, Any]:
+    def stats(self, ctx: Ctx) -> Stats:
         return self.db.stats(ctx.project["id"], ctx.params["days"], ctx.now)
 
 

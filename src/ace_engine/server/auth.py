@@ -27,9 +27,10 @@ import hashlib
 import secrets
 import threading
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from ..core.errors import AceError
+from ..store.team.records import ProjectRow, TokenRow
 
 SCOPES = ("read", "write", "admin")
 TOKEN_PREFIX = "ace_"
@@ -53,10 +54,10 @@ class ApiError(AceError):
 class TokenStore(Protocol):
     """The part of `store.team.db.TeamDB` this module needs."""
 
-    def token_by_hash(self, token_hash: str) -> dict[str, Any] | None: ...
+    def token_by_hash(self, token_hash: str) -> TokenRow | None: ...
     def touch_token(self, token_id: int, now: float) -> None: ...
-    def find_project(self, org_id: int, name: str) -> dict[str, Any] | None: ...
-    def ensure_project(self, org_id: int, name: str, now: float) -> dict[str, Any]: ...
+    def find_project(self, org_id: int, name: str) -> ProjectRow | None: ...
+    def ensure_project(self, org_id: int, name: str, now: float) -> ProjectRow: ...
 
 
 @dataclass(frozen=True)
@@ -148,7 +149,7 @@ def not_found(name: str) -> ApiError:
 
 
 def resolve_project(db: TokenStore, principal: Principal, name: str, now: float, *,
-                    create: bool = False) -> dict[str, Any]:
+                    create: bool = False) -> ProjectRow:
     """The project `name` as the token sees it, or the 404. `create`: an org-level token with
     write scope creates a project it does not find (the caller passes it for a push only)."""
     if not valid_project_name(name):

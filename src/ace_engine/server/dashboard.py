@@ -36,7 +36,7 @@ import os
 import re
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import quote
 
 from starlette.applications import Starlette
@@ -48,6 +48,7 @@ from starlette.routing import Route
 
 from ..playbook import sections as sections_mod
 from ..store.team.db import NotFound, Stale, TeamDBError
+from ..store.team.records import ProjectOverview, ProjectRow
 from ..web import charts, render
 from ..web.guard import secure_response
 from ..web.page import Refused, flash, form, int_param, load_static, redirect, static_route, text_param
@@ -69,7 +70,8 @@ REVIEW_PAGE = 200  # the oldest this many of the queue are shown; deciding them 
 PUBLIC_STATUSES = ("active", "archived")  # what a pull can show; held content is the reviewers'
 ALL_STATUSES = ("active", "quarantined", "archived", "rejected")
 WINDOWS = (7, 30, 90)
-SERIES = {"created": "#2da44e", "updated": "#4493f8", "pruned": "#8c959f", "quarantined": "#cf222e"}
+SERIES: dict[Literal["created", "updated", "pruned", "quarantined"], str] = {
+    "created": "#2da44e", "updated": "#4493f8", "pruned": "#8c959f", "quarantined": "#cf222e"}
 FLASH = {
     "approved": "Approved: the lesson is active, logged for every client's next pull.",
     "rejected": "Rejected: it stays out of the team's playbook (a held update gives back what the team had).",
@@ -176,7 +178,7 @@ class _Pages:
     def error(self, request: Request, status: int, title: str, message: str) -> HTMLResponse:
         return self.render(request, "team_error.html", status=status, title=title, message=message)
 
-    def project(self, request: Request, need: str) -> tuple[Principal, dict[str, Any], dict[str, Any]]:
+    def project(self, request: Request, need: str) -> tuple[Principal, ProjectRow, ProjectOverview]:
         """(principal, project, its overview) for the `{project}` of the path: the API's 403 then 404."""
         principal = self.principal(request)
         require_scope(principal, need)
@@ -186,7 +188,7 @@ class _Pages:
             raise NotFound(f"project {project['id']} vanished")
         return principal, project, overview[0]
 
-    def project_page(self, request: Request, template: str, overview: dict[str, Any], principal: Principal,
+    def project_page(self, request: Request, template: str, overview: ProjectOverview, principal: Principal,
                      **context: Any) -> HTMLResponse:
         admin = scope_allows(principal.scope, "admin")
         # Clients are shown by the label of the token that owns them (`_team_macros.html`).
@@ -228,12 +230,12 @@ class _Pages:
             return self.signin_form(request, status=401, wanted=wanted,
                                     error="This token is unknown, expired or revoked. Use a token of this server "
                                           "(`ace server token create`), pasted whole.")
-        row = self.db.token_by_id(principal.token_id) or {}
+        row = self.db.token_by_id(principal.token_id)
         old = self.session(request)
         if old is not None:
             self.sessions.end(old.id)
-        label = str(row.get("label") or "") or f"token #{principal.token_id}"
-        session = self.sessions.open(principal, label, row.get("expires_at"), now)
+        label = (row["label"] if row else None) or f"token #{principal.token_id}"
+        session = self.sessions.open(principal, label, row["expires_at"] if row else None, now)
         answer = redirect(wanted or f"{self.prefix}/")
         answer.headers.append("set-cookie", dashboard_auth.session_cookie(request.scope, session, now))
         return answer

@@ -39,11 +39,12 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import quote
 
 from starlette.concurrency import run_in_threadpool
 
+from ..store.team.records import TokenRow
 from ..web import guard as web_guard
 from ..web.guard import cookie_value, plain, request_headers, see_other
 from .auth import Principal
@@ -66,7 +67,7 @@ CROSS_ORIGIN = ("403 Forbidden: a change must come from this dashboard's own pag
 class TokenRows(Protocol):
     """The part of `TeamDB` the guard needs."""
 
-    def token_by_id(self, token_id: int) -> dict[str, Any] | None: ...
+    def token_by_id(self, token_id: int) -> TokenRow | None: ...
     def touch_token(self, token_id: int, now: float) -> None: ...
 
 

@@ -2,10 +2,10 @@
 
 `BodyLimit(app, max_bytes)` is pure ASGI middleware. It answers 413 before reading a byte when
 `Content-Length` already says too much, and otherwise reads the body itself, chunk by chunk, and
-answers 413 as soon as the total passes the limit — so a chunked upload without a length is
-stopped at the limit too, and the server never holds more than `max_bytes` (plus one chunk) of a
-request. A body within the limit is handed to the app unchanged (replayed from memory), so a
-route may read it the usual way.
+answers 413 as soon as the total passes the limit (`web.guard.read_body`, the one body buffer) — so
+a chunked upload without a length is stopped at the limit too, and the server never holds more than
+`max_bytes` (plus one chunk) of a request. A body within the limit is handed to the app unchanged
+(`web.guard.replay_body`, then the connection's own messages), so a route may read it the usual way.
 
 `RateLimiter(rate_per_second, burst)` is a token bucket per key (the token id): each request takes
 one; the bucket refills at `rate_per_second` up to `burst`. `take(key, now)` returns 0.0 when the
@@ -23,8 +23,10 @@ import math
 import threading
 from typing import TYPE_CHECKING
 
+from ..web.guard import read_body, replay_body
+
 if TYPE_CHECKING:  # the ASGI types are Starlette's, declared once there
-    from starlette.types import ASGIApp, Message, Receive, Scope, Send
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
 DEFAULT_MAX_BODY_BYTES = 1 << 20
 DEFAULT_RATE_PER_SECOND = 20.0
@@ -67,31 +69,11 @@ class BodyLimit:
                 if declared > self.max_bytes:
                     await send_json_error(send, 413, "too_large", self._too_large(), {"Connection": "close"})
                     return
-        chunks: list[bytes] = []
-        total = 0
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":  # the client went away: nothing to answer
-                return
-            chunk = message.get("body", b"")
-            total += len(chunk)
-            if total > self.max_bytes:
-                await send_json_error(send, 413, "too_large", self._too_large(), {"Connection": "close"})
-                return
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                break
-        body = b"".join(chunks)
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()  # after the body: the disconnect, when it comes
-
-        await self.app(scope, replay, send)
+        body = await read_body(receive, self.max_bytes)  # the one body buffer, shared with the dashboards
+        if body is None:
+            await send_json_error(send, 413, "too_large", self._too_large(), {"Connection": "close"})
+            return
+        await self.app(scope, replay_body(body, then=receive), send)
 
 
 class RateLimiter:

@@ -242,8 +242,9 @@ async def read_body(receive: Receive, limit: int) -> bytes | None:
     return b"".join(chunks)
 
 
-def replay_body(body: bytes) -> Receive:
-    """A `receive` that gives the app the already-read `body` once, then a disconnect."""
+def replay_body(body: bytes, then: Receive | None = None) -> Receive:
+    """A `receive` that gives the app the already-read `body` once, then a disconnect — or, with
+    `then` (the server's own `receive`), whatever the connection says next (the disconnect when it comes)."""
     sent = False
 
     async def receive() -> Message:
@@ -251,6 +252,8 @@ def replay_body(body: bytes) -> Receive:
         if not sent:
             sent = True
             return {"type": "http.request", "body": body, "more_body": False}
+        if then is not None:
+            return await then()
         return {"type": "http.disconnect"}
 
     return receive

@@ -34,11 +34,32 @@ from __future__ import annotations
 
 import datetime as _dt
 import time
-from typing import Any
+from collections.abc import Sequence
+from typing import Literal, cast
 
 from . import ops, views
 from .dialect import Conflict, Dialect, NotFound, TeamDBError, Tx, open_dialect
 from .ops import ClientTaken, Rules, Stale, content_hash
+from .records import (
+    ClientActivity,
+    Decision,
+    DeltaItem,
+    DeltaResult,
+    JSONObject,
+    LessonPage,
+    LessonState,
+    LogEntry,
+    ProjectOverview,
+    ProjectRow,
+    ProjectSummary,
+    ReviewEntry,
+    SectionCount,
+    Stats,
+    StatsDay,
+    TokenListRow,
+    TokenRow,
+    as_int,
+)
 from .schema import META_TABLE, MIGRATIONS, render, statements
 
 __all__ = ["ClientTaken", "NotFound", "Rules", "Stale", "TeamDB", "TeamDBError", "content_hash"]
@@ -46,10 +67,6 @@ __all__ = ["ClientTaken", "NotFound", "Rules", "Stale", "TeamDB", "TeamDBError",
 _TOKEN_COLUMNS = ("t.id, t.org_id, t.project_id, t.scope, t.expires_at, t.revoked_at, t.prefix, t.label, "
                   "t.created_at, t.last_used_at")
 TOUCH_EVERY_S = 60.0
-
-
-def _int(value: Any) -> int:
-    return int(value or 0)  # PostgreSQL's SUM(bigint) is a numeric (Decimal)
 
 
 class TeamDB:
@@ -111,7 +128,7 @@ class TeamDB:
                        (name, time.time() if now is None else now))
             return int(tx.value("SELECT id FROM orgs WHERE name = ?", (name,)))
 
-    def ensure_project(self, org_id: int, name: str, now: float) -> dict[str, Any]:
+    def ensure_project(self, org_id: int, name: str, now: float) -> ProjectRow:
         with self._d.write() as tx:
             tx.execute("INSERT INTO projects(org_id, name, created_at) VALUES (?, ?, ?) "
                        "ON CONFLICT (org_id, name) DO NOTHING", (org_id, name, now))
@@ -119,13 +136,14 @@ class TeamDB:
         assert found is not None  # just inserted, or there already
         return found
 
-    def find_project(self, org_id: int, name: str) -> dict[str, Any] | None:
+    def find_project(self, org_id: int, name: str) -> ProjectRow | None:
         with self._d.read() as tx:
             return self._project(tx, org_id, name)
 
     @staticmethod
-    def _project(tx: Tx, org_id: int, name: str) -> dict[str, Any] | None:
-        return tx.one("SELECT id, org_id, name, last_seq FROM projects WHERE org_id = ? AND name = ?", (org_id, name))
+    def _project(tx: Tx, org_id: int, name: str) -> ProjectRow | None:
+        return cast("ProjectRow | None", tx.one(
+            "SELECT id, org_id, name, last_seq FROM projects WHERE org_id = ? AND name = ?", (org_id, name)))
 
     # -- tokens ---------------------------------------------------------------------------------------
 
@@ -137,9 +155,10 @@ class TeamDB:
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                 (token_hash, prefix, org_id, project_id, scope, label, now, expires_at)))
 
-    def token_by_hash(self, token_hash: str) -> dict[str, Any] | None:
+    def token_by_hash(self, token_hash: str) -> TokenRow | None:
         with self._d.read() as tx:
-            return tx.one(f"SELECT {_TOKEN_COLUMNS} FROM tokens t WHERE t.token_hash = ?", (token_hash,))
+            return cast("TokenRow | None", tx.one(f"SELECT {_TOKEN_COLUMNS} FROM tokens t WHERE t.token_hash = ?",
+                                                  (token_hash,)))
 
     def touch_token(self, token_id: int, now: float) -> None:
         """Record a use; at most one write a minute per token (the condition is in the UPDATE)."""
@@ -147,13 +166,14 @@ class TeamDB:
             tx.execute("UPDATE tokens SET last_used_at = ? WHERE id = ? AND "
                        "(last_used_at IS NULL OR last_used_at < ?)", (now, token_id, now - TOUCH_EVERY_S))
 
-    def list_tokens(self, org_id: int | None = None) -> list[dict[str, Any]]:
+    def list_tokens(self, org_id: int | None = None) -> list[TokenListRow]:
         """Every token (of `org_id`), oldest first, with its org and project names; never a hash."""
         where = "" if org_id is None else "WHERE t.org_id = ? "
         with self._d.read() as tx:
-            return tx.all(f"SELECT {_TOKEN_COLUMNS}, o.name AS org, p.name AS project FROM tokens t "
+            rows = tx.all(f"SELECT {_TOKEN_COLUMNS}, o.name AS org, p.name AS project FROM tokens t "
                           f"JOIN orgs o ON o.id = t.org_id LEFT JOIN projects p ON p.id = t.project_id "
                           f"{where}ORDER BY t.id", () if org_id is None else (org_id,))
+        return cast("list[TokenListRow]", rows)
 
     def revoke_token(self, token_id_or_prefix: int | str, now: float) -> bool:
         """Revoke one live token by id (an int or its digits) or by its prefix; False when no live
@@ -175,13 +195,13 @@ class TeamDB:
     # -- deltas ---------------------------------------------------------------------------------------
 
     def apply_delta(self, project_id: int, client_id: str, key: str, op: str, lesson_id: str,
-                    body: dict[str, Any], status: str, now: float, rules: Rules = ops.NO_RULES) -> dict[str, Any]:
+                    body: JSONObject, status: str, now: float, rules: Rules = ops.NO_RULES) -> DeltaResult:
         """One pushed delta, one transaction (see the module contract and `ops`); returns
         {"status": "applied"|"duplicate"|"quarantined"|"rejected", "seq": int|None, "reason": str|None}."""
         return self.apply_deltas(project_id, client_id, [(key, op, lesson_id, body, status)], now, rules)[0]
 
-    def apply_deltas(self, project_id: int, client_id: str, items: list[tuple[str, str, str, dict[str, Any], str]],
-                     now: float, rules: Rules = ops.NO_RULES) -> list[dict[str, Any]]:
+    def apply_deltas(self, project_id: int, client_id: str, items: Sequence[DeltaItem],
+                     now: float, rules: Rules = ops.NO_RULES) -> list[DeltaResult]:
         """A push's deltas, `(key, op, lesson_id, body, status)` each, in ONE transaction: the
         project's lock is taken and the commit (a disk flush) paid once per push instead of once
         per delta — the lock is held through the commit, so per-delta transactions capped a
@@ -213,7 +233,7 @@ class TeamDB:
             return [seen]
 
     def _apply_one(self, tx: Tx, project_id: int, client_id: str,
-                   item: tuple[str, str, str, dict[str, Any], str], now: float, rules: Rules) -> dict[str, Any]:
+                   item: DeltaItem, now: float, rules: Rules) -> DeltaResult:
         key, op, lesson_id, body, status = item
         seen = self._seen(tx, project_id, client_id, key)
         if seen is not None:
@@ -224,12 +244,12 @@ class TeamDB:
         return result
 
     @staticmethod
-    def _seen(tx: Tx, project_id: int, client_id: str, key: str) -> dict[str, Any] | None:
+    def _seen(tx: Tx, project_id: int, client_id: str, key: str) -> DeltaResult | None:
         row = tx.one("SELECT seq FROM delta_keys WHERE project_id = ? AND client_id = ? AND idem_key = ?",
                      (project_id, client_id, key))
         return None if row is None else {"status": "duplicate", "seq": row["seq"], "reason": None}
 
-    def deltas_after(self, project_id: int, after_seq: int, limit: int) -> list[dict[str, Any]]:
+    def deltas_after(self, project_id: int, after_seq: int, limit: int) -> list[JSONObject]:
         """The logged deltas with seq > `after_seq`, at most `limit`, in seq order: each the stored
         body plus seq, op, lesson_id, key, client_id, created_at; a TAG also carries the lesson's
         current per-client counts, `counts: {client_id: [helpful, harmful]}`."""
@@ -239,10 +259,11 @@ class TeamDB:
                           (project_id, after_seq, max(0, int(limit))))
             tagged = sorted({r["lesson_id"] for r in rows if r["op"] == "TAG"})
             counts = self._counts(tx, project_id, tagged)
-            out = []
+            out: list[JSONObject] = []
             for row in rows:
-                delta = {"seq": row["seq"], "op": row["op"], "lesson_id": row["lesson_id"], "key": row["idem_key"],
-                         "client_id": row["client_id"], "created_at": row["created_at"], **tx.json(row["body"])}
+                delta: JSONObject = {"seq": row["seq"], "op": row["op"], "lesson_id": row["lesson_id"],
+                                     "key": row["idem_key"], "client_id": row["client_id"],
+                                     "created_at": row["created_at"], **tx.json(row["body"])}
                 if row["op"] == "TAG":
                     delta["counts"] = counts.get(row["lesson_id"], {})
                 out.append(delta)
@@ -261,7 +282,7 @@ class TeamDB:
 
     # -- review ---------------------------------------------------------------------------------------
 
-    def review_queue(self, project_id: int) -> list[dict[str, Any]]:
+    def review_queue(self, project_id: int) -> list[ReviewEntry]:
         """The lessons waiting for a reviewer (status quarantined), oldest change first, each with
         the `content_hash` an approval names, the server's `concerns` and the client's `client_note`."""
         with self._d.read() as tx:
@@ -272,10 +293,10 @@ class TeamDB:
                 row["domains"] = tx.json(row["domains"])
                 row["concerns"] = tx.json(row["concerns"]) or []
                 row["content_hash"] = content_hash(row["content"], row["section"], row["domains"])
-            return rows
+            return cast("list[ReviewEntry]", rows)
 
     def decide(self, project_id: int, lesson_id: str, approve: bool, client_id: str, now: float,
-               content_hash: str | None = None) -> dict[str, Any]:
+               content_hash: str | None = None) -> Decision:
         """Approve (active, an ADD logged as `client_id`) or reject a lesson in review; see `ops.decide`
         (`content_hash`: what the reviewer saw; Stale when the lesson changed since)."""
         with self._d.write() as tx:
@@ -284,7 +305,7 @@ class TeamDB:
 
     # -- reading the team state -----------------------------------------------------------------------
 
-    def lesson(self, project_id: int, lesson_id: str) -> dict[str, Any] | None:
+    def lesson(self, project_id: int, lesson_id: str) -> LessonState | None:
         """A lesson's team state: its fields, the summed and per-client counts, and every version."""
         with self._d.read() as tx:
             row = tx.one("SELECT lesson_id, section, content, domains, status, origin_client, version, concerns, "
@@ -305,19 +326,19 @@ class TeamDB:
             for version in versions:
                 version["domains"] = tx.json(version["domains"])
             row["versions"] = versions
-            return row
+            return cast("LessonState", row)
 
-    def project_summary(self, project_id: int) -> dict[str, Any]:
+    def project_summary(self, project_id: int) -> ProjectSummary:
         with self._d.read() as tx:
             project = tx.one("SELECT name, last_seq FROM projects WHERE id = ?", (project_id,))
             if project is None:
                 raise NotFound(f"no team project with id {project_id}")
-            by_status = {r["status"]: _int(r["n"]) for r in tx.all(
+            by_status = {r["status"]: as_int(r["n"]) for r in tx.all(
                 "SELECT status, COUNT(*) AS n FROM lessons WHERE project_id = ? GROUP BY status", (project_id,))}
         return {"project": project["name"], "last_seq": int(project["last_seq"]),
                 "lessons": {"active": by_status.get("active", 0), "quarantined": by_status.get("quarantined", 0)}}
 
-    def stats(self, project_id: int, days: int, now: float) -> dict[str, Any]:
+    def stats(self, project_id: int, days: int, now: float) -> Stats:
         """The `/stats` answer for the `days` UTC days ending with `now`'s: per day the lessons
         created (ADD logged, approvals included), updated (UPDATE, MERGE), pruned (REMOVE) and held
         for review (quarantined pushes); the team's helpful / harmful sums and rate over every
@@ -328,19 +349,20 @@ class TeamDB:
         first = today - days + 1
         window = (project_id, first * 86400.0, (today + 1) * 86400.0)
         day = self._d.day_sql
-        periods: dict[int, dict[str, Any]] = {d: {"day": (_dt.date(1970, 1, 1) + _dt.timedelta(days=d)).isoformat(),
+        periods: dict[int, StatsDay] = {d: {"day": (_dt.date(1970, 1, 1) + _dt.timedelta(days=d)).isoformat(),
                        "created": 0, "updated": 0, "pruned": 0, "quarantined": 0} for d in range(first, today + 1)}
-        column = {"ADD": "created", "UPDATE": "updated", "MERGE": "updated", "REMOVE": "pruned"}
+        column: dict[str, Literal["created", "updated", "pruned"]] = {"ADD": "created", "UPDATE": "updated",
+                                                                       "MERGE": "updated", "REMOVE": "pruned"}
         with self._d.read() as tx:
             for row in tx.all(f"SELECT {day} AS day, op, COUNT(*) AS n FROM deltas WHERE project_id = ? "
                               f"AND created_at >= ? AND created_at < ? GROUP BY {day}, op", window):
                 if row["op"] in column and int(row["day"]) in periods:
-                    periods[int(row["day"])][column[row["op"]]] += _int(row["n"])
+                    periods[int(row["day"])][column[row["op"]]] += as_int(row["n"])
             for row in tx.all(f"SELECT {day} AS day, COUNT(*) AS n FROM delta_keys WHERE project_id = ? "
                               f"AND created_at >= ? AND created_at < ? AND status = 'quarantined' GROUP BY {day}",
                               window):
                 if int(row["day"]) in periods:
-                    periods[int(row["day"])]["quarantined"] += _int(row["n"])
+                    periods[int(row["day"])]["quarantined"] += as_int(row["n"])
             sums = tx.one("SELECT SUM(helpful) AS helpful, SUM(harmful) AS harmful FROM counters WHERE project_id = ?",
                           (project_id,)) or {}
             top = tx.all("SELECT c.lesson_id, l.content, SUM(c.helpful) AS helpful, SUM(c.harmful) AS harmful "
@@ -350,32 +372,35 @@ class TeamDB:
                          "ORDER BY SUM(c.helpful) - SUM(c.harmful) DESC, SUM(c.helpful) DESC, c.lesson_id LIMIT 5",
                          (project_id,))
             clients = tx.value("SELECT COUNT(DISTINCT client_id) FROM delta_keys WHERE project_id = ?", (project_id,))
-        helpful, harmful = _int(sums.get("helpful")), _int(sums.get("harmful"))
+        helpful, harmful = as_int(sums.get("helpful")), as_int(sums.get("harmful"))
         return {"periods": list(periods.values()), "helpful": helpful, "harmful": harmful,
                 "helpful_rate": helpful / (helpful + harmful) if helpful + harmful else None,
-                "top": [{"lesson_id": r["lesson_id"], "content": r["content"], "helpful": _int(r["helpful"]),
-                         "harmful": _int(r["harmful"])} for r in top],
-                "clients": _int(clients)}
+                "top": [{"lesson_id": r["lesson_id"], "content": r["content"], "helpful": as_int(r["helpful"]),
+                         "harmful": as_int(r["harmful"])} for r in top],
+                "clients": as_int(clients)}
 
     # -- the dashboard's reads (`views`) --------------------------------------------------------------
 
-    def token_by_id(self, token_id: int) -> dict[str, Any] | None:
+    def token_by_id(self, token_id: int) -> TokenRow | None:
         return views.token_by_id(self._d, token_id)
 
-    def projects_overview(self, org_id: int, project_id: int | None = None) -> list[dict[str, Any]]:
+    def projects_overview(self, org_id: int, project_id: int | None = None) -> list[ProjectOverview]:
         return views.projects_overview(self._d, org_id, project_id)
 
-    def lesson_page(self, project_id: int, **filters: Any) -> dict[str, Any]:
-        return views.lesson_page(self._d, project_id, **filters)
+    def lesson_page(self, project_id: int, *, statuses: Sequence[str], status: str | None = None,
+                    section: str | None = None, query: str = "", published_only: bool = False, limit: int = 50,
+                    offset: int = 0) -> LessonPage:
+        return views.lesson_page(self._d, project_id, statuses=statuses, status=status, section=section, query=query,
+                                 published_only=published_only, limit=limit, offset=offset)
 
     def sections(self, project_id: int, statuses: tuple[str, ...],
-                 published_only: bool = False) -> list[dict[str, Any]]:
+                 published_only: bool = False) -> list[SectionCount]:
         return views.sections(self._d, project_id, statuses, published_only)
 
-    def lesson_log(self, project_id: int, lesson_id: str, limit: int = 100) -> list[dict[str, Any]]:
+    def lesson_log(self, project_id: int, lesson_id: str, limit: int = 100) -> list[LogEntry]:
         return views.lesson_log(self._d, project_id, lesson_id, limit)
 
-    def clients(self, project_id: int) -> list[dict[str, Any]]:
+    def clients(self, project_id: int) -> list[ClientActivity]:
         return views.clients(self._d, project_id)
 
     def client_names(self, project_id: int) -> dict[str, str]:

@@ -36,8 +36,11 @@ from urllib.parse import unquote
 from ...core import paths
 from ...core.errors import AceError
 from ...core.install_route import extra_hint
+from .records import SQLParam
 
-__all__ = ["Conflict", "Dialect", "NotFound", "TeamDBError", "Tx", "open_dialect", "default_path"]
+__all__ = ["Conflict", "Dialect", "NotFound", "Row", "TeamDBError", "Tx", "open_dialect", "default_path"]
+
+Row = dict[str, Any]  # a driver's row by column name, before `records` names its shape
 
 MIN_SQLITE = (3, 35, 0)  # UPDATE … RETURNING
 CONNECT_TIMEOUT_S = 5  # the first connection of a PostgreSQL URL: a dead host fails within this
@@ -87,31 +90,31 @@ class Tx:
         self.pyformat = pyformat
         self.loads = loads  # JSON columns come back as text (SQLite) rather than parsed (psycopg)
 
-    def _run(self, sql: str, params: Sequence[Any]) -> Any:
+    def _run(self, sql: str, params: Sequence[SQLParam]) -> Any:
         self.cur.execute(_pyformat(sql) if self.pyformat else sql, tuple(params))
         return self.cur
 
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
+    def execute(self, sql: str, params: Sequence[SQLParam] = ()) -> int:
         return int(self._run(sql, params).rowcount)
 
-    def all(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+    def all(self, sql: str, params: Sequence[SQLParam] = ()) -> list[Row]:
         cur = self._run(sql, params)
         names = [d[0] for d in cur.description]
         return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 
-    def one(self, sql: str, params: Sequence[Any] = ()) -> dict[str, Any] | None:
+    def one(self, sql: str, params: Sequence[SQLParam] = ()) -> Row | None:
         rows = self.all(sql, params)
         return rows[0] if rows else None
 
-    def value(self, sql: str, params: Sequence[Any] = ()) -> Any:
+    def value(self, sql: str, params: Sequence[SQLParam] = ()) -> Any:
         row = self._run(sql, params).fetchone()
         self.cur.fetchall()  # drain (an UPDATE … RETURNING finishes its work only when read to the end)
         return None if row is None else row[0]
 
-    def json(self, value: Any) -> Any:
+    def json(self, value: object) -> Any:
         """A JSON column's value as Python data."""
-        if value is None or not self.loads:
-            return value
+        if not self.loads or not isinstance(value, (str, bytes)):
+            return value  # psycopg parsed it already; None is None
         return json.loads(value)
 
 

@@ -36,9 +36,10 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import cast
 
 from .dialect import NotFound, TeamDBError, Tx
+from .records import Decision, DeltaResult, JSONObject, LessonFields, TeamLesson
 
 __all__ = ["MARKS_PER_DAY", "OPS", "TEAM_MARKS_PER_DAY", "ClientTaken", "Rules", "Stale", "apply", "bind_client",
            "content_hash", "decide", "grant", "lock_project"]
@@ -52,7 +53,7 @@ NEVER_APPROVED = "its content was held for review and never approved"
 MARKS_PER_DAY = 5
 TEAM_MARKS_PER_DAY = 15
 CLIENT_HELD = "a client quarantined it (see the client's note)"
-Result = dict[str, Any]
+Result = DeltaResult
 
 
 class ClientTaken(TeamDBError):
@@ -113,7 +114,7 @@ def bind_client(tx: Tx, project_id: int, client_id: str, token_id: int, now: flo
 
 
 def _log(tx: Tx, project_id: int, client_id: str, key: str | None, op: str, lesson_id: str,
-         body: dict[str, Any], now: float) -> int:
+         body: JSONObject | LessonFields, now: float) -> int:
     seq = int(tx.value("UPDATE projects SET last_seq = last_seq + 1 WHERE id = ? RETURNING last_seq", (project_id,)))
     tx.execute("INSERT INTO deltas(project_id, seq, client_id, idem_key, op, lesson_id, body, created_at) "
                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -121,17 +122,17 @@ def _log(tx: Tx, project_id: int, client_id: str, key: str | None, op: str, less
     return seq
 
 
-def _lesson(tx: Tx, project_id: int, lesson_id: str) -> dict[str, Any] | None:
+def _lesson(tx: Tx, project_id: int, lesson_id: str) -> TeamLesson | None:
     row = tx.one("SELECT lesson_id, section, content, domains, status, version, concerns, held_status, "
                  "held_version, client_note FROM lessons WHERE project_id = ? AND lesson_id = ?",
                  (project_id, lesson_id))
     if row is not None:
         row["domains"] = tx.json(row["domains"])
         row["concerns"] = tx.json(row["concerns"])
-    return row
+    return cast("TeamLesson | None", row)
 
 
-def _version(tx: Tx, project_id: int, lesson_id: str, fields: dict[str, Any], client_id: str,
+def _version(tx: Tx, project_id: int, lesson_id: str, fields: LessonFields, client_id: str,
              seq: int | None, now: float) -> None:
     tx.execute("INSERT INTO lesson_versions(project_id, lesson_id, version, content, section, domains, client_id, "
                "seq, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -143,12 +144,12 @@ def _result(status: str, seq: int | None = None, reason: str | None = None) -> R
     return {"status": status, "seq": seq, "reason": reason}
 
 
-def _concerns(body: dict[str, Any]) -> list[str]:
+def _concerns(body: JSONObject) -> list[str]:
     return [str(c) for c in body.get("concerns") or []]
 
 
 def apply(tx: Tx, project_id: int, client_id: str, key: str, op: str, lesson_id: str,
-          body: dict[str, Any], held: bool, now: float, rules: Rules = NO_RULES) -> Result:
+          body: JSONObject, held: bool, now: float, rules: Rules = NO_RULES) -> Result:
     """One delta (see the module contract); the caller records the key."""
     lesson = _lesson(tx, project_id, lesson_id)
     if op == "ADD" and lesson is None:
@@ -162,7 +163,7 @@ def apply(tx: Tx, project_id: int, client_id: str, key: str, op: str, lesson_id:
     if op == "MERGE":
         return _merge(tx, project_id, client_id, key, lesson, body, held, now)
     reason = str(body["reason"]) if body.get("reason") else None
-    logged: dict[str, Any] = {"reason": reason} if reason else {}
+    logged: JSONObject = {"reason": reason} if reason else {}
     if op == "QUARANTINE":
         # Review reasons are the server's: a client's words are its note, shown as such, and never
         # replace the concerns of a lesson already in review.
@@ -180,11 +181,11 @@ def apply(tx: Tx, project_id: int, client_id: str, key: str, op: str, lesson_id:
     return _result("applied", _log(tx, project_id, client_id, key, op, lesson_id, logged, now))
 
 
-def _add(tx: Tx, project_id: int, client_id: str, key: str, lesson_id: str, body: dict[str, Any],
+def _add(tx: Tx, project_id: int, client_id: str, key: str, lesson_id: str, body: JSONObject,
          held: bool, now: float) -> Result:
     if not body.get("content") or not body.get("section"):
         return _result("rejected", reason="an ADD needs content and section")
-    fields = {"content": str(body["content"]), "section": str(body["section"]),
+    fields: LessonFields = {"content": str(body["content"]), "section": str(body["section"]),
               "domains": [str(d) for d in body.get("domains") or []], "version": 1}
     tx.execute("INSERT INTO lessons(project_id, lesson_id, section, content, domains, status, origin_client, version, "
                "concerns, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)",
@@ -196,14 +197,14 @@ def _add(tx: Tx, project_id: int, client_id: str, key: str, lesson_id: str, body
     return _result("quarantined" if held else "applied", seq)
 
 
-def _new_fields(lesson: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+def _new_fields(lesson: TeamLesson, body: JSONObject) -> LessonFields:
     return {"content": str(body.get("content") or lesson["content"]),
             "section": str(body.get("section") or lesson["section"]),
             "domains": [str(d) for d in body["domains"]] if body.get("domains") is not None else lesson["domains"],
             "version": int(lesson["version"]) + 1}
 
 
-def _hold(tx: Tx, project_id: int, client_id: str, lesson: dict[str, Any], fields: dict[str, Any],
+def _hold(tx: Tx, project_id: int, client_id: str, lesson: TeamLesson, fields: LessonFields,
           concerns: list[str] | None, now: float) -> Result:
     """New content that waits for a reviewer: the lesson goes (or stays) in the review queue.
     `concerns`: why (the policy's), or None to keep those of the lesson already in review."""
@@ -221,13 +222,13 @@ def _hold(tx: Tx, project_id: int, client_id: str, lesson: dict[str, Any], field
     return _result("quarantined", reason="held for review: " + "; ".join(concerns) if concerns else None)
 
 
-def _published(tx: Tx, project_id: int, lesson: dict[str, Any]) -> bool:
+def _published(tx: Tx, project_id: int, lesson: TeamLesson) -> bool:
     """Was the lesson's current wording ever logged for pull (its version has a seq)?"""
     return tx.value("SELECT 1 FROM lesson_versions WHERE project_id = ? AND lesson_id = ? AND version = ? "
                     "AND seq IS NOT NULL LIMIT 1", (project_id, lesson["lesson_id"], lesson["version"])) is not None
 
 
-def _kept_content_concerns(tx: Tx, project_id: int, lesson: dict[str, Any], rules: Rules) -> list[str]:
+def _kept_content_concerns(tx: Tx, project_id: int, lesson: TeamLesson, rules: Rules) -> list[str]:
     """Why the lesson's current content may not be published again by a delta that keeps it."""
     concerns = rules.screen(str(lesson["content"])) if rules.screen is not None else []
     if not concerns and not _published(tx, project_id, lesson):
@@ -235,14 +236,14 @@ def _kept_content_concerns(tx: Tx, project_id: int, lesson: dict[str, Any], rule
     return concerns
 
 
-def _publish(tx: Tx, project_id: int, lesson_id: str, fields: dict[str, Any], now: float) -> None:
+def _publish(tx: Tx, project_id: int, lesson_id: str, fields: LessonFields, now: float) -> None:
     tx.execute("UPDATE lessons SET content = ?, section = ?, domains = ?, version = ?, updated_at = ? "
                "WHERE project_id = ? AND lesson_id = ?",
                (fields["content"], fields["section"], json.dumps(fields["domains"]), fields["version"], now,
                 project_id, lesson_id))
 
 
-def _update(tx: Tx, project_id: int, client_id: str, key: str, lesson: dict[str, Any], body: dict[str, Any],
+def _update(tx: Tx, project_id: int, client_id: str, key: str, lesson: TeamLesson, body: JSONObject,
             held: bool, now: float, rules: Rules = NO_RULES) -> Result:
     fields = _new_fields(lesson, body)
     if held:
@@ -254,7 +255,7 @@ def _update(tx: Tx, project_id: int, client_id: str, key: str, lesson: dict[str,
         if concerns:
             return _hold(tx, project_id, client_id, lesson, fields, concerns, now)
     _publish(tx, project_id, lesson["lesson_id"], fields, now)
-    logged = dict(fields)
+    logged: JSONObject = dict(fields)
     base = body.get("base_version")
     if isinstance(base, int) and not isinstance(base, bool):
         logged["base_version"] = base
@@ -265,7 +266,9 @@ def _update(tx: Tx, project_id: int, client_id: str, key: str, lesson: dict[str,
     return _result("applied", seq)
 
 
-def _count(value: Any) -> int:
+def _count(value: object) -> int:
+    if not isinstance(value, (int, float, str)):  # JSON: null, a list, an object
+        return 0
     try:
         return max(0, int(value or 0))
     except (TypeError, ValueError):
@@ -297,7 +300,7 @@ def _bounded(tx: Tx, project_id: int, lesson_id: str, holder: str, old: tuple[in
     return old[0] + granted[0], old[1] + granted[1]
 
 
-def _tag(tx: Tx, project_id: int, client_id: str, key: str, lesson_id: str, body: dict[str, Any],
+def _tag(tx: Tx, project_id: int, client_id: str, key: str, lesson_id: str, body: JSONObject,
          now: float, rules: Rules = NO_RULES) -> Result:
     # Absolute counts, max kept: a retry, a replay or an older value never lowers or double-counts.
     asked = (_count(body.get("helpful")), _count(body.get("harmful")))
@@ -322,7 +325,7 @@ def _archive(tx: Tx, project_id: int, lesson_id: str, now: float) -> None:
                "WHERE project_id = ? AND lesson_id = ?", (now, project_id, lesson_id))
 
 
-def _merge(tx: Tx, project_id: int, client_id: str, key: str, lesson: dict[str, Any], body: dict[str, Any],
+def _merge(tx: Tx, project_id: int, client_id: str, key: str, lesson: TeamLesson, body: JSONObject,
            held: bool, now: float) -> Result:
     other_id = str(body.get("other_id") or "")
     if not other_id or other_id == lesson["lesson_id"]:
@@ -330,7 +333,7 @@ def _merge(tx: Tx, project_id: int, client_id: str, key: str, lesson: dict[str, 
     if _lesson(tx, project_id, other_id) is None:
         return _result("rejected", reason="unknown lesson")
     _archive(tx, project_id, other_id, now)
-    logged: dict[str, Any] = {"other_id": other_id}
+    logged: JSONObject = {"other_id": other_id}
     status, fields = "applied", None
     if body.get("content"):
         fields = _new_fields(lesson, {"content": body["content"]})
@@ -347,7 +350,7 @@ def _merge(tx: Tx, project_id: int, client_id: str, key: str, lesson: dict[str, 
 
 
 def decide(tx: Tx, project_id: int, lesson_id: str, approve: bool, client_id: str, now: float,
-           seen_hash: str | None = None) -> Result:
+           seen_hash: str | None = None) -> Decision:
     """The reviewer's answer for a lesson in the review queue (quarantined, or rejected before):
     approve makes it active and logs an ADD of its current content; reject restores what the team
     had before a held update (and drops the held versions), or else marks it rejected; nothing logged.
@@ -364,7 +367,7 @@ def decide(tx: Tx, project_id: int, lesson_id: str, approve: bool, client_id: st
         tx.execute("UPDATE lessons SET status = 'active', concerns = NULL, client_note = NULL, held_status = NULL, "
                    "held_version = NULL, updated_at = ? WHERE project_id = ? AND lesson_id = ?",
                    (now, project_id, lesson_id))
-        logged = {"content": lesson["content"], "section": lesson["section"], "domains": lesson["domains"],
+        logged: JSONObject = {"content": lesson["content"], "section": lesson["section"], "domains": lesson["domains"],
                   "version": lesson["version"]}
         seq = _log(tx, project_id, client_id, None, "ADD", lesson_id, logged, now)
         tx.execute("UPDATE lesson_versions SET seq = ? WHERE project_id = ? AND lesson_id = ? AND version = ? "
@@ -385,4 +388,4 @@ def decide(tx: Tx, project_id: int, lesson_id: str, approve: bool, client_id: st
                 lesson["held_status"], now, project_id, lesson_id))
     tx.execute("DELETE FROM lesson_versions WHERE project_id = ? AND lesson_id = ? AND version > ? AND seq IS NULL",
                (project_id, lesson_id, lesson["held_version"]))
-    return {"lesson_id": lesson_id, "status": lesson["held_status"], "seq": None}
+    return {"lesson_id": lesson_id, "status": str(lesson["held_status"]), "seq": None}

@@ -28,9 +28,20 @@ query over `counters` for the page's ids. `lesson_log` and `clients` scan the pr
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import cast
 
 from .dialect import Dialect, Tx
+from .records import (
+    ClientActivity,
+    LessonPage,
+    LogEntry,
+    PageRow,
+    ProjectOverview,
+    SectionCount,
+    SQLParam,
+    TokenRow,
+    as_int,
+)
 
 __all__ = ["token_by_id", "projects_overview", "lesson_page", "sections", "lesson_log", "clients", "client_names"]
 
@@ -42,21 +53,18 @@ PUBLISHED = ("EXISTS (SELECT 1 FROM lesson_versions v WHERE v.project_id = lesso
 _ESCAPE = "!"
 
 
-def _int(value: Any) -> int:
-    return int(value or 0)  # PostgreSQL's SUM(bigint) is a numeric (Decimal)
-
-
-def _marks(values: Sequence[Any]) -> str:
+def _marks(values: Sequence[object]) -> str:
     return ", ".join("?" * len(values))
 
 
-def token_by_id(d: Dialect, token_id: int) -> dict[str, Any] | None:
+def token_by_id(d: Dialect, token_id: int) -> TokenRow | None:
     with d.read() as tx:
-        return tx.one("SELECT id, org_id, project_id, scope, expires_at, revoked_at, prefix, label, created_at, "
-                      "last_used_at FROM tokens WHERE id = ?", (token_id,))
+        return cast("TokenRow | None", tx.one(
+            "SELECT id, org_id, project_id, scope, expires_at, revoked_at, prefix, label, created_at, "
+            "last_used_at FROM tokens WHERE id = ?", (token_id,)))
 
 
-def projects_overview(d: Dialect, org_id: int, project_id: int | None = None) -> list[dict[str, Any]]:
+def projects_overview(d: Dialect, org_id: int, project_id: int | None = None) -> list[ProjectOverview]:
     """The projects of `org_id` (only `project_id` when given), by name, each with `lessons`
     ({status: n}, every status present), `total` and `last_change_at` (None: nothing logged yet)."""
     where, params = "p.org_id = ?", [org_id]
@@ -71,12 +79,12 @@ def projects_overview(d: Dialect, org_id: int, project_id: int | None = None) ->
                         f"ON p.id = l.project_id WHERE {where} GROUP BY l.project_id, l.status", params)
     by_project: dict[int, dict[str, int]] = {}
     for row in counts:
-        by_project.setdefault(int(row["project_id"]), {})[str(row["status"])] = _int(row["n"])
+        by_project.setdefault(int(row["project_id"]), {})[str(row["status"])] = as_int(row["n"])
     for project in projects:
         found = by_project.get(int(project["id"]), {})
         project["lessons"] = {s: found.get(s, 0) for s in ("active", "quarantined", "archived", "rejected")}
         project["total"] = sum(found.values())
-    return projects
+    return cast("list[ProjectOverview]", projects)
 
 
 def _like(word: str) -> str:
@@ -86,11 +94,11 @@ def _like(word: str) -> str:
 
 
 def _filters(project_id: int, statuses: Sequence[str], status: str | None, section: str | None,
-             query: str, published_only: bool) -> tuple[str, list[Any]]:
+             query: str, published_only: bool) -> tuple[str, list[SQLParam]]:
     if not statuses:
         return "1 = 0", []
     where = [f"project_id = ? AND status IN ({_marks(statuses)})"]
-    params: list[Any] = [project_id, *statuses]
+    params: list[SQLParam] = [project_id, *statuses]
     if published_only:
         where.append(PUBLISHED)
     if status:
@@ -111,16 +119,16 @@ def _sums(tx: Tx, project_id: int, lesson_ids: list[str]) -> dict[str, tuple[int
     rows = tx.all(f"SELECT lesson_id, SUM(helpful) AS helpful, SUM(harmful) AS harmful FROM counters "
                   f"WHERE project_id = ? AND lesson_id IN ({_marks(lesson_ids)}) GROUP BY lesson_id",
                   (project_id, *lesson_ids))
-    return {str(r["lesson_id"]): (_int(r["helpful"]), _int(r["harmful"])) for r in rows}
+    return {str(r["lesson_id"]): (as_int(r["helpful"]), as_int(r["harmful"])) for r in rows}
 
 
 def lesson_page(d: Dialect, project_id: int, *, statuses: Sequence[str], status: str | None = None,
                 section: str | None = None, query: str = "", published_only: bool = False, limit: int = 50,
-                offset: int = 0) -> dict[str, Any]:
+                offset: int = 0) -> LessonPage:
     """`{"rows": [...], "total": n}`: see the module contract."""
     where, params = _filters(project_id, statuses, status, section, query, published_only)
     with d.read() as tx:
-        total = _int(tx.value(f"SELECT COUNT(*) FROM lessons WHERE {where}", params))
+        total = as_int(tx.value(f"SELECT COUNT(*) FROM lessons WHERE {where}", params))
         rows = tx.all(f"SELECT lesson_id, section, content, domains, status, origin_client, version, created_at, "
                       f"updated_at FROM lessons WHERE {where} ORDER BY updated_at DESC, lesson_id LIMIT ? OFFSET ?",
                       (*params, max(0, int(limit)), max(0, int(offset))))
@@ -128,11 +136,11 @@ def lesson_page(d: Dialect, project_id: int, *, statuses: Sequence[str], status:
         for row in rows:
             row["domains"] = tx.json(row["domains"]) or []
             row["helpful"], row["harmful"] = sums.get(str(row["lesson_id"]), (0, 0))
-    return {"rows": rows, "total": total}
+    return {"rows": cast("list[PageRow]", rows), "total": total}
 
 
 def sections(d: Dialect, project_id: int, statuses: Sequence[str],
-             published_only: bool = False) -> list[dict[str, Any]]:
+             published_only: bool = False) -> list[SectionCount]:
     if not statuses:
         return []
     published = f" AND {PUBLISHED}" if published_only else ""
@@ -140,10 +148,10 @@ def sections(d: Dialect, project_id: int, statuses: Sequence[str],
         rows = tx.all(f"SELECT section, COUNT(*) AS n FROM lessons WHERE project_id = ? "
                       f"AND status IN ({_marks(statuses)}){published} GROUP BY section ORDER BY section",
                       (project_id, *statuses))
-    return [{"section": r["section"], "n": _int(r["n"])} for r in rows]
+    return [{"section": r["section"], "n": as_int(r["n"])} for r in rows]
 
 
-def lesson_log(d: Dialect, project_id: int, lesson_id: str, limit: int = 100) -> list[dict[str, Any]]:
+def lesson_log(d: Dialect, project_id: int, lesson_id: str, limit: int = 100) -> list[LogEntry]:
     """The lesson's logged deltas (seq, op, client_id, created_at, body), newest first; a MERGE
     that archived this lesson into another is the other lesson's, and not listed."""
     with d.read() as tx:
@@ -151,10 +159,10 @@ def lesson_log(d: Dialect, project_id: int, lesson_id: str, limit: int = 100) ->
                       "ORDER BY seq DESC LIMIT ?", (project_id, lesson_id, max(0, int(limit))))
         for row in rows:
             row["body"] = tx.json(row["body"]) or {}
-    return rows
+    return cast("list[LogEntry]", rows)
 
 
-def clients(d: Dialect, project_id: int) -> list[dict[str, Any]]:
+def clients(d: Dialect, project_id: int) -> list[ClientActivity]:
     """Every client that pushed to (or counted in) the project: `client_id`, `pushed`, `applied`,
     `held`, `rejected` (its delta keys by outcome; `duplicate` answers store no key), `first_at`,
     `last_at`, `helpful`, `harmful` (the counts it reported, summed over lessons); most recent first."""
@@ -165,26 +173,30 @@ def clients(d: Dialect, project_id: int) -> list[dict[str, Any]]:
         marks = tx.all("SELECT client_id, SUM(helpful) AS helpful, SUM(harmful) AS harmful FROM counters "
                        "WHERE project_id = ? GROUP BY client_id", (project_id,))
     names = client_names(d, project_id)
-    found: dict[str, dict[str, Any]] = {}
+    found: dict[str, ClientActivity] = {}
 
-    def entry(client_id: str) -> dict[str, Any]:
+    def entry(client_id: str) -> ClientActivity:
         return found.setdefault(client_id, {"client_id": client_id, "name": names.get(client_id), "pushed": 0,
                                             "applied": 0, "held": 0, "rejected": 0, "first_at": None,
                                             "last_at": None, "helpful": 0, "harmful": 0})
 
     for row in pushes:
         item = entry(str(row["client_id"]))
-        n = _int(row["n"])
+        n = as_int(row["n"])
         item["pushed"] += n
-        outcome = {"applied": "applied", "quarantined": "held", "rejected": "rejected"}.get(str(row["status"]))
-        if outcome:
-            item[outcome] += n
+        status = str(row["status"])
+        if status == "applied":
+            item["applied"] += n
+        elif status == "quarantined":
+            item["held"] += n
+        elif status == "rejected":
+            item["rejected"] += n
         first, last = float(row["first_at"]), float(row["last_at"])
         item["first_at"] = first if item["first_at"] is None else min(item["first_at"], first)
         item["last_at"] = last if item["last_at"] is None else max(item["last_at"], last)
     for row in marks:
         item = entry(str(row["client_id"]))
-        item["helpful"], item["harmful"] = _int(row["helpful"]), _int(row["harmful"])
+        item["helpful"], item["harmful"] = as_int(row["helpful"]), as_int(row["harmful"])
     return sorted(found.values(), key=lambda c: (-(c["last_at"] or 0.0), c["client_id"]))
 
 
