@@ -1,7 +1,9 @@
 """The playbook from the command line, reading side: `ace search`, `patterns`, `top`, `domains`,
 `show`, `recall` and `cache recall` (the ACE plugin's name for it). None of these writes.
 
-Changing the playbook: `playbook_edit_cmds`; export / import / sync: `share_cmds`.
+Changing the playbook: `playbook_edit_cmds`; export / import / sync: `share_cmds`. One piece, past 400
+lines, because these read-only commands share how they open the store, resolve the project and print a
+bullet (text or `--json`); the commands that write are already apart.
 """
 
 from __future__ import annotations

@@ -6,7 +6,9 @@ Types only, for mypy: every module imports this under `if TYPE_CHECKING:` (with
 imported at run time and the hooks pay nothing for it. The values themselves stay plain dicts
 (rows from SQLite, JSON from Claude Code); these TypedDicts say which keys they carry.
 
-Sections are owned by the layer that produces the record; keep each next to its siblings.
+Sections are owned by the layer that produces the record; keep each next to its siblings. One piece, past
+400 lines, on purpose: it is the one place a reader looks a cross-layer record up; declarations only, so its
+length is the number of records, and it costs nothing at run time.
 """
 
 from typing import Any, Literal, NotRequired, TypedDict

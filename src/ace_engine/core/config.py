@@ -7,6 +7,9 @@ Values are coerced to their setting's type once, in `load()`: `cfg[key]` is alre
 float, a bool, a str, a list of str or a table of str — callers use it as it is, and read a
 default from the table (`DEFAULTS[key]`), never from a copy of their own.
 
+One piece, past 400 lines, because a setting is one row read three ways (its type, its default, whether a
+repository may set it) and `load()` applies all three at once; the `SETTINGS` table is most of the length.
+
 Cost: hooks load this on every run. The rows are plain `__slots__` objects (no dataclasses, no
 `typing` at run time): importing the module costs what the two parallel dicts it replaced did,
 ~0.23 ms, plus ~0.15 ms for `errors.py`, which every hook needs anyway for `StoreError`. `load()`

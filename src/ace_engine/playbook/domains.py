@@ -12,6 +12,9 @@ weak one, so "session" alone never makes a lesson about auth. The table lives in
 The user can edit a bullet's domains. Also: the words of a file path, and which known domain a
 path belongs to, for spotting a shift of domain.
 
+One piece, past 400 lines, because `derive` and `match_path` apply the same ecosystem rules (strong and
+weak words, the project's languages); the word table itself is already apart in `domain_table`.
+
 Cost: imports only `re` (hooks import this through retrieval); `domain_table` is imported and its
 lookups built on the first `derive` / `match_path` of a process (well under a millisecond).
 """

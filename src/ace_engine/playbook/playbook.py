@@ -23,6 +23,9 @@ curates) for the learner's own writes, else the default of the operation's sourc
 are exact names: the project's git remote host plus what the caller passes from the user-level
 `learning.trusted_hosts`.
 
+One piece, past 400 lines, on purpose: every operation shares one invariant (the safety screen and a
+change-log row in the same transaction), and split across files that choke point would have several homes.
+
 Cost: stdlib plus the playbook's own modules; one store transaction per operation (a batch, `with
 playbook:`, refreshes domain counts once at its end).
 """

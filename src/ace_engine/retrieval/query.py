@@ -18,6 +18,10 @@ Tokens:
 - stemming is FTS5's porter tokenizer on the SQL side; `stem()` below is a much cruder suffix
   stripper used only by the re-ranker to decide whether a bullet contains a term.
 
+One piece, past 400 lines, because `parse`, `fts_expression` and `contains` must agree on what a token
+is (splitting, stop words, abbreviations, quoting): the FTS expression is safe and the re-ranker's
+coverage right only while those rules sit side by side.
+
 Stdlib only and import-light: hooks import this on every prompt.
 """
 

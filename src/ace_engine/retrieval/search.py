@@ -25,6 +25,9 @@ an unrelated word. Weights, the threshold and the relative cut (a hit under `ret
 one's score is dropped) are config keys (`retrieval.*`); their defaults were tuned on
 `bench/retrieval_bench.py`'s tune and para splits.
 
+One piece, past 400 lines, because the score above is one formula: its parts and their fusion are read
+together whenever a weight is tuned, and the candidates they rank come from the query built here.
+
 Stdlib only: the default semantic path (vectors.py, the shipped static table) too; the optional
 full model (semantic.py: NumPy and its weights) loads only with `retrieval.embedder = "minilm"`.
 """

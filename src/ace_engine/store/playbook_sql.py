@@ -6,6 +6,9 @@ dict); SQL stays here. Writes that belong together (a bullet and its change-log 
 `transaction()`, usually the caller's. The injecting hooks read through `list_bullets`,
 `fts_candidates`, `domain_counts`, `pins` and write through `record_injections`.
 
+One piece, past 400 lines, because these tables change together in one transaction (a bullet, its FTS row,
+its change-log row, its domain counts); split, one transaction's SQL would live in several files.
+
 Cost: imports `json` (already loaded by every hook) and `_base`.
 """
 
