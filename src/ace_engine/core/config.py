@@ -392,13 +392,9 @@ def _dump_toml(flat: "Mapping[str, object]") -> str:
 
 def read_toml_bytes(path: str) -> tuple[dict[str, object], bytes] | None:
     """(flattened table, the exact bytes parsed), None when the file does not exist."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except FileNotFoundError:
+    data = paths.read_optional(path, ConfigError, "fix its permissions")
+    if data is None:
         return None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot be read ({exc.strerror}); fix its permissions") from exc
     import tomllib  # only paid for when a config file exists
 
     try:

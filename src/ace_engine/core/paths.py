@@ -11,6 +11,9 @@ Contract of the directories handed out here (`ensure_private_dir`, `fallback_dir
   `lstat`. `$ACE_HOME` itself may be a symlink the user made (it is theirs to choose), but its
   target must pass the same owner and mode checks.
 
+`read_optional(path, error, fix)` is the one way a file the user may or may not have written (a config
+or settings file) is read: missing is None, unreadable is `error` naming the file and the fix.
+
 Cost: stdlib-only (`os`, `stat`, `sys`); a `mkdir` attempt and a `stat` per directory component,
 uncached, so a directory removed meanwhile is simply recreated. Every hook process calls this.
 """
@@ -193,6 +196,18 @@ def existing_fallback_dirs() -> list[str]:
         except OSError:
             continue
     return found
+
+
+def read_optional(path: str, error: type[Exception], fix: str) -> bytes | None:
+    """The bytes of `path`, None when it does not exist; `error` ("<path>: cannot be read (<why>);
+    <fix>") when it exists but cannot be read."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise error(f"{path}: cannot be read ({exc.strerror}); {fix}") from exc
 
 
 def open_nofollow(path: str, flags: int, mode: int = 0o600) -> int:

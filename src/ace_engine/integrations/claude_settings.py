@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 from ..core.errors import SettingsError
 from ..core.files import atomic_write
+from ..core.paths import read_optional
 from ..hooks.events import EVENTS, MATCHERS
 
 PLUGIN_MARKER = "ace_hook.py"
@@ -79,13 +80,9 @@ def is_ours(handler: object) -> bool:
 
 def load(path: str) -> dict | None:
     """The settings object, None if the file doesn't exist; SettingsError if it can't be used."""
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-    except FileNotFoundError:
+    raw = read_optional(path, SettingsError, "check its permissions")
+    if raw is None:
         return None
-    except OSError as exc:
-        raise SettingsError(f"{path}: cannot be read ({exc.strerror}); check its permissions") from exc
     if not raw.strip():
         return {}
     try:

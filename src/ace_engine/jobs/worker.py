@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..core import config as config_mod
 from ..core import log, paths
-from ..core.background import ProcessLock, enter_detached
+from ..core.background import ProcessLock
 from ..learning import pipeline
+from ..store.detached import run_detached
 from ..store.sqlite import SQLiteStore
 from .queue import lock_path
 
@@ -158,11 +159,8 @@ def _rescreen_first(store: Store) -> None:
 def main(project_key: str, lock_fd: int | None = None) -> None:
     """Entry point of the detached worker (see `queue.start_worker`)."""
     lock = ProcessLock(lock_path(project_key))
-    if not enter_detached(lock, lock_fd):
-        return
-    store = None
-    try:
-        store = SQLiteStore(busy_timeout_ms=30_000)
+
+    def work(store: SQLiteStore) -> None:
         project_id = store.project_id(project_key)
         row = store.project_row(project_id) if project_id is not None else None
         cfg = config_mod.load(row["root"] if row else None)
@@ -177,9 +175,5 @@ def main(project_key: str, lock_fd: int | None = None) -> None:
         from .. import team_client  # no remote: one small file read; httpx loads only when a server is called
 
         team_client.after_learning(store, project_key, cfg, time.time())
-    except Exception as exc:  # noqa: BLE001 — a detached process has no one to tell but the log
-        log.error("learning", f"worker for {project_key} stopped: {type(exc).__name__}: {exc}")
-    finally:
-        lock.release()
-        if store is not None:
-            store.close()
+
+    run_detached(lock, lock_fd, work, area="learning", failure=f"worker for {project_key} stopped")

@@ -29,7 +29,7 @@ import time
 
 from ..core import config as config_mod
 from ..core import log
-from ..core.background import enter_detached, named_lock
+from ..core.background import named_lock
 from ..store.policy_version import POLICY_VERSION
 from . import safety
 from .playbook import Playbook
@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from ..core._types import Bullet, ProjectRow
     from ..core.config import Config
     from ..store.interfaces import MetaStore, SessionsStore, Store
+    from ..store.sqlite import SQLiteStore
 
     LoadConfig = Callable[[str | None], Config]
 
@@ -127,21 +128,12 @@ def ensure_screened(store: Store, *, now: float | None = None) -> dict[str, Any]
 def main(lock_fd: int | None = None) -> None:
     """Entry point of the detached re-screen a hook starts (`maintenance.maybe_start_rescreen`),
     holding the inherited lock for its whole life."""
-    from ..store.sqlite import SQLiteStore
+    from ..store.detached import run_detached
 
-    lock = named_lock("rescreen")
-    if not enter_detached(lock, lock_fd):
-        return
-    store = None
-    try:
-        store = SQLiteStore(busy_timeout_ms=30_000)
+    def work(store: SQLiteStore) -> None:
         if outdated(store.meta):
             result = rescreen(store)
             log.write("INFO", "rescreen", f"{result['screened']} stored lessons re-screened under safety policy "
                                           f"v{result['version']}: {len(result['quarantined'])} quarantined")
-    except Exception as exc:  # noqa: BLE001 — a detached process has no one to tell but the log
-        log.error("rescreen", f"re-screen of stored lessons failed: {type(exc).__name__}: {exc}")
-    finally:
-        lock.release()
-        if store is not None:
-            store.close()
+
+    run_detached(named_lock("rescreen"), lock_fd, work, area="rescreen", failure="re-screen of stored lessons failed")

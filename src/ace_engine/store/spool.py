@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
     from ..core.background import ProcessLock
     from .interfaces import EventsStore
+    from .sqlite import SQLiteStore
 
 CLAIM_STALE_SECONDS = 600
 MAX_BYTES = 64 * 1024 * 1024
@@ -315,17 +316,10 @@ def start_background_replay() -> bool:
 
 def background_main(lock_fd: int | None = None) -> None:
     """Entry point of the detached replay (also usable from the learning worker)."""
-    from ..core.background import enter_detached
-    from .sqlite import SQLiteStore
+    from .detached import run_detached
 
-    lock = _replay_lock()
-    if not enter_detached(lock, lock_fd, nice=False):
-        return
-    try:
-        with SQLiteStore(busy_timeout_ms=30_000) as store:
-            applied = replay(store, pause=0.01)
+    def work(store: SQLiteStore) -> None:
+        applied = replay(store, pause=0.01)
         log.write("INFO", "spool", f"background replay wrote {applied} spooled records")
-    except Exception as exc:  # noqa: BLE001 — detached: the log is all there is
-        log.error("spool", f"background replay stopped: {type(exc).__name__}: {exc}")
-    finally:
-        lock.release()
+
+    run_detached(_replay_lock(), lock_fd, work, area="spool", failure="background replay stopped", nice=False)
