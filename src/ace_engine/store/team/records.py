@@ -120,27 +120,6 @@ class VersionRow(TypedDict):
     created_at: float
 
 
-class LessonState(TypedDict):
-    """A lesson's team state (`TeamDB.lesson`): its fields, counts and every version."""
-
-    lesson_id: str
-    section: str
-    content: str
-    domains: list[str]
-    status: str
-    origin_client: str
-    version: int
-    concerns: list[str] | None
-    client_note: str | None
-    created_at: float
-    updated_at: float
-    content_hash: str
-    counts: dict[str, list[int]]  # client_id -> [helpful, harmful]
-    helpful: int
-    harmful: int
-    versions: list[VersionRow]
-
-
 class ProjectSummary(TypedDict):
     """`GET /v1/projects/{project}` (`Project`)."""
 
@@ -201,6 +180,17 @@ class PageRow(TypedDict):
     updated_at: float
     helpful: int
     harmful: int
+
+
+class LessonState(PageRow):
+    """A lesson's team state (`TeamDB.lesson`): a page row's fields, and its review state, per-client
+    counts and every version."""
+
+    concerns: list[str] | None
+    client_note: str | None
+    content_hash: str
+    counts: dict[str, list[int]]  # client_id -> [helpful, harmful]
+    versions: list[VersionRow]
 
 
 class LessonPage(TypedDict):
