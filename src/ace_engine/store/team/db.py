@@ -26,9 +26,9 @@ token's client. A token created after the owner was revoked or expired takes the
 machine's token rotated). The review queue shows each lesson's `content_hash`; `decide` can be
 bound to it (`Stale` when the lesson changed since).
 
-One piece, past 400 lines, because `TeamDB`
-is the storage interface the server sees: what each delta does is already in `ops`, the dashboard's
-reads in `views`, the two engines in `dialect`; what stays is one method per transaction.
+One piece, past 400 lines, because `TeamDB` is the storage interface the server sees: what each delta
+does is already in `ops`, the dashboard's reads in `views`, the two engines in `dialect`; what stays is
+one method per transaction.
 
 Cost: opening runs one migration transaction (a no-op when current); each call one transaction
 of a few indexed statements. `stats` reads the window's deltas grouped by day in SQL.
