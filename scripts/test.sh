@@ -75,7 +75,7 @@ echo "mypy" >&2
 .venv/bin/mypy
 set +e
 # --dist loadgroup: the tests sharing a module-scoped fixture stay on one worker (tests/conftest.py).
-.venv/bin/python -m pytest -n "${ACE_TEST_WORKERS:-auto}" --dist loadgroup "$@"
+.venv/bin/python -m pytest -n "${ACE_TEST_WORKERS:-auto}" --dist loadgroup --durations=15 "$@"
 code=$?
 set -e
 say "whole run took $(( $(date +%s) - started )) s"
