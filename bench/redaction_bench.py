@@ -9,9 +9,10 @@ repeated on one line...). Each is run, at 1 KB to 1 MB, through `capture.redact.
 store, server) and `playbook.safety.concerns` (the lesson policy). We report microseconds per KB
 per size and FAIL (exit 1) when the time per KB at the largest size is more than 2x the time per
 KB at 16 KB for any generator and function -- i.e. when the cost is not linear. A quadratic rule
-shows 64x there. The machine's own slowdown on big strings (the `reference` pass: the same
-linear scanning beyond the CPU caches, 2-3x on this shared 2-core box) is measured in the same
-rounds and allowed for: the limit is 2x that ratio when it exceeds 1.
+shows 64x there. The machine's own slowdown on big strings (the `reference` pass: linear
+scanning and per-position Python work, which beyond the CPU caches costs up to 2-3x more per KB
+on this shared 2-core box) is measured in the same rounds and allowed for: the limit is 2x that
+ratio when it exceeds 1.
 
 Part 2: the secret-context corpus of tests/security/test_secret_classes.py (each class and
 evasion) goes through `redact`; FAIL when any secret can still be read from the output.
@@ -101,12 +102,16 @@ FUNCTIONS = {"redact": redact, "concerns": safety.concerns}
 
 
 def reference(text: str) -> None:
-    """What reading a text costs the machine at this size: a lower-cased copy and 30 C-level
-    scans, about the passes `redact` makes. Beyond the CPU caches (here from ~256 KB) the same
-    linear work costs 2-3x more per KB on a shared machine; the verdict allows for that."""
+    """What linear work over a text costs the machine at this size: a lower-cased copy, 30
+    C-level scans (about the passes `redact` makes) and Python-level work at every 8th position
+    (about the needle hits of the adversarial inputs). Beyond the CPU caches (here from ~256 KB)
+    the same linear work costs up to 2-3x more per KB on a shared machine; the verdict allows
+    for that."""
     low = text.lower()
     for _ in range(30):
         low.find("\x00")
+    hits = [low[i:i + 6] for i in range(0, len(low), 8)]
+    "".join(hits)
 
 
 def timed(fn, text: str, runs: int) -> float:
