@@ -34,7 +34,7 @@ ROOT = os.path.dirname(HERE)
 sys.path[:0] = [os.path.join(ROOT, "src"), os.path.join(ROOT, "tests"), os.path.join(ROOT, "tests", "security")]
 
 from ace_engine.capture.redact import redact  # noqa: E402
-from ace_engine.playbook import safety  # noqa: E402
+from ace_engine.playbook import provenance, safety  # noqa: E402
 
 LIMIT = 2.0  # per-KB time at the largest size may be at most this many times that at 16 KB
 
@@ -97,8 +97,18 @@ GENERATORS = {
     "ignore the chain": rep("ignore the "),
     "you are chain": rep("you are "),
     "newlines": rep("\n"),
+    # One command with a run of flags: the shape that was 2^n in the policy's downloader-host
+    # pattern (`curl --a ×17 !`: 60 s) and in the provenance flag patterns (`npm --ab ×24 !`: 12 s).
+    "curl flag run": lambda n: ("curl " + "--a " * n)[:n],
+    "npm flag run": lambda n: ("npm " + "--ab " * n)[:n],
+    "docker -e run": lambda n: ("docker run " + "-e " * n)[:n],
+    "name@ run": rep("x@"),
+    "bash( run": rep("bash("),
 }
-FUNCTIONS = {"redact": redact, "concerns": safety.concerns}
+# `concerns` screens at most 2,048 characters (and the two ends of a longer text); `hosts` and
+# `risky_parts` are the uncapped parts it is made of, so a blow-up inside them shows here too.
+FUNCTIONS = {"redact": redact, "concerns": safety.concerns, "hosts": safety.hosts,
+             "risky_parts": provenance.risky_parts}
 
 
 def reference(text: str) -> None:

@@ -63,7 +63,10 @@ _USER_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 _BAD_PASS = frozenset(" \t\r\n/@:\"'<>[]`()\\,;|")
 _NOT_USERS = frozenset(("mailto", "http", "https", "ssh", "git", "ftp", "sftp", "sip", "xmpp", "tel",
                         "smtp", "file", "data", "urn", "pkg", "npm", "docker"))
-_HOST = r"(?:localhost|[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){1,8})(?![A-Za-z0-9-])"
+# A host: localhost, an IPv4 address, or dotted labels whose last one starts with a letter (a TLD):
+# `llm:openai@reflector-2026-11-23.1` names a version, not a host, and is not a password.
+_HOST = (r"(?:localhost|(?:\d{1,3}\.){3}\d{1,3}|[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,7}"
+         r"\.[A-Za-z][A-Za-z0-9-]{0,62})(?![A-Za-z0-9-])")
 
 
 def _random_key(v: str) -> bool:

@@ -88,7 +88,8 @@ _INSTALLS = (
     rf"[`]?{_PKG}[`]?\s+(?:via|with|using|through|from)\s+(?:npx|bunx|pnpx|uvx|pipx|pnpm\s+dlx|yarn\s+dlx)\b",
     # "the npm package X", "a package called X", "X from npm", "install X globally"
     rf"\b(?:npm|pypi|pip|crates?|gem|cargo|brew|homebrew|go)\s+(?:package|module|crate|gem|formula|cli|tool)\s+[`]?{_PKG}",
-    rf"\b(?:package|module|crate|gem|tool|cli)\s+(?:called|named)\s+[`]?{_PKG}",
+    # ("No module named 'x'" is Python's error about a missing module, not advice to install one.)
+    rf"\b(?<!no )(?:package|module|crate|gem|tool|cli)\s+(?:called|named)\s+[`]?{_PKG}",
     rf"[`]?{_PKG}[`]?\s+(?:from|off|on)\s+(?:npm|pypi|crates\.io|rubygems|homebrew|the\s+(?:npm\s+)?registry)\b",
     rf"\b(?:install|add)\s+[`]?{_PKG}[`]?\s+(?:globally|as\s+an?\s+(?:dev\s+)?dependency|with\s+(?:npm|pip|yarn|pnpm|bun|"
     rf"brew|cargo|npx|uv|pipx)|via\s+\w+|using\s+\w+|from\s+(?:npm|pypi))",

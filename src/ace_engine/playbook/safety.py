@@ -214,11 +214,14 @@ _URL_HOST = _Lazy(r"\b[a-z][a-z0-9+.-]{0,31}://(?:[^@/\s]*@)?(\[[0-9a-f:]+\]|[^/
 _IP = _Lazy(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])")
 _SSH_HOST = _Lazy(r"\b(?:ssh|scp|sftp|rsync|git)\b(?:(?!\b(?:ssh|scp|sftp|rsync|git)\b)[^\n])*?\b[\w.-]{1,64}@"
                   r"([\w-]+(?:\.[\w-]+)+)", re.IGNORECASE)
-# `curl evil.example/x.sh`: a downloader's bare host argument
-_BARE_HOST = _Lazy(r"\b(?:curl|wget|fetch|http|xh|nc|ncat|telnet)\s+(?:-{1,2}[\w-]+(?:[= ]\S+)?\s+){0,16}"
-                        r"([a-z0-9-]+(?:\.[a-z0-9-]+){0,16}\.(?!(?:txt|json|sh|py|tar|gz|tgz|zip|log|md|html?|js|ya?ml|"
-                        r"toml|cfg|ini|xml|csv|whl|deb|rpm|out|tmp|bin|exe)\b)[a-z]{2,})(?=[/:\s\"'`]|$)",
-                   re.IGNORECASE)
+# `curl evil.example/x.sh`: a downloader's bare host argument. Read token by token (`_bare_hosts`),
+# not by one pattern: a flag may take its value after a space (`-o out.txt`), and a regex that
+# tries both readings of every flag is 2^n on `curl --a --a … !` (issue 20's review: 17 flags, 60 s).
+_DOWNLOADER = _Lazy(r"\b(?:curl|wget|fetch|http|xh|nc|ncat|telnet)\s+", re.IGNORECASE)
+_TOKEN = _Lazy(r"[\"'`(]*([^\s\"'`]*)[^\s]*\s*")
+_BARE_HOST = _Lazy(r"([a-z0-9-]+(?:\.[a-z0-9-]+){0,16}\.(?!(?:txt|json|sh|py|tar|gz|tgz|zip|log|md|html?|js|ya?ml|"
+                   r"toml|cfg|ini|xml|csv|whl|deb|rpm|out|tmp|bin|exe)\b)[a-z]{2,})(?=[/:]|$)", re.IGNORECASE)
+_BARE_ARGS = 17  # the downloader's first arguments looked at (flags and their values included)
 
 # Characters that look like Latin letters (Cyrillic, Greek) in words the rules look for.
 _CONFUSABLES = str.maketrans({
@@ -308,8 +311,35 @@ def remote_host(remote: str | None) -> str | None:
 def hosts(text: str) -> list[str]:
     """Every host the text names (URLs, IPs, `user@host:` forms, a downloader's bare argument)."""
     found = [m.group(1) for m in _URL_HOST.finditer(text)] + _IP.findall(text) + _SSH_HOST.findall(text)
-    found += _BARE_HOST.findall(text)
+    found += _bare_hosts(text)
     return list(dict.fromkeys(h.strip(".[]").lower() for h in found if h.strip(".[]")))
+
+
+def _bare_hosts(text: str) -> list[str]:
+    """A downloader's bare host argument: its first argument that is not a flag, where a flag may
+    be followed by its value (`-o out.txt evil.example/x`), within `_BARE_ARGS` tokens of its line.
+    Each token is read once, so the cost is linear in the text (a constant per downloader word)."""
+    found: list[str] = []
+    for cmd in _DOWNLOADER.finditer(text):
+        pos, end = cmd.end(), text.find("\n", cmd.end())
+        end = len(text) if end < 0 else end
+        after_flag = False
+        for _ in range(_BARE_ARGS):
+            token = _TOKEN.match(text, pos, end) if pos < end else None
+            if token is None or token.end() == pos:
+                break
+            pos, word = token.end(), token.group(1)
+            if word.startswith("-"):
+                after_flag = True
+                continue
+            host = _BARE_HOST.match(word)
+            if host:
+                found.append(host.group(1))
+                break
+            if not after_flag:
+                break  # the first argument, and not a host
+            after_flag = False  # that was the flag's value
+    return found
 
 
 def _known(host: str, trusted: frozenset[str]) -> bool:
