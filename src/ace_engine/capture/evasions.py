@@ -12,11 +12,12 @@ whole by `[REDACTED:encoded-secret]`. Returns `plain` itself when nothing was hi
 Cost: a few C-level checks gate everything (`isascii`, `%`, quotes next to `+`, a long base64
 run); only text that has such a feature pays for one linear pass that builds the normalised copy
 and its map back to the original, and one more `redact_plain` over it (two when it finds one).
-The stretch that changed is found by comparing blocks, not chars. Imports only `re` and, when a
-base64 run is there, `binascii` (a C module).
+The stretch that changed is found by comparing blocks, not chars. Imports only `re` (through
+`spans`, the pattern cache and marker shared by the rule modules) and, when a base64 run is
+there, `binascii` (a C module).
 """
 
-import re
+from .spans import marker, rx
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: hooks import this module and must not load `typing`
 if TYPE_CHECKING:
@@ -30,14 +31,6 @@ _LOOKALIKE = {"а": "a", "е": "e", "о": "o", "р": "p", "с": "c", "у": "y", 
               "τ": "t", "υ": "u", "А": "A", "Е": "E", "О": "O", "Р": "P", "С": "C", "Х": "X", "І": "I",
               "Ѕ": "S", "Ј": "J", "Н": "H", "М": "M", "Т": "T", "В": "B", "К": "K"}
 _HEX = frozenset("0123456789abcdefABCDEF")
-_compiled: dict = {}
-
-
-def _rx(name: str, pattern: str) -> re.Pattern[str]:
-    rx = _compiled.get(name)
-    if rx is None:
-        rx = _compiled[name] = re.compile(pattern)
-    return rx
 
 
 def _fold(text: str) -> "tuple[str, list[int]] | None":
@@ -48,7 +41,7 @@ def _fold(text: str) -> "tuple[str, list[int]] | None":
     n = len(text)
     i = 0
     changed = False
-    split = _rx("split", r"[\"'][ \t]*(?:\+|\.|\|\|)?[ \t]*\\?\r?\n?[ \t]*(?:\+|\.|\|\|)?[ \t]*[\"']")
+    split = rx(r"[\"'][ \t]*(?:\+|\.|\|\|)?[ \t]*\\?\r?\n?[ \t]*(?:\+|\.|\|\|)?[ \t]*[\"']")
     while i < n:
         c = text[i]
         o = ord(c)
@@ -99,11 +92,11 @@ def _fold(text: str) -> "tuple[str, list[int]] | None":
 def _gated(text: str) -> bool:
     if not text.isascii():
         return True
-    if "%" in text and _rx("pct", r"%[0-9A-Fa-f]{2}").search(text) is not None:
+    if "%" in text and rx(r"%[0-9A-Fa-f]{2}").search(text) is not None:
         return True
     if "\\\n" in text:
         return True
-    return ('"' in text or "'" in text) and _rx("join", r"[\"'][ \t]*(?:\+|\.|\|\|)[ \t]*\\?\r?\n?[ \t]*[\"']|"
+    return ('"' in text or "'" in text) and rx(r"[\"'][ \t]*(?:\+|\.|\|\|)[ \t]*\\?\r?\n?[ \t]*[\"']|"
                                          r"[\"'][ \t]*\\?\r?\n[ \t]*[\"']").search(text) is not None
 
 
@@ -134,7 +127,7 @@ def _common_suffix(a: str, b: str, limit: int) -> int:
 def _decoded_secrets(text: str, redact_plain: "Callable[[str], str]") -> str:
     """Base64 runs whose decoded text holds a secret, replaced whole."""
     spans = []
-    for m in _rx("b64", r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/]{24,}={0,2}(?![A-Za-z0-9+/=_-])").finditer(text):
+    for m in rx(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/]{24,}={0,2}(?![A-Za-z0-9+/=_-])").finditer(text):
         run = m.group(0)
         if len(run) % 4 == 1 or len(run) > 65536:
             continue
@@ -157,7 +150,7 @@ def _decoded_secrets(text: str, redact_plain: "Callable[[str], str]") -> str:
     out, last = [], 0
     for s, e in spans:
         out.append(text[last:s])
-        out.append("[REDACTED:encoded-secret]")
+        out.append(marker("encoded-secret"))
         last = e
     out.append(text[last:])
     return "".join(out)
@@ -169,7 +162,7 @@ def unfold(text: str, plain: str, redact_plain: "Callable[[str], str]") -> str:
     The normalised copy is made from the original `text`, not from `plain`: a token split in two
     whose first half is already a secret on its own must still be seen whole."""
     out = plain
-    if len(out) >= 24 and _rx("b64any", r"[A-Za-z0-9+/]{24}").search(out) is not None:
+    if len(out) >= 24 and rx(r"[A-Za-z0-9+/]{24}").search(out) is not None:
         out = _decoded_secrets(out, redact_plain)
     if not _gated(text):
         return out
@@ -186,6 +179,6 @@ def unfold(text: str, plain: str, redact_plain: "Callable[[str], str]") -> str:
     merged = text[:start] + red[i:len(red) - j] + text[end:]
     # What lies outside the changed stretch is still the original text: redact it as written.
     merged = redact_plain(merged)
-    if len(merged) >= 24 and _rx("b64any", r"[A-Za-z0-9+/]{24}").search(merged) is not None:
+    if len(merged) >= 24 and rx(r"[A-Za-z0-9+/]{24}").search(merged) is not None:
         merged = _decoded_secrets(merged, redact_plain)
     return merged

@@ -8,7 +8,12 @@ only `re`, every pattern compiled on first use, each match anchored at a needle.
 
 import re
 
-MARK = "[REDACTED:"
+from .spans import MARK, marker, rx
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: hooks import this module and must not load `typing`
+if TYPE_CHECKING:
+    # (start, end, kind) of a value to redact.
+    Found = tuple[int, int, str]
 
 # Words that make a key name look secret.  `token` excludes "tokens"/"tokenizer"
 # (max_tokens, input_tokens are everywhere in LLM tooling) and `auth` excludes
@@ -32,27 +37,17 @@ _SOURCES = {
     "kv_word": (r"[^\s\"'`;&|<>]*", 0),
     # An identifier path right before "(" or "[": a call or a subscript.
     "code": (r"[A-Za-z_][\w.]*[ \t]*[(\[]", 0),
-    "marker": (r"\[REDACTED:[\w-]+\]", 0),
+    "marker": (re.escape(MARK) + r"[\w-]+\]", 0),
 }
 
-_compiled: dict[str, re.Pattern[str]] = {}
 
 
 def _rx(name: str) -> re.Pattern[str]:
-    """Compile pattern `name` on first use; cache it for the process."""
-    rx = _compiled.get(name)
-    if rx is None:
-        pattern, flags = _SOURCES[name]
-        rx = _compiled[name] = re.compile(pattern, flags)
-    return rx
+    """Pattern `name` of the table, compiled on first use (`spans.rx`)."""
+    return rx(*_SOURCES[name])
 
 
-def marker(kind: str) -> str:
-    """What a secret of `kind` is replaced with: `[REDACTED:kind]`."""
-    return MARK + kind + "]"
-
-
-def _is_marker(v):
+def _is_marker(v: str) -> bool:
     """True if `v` is only markers (and blanks or escaped newlines), e.g. a
     JSON "private_key" value whose PEM block was already redacted."""
     if MARK not in v:
@@ -72,7 +67,7 @@ _TYPE_WORDS = frozenset((
 ))
 
 
-def placeholder(v):
+def placeholder(v: str) -> bool:
     """True for values that name or mask a secret rather than being one."""
     v = v.strip()
     if not v:
@@ -89,7 +84,7 @@ def placeholder(v):
     return _is_marker(v)
 
 
-def type_annotation(v):
+def type_annotation(v: str) -> bool:
     """`str`, `Optional[str] = None`, `string;`: a declaration, not a value."""
     i = 0
     n = len(v)
@@ -98,13 +93,13 @@ def type_annotation(v):
     return i > 0 and v[:i].lower() in _TYPE_WORDS
 
 
-def _is_ident_path(v):
+def _is_ident_path(v: str) -> bool:
     """`token`, `self._password`, `settings.API_KEY`."""
     return bool(v) and not v[0].isdigit() and v.replace(".", "").replace(
         "_", "").isalnum() and ".." not in v
 
 
-def _same_name(v, key):
+def _same_name(v: str, key: str) -> bool:
     """`token=token`, `password=args.password`: a variable, not a secret."""
     if not _is_ident_path(v):
         return False
@@ -131,7 +126,7 @@ def _word_end(text: str, start: int) -> int:
     return end
 
 
-def _random_word(text, vs):
+def _random_word(text: str, vs: int) -> bool:
     """`password = pypiPass2024x` mid-line (a flattened pypirc, a prose note): the value is a
     bare word with a digit and a capital or symbol, not a call, an attribute or a snake_case
     name -- so not code."""
@@ -142,7 +137,7 @@ def _random_word(text, vs):
             and (any(c.isupper() for c in v) or not v.isalnum()))
 
 
-def _pass_key(text, m, key):
+def _pass_key(text: str, m: "re.Match[str]", key: str) -> bool:
     """Is a bare `pass` key a password's name? `DB_PASS=x`, `pass=x`, `smtp.pass: x` are;
     test verdicts (`PASS: found`, "all tests pass: …") and `LAST_PASS: Final = 1` are not."""
     p = m.start()
@@ -152,7 +147,7 @@ def _pass_key(text, m, key):
     return compound and key == key.lower()
 
 
-def _kv_value(text, m):
+def _kv_value(text: str, m: "re.Match[str]") -> "Found | None":
     """Decide what to redact for one "kv" match (made on the lower-cased
     text; its spans index `text`).
 
@@ -242,15 +237,15 @@ def _kv_value(text, m):
     return vs, ve, kind
 
 
-def kv_rule(text, starts, low):
+def kv_rule(text: str, starts: "list[int]", low: str) -> str:
     """Redact KEY=value values; `starts` are the secret words' positions."""
-    rx = _rx("kv")
-    out = []
+    kv = _rx("kv")
+    out: list[str] = []
     last = 0
     for p in starts:
         if p < last:
             continue  # inside a value already redacted
-        m = rx.match(low, p)
+        m = kv.match(low, p)
         if m is None:
             continue
         found = _kv_value(text, m)

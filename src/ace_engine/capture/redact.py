@@ -68,10 +68,20 @@ so that second call costs one dict lookup.
 import re
 
 from .evasions import unfold
-from .kv_values import KW, KW_TRIGGERS, MARK, kv_rule, marker, placeholder, type_annotation
+from .kv_values import KW, KW_TRIGGERS, kv_rule, placeholder, type_annotation
 from .secret_classes import class_tokens
 from .secret_context import authorities, curl_cookies, foreign_passwords
 from .secret_forms import command_lines, prose_and_files, vendor_tokens
+from .spans import MARK, marker, rx
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: hooks import this module and must not load `typing`
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    # A rule: (text, positions where it may match, the lower-cased text or None) -> the text with
+    # its secrets replaced (the very same object when it found none).
+    Rule = Callable[[str, list[int], "str | None"], str]
+    Repl = Callable[[re.Match[str], str], str]
 
 __all__ = ["KINDS", "MARK", "is_clean", "is_secret_key", "mark_clean", "redact", "redact_value"]
 
@@ -95,7 +105,7 @@ _SOURCES = {
     # scheme://user:PASSWORD@host -- the password may itself contain '@' or
     # ':', so take the run up to the last '@' before the path.
     "url": (r"://(?<=[A-Za-z0-9]://)(?P<user>[^\s:/?#@\"'<>\[\]]*):"
-            r"(?!\[REDACTED:)[^\s/?#\"'<>]+@", 0),
+            r"(?!" + re.escape(MARK) + r")[^\s/?#\"'<>]+@", 0),
     "slack_hook": (r"(hooks\.slack\.com/(?:services|workflows|triggers)/)"
                    r"[A-Za-z0-9_/-]+", 0),
     # sk-ant-... is Anthropic; other sk-... (sk-proj-, sk-svcacct-) OpenAI,
@@ -120,23 +130,18 @@ _SOURCES = {
     "kv_key": (KW + r"|authorization", 0),
 }
 
-_compiled: dict[str, re.Pattern[str]] = {}
 
 
-def _rx(name):
-    """Compile pattern `name` on first use; cache it for the process."""
-    rx = _compiled.get(name)
-    if rx is None:
-        pattern, flags = _SOURCES[name]
-        rx = _compiled[name] = re.compile(pattern, flags)
-    return rx
+def _rx(name: str) -> re.Pattern[str]:
+    """Pattern `name` of the table, compiled on first use (`spans.rx`)."""
+    return rx(*_SOURCES[name])
 
 
 _AUTH_SCHEMES = frozenset(("basic", "bearer", "token", "digest", "negotiate",
                            "ntlm", "apikey"))
 
 
-def _auth_repl(m, text):
+def _auth_repl(m: "re.Match[str]", text: str) -> str:
     whole = text[m.start():m.end()]
     raw = text[m.start("val"):m.end("val")]
     v = raw.rstrip()
@@ -156,7 +161,7 @@ def _auth_repl(m, text):
             + raw[len(v):])
 
 
-def _bearer_repl(m, text):
+def _bearer_repl(m: "re.Match[str]", text: str) -> str:
     tok = text[m.start("tok"):m.end("tok")]
     has_digit = any(c.isdigit() for c in tok)
     mixed = not tok.islower() and not tok.isupper() and len(tok) >= 20
@@ -165,23 +170,23 @@ def _bearer_repl(m, text):
     return text[m.start():m.end()]
 
 
-def _replacer(name, repl):
+def _replacer(name: str, repl: "str | Repl") -> "Rule":
     """A rule applying pattern `name` at each start.  `repl` is the marker
     string or a function (match, text) -> str.  Lower-case rules match on
     `low` (aligned with `text`), so a replacement must copy from `text` by
     span, never from the match's groups."""
-    def rule(text, starts, low):
-        rx = _rx(name)
+    def rule(text: str, starts: "list[int]", low: "str | None") -> str:
+        pattern = _rx(name)
         hay = text if low is None else low
-        out = []
+        out: list[str] = []
         last = 0
         for p in starts:
             if p < last or p < 0:
                 continue
-            m = rx.match(hay, p)
+            m = pattern.match(hay, p)
             if m is not None:
                 out.append(text[last:p])
-                out.append(repl if repl.__class__ is str else repl(m, text))
+                out.append(repl if isinstance(repl, str) else repl(m, text))
                 last = m.end()
         if not out:
             return text
@@ -190,17 +195,17 @@ def _replacer(name, repl):
     return rule
 
 
-def _keep1(kind):
+def _keep1(kind: str) -> "Repl":
     """Replacement keeping group 1 (a key name, a URL prefix)."""
     mark = marker(kind)
     return lambda m, text: text[m.start(1):m.end(1)] + mark
 
 
-def _sk_repl(m, text):
+def _sk_repl(m: "re.Match[str]", text: str) -> str:
     return marker("anthropic-key" if m.group("ant") else "openai-key")
 
 
-def _url_repl(m, text):
+def _url_repl(m: "re.Match[str]", text: str) -> str:
     return ("://" + text[m.start("user"):m.end("user")] + ":"
             + marker("url-password") + "@")
 
@@ -241,9 +246,9 @@ _LOW_RULES = (
 )
 
 
-def _starts(hay, needles):
+def _starts(hay: str, needles: "tuple[tuple[str, int], ...]") -> list[int]:
     """Sorted positions where the needles occur in `hay`."""
-    found = []
+    found: list[int] = []
     for needle, back in needles:
         i = hay.find(needle)
         while i >= 0:
@@ -254,7 +259,7 @@ def _starts(hay, needles):
     return found
 
 
-def _lower(text):
+def _lower(text: str) -> str:
     """text.lower() with positions kept: only U+0130 grows when lowered."""
     low = text.lower()
     if len(low) != len(text):
@@ -262,20 +267,17 @@ def _lower(text):
     return low
 
 
-def _maybe_stated(text):
+def _maybe_stated(text: str) -> bool:
     """Could `text` say "my password is X" (it has no `=`, `:` or `-`)?"""
     low = _lower(text)  # three finds on one copy beat eight case variants
     return "pass" in low or "token" in low or "secret" in low
 
 
-def _short_options(low):
+def _short_options(low: str) -> "dict[str, list[int]]":
     """Positions of `-u`/`-U`/`--user` (as "u") and `-p` (as "p"): one regex with a literal
     first char (a memchr-speed scan) instead of two 2-char finds (~4x slower)."""
     hits: dict[str, list[int]] = {"u": [], "p": []}
-    rx = _compiled.get("short_opts")
-    if rx is None:
-        rx = _compiled["short_opts"] = re.compile(r"-[up]")
-    for m in rx.finditer(low):
+    for m in rx(r"-[up]").finditer(low):
         p = m.start()
         if low[p + 1] == "u" and p > 0 and low[p - 1] == "-":
             p -= 1  # --user
@@ -291,12 +293,12 @@ _RECENT_MIN, _RECENT_MAX = 256, 64
 _FOREIGN_GATE = ("asswort", "ennwort", "enha", "lave", "passe", "arola", "aslo", "eslo", "ozinka", "achtwoord")
 
 
-def is_clean(text):
+def is_clean(text: object) -> bool:
     """True if `text` is a string redact() just returned (so redacting it is a no-op)."""
     return _recent.get(id(text)) is text
 
 
-def mark_clean(text):
+def mark_clean(text: str) -> str:
     """Note that `text` was built only from redact() output (a capped or JSON-joined record
     field), so the store's choke point need not scan it again.  Returns `text`."""
     if isinstance(text, str) and len(text) >= _RECENT_MIN:
@@ -306,7 +308,7 @@ def mark_clean(text):
     return text
 
 
-def redact(text):
+def redact(text: str) -> str:
     """Replace every secret in `text` with ``[REDACTED:<kind>]``.
 
     Never raises on a str (lone surrogates included); other types are
@@ -324,7 +326,7 @@ def redact(text):
     return out
 
 
-def _redact(text):
+def _redact(text: str) -> str:
     for gate, needles, rule in _RULES:
         if gate in text:
             starts = _starts(text, needles)
@@ -363,7 +365,7 @@ def _redact(text):
     if new is not text:
         text, low = new, _lower(new)
         hits = {t: _starts(low, ((t, 0),)) for t in _LOW_NEEDLES}
-    for needle, rule in _LOW_RULES:
+    for needle, low_rule in _LOW_RULES:
         if needle == "kv":
             starts = sorted({p for t in KW_TRIGGERS for p in hits[t]})
         elif needle == "auth":
@@ -373,7 +375,7 @@ def _redact(text):
             starts = hits[needle]
         if not starts:
             continue
-        new = rule(text, starts, low)
+        new = low_rule(text, starts, low)
         if new is not text:  # positions moved: find the needles again
             text = new
             low = _lower(text)
@@ -381,7 +383,7 @@ def _redact(text):
     return text
 
 
-def is_secret_key(key):
+def is_secret_key(key: object) -> bool:
     """True if a field name such as ``password`` or ``GITHUB_TOKEN`` looks
     like it holds a secret."""
     if not isinstance(key, str):
@@ -395,7 +397,7 @@ def is_secret_key(key):
     return False
 
 
-def _secret_field_value(key, v):
+def _secret_field_value(key: str, v: str) -> str:
     if placeholder(v):
         return v
     if v.isdigit() and ("token" in key.lower() or "auth" in key.lower()):
@@ -403,13 +405,13 @@ def _secret_field_value(key, v):
     return marker("secret-field")
 
 
-def redact_value(obj):
+def redact_value(obj: object) -> object:
     """Return a copy of `obj` (dicts, lists, tuples) with every string leaf
     redacted.  A string under a secret-looking dict key is replaced whole."""
     if isinstance(obj, str):
         return redact(obj)
     if isinstance(obj, dict):
-        out = {}
+        out: dict[object, object] = {}
         for k, v in obj.items():
             if isinstance(v, str) and is_secret_key(k):
                 out[k] = _secret_field_value(k, v)

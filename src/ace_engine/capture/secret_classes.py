@@ -18,38 +18,41 @@ A candidate rule's regex then runs in a window of bounded size around that run, 
 a stretch it already searched (bar a 400-character overlap), so the whole scan stays linear.
 Values must also reach the rule's entropy (gitleaks' own thresholds).
 
-Cost: imports `re`; the data table is imported, and indexed, the first time a text holds a run
-(~0.3 ms), and a rule's regex is compiled the first time it is a candidate. Text without an
-11-character run (most prompts and prose) costs one regex scan.
+Cost: imports `re` (and `spans`, the marker and span applying shared by the rule modules); the
+data table is imported, and indexed, the first time a text holds a run (~0.3 ms), and a rule's
+regex is compiled the first time it is a candidate. Text without an 11-character run (most prompts
+and prose) costs one regex scan.
 """
 
 import re
 
-_MARK = "[REDACTED:"
+from .spans import MARK, apply_spans, rx
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: hooks import this module and must not load `typing`
+if TYPE_CHECKING:
+    # (id, heads, pattern, ignore case, value group, min entropy) and (id, keywords, name, value,
+    # min entropy): the row shapes of `secret_rules`' tables.
+    TokenRule = tuple[str, tuple[str, ...], str, bool, int, float]
+    ContextRule = tuple[str, tuple[str, ...], str, str, float]
+    Spans = list[tuple[int, int, str]]
+
 _ASSIGN_CTX = (r"[ \t\w.-]{0,20}[\s'\"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[`'\"\s=]{0,5}(?P<v>%s)"
                r"(?=[`'\"\s;,)\]}<]|\\[nr]|$)")
 _WINDOW_AFTER = 320  # the longest token of the table (a Slack config token) is ~180 characters
 
-_compiled: dict = {}
-_index: list = []  # [heads, infix, context] built on first use
-
-
-def _rx(key, pattern, flags=0):
-    rx = _compiled.get(key)
-    if rx is None:
-        rx = _compiled[key] = re.compile(pattern, flags)
-    return rx
+# [heads, infix, context] built on first use: head char -> [(head, rule)], [(keyword, rule)] twice.
+_index: list = []
 
 
 _RUN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_~+/.-")
 
 
-def _build():
+def _build() -> None:
     # The table (~0.2 ms to import) is loaded the first time a text holds a long run.
     from .secret_rules import CONTEXT_RULES, DETECT_SECRETS_CONTEXT, DETECT_SECRETS_RULES, TOKEN_HEADS, TOKEN_RULES
 
-    heads: dict[str, list] = {}
-    infix: list = []
+    heads: dict[str, list[tuple[str, TokenRule]]] = {}
+    infix: list[tuple[str, TokenRule]] = []
     for rule in TOKEN_RULES + DETECT_SECRETS_RULES:
         prefixes = TOKEN_HEADS.get(rule[0])
         # A head a run cannot start with (`https://…`, `"secret_key"`) is found by its keywords.
@@ -69,7 +72,7 @@ def entropy(s: str) -> float:
     n = len(s)
     if not n:
         return 0.0
-    counts: dict = {}
+    counts: dict[str, int] = {}
     for c in s:
         counts[c] = counts.get(c, 0) + 1
     return -sum(k / n * math.log2(k / n) for k in counts.values())
@@ -78,7 +81,7 @@ def entropy(s: str) -> float:
 _OVERLAP = 400  # longer than any token of the table: a match across two windows is still seen
 
 
-def _window(rid, ws, we, searched):
+def _window(rid: str, ws: int, we: int, searched: "dict[str, int]") -> int:
     """Where rule `rid` still has to look in [ws, we): not again over what it already searched
     (less an overlap), so many runs triggering one rule cost it one pass over the text."""
     done = searched.get(rid, -1)
@@ -88,11 +91,11 @@ def _window(rid, ws, we, searched):
     return max(ws, done - _OVERLAP) if done >= 0 else ws
 
 
-def _token_hits(rule, text, ws, we, spans):
+def _token_hits(rule: "TokenRule", text: str, ws: int, we: int, spans: "Spans") -> None:
     rid, _, pattern, icase, group, min_ent = rule
-    rx = _rx(rid, pattern, re.IGNORECASE if icase else 0)
-    for m in rx.finditer(text, ws, we):
-        g = group if group <= (rx.groups or 0) else 0
+    found = rx(pattern, re.IGNORECASE if icase else 0)
+    for m in found.finditer(text, ws, we):
+        g = group if group <= (found.groups or 0) else 0
         s, e = m.span(g)
         if s < 0 or e - s < 8:
             s, e = m.span()  # no group, or a piece of the token (a repeated group): take it all
@@ -100,10 +103,9 @@ def _token_hits(rule, text, ws, we, spans):
             spans.append((s, e, rid))
 
 
-def _context_hits(rule, text, ws, we, spans):
+def _context_hits(rule: "ContextRule", text: str, ws: int, we: int, spans: "Spans") -> None:
     rid, _, name, value, min_ent = rule
-    rx = _rx("ctx:" + rid, "(?:" + name + ")" + _ASSIGN_CTX % value, re.IGNORECASE)
-    for m in rx.finditer(text, ws, we):
+    for m in rx("(?:" + name + ")" + _ASSIGN_CTX % value, re.IGNORECASE).finditer(text, ws, we):
         s, e = m.span("v")
         if entropy(text[s:e]) >= min_ent:
             spans.append((s, e, rid))
@@ -120,20 +122,20 @@ def _operator_before(text: str, s: int) -> int:
 
 def class_tokens(text: str) -> str:
     """Redact the values the gitleaks / detect-secrets formats recognise (see the module doc)."""
-    runs = _rx("run", r"[A-Za-z0-9_][A-Za-z0-9_~+/.-]{10,}={0,3}").finditer(text)
-    spans: list = []
-    searched: dict = {}  # rule id -> end of the text it has searched
+    runs = rx(r"[A-Za-z0-9_][A-Za-z0-9_~+/.-]{10,}={0,3}").finditer(text)
+    spans: Spans = []
+    searched: dict[str, int] = {}  # rule id -> end of the text it has searched
     n = len(text)
     for m in runs:
         s, e = m.span()
-        if text.startswith(_MARK, s - 10):
+        if text.startswith(MARK, s - 10):
             continue  # a marker's kind, not a value
         if not _index:
             _build()
         heads, infix, context = _index
         low = text[s:min(e, s + 64)].lower()
         we = min(n, e + _WINDOW_AFTER)
-        done = set()
+        done: set[str] = set()
         for kw, rule in heads.get(low[0], ()):
             if rule[0] not in done and low.startswith(kw) and (len(kw) > 1 or e - s >= 40):
                 done.add(rule[0])
@@ -143,7 +145,7 @@ def class_tokens(text: str) -> str:
         # A random value of 11+ characters holds a digit (a miss has odds of ~1e-3): paths,
         # identifiers and words without one (`tests/test_api.py`, `self.compiled_patterns`) are
         # not worth the keyword lookups below.
-        if _rx("digit", r"[0-9]").search(text, s, e) is None:
+        if rx(r"[0-9]").search(text, s, e) is None:
             continue
         near = text[max(0, s - 100):min(n, e + 100)].lower()
         for kw, rule in infix:
@@ -161,18 +163,4 @@ def class_tokens(text: str) -> str:
                     ws = _window("ctx:" + rule[0], max(0, op - 80), min(n, e + 3), searched)
                     if ws >= 0:
                         _context_hits(rule, text, ws, min(n, e + 3), spans)
-    if not spans:
-        return text
-    spans.sort()
-    out = []
-    last = 0
-    for s, e, kind in spans:
-        if s < last or _MARK in text[s:e]:
-            continue
-        out.append(text[last:s])
-        out.append(_MARK + kind + "]")
-        last = e
-    if not out:
-        return text
-    out.append(text[last:])
-    return "".join(out)
+    return apply_spans(text, spans)

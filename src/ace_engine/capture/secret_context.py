@@ -9,53 +9,11 @@ cheaply). Nothing here matches a marker, so every rule is idempotent.
 Cost: linear in the text. Each rule starts at a literal needle found with ``str.find`` (``@``,
 ``/api/webhooks/``, ``-b``) or at the runs of ONE regex scan, and looks at most a few hundred
 characters around each start: many needles on one long line never make a rule rescan the line.
-Imports only ``re``; patterns compile on first use.
+Imports only ``re`` (through :mod:`spans`, which holds the marker, the pattern cache and the
+span applying this module shares with the other rule modules); patterns compile on first use.
 """
 
-import re
-
-TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: hooks import this module and must not load `typing`
-if TYPE_CHECKING:
-    from collections.abc import Iterator
-
-_compiled: dict[str, re.Pattern[str]] = {}
-
-
-def _rx(name: str, pattern: str, flags: int = 0) -> re.Pattern[str]:
-    rx = _compiled.get(name)
-    if rx is None:
-        rx = _compiled[name] = re.compile(pattern, flags)
-    return rx
-
-
-def _mark(kind: str) -> str:
-    return "[REDACTED:" + kind + "]"
-
-
-def _apply(text: str, spans: list) -> str:
-    if not spans:
-        return text
-    spans.sort()
-    out: list[str] = []
-    last = 0
-    for s, e, kind in spans:
-        if s < last or "[REDACTED:" in text[s:e]:
-            continue
-        out.append(text[last:s])
-        out.append(_mark(kind))
-        last = e
-    if not out:
-        return text
-    out.append(text[last:])
-    return "".join(out)
-
-
-def _finds(text: str, needle: str) -> "Iterator[int]":
-    i = text.find(needle)
-    while i >= 0:
-        yield i
-        i = text.find(needle, i + 1)
-
+from .spans import apply_spans, finds, rx
 
 # -- authorities ---------------------------------------------------------------------------------
 
@@ -79,10 +37,10 @@ def _random_key(v: str) -> bool:
 def authorities(text: str) -> str:
     """`user:pass@host` without a scheme (`git clone bob:pw@host:org/r`), a key as a URL's user
     (`https://<key>@o1.ingest.sentry.io/1`), Discord/Slack-style webhook URLs, a bare AWS key."""
-    spans: list = []
+    spans: list[tuple[int, int, str]] = []
     if "@" in text:
-        host = _rx("host", _HOST)
-        for a in _finds(text, "@"):
+        host = rx(_HOST)
+        for a in finds(text, "@"):
             if host.match(text, a + 1) is None:
                 continue
             lo = max(0, a - 256)
@@ -104,22 +62,22 @@ def authorities(text: str) -> str:
                 u -= 1
             if u >= 3 and text.startswith("://", u - 3) and _random_key(text[u:a]):
                 spans.append((u, a, "url-key"))
-    for p in _finds(text, "/api/webhooks/"):
-        m = _rx("webhook", r"/api/webhooks/[0-9]{5,25}/(?P<tok>[A-Za-z0-9_-]{20,100})").match(text, p)
+    for p in finds(text, "/api/webhooks/"):
+        m = rx(r"/api/webhooks/[0-9]{5,25}/(?P<tok>[A-Za-z0-9_-]{20,100})").match(text, p)
         if m is not None:
             spans.append((m.start("tok"), m.end("tok"), "webhook-token"))
     if len(text) >= 40 and any(w in text for w in ("aws", "AWS", "Aws", "AKIA", "ASIA", "akia", "asia")):
         _bare_aws(text, spans)  # only with AWS named somewhere (its own check is narrower)
-    return _apply(text, spans)
+    return apply_spans(text, spans)
 
 
-def _bare_aws(text: str, spans: list) -> None:
+def _bare_aws(text: str, spans: "list[tuple[int, int, str]]") -> None:
     """A 40-character base64 run standing alone (no `name=` before it), random enough to be an AWS
     secret access key -- mixed case and digits, high entropy -- with AWS or an access key id
     within a line or two (a credentials CSV, `aws configure list`, a pasted key pair)."""
     from .secret_classes import entropy
 
-    for m in _rx("b64run", r"[A-Za-z0-9/+]{40,}").finditer(text):
+    for m in rx(r"[A-Za-z0-9/+]{40,}").finditer(text):
         s, e = m.span()
         if e - s != 40:
             continue
@@ -144,22 +102,22 @@ def curl_cookies(text: str) -> str:
     cookie file) on a line that runs curl."""
     if "-b" not in text:
         return text
-    spans: list = []
-    rx = _rx("curl_b", r"-b[ \t]*(?:(?P<q>[\"'])(?P<qv>[^\"'\r\n]{1,4096})(?P=q)|(?P<v>[^\s\"'`;&|<>]{1,4096}))")
-    for p in _finds(text, "-b"):
+    spans: list[tuple[int, int, str]] = []
+    curl_b = rx(r"-b[ \t]*(?:(?P<q>[\"'])(?P<qv>[^\"'\r\n]{1,4096})(?P=q)|(?P<v>[^\s\"'`;&|<>]{1,4096}))")
+    for p in finds(text, "-b"):
         if p and (text[p - 1].isalnum() or text[p - 1] in "-_"):
             continue
         line = text[max(0, p - 300):p]
         nl = line.rfind("\n")
         if "curl" not in (line if nl < 0 else line[nl:]).lower():
             continue
-        m = rx.match(text, p)
+        m = curl_b.match(text, p)
         if m is None:
             continue
         g = "qv" if m.group("qv") is not None else "v"
         if "=" in m.group(g):
             spans.append((m.start(g), m.end(g), "cookie"))
-    return _apply(text, spans)
+    return apply_spans(text, spans)
 
 
 # -- passwords stated in other languages ---------------------------------------------------------
@@ -179,11 +137,11 @@ def foreign_passwords(text: str, low: str) -> str:
     prose: a separator or a verb must link them."""
     from .secret_forms import _is_reference, _stated_secret
 
-    spans: list = []
-    rx = _rx("foreign", _FOREIGN)
+    spans: list[tuple[int, int, str]] = []
+    foreign = rx(_FOREIGN)
     for needle in FOREIGN_NEEDLES:
-        for p in _finds(low, needle):
-            m = rx.match(low, p)
+        for p in finds(low, needle):
+            m = foreign.match(low, p)
             if m is None or not (m.group("sep") or m.group("verb")):
                 continue
             v = text[m.start("val"):m.end("val")]
@@ -192,4 +150,4 @@ def foreign_passwords(text: str, low: str) -> str:
                 continue
             if m.group("q") or _stated_secret(trimmed) or (m.group("sep") and len(trimmed) >= 4):
                 spans.append((m.start("val"), m.start("val") + len(trimmed), "stated-secret"))
-    return _apply(text, spans)
+    return apply_spans(text, spans)

@@ -5,7 +5,8 @@ Contract: each public function takes the text (and, for the lower-case rules, it
 it returns the very same object when it found nothing, so the caller can tell cheaply.  Nothing
 here matches a marker, so every rule is idempotent.
 
-Cost: imports only ``re``; patterns compile on first use.  :func:`vendor_tokens` is ONE regex
+Cost: imports only ``re`` (and :mod:`spans`, the marker, pattern cache and span applying shared
+with the other rule modules); patterns compile on first use.  :func:`vendor_tokens` is ONE regex
 scan for "a separator followed by ten alphanumerics" (~70 µs per 16 KB of typical tool output,
 measured; cheaper than a ``str.find`` per vendor prefix, which costs ~10 µs each), and does
 Python work only at the rare hits.  The command-line, cookie, netrc and "password is" rules run
@@ -17,19 +18,8 @@ the entropy idea), re-expressed here; no code is copied.
 
 import re
 
-_compiled: dict[str, re.Pattern[str]] = {}
-
-
-def _rx(name: str, pattern: str, flags: int = 0) -> re.Pattern[str]:
-    rx = _compiled.get(name)
-    if rx is None:
-        rx = _compiled[name] = re.compile(pattern, flags)
-    return rx
-
-
-def _mark(kind: str) -> str:
-    return "[REDACTED:" + kind + "]"
-
+from .secret_classes import entropy
+from .spans import apply_spans, marker, rx
 
 # -- vendor tokens -------------------------------------------------------------------------------
 
@@ -85,16 +75,6 @@ _NOT_SECRET_NAMES = ("id", "uuid", "hash", "sha", "digest", "checksum", "integri
                      "type", "model", "image", "tag", "branch", "host")
 
 
-def _entropy(s: str) -> float:
-    import math  # here, not at the top: ~0.2 ms a hook would pay for nothing
-
-    counts: dict = {}
-    for c in s:
-        counts[c] = counts.get(c, 0) + 1
-    n = len(s)
-    return -sum(k / n * math.log2(k / n) for k in counts.values())
-
-
 def _random_looking(raw: str, hinted: bool) -> bool:
     """Long, mixed, high-entropy: a key or token, not a word, path, hex digest or UUID."""
     v = raw.rstrip("=")
@@ -114,7 +94,7 @@ def _random_looking(raw: str, hinted: bool) -> bool:
     # Random base62 of length n averages close to log2(n); identifiers and prose fall well short.
     import math
 
-    return _entropy(v) >= min(math.log2(n), 6.0) - (0.75 if hinted else 0.55)
+    return entropy(v) >= min(math.log2(n), 6.0) - (0.75 if hinted else 0.55)
 
 
 def _assigned_name(text: str, vs: int) -> str | None:
@@ -161,7 +141,7 @@ def vendor_tokens(text: str) -> str:
     seen = 0  # hits before this lie in a token already examined
     vendor = None
     n = len(text)
-    for m in _rx("scan", r"[_.:=\-\"'][A-Za-z0-9]{10}").finditer(text):
+    for m in rx(r"[_.:=\-\"'][A-Za-z0-9]{10}").finditer(text):
         p = m.start()
         if p < seen:
             continue
@@ -182,10 +162,10 @@ def vendor_tokens(text: str) -> str:
         token = text[s:e]
         if any(needle in token for needle in _VENDOR_NEEDLES):
             if vendor is None:
-                vendor = _rx("vendor", _VENDOR)
+                vendor = rx(_VENDOR)
             for v in vendor.finditer(text, s, e):
                 pieces.append(text[done:v.start()])
-                pieces.append(_mark(_KIND[v.lastgroup or ""]))  # each alternative of _VENDOR is a named group
+                pieces.append(marker(_KIND[v.lastgroup or ""]))  # each alternative of _VENDOR is a named group
                 done = v.end()
         if not pieces:
             # KEY=value inside the token, or a quoted/spaced value right after `"key": `.
@@ -194,7 +174,7 @@ def vendor_tokens(text: str) -> str:
                     continue
                 span = _entropy_value(text, c, e)
                 if span:
-                    pieces = [text[s:span[0]], _mark("high-entropy")]
+                    pieces = [text[s:span[0]], marker("high-entropy")]
                     done = span[1]
                     break
         if pieces:
@@ -206,7 +186,7 @@ def vendor_tokens(text: str) -> str:
         text = "".join(out)
     for needle, pattern, kind in _BARE:
         if needle in text:
-            text = _rx(needle, pattern).sub(_mark(kind), text)
+            text = rx(pattern).sub(marker(kind), text)
     return text
 
 
@@ -254,7 +234,7 @@ def command_lines(text: str, low: str, hits: dict) -> str:
     """Flag values naming a secret, mysql/sshpass/docker/redis passwords, `-u user:pass`."""
     spans: list[tuple[int, int, str]] = []
     # --secret-flag VALUE: start from the secret-word hits the caller found.
-    flag = _rx("flag", _FLAG)
+    flag = rx(_FLAG)
     for p in sorted(set(hits["flag"])):
         s = p
         lo = max(0, p - 80)  # a flag name is short: a bounded walk keeps long runs linear
@@ -266,7 +246,7 @@ def command_lines(text: str, low: str, hits: dict) -> str:
         if m is None:
             continue
         name = m.group("flag").lstrip("-")
-        if not _rx("flag_secret", _FLAG_SECRET).search(name) or any(w in name for w in _FLAG_SOURCE):
+        if not rx(_FLAG_SECRET).search(name) or any(w in name for w in _FLAG_SOURCE):
             continue
         val = text[m.start("val"):m.end("val")]
         if _is_reference(val) or (val.isdigit() and ("token" in name or "auth" in name)):
@@ -277,18 +257,18 @@ def command_lines(text: str, low: str, hits: dict) -> str:
         ls, le = _line_bounds(low, p)
         line = low[max(ls, p - 300):p]  # the command naming the tool comes shortly before `-p`
         if "mysql" in line or "mariadb" in line:
-            m = _rx("attached", _ATTACHED_P).match(low, p)
-        elif "sshpass" in line or _rx("login", _LOGIN).search(line):
-            m = _rx("spaced", _SPACED).match(low, p)
+            m = rx(_ATTACHED_P).match(low, p)
+        elif "sshpass" in line or rx(_LOGIN).search(line):
+            m = rx(_SPACED).match(low, p)
         else:
             continue
         if m is not None and not _is_reference(text[m.start("val"):m.end("val")]):
             spans.append((m.start("val"), m.end("val"), "cli-secret"))
     # -u user:pass (curl, httpie, wget...) but not `-u 1000:1000` (docker's uid:gid).
     if hits["userpass"]:
-        rx = _rx("userpass", _USERPASS)
+        userpass = rx(_USERPASS)
         for p in sorted(set(hits["userpass"])):
-            m = rx.match(low, p)
+            m = userpass.match(low, p)
             if m is None:
                 continue
             val = text[m.start("val"):m.end("val")]
@@ -296,27 +276,7 @@ def command_lines(text: str, low: str, hits: dict) -> str:
             if val.isdigit() or _is_reference(val) or user.startswith("$"):
                 continue
             spans.append((m.start("val"), m.end("val"), "user-password"))
-    return _apply(text, spans)
-
-
-def _apply(text: str, spans: list[tuple[int, int, str]]) -> str:
-    if not spans:
-        return text
-    spans.sort()
-    out = []
-    last = 0
-    for s, e, kind in spans:
-        if s < last:
-            continue
-        if text[s:e].startswith("[REDACTED:"):
-            continue
-        out.append(text[last:s])
-        out.append(_mark(kind))
-        last = e
-    if not out:
-        return text
-    out.append(text[last:])
-    return "".join(out)
+    return apply_spans(text, spans, marked_anywhere=False)
 
 
 # -- cookies, netrc, passwords stated in words ---------------------------------------------------
@@ -361,7 +321,7 @@ def prose_and_files(text: str, low: str, hits: dict) -> str:
         if p < seen:
             continue
         s = p - 4 if low.startswith("set-", max(0, p - 4)) else p
-        m = _rx("cookie", _COOKIE).match(low, s)
+        m = rx(_COOKIE).match(low, s)
         if m is None or (m.group("kq") and not m.group("vq")):
             continue
         seen = m.end()
@@ -378,7 +338,7 @@ def prose_and_files(text: str, low: str, hits: dict) -> str:
             continue
         spans.append((vs, vs + len(raw), "cookie"))
     for p in hits["passw"]:
-        m = _rx("netrc", _NETRC).match(low, p)
+        m = rx(_NETRC).match(low, p)
         if m is not None:
             ls, _ = _line_bounds(low, p)
             ctx = low[max(0, ls - 300, p - 600):p]
@@ -387,7 +347,7 @@ def prose_and_files(text: str, low: str, hits: dict) -> str:
                 spans.append((m.start("val"), m.end("val"), "netrc-password"))
                 continue
     for p in hits["words"]:
-        m = _rx("words", _WORDS).match(low, p)
+        m = rx(_WORDS).match(low, p)
         if m is None:
             continue
         vs, ve = m.start("val"), m.end("val")
@@ -399,4 +359,4 @@ def prose_and_files(text: str, low: str, hits: dict) -> str:
         if _stated_secret(v) and not _is_reference(v):
             trimmed = v.rstrip(".,;:!?)")
             spans.append((vs, vs + len(trimmed), "stated-secret"))
-    return _apply(text, spans)
+    return apply_spans(text, spans, marked_anywhere=False)
