@@ -63,6 +63,12 @@ any needle: ~15 us before, ~105 us now (the vendor scan).  The store's
 redacting connection calls redact() again on what the hook already redacted:
 the last long results are remembered by identity (``is_clean``/``mark_clean``)
 so that second call costs one dict lookup.
+
+Why one module (~425 lines): the rule table, its needle-driven driver and the replacement
+functions are one ordered pipeline whose order is the contract (token formats become markers
+before the generic Authorization / Bearer / KEY=value rules look), and the rule families with
+judgement of their own already live in :mod:`kv_values`, :mod:`secret_forms`,
+:mod:`secret_classes`, :mod:`secret_context` and :mod:`evasions`.
 """
 
 import re

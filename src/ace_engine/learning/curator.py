@@ -49,6 +49,11 @@ its confidence: it has no marks, it simply isn't injected. An archived candidate
 comes back as a candidate.
 
 Cost: per candidate, one content-key lookup, one FTS query and ≤ 20 shape comparisons; no LLM.
+
+Why one module (~450 lines): it is one ordered decision over the same playbook operations
+(defence, filter, duplicate, merge, add, feedback, prune), specified by the list above; the
+scoring and wording it relies on already live in `similarity`, `quality` and
+`playbook/confidence.py`.
 """
 
 from __future__ import annotations

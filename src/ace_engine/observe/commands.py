@@ -17,6 +17,10 @@ a one-off script (`python reproduce.py`, `node -e …`) from the project's own c
 Error signatures live in `signatures.py`; `error_signature`, `normalize_signature` and
 `outcome_line` are re-exported here for existing callers. Pure string work, stdlib only; each
 call is a few regex passes over one command line.
+
+Why one module (~430 lines): `key`, `kind`, `family` and `general` share one tokenizer (`parts`,
+`_split`, `_words`) and must agree on it, since the store groups command history by `key`; the
+other half that once lived here, error signatures, is already its own module.
 """
 
 from __future__ import annotations

@@ -16,6 +16,10 @@ the wrapper that ran it (a pre-commit hook's credo issue, not "hook failed").
 `outcome_line(text)` is the summary of a run (`3 passed in 0.2s`, `Found 2 errors`).
 
 Pure, stdlib only. Cost: linear in the output, capped at 20 000 characters; ~40 regex passes.
+
+Why one module (~440 lines): `RULES` is one ordered table whose order is the precedence between
+formats, and each row's function is a few lines; split by ecosystem, that order would be
+scattered across files.
 """
 
 from __future__ import annotations

@@ -8,6 +8,10 @@ short action and result line per step plus the structured facts the reflector mi
 command, its kind, the files, the error signature, the exit code, the duration. A job's events
 are split into turns at the user's prompts, so an interrupted turn is learned on its own and
 never mixed into the next one.
+
+Why one module (~410 lines): the three sources (events, a transcript, a payload) must yield the
+same payload shape, and they share the step builder, the outcome rule and the turn splitting
+that define it.
 """
 
 from __future__ import annotations

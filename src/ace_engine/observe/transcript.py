@@ -30,6 +30,10 @@ sizes capped — a transcript holds what the user typed, verbatim.
 
 Cost: one pass to read — the tree needs the whole file in memory, so bookkeeping entries are kept
 as their tree ids only and no string longer than the caps keep — and one over the active entries.
+
+Why one module (~480 lines): the branch walk, the prompt classification and the call / result
+pairing read one entry tree in one pass and keep one set of skip counts, which is the contract;
+split, the tree and the counters would travel between modules.
 """
 
 from __future__ import annotations
