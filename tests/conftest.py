@@ -31,6 +31,14 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
+# Git's own variables point a test's `git init` / `git remote add` at another repository: under
+# `git bisect run` (or a git hook) GIT_DIR names the checkout running the tests, and `git init`
+# with it set turned that checkout's .git into a bare repository with a fixture's remote. Tests make
+# their own repositories: none of these may leak into them.
+for _git_var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY",
+                 "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_CEILING_DIRECTORIES", "GIT_PREFIX"):
+    os.environ.pop(_git_var, None)
+
 import throwaway_pg  # noqa: E402  (tests/ is on sys.path from here on)
 
 # The user's real locations, resolved before any test pins the environment. xdist workers start

