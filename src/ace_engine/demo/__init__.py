@@ -164,17 +164,29 @@ def temporary_workdir(keep: bool = False) -> Iterator[str]:
             remove_workdir(base)
 
 
-def remove_workdir(base: str) -> None:
-    """Remove a demo's directory once no learning worker holds its store (a bounded wait)."""
-    home = os.path.join(base, "ace-home")
-    if os.path.isdir(home):
-        from ..jobs.worker import wait_idle
+REAPPEAR_WATCH_SECONDS = 3.0  # how long a removed directory is watched for a late writer
 
-        try:
-            _in_home(home, lambda: wait_idle(None, timeout=WORKER_GRACE_SECONDS))
-        except OSError:
-            pass  # removed all the same
-    shutil.rmtree(base, ignore_errors=True)
+
+def remove_workdir(base: str, now: Callable[[], float] = time.monotonic) -> None:
+    """Remove a demo's directory once no learning worker holds its store (a bounded wait). A
+    background process a hook started just before the interrupt (a worker still starting, a
+    detached replay) can write into it after it went: it is watched for `REAPPEAR_WATCH_SECONDS`
+    and removed again, after that writer lets go, if it comes back."""
+    watch_until = now() + REAPPEAR_WATCH_SECONDS
+    for _ in range(3):  # a writer that keeps coming back after three removals is given up on
+        home = os.path.join(base, "ace-home")
+        if os.path.isdir(home):
+            from ..jobs.worker import wait_idle
+
+            try:
+                _in_home(home, lambda: wait_idle(None, timeout=WORKER_GRACE_SECONDS))
+            except OSError:
+                pass  # removed all the same
+        shutil.rmtree(base, ignore_errors=True)
+        while not os.path.exists(base) and now() < watch_until:
+            time.sleep(0.1)
+        if not os.path.exists(base):
+            return
 
 
 def _in_home(home: str, call: Callable[[], Any]) -> Any:
