@@ -234,7 +234,7 @@ def job_trajectories(store: Store, job: JobRow, project: Project | None) -> list
         end = turns[n + 1]["start"] if n + 1 < len(turns) and turns[n + 1].get("start") else float("inf")
         own = origins.from_events(turn["events"])
         traj["origin_evidence"] = earlier + own
-        earlier = (earlier + own)[-origins.EVIDENCE_KEPT:]
+        earlier = origins.kept(earlier + own)
         traj["playbook_used"] = list(dict.fromkeys(
             i["bullet_id"] for i in injections if (n == 0 or i["created_at"] >= start) and i["created_at"] < end))
         traj["project"] = _project_info(project, job["project_id"])

@@ -187,7 +187,7 @@ def learn_transcript(store: Store, path: str, project: Project | None = None, *,
             own = origins.from_events(turn["events"])
             traj["origin_evidence"] = origins.in_order(origins.foreign(others + agent.get("foreign", [])),
                                                        earlier + own, until=last)
-            earlier = (earlier + own)[-origins.EVIDENCE_KEPT:]
+            earlier = origins.kept(earlier + own)
             # What the turn before ended on, never fixed: this turn may fix it ("update X and retry").
             traj["carried"] = traj_mod.carried(previous)
             previous = traj["trajectory"]

@@ -57,6 +57,16 @@ FOREIGN_KEPT = 200  # non-user transcript texts kept per agent
 EVIDENCE_KEPT = 400  # events of the session before a turn that its origins still consider
 
 
+def kept(evidence: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The session's evidence cut to its last `EVIDENCE_KEPT` items. What was dropped may have
+    named a package the agent uses later: the first item kept says so (`cut`), and a first use after
+    a cut counts as foreign, as after an output capture had to cut."""
+    if len(evidence) <= EVIDENCE_KEPT:
+        return evidence
+    out = evidence[-EVIDENCE_KEPT:]
+    return [{**out[0], "cut": True}, *out[1:]]
+
+
 def _text(value: object) -> str:
     if value is None:
         return ""
