@@ -324,9 +324,12 @@ def _bare_hosts(text: str) -> list[str]:
     be followed by its value (`-o out.txt evil.example/x`), within `_BARE_ARGS` tokens of its line.
     Each token is read once, so the cost is linear in the text (a constant per downloader word)."""
     found: list[str] = []
+    end = -1  # the end of the current line, found once per line (not once per downloader word)
     for cmd in _DOWNLOADER.finditer(text):
-        pos, end = cmd.end(), text.find("\n", cmd.end())
-        end = len(text) if end < 0 else end
+        pos = cmd.end()
+        if pos > end:
+            end = text.find("\n", pos)
+            end = len(text) if end < 0 else end
         after_flag = False
         for _ in range(_BARE_ARGS):
             token = _TOKEN.match(text, pos, end) if pos < end else None
