@@ -1,7 +1,12 @@
 """The team server's HTTP API: a Starlette app over a `store.team.db.TeamDB`.
 
 `create_app(db, *, max_body_bytes, rate_per_second, burst, now=time.time)` builds it; `ace server
-run` serves it with uvicorn. The routes, their schemas and error answers are the ones of
+run` serves it with uvicorn. `from_environment()` is the same app as a factory uvicorn's worker
+processes call (`ace server run --workers N`): each opens its own `TeamDB` from the `ACE_SERVER_*`
+variables the command set, and closes it at shutdown. Nothing a request needs lives in a process:
+sessions, rate buckets, review decisions and the per-project sequence are in the database, so any
+number of processes on one PostgreSQL answer as one server (docs/team-server.md, "Running several
+replicas"). The routes, their schemas and error answers are the ones of
 `openapi.document()` (served at `GET /openapi.json`) and docs/team-server.md, "Protocol". The
 team's dashboard (`dashboard.py`) is mounted under `/ui/`, outside the API and its document.
 
@@ -29,10 +34,12 @@ Cost: Starlette and this package; a request costs one token lookup plus its rout
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -228,9 +235,11 @@ def _internal(request: Request, exc: Exception) -> Response:
 
 def create_app(db: TeamDB, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
                rate_per_second: float = DEFAULT_RATE_PER_SECOND, burst: int = DEFAULT_BURST,
-               now: Callable[[], float] = time.time) -> Starlette:
-    """The team server's ASGI app over `db` (see the module docstring)."""
-    limiter = RateLimiter(rate_per_second, burst)  # one bucket per token, for the API and the dashboard
+               now: Callable[[], float] = time.time, close_db: bool = False) -> Starlette:
+    """The team server's ASGI app over `db` (see the module docstring); `close_db`: the app owns
+    `db` and closes it when the server shuts down."""
+    # One bucket per token, for the API and the dashboard, in the database: shared by every replica.
+    limiter = RateLimiter(rate_per_second, burst, store=db)
     api = _Api(db, limiter, now)
     doc = openapi.document(__version__)
 
@@ -253,5 +262,25 @@ def create_app(db: TeamDB, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         # not part of the API, nor of its OpenAPI document. The body limit below applies to it too.
         Mount("/ui", app=dashboard.create_dashboard(db, limiter=limiter, now=now, review_client=REVIEW_CLIENT)),
     ]
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            if close_db:
+                db.close()
+
     return Starlette(routes=routes, middleware=[Middleware(BodyLimit, max_bytes=max_body_bytes)],
-                     exception_handlers={HTTPException: _http_error, Exception: _internal})
+                     exception_handlers={HTTPException: _http_error, Exception: _internal}, lifespan=lifespan)
+
+
+def from_environment() -> Starlette:
+    """The app of one worker process of `ace server run --workers N`, from the `ACE_SERVER_*`
+    variables that command set (ACE_SERVER_DATABASE, _MAX_BODY_BYTES, _RATE, _BURST)."""
+    from ..store.team.db import TeamDB
+
+    env = os.environ
+    db = TeamDB.open(env.get("ACE_SERVER_DATABASE") or None)
+    return create_app(db, max_body_bytes=int(env.get("ACE_SERVER_MAX_BODY_BYTES") or DEFAULT_MAX_BODY_BYTES),
+                      rate_per_second=float(env.get("ACE_SERVER_RATE") or DEFAULT_RATE_PER_SECOND),
+                      burst=int(env.get("ACE_SERVER_BURST") or DEFAULT_BURST), close_db=True)

@@ -41,7 +41,7 @@ import time
 from collections.abc import Sequence
 from typing import Literal, cast
 
-from . import ops, views
+from . import ops, shared, views
 from .dialect import Conflict, Dialect, NotFound, TeamDBError, Tx, open_dialect
 from .ops import ClientTaken, Rules, Stale, content_hash
 from .records import (
@@ -382,6 +382,21 @@ class TeamDB:
                 "top": [{"lesson_id": r["lesson_id"], "content": r["content"], "helpful": as_int(r["helpful"]),
                          "harmful": as_int(r["harmful"])} for r in top],
                 "clients": as_int(clients)}
+
+    # -- state the replicas share (`shared`) ----------------------------------------------------------
+
+    def take_rate(self, bucket: str, rate: float, burst: float, now: float) -> float:
+        return shared.take_rate(self._d, bucket, rate, burst, now)
+
+    def open_session(self, id_hash: str, token_id: int, label: str, csrf: str, now: float,
+                     expires_at: float) -> None:
+        shared.open_session(self._d, id_hash, token_id, label, csrf, now, expires_at)
+
+    def session(self, id_hash: str, now: float) -> shared.SessionRow | None:
+        return shared.session(self._d, id_hash, now)
+
+    def end_session(self, id_hash: str) -> bool:
+        return shared.end_session(self._d, id_hash)
 
     # -- the dashboard's reads (`views`) --------------------------------------------------------------
 

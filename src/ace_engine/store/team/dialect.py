@@ -14,8 +14,8 @@ subclass `Conflict`, so a caller can tell "someone else inserted this first".
 
 SQLite: one connection per thread (uvicorn runs sync routes in a thread pool), WAL, busy timeout
 5 s, foreign keys on; the file is created 0600 (never through a symlink) in a private directory.
-Connecting, the PRAGMAs, `pg_advisory_xact_lock`, `day_sql` (the UTC day number of a time column)
-and the schema's column types are the only places the two engines differ.
+Connecting, the PRAGMAs, `pg_advisory_xact_lock`, `day_sql` (the UTC day number of a time column),
+`least` / `greatest` and the schema's column types are the only places the two engines differ.
 
 Cost: stdlib only until a PostgreSQL URL is opened.
 """
@@ -123,6 +123,8 @@ class Dialect:
     id_type: str
     json_type: str
     day_sql: str  # the UTC day number (days since the epoch) of a column named `created_at`
+    least: str  # the two-or-more-argument minimum (SQLite's scalar MIN, PostgreSQL's LEAST)
+    greatest: str
 
     def write(self) -> AbstractContextManager[Tx]:
         raise NotImplementedError
@@ -142,6 +144,7 @@ class SQLiteDialect(Dialect):
     id_type = "INTEGER PRIMARY KEY AUTOINCREMENT"
     json_type = "TEXT"
     day_sql = "CAST(created_at / 86400 AS INTEGER)"  # truncation is floor for times after 1970
+    least, greatest = "MIN", "MAX"
 
     def __init__(self, path: str) -> None:
         if sqlite3.sqlite_version_info < MIN_SQLITE:
@@ -220,6 +223,7 @@ class PostgresDialect(Dialect):
     id_type = "BIGSERIAL PRIMARY KEY"
     json_type = "JSONB"
     day_sql = "CAST(FLOOR(created_at / 86400) AS BIGINT)"  # CAST alone would round
+    least, greatest = "LEAST", "GREATEST"
 
     def __init__(self, url: str) -> None:
         try:
