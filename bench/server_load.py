@@ -17,7 +17,7 @@ Then the audit, which makes the run fail on any loss or duplication:
 - every retried delta answered `duplicate` with the seq of its first push.
 
 Reports throughput (requests and deltas per second), latency percentiles per route, and the CPU
-the server processes (and PostgreSQL's processes) used during the run, read from /proc: on a
+the server processes (and this database's PostgreSQL backends, and the clients) used during the run, read from /proc: on a
 machine shared with other work, deltas per server CPU-second is the figure that does not move with
 the neighbours' load (wall-clock throughput does).
 """
@@ -96,18 +96,19 @@ def cpu_seconds(roots: list[int]) -> dict[int, float]:
     return {pid: _cpu_of(pid) for root in roots for pid in _tree(root)}
 
 
-def postgres_cpu() -> dict[int, float]:
-    """CPU seconds of every `postgres` process (backends come and go: compare per pid)."""
+def postgres_cpu(database: str) -> dict[int, float]:
+    """CPU seconds of the PostgreSQL backends serving `database` (their process title names it;
+    other databases' backends, e.g. other benches on a shared machine, are left out)."""
     out = {}
     for name in os.listdir("/proc"):
         if name.isdigit():
             try:
-                with open(f"/proc/{name}/comm") as fh:
-                    if fh.read().strip() != "postgres":
-                        continue
+                with open(f"/proc/{name}/cmdline", "rb") as fh:
+                    title = fh.read().decode("utf-8", "replace")
             except OSError:
                 continue
-            out[int(name)] = _cpu_of(int(name))
+            if title.startswith("postgres:") and f" {database} " in title:
+                out[int(name)] = _cpu_of(int(name))
     return out
 
 
@@ -314,10 +315,13 @@ def main() -> None:
                             raise SystemExit(f"the server did not start: {servers[-1].stderr.read().decode()[-2000:]}")
                         time.sleep(0.2)
             time.sleep(1.0)  # workers past the first bind late: let them all start before counting CPU
-            cpu0, pg0 = cpu_seconds([s.pid for s in servers]), postgres_cpu()
+            dbname = database.rsplit("/", 1)[-1].split("?")[0]
+            cpu0, pg0 = cpu_seconds([s.pid for s in servers]), postgres_cpu(dbname)
+            own0 = _cpu_of(os.getpid())
             workers, elapsed = asyncio.run(drive(bases, token, "load", args.clients, args.seconds))
             server_cpu = used(cpu0, cpu_seconds([s.pid for s in servers]))
-            db_cpu = used(pg0, postgres_cpu())
+            db_cpu = used(pg0, postgres_cpu(dbname))
+            bench_cpu = round(_cpu_of(os.getpid()) - own0, 2)
             log = asyncio.run(full_log(bases[0], token, "load"))
         finally:
             for server in servers:
@@ -340,9 +344,9 @@ def main() -> None:
         "seconds": round(elapsed, 1), "batch": BATCH,
         "requests_per_second": round((len(pushes) + len(pulls)) / elapsed, 1),
         "deltas_per_second": round(checked["deltas_applied"] / elapsed, 1),
-        # CPU during the run: the server processes', and every postgres process's on this machine
-        # (other sessions' databases included, if any were busy).
-        "server_cpu_s": server_cpu, "postgres_cpu_s": db_cpu,
+        # CPU during the run: the server processes', this database's PostgreSQL backends', and this
+        # script's own (the clients).
+        "server_cpu_s": server_cpu, "postgres_cpu_s": db_cpu, "bench_clients_cpu_s": bench_cpu,
         "server_cpu_s_per_1000_deltas": round(1000 * server_cpu / max(1, checked["deltas_applied"]), 3),
         "deltas_per_server_cpu_s": round(checked["deltas_applied"] / max(0.01, server_cpu), 1),
         "load_avg_1m": round(os.getloadavg()[0], 2),

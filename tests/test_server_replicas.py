@@ -295,6 +295,31 @@ def _swallow(fn, *args, **kw) -> None:
         pass  # the replica died under the request: that is the point
 
 
+def test_a_long_poll_on_one_replica_wakes_for_a_push_on_the_other(cluster):
+    from ace_engine.team_client.client import TeamClient
+
+    project, name = "long-poll", "poll-client"
+    token = cluster.token("write", project)
+    first = call(cluster.a.url, "POST", f"/v1/projects/{project}/deltas", token,
+                 json={"client_id": name, "deltas": [add(0, name, 0)]})
+    assert first.status_code == 200, first.text
+    got: list[dict] = []
+    with TeamClient(cluster.a.url, token) as client:
+        # Nothing after seq 1: the pull waits on replica A; the push goes to replica B a moment later.
+        waiting = threading.Thread(target=lambda: got.append(client.pull(project, after=1, wait=25)))
+        waiting.start()
+        time.sleep(1.0)
+        pushed = call(cluster.b.url, "POST", f"/v1/projects/{project}/deltas", token,
+                      json={"client_id": name, "deltas": [add(1, name, 1)]})
+        assert pushed.status_code == 200, pushed.text
+        waiting.join(60)
+        assert got and [d["seq"] for d in got[0]["deltas"]] == [2] and got[0]["last_seq"] == 2
+        idle = client.pull(project, after=2, wait=1)  # nothing comes: the wait ends empty
+        assert idle["deltas"] == [] and idle["last_seq"] == 2 and idle["more"] is False
+    too_long = call(cluster.a.url, "GET", f"/v1/projects/{project}/deltas", token, params={"after": 0, "wait": 31})
+    assert too_long.status_code == 400
+
+
 def test_workers_serve_one_port_from_several_processes(cluster):
     server = Replica(cluster.db_url, "ace-replica-workers", "--workers", "2").wait_up()
     try:

@@ -37,6 +37,10 @@ import click
 from .common import extra_hint, json_option
 from .output import emit_json, fail, iso, table, when
 
+# An idle keep-alive connection is kept this long (uvicorn's default is 5 s). Longer than a proxy's
+# own idle timeout towards the server (compose.yaml's Caddy: 30 s), so the proxy, not the server,
+# closes idle connections: otherwise a request sent just as the server closes one fails.
+KEEP_ALIVE_S = 75
 # Plain echo for the token itself: it must come out exactly, on a line of its own.
 say = click.echo
 
@@ -98,7 +102,8 @@ def run(database: str | None, host: str, port: int, max_body_bytes: int, rate: f
         return
     try:
         app = create_app(db, max_body_bytes=max_body_bytes, rate_per_second=rate, burst=burst)
-        config = uvicorn.Config(app, host=host, port=port, log_level="info", server_header=False)
+        config = uvicorn.Config(app, host=host, port=port, log_level="info", server_header=False,
+                                timeout_keep_alive=KEEP_ALIVE_S)
         uvicorn.Server(config).run(sockets=[sock])
     finally:
         sock.close()
@@ -115,7 +120,7 @@ def _run_workers(sock: socket.socket, database: str | None, host: str, port: int
     os.environ.update({"ACE_SERVER_DATABASE": database or "", "ACE_SERVER_MAX_BODY_BYTES": str(max_body_bytes),
                        "ACE_SERVER_RATE": repr(rate), "ACE_SERVER_BURST": str(burst)})
     config = uvicorn.Config("ace_engine.server.app:from_environment", factory=True, host=host, port=port,
-                            workers=workers, log_level="info", server_header=False)
+                            workers=workers, log_level="info", server_header=False, timeout_keep_alive=KEEP_ALIVE_S)
     Multiprocess(config, sockets=[sock]).run()
 
 

@@ -58,7 +58,7 @@ def take_rate(d: Dialect, bucket: str, rate: float, burst: float, now: float) ->
     """0.0 if a request of `bucket` may go on (one token taken), else the seconds to wait."""
     fill = (float(burst), float(now), float(rate))
     params = (bucket, float(burst) - 1.0, float(now), *fill, *fill, *fill, float(now))
-    with d.write() as tx:
+    with d.single() as tx:  # one statement: its own transaction, no BEGIN / COMMIT round trips
         row = tx.one(_take_sql(d), params)
     if next(_takes) % PRUNE_EVERY == 0:
         prune_rates(d, rate, burst, now)
@@ -70,7 +70,7 @@ def take_rate(d: Dialect, bucket: str, rate: float, burst: float, now: float) ->
 
 def prune_rates(d: Dialect, rate: float, burst: float, now: float) -> int:
     """Delete the buckets that have refilled since (the same as no bucket); returns how many."""
-    with d.write() as tx:
+    with d.single() as tx:
         return tx.execute("DELETE FROM rate_buckets WHERE at < ?", (now - float(burst) / float(rate),))
 
 
