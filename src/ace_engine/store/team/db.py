@@ -253,7 +253,7 @@ class TeamDB:
                 last = ops.lock_project(tx, project_id)
                 if rules.token_id is not None:
                     ops.bind_client(tx, project_id, client_id, rules.token_id, now)
-                found = batch.plan(tx, project_id, client_id, items) if self.batched else None
+                found = batch.plan(tx, project_id, client_id, items, now, rules) if self.batched else None
                 if found is not None:
                     return batch.apply(tx, project_id, client_id, items, found, last, now, rules)
                 results = [self._apply_one(tx, project_id, client_id, item, now, rules) for item in items]
