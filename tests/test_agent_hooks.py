@@ -200,3 +200,17 @@ def test_codex_exit_code_reader_is_bounded_and_tolerant(tmp_path):
     assert agents.codex_exit_code(str(path), "call-1") == 2
     assert agents.codex_exit_code(str(tmp_path / "missing"), "call-1") is None
     assert agents.codex_exit_code(None, "call-1") is None
+
+
+def test_codex_apply_patch_is_captured_as_the_edit_it_made(ace_home, git_project):
+    sample = real(CODEX["PostToolUse:apply_patch:ok"], git_project)
+    code, out, err = run("codex", "PostToolUse", sample, git_project)
+    assert code == 0 and out == "", err
+    (event,) = rows(ace_home, "SELECT tool_name, success, exit_code, input FROM tool_events")
+    data = json.loads(event["input"])
+    assert (event["tool_name"], event["success"], event["exit_code"]) == ("Edit", 1, 0)
+    assert (data["file_path"], data["old_string"], data["new_string"]) == ("app.py", "print('hi')", "print('hello')")
+    failed = dict(sample, tool_use_id="call-x", tool_response="Exit code: 1\nWall time: 0 seconds\nOutput:\nverification failed")
+    run("codex", "PostToolUse", failed, git_project)
+    bad = rows(ace_home, "SELECT success, exit_code FROM tool_events WHERE tool_use_id = 'call-x'")
+    assert bad == [{"success": 0, "exit_code": 1}]

@@ -71,7 +71,7 @@ LOST: dict[str, dict[str, str]] = {
     },
 }
 _CODEX_TAIL = 256 * 1024
-_EXIT_LINE = re.compile(r"(?:Exit Code|Process exited with code):? (-?\d+)")
+_EXIT_LINE = re.compile(r"(?:Exit Code|Process exited with code):? (-?\d+)", re.IGNORECASE)
 
 
 def event_for(agent: str, native: str) -> str:
@@ -128,8 +128,14 @@ def _codex_result(out: "dict[str, Any]") -> "tuple[str, dict[str, Any]]":
     response = out.get("tool_response")
     if isinstance(response, str):
         response = {"output": response}
-    if isinstance(response, dict) and out.get("tool_name") == "Bash" and not isinstance(response.get("exitCode"), int):
-        code = codex_exit_code(out.get("transcript_path"), out.get("tool_use_id"))
+    if isinstance(response, dict) and not isinstance(response.get("exitCode"), int):
+        # A shell call's code is in the rollout file (its output is the command's own text);
+        # apply_patch's output opens with "Exit code: N".
+        code = None
+        if out.get("tool_name") == "Bash":
+            code = codex_exit_code(out.get("transcript_path"), out.get("tool_use_id"))
+        elif isinstance(response.get("output"), str) and (m := _EXIT_LINE.match(response["output"][:200])):
+            code = int(m.group(1))
         if code is not None:
             response = {**response, "exitCode": code}
     out["tool_response"] = response
