@@ -1,4 +1,4 @@
-"""A push in a few statements: the batched path of `TeamDB.apply_deltas`, and the pull's JSON rows.
+"""A push in a few statements: the batched path of `TeamDB.apply_deltas`.
 
 Contract: `plan(tx, …)` runs inside the push's transaction, after the project's row lock and the
 client binding (`db.TeamDB.apply_push`). In ONE round trip (`Tx.all_many`) it reads the push's
@@ -14,13 +14,6 @@ write, commit — five round trips per push instead of ~7 per delta. The rules a
 `MARKS_PER_DAY` through `Rules`, the absolute counts with the max kept), so the two paths cannot
 drift apart: tests/test_team_batch.py applies the same random pushes both ways and compares every table.
 
-`delta_json(…)`: one logged delta as JSON text, built from its stored body's text (a pull never
-parses a body to serialise it again). `LogCache`: those texts by (project, seq), in this process.
-A logged delta never changes (nothing updates or deletes a `deltas` row) and seqs are gap-free,
-so a pull after `after` needs exactly seqs after+1 … min(last_seq, after+limit): every client of a
-project pulls the same recent deltas, and all but the first pull of each are served from memory
-(only a TAG's current counts are read each time). Correct across replicas for the same reason.
-
 Cost: per push, two round trips (the reads, the writes); per delta, a few dict operations and
 one `json.dumps` of its logged body.
 """
@@ -28,8 +21,6 @@ one `json.dumps` of its logged body.
 from __future__ import annotations
 
 import json
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -37,9 +28,7 @@ from . import ops
 from .dialect import Tx
 from .records import DeltaItem, DeltaResult, JSONObject
 
-__all__ = ["LogCache", "Plan", "apply", "delta_json", "plan"]
-
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+__all__ = ["Plan", "apply", "plan"]
 
 
 def _marks(n: int) -> str:
@@ -224,36 +213,3 @@ def _tag(w: _Writes, project_id: int, client_id: str, key: str, lesson_id: str, 
     w.log.append((project_id, seq, client_id, key, "TAG", lesson_id,
                   json.dumps({"helpful": kept[0], "harmful": kept[1]}), now))
     return {"status": "applied", "seq": seq, "reason": None}
-
-
-def delta_json(seq: int, op: str, lesson_id: str, key: str, client_id: str, created_at: float, body: str) -> str:
-    """One LoggedDelta as JSON text WITHOUT its closing brace (a TAG's `counts` go there): the log's
-    columns, then the stored body's own members (its text as stored, not parsed)."""
-    head = (f'{{"seq":{int(seq)},"op":{_dumps(op)},"lesson_id":{_dumps(lesson_id)},"key":{_dumps(key)},'
-            f'"client_id":{_dumps(client_id)},"created_at":{_dumps(created_at)}')
-    inner = body.strip()[1:-1].strip()  # the object's members, without its braces
-    return head + ("," + inner if inner else "")
-
-
-Entry = tuple[str, str, str]  # (delta_json text, op, lesson_id)
-
-
-class LogCache:
-    """Logged deltas' JSON text by (project id, seq), the most recent `size` of them (module contract)."""
-
-    def __init__(self, size: int = 50_000) -> None:
-        self.size = size
-        self._rows: OrderedDict[tuple[int, int], Entry] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, project_id: int, seqs: range) -> dict[int, Entry]:
-        with self._lock:
-            rows = self._rows
-            return {s: found for s in seqs if (found := rows.get((project_id, s))) is not None}
-
-    def put(self, project_id: int, entries: dict[int, Entry]) -> None:
-        with self._lock:
-            for seq, entry in entries.items():
-                self._rows[(project_id, seq)] = entry
-            while len(self._rows) > self.size:
-                self._rows.popitem(last=False)  # the oldest put first: old deltas are pulled least
