@@ -127,3 +127,31 @@ def _item(name: str, arg: Any) -> frozenset[str] | None:
             union |= need
         return frozenset(union)
     return None  # classes, anchors, lookarounds, any character, back references: nothing required
+
+
+class Plan:
+    """The needs of a list of patterns, ready for many texts: `present(low)` looks for every word
+    once (one substring search each); `may(i, found)` then says whether pattern `i` can match,
+    with set operations only (first the union of each alternative's most telling set: one
+    `isdisjoint` rules out most patterns for most texts). The same answers as `may(need, low)`."""
+
+    __slots__ = ("rules", "words")
+
+    def __init__(self, needs: list[Need | None]) -> None:
+        self.words = tuple(sorted({w for need in needs if need for alt in need for ws in alt for w in ws}))
+        self.rules: list[tuple[frozenset[str], tuple[tuple[frozenset[str], ...], ...]] | None] = [
+            None if not need else (frozenset(w for alt in need for w in alt[0]),
+                                   tuple(tuple(frozenset(ws) for ws in alt) for alt in need))
+            for need in needs]
+
+    def present(self, low: str) -> frozenset[str]:
+        return frozenset([w for w in self.words if w in low])
+
+    def may(self, index: int, found: frozenset[str]) -> bool:
+        rule = self.rules[index]
+        if rule is None:
+            return True
+        first, alts = rule
+        if first.isdisjoint(found):
+            return False
+        return any(all(not ws.isdisjoint(found) for ws in alt) for alt in alts)

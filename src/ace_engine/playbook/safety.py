@@ -65,7 +65,7 @@ import re
 # importing these rules. BUMP IT whenever a change below can flag a lesson the policy passed before
 # (a rule, KNOWN_HOSTS, the folding, contains_secret): stores then re-screen their active lessons.
 from ..store.policy_version import POLICY_VERSION
-from .prefilter import may
+from .prefilter import Plan, may
 from .secret_check import contains_secret
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: hooks import this module and must not load `typing`
@@ -226,6 +226,7 @@ _GIT = _Lazy(r"\bgit\b", re.IGNORECASE)
 _compiled: list[tuple[str, re.Pattern[str]]] | None = None
 # Per rule, the lower-case words it cannot match without (`prefilter.required`), or None: always run.
 _needs: list[Need | None] | None = None
+_plan: Plan | None = None
 # `_bare_hosts`' downloader words (`_DOWNLOADER`, lower case; `nc` covers `ncat`).
 _DOWNLOADER_WORDS = ("curl", "wget", "fetch", "http", "xh", "nc", "telnet")
 
@@ -296,6 +297,13 @@ def _rule_needs() -> list[Need | None]:
 
         _needs = [required(rx.pattern, rx.flags) for _reason, rx in _rules()]
     return _needs
+
+
+def _rule_plan() -> Plan:
+    global _plan
+    if _plan is None:
+        _plan = Plan(_rule_needs())
+    return _plan
 
 
 def _may(need: Need | None, low: str | None) -> bool:
@@ -455,10 +463,12 @@ def _concerns(text: str, trusted_hosts: Iterable[str], fast: bool) -> list[str]:
     # The lower-case copies the prefilter looks in (None: not ASCII, or not fast: every rule runs).
     low = text.lower() if fast and text.isascii() else None
     low_folded = low if same else (folded.lower() if fast and folded.isascii() else None)
-    needs = _rule_needs() if fast else [None] * len(_RULES)
-    reasons = [reason for (reason, rx), need in zip(_rules(), needs, strict=True)
-               if (_may(need, low) and _fires(reason, rx, text))
-               or (not same and _may(need, low_folded) and _fires(reason, rx, folded))]
+    plan = _rule_plan()
+    found = None if low is None else plan.present(low)
+    found_folded = found if same else (None if low_folded is None else plan.present(low_folded))
+    reasons = [reason for i, (reason, rx) in enumerate(_rules())
+               if ((found is None or plan.may(i, found)) and _fires(reason, rx, text))
+               or (not same and (found_folded is None or plan.may(i, found_folded)) and _fires(reason, rx, folded))]
     if "disables hooks or ace-engine" not in reasons and (
             (not fast or "--bare" in text or "--bare" in folded)  # `_BARE` is case-sensitive
             and (_bare_flag(text) or (not same and _bare_flag(folded)))):
