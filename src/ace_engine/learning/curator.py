@@ -243,6 +243,7 @@ class Curator:
             "kind": cand.get("kind"),
             "session_id": trajectory.get("session_id"),
             "agent_id": trajectory.get("agent_id") or None,
+            "agent": trajectory.get("agent") or None,  # which coding agent (issue 25); the store records it
             "job_id": self._job_id,
             "tool_event_ids": [s["tool_event_id"] for s in used if s.get("tool_event_id") is not None],
             "steps": [s.get("step") for s in used],

@@ -357,6 +357,16 @@ MIGRATIONS: list[tuple[str, str]] = [
     );
     CREATE INDEX session_summaries_recent ON session_summaries(project_id, carry, last_at);
     """),
+    # 9: one playbook, every agent (issue 25). Which coding agent a session ran in (`claude-code`,
+    # `codex`, `gemini`; NULL: recorded before agents were, i.e. Claude Code), and so which one a
+    # session summary and a lesson came from (a lesson: the agent of the session it was first
+    # learned in, or `claude-mem` for one imported from there). Nothing filters by it: every agent
+    # on a repository gets the repository's lessons.
+    ("agents", """
+    ALTER TABLE sessions ADD COLUMN agent TEXT;
+    ALTER TABLE session_summaries ADD COLUMN agent TEXT;
+    ALTER TABLE bullets ADD COLUMN agent TEXT;
+    """),
 ]
 
 LATEST = len(MIGRATIONS)
