@@ -329,7 +329,15 @@ class ContinuityStore(Protocol):
     def continuity_events(self, session_id: str) -> ContinuityEvents: ...
 
 
-class Store(CaptureStore, PlaybookStore, JobsStore, MaintenanceStore, MetaStore, SyncStore, ContinuityStore, Protocol):
+class ImportStore(Protocol):
+    """Sessions imported from another memory tool (`store.import_sql`)."""
+
+    def has_session(self, session_id: str) -> bool: ...
+    def import_session(self, session: Mapping[str, Any], messages: Sequence[Mapping[str, Any]]) -> bool: ...
+
+
+class Store(CaptureStore, PlaybookStore, JobsStore, MaintenanceStore, MetaStore, SyncStore, ContinuityStore,
+            ImportStore, Protocol):
     """The whole store: every family over one connection, one transaction at a time."""
 
     path: str

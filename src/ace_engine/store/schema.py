@@ -360,8 +360,8 @@ MIGRATIONS: list[tuple[str, str]] = [
     # 9: one playbook, every agent (issue 25). Which coding agent a session ran in (`claude-code`,
     # `codex`, `gemini`; NULL: recorded before agents were, i.e. Claude Code), and so which one a
     # session summary and a lesson came from (a lesson: the agent of the session it was first
-    # learned in, or `claude-mem` for one imported from there). Nothing filters by it: every agent
-    # on a repository gets the repository's lessons.
+    # learned in; one imported from claude-mem: the agent claude-mem recorded). Nothing filters by
+    # it: every agent on a repository gets the repository's lessons.
     ("agents", """
     ALTER TABLE sessions ADD COLUMN agent TEXT;
     ALTER TABLE session_summaries ADD COLUMN agent TEXT;
