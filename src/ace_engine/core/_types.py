@@ -148,6 +148,7 @@ class SessionSummary(TypedDict):
     tool_failures: int
     messages: int
     hook_events: int
+    agent: NotRequired[str | None]  # the coding agent (migration 9, issue 25); None: Claude Code
 
 
 class SessionRow(TypedDict):

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from ..capture import patch as patch_mod
 from ..capture.tools import canonical_call, command_text
 from ..core import config as config_mod
-from .session_files import Builder, epoch, exit_code_in, read_records
+from .session_files import Builder, command_output, epoch, exit_code_in, read_records
 
 if TYPE_CHECKING:
     from ..core.config import Config
@@ -81,7 +81,7 @@ def _output(payload: dict[str, Any]) -> tuple[str, bool | None, int | None]:
         if isinstance(data, dict) and isinstance(data.get("metadata"), dict):
             code = data["metadata"].get("exit_code")
             return str(data.get("output") or ""), success, code if isinstance(code, int) else None
-    return text, success, exit_code_in(text)
+    return command_output(text), success, exit_code_in(text)
 
 
 def _session_source(meta: dict[str, Any]) -> tuple[str, str | None, str | None]:

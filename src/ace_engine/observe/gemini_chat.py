@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..capture.tools import canonical_call
 from ..core import config as config_mod
-from .session_files import Builder, epoch, exit_code_in, read_records
+from .session_files import Builder, command_output, epoch, exit_code_in, read_records
 from .transcript import TranscriptError
 
 if TYPE_CHECKING:
@@ -233,6 +233,7 @@ def _message(builder: Builder, message: dict[str, Any], skips: Counter[str], *, 
         output, error = _result(call.get("result"))
         status = call.get("status")
         code = exit_code_in(output) if tool == "Bash" else None
+        output = command_output(output) if tool == "Bash" else output
         failed = error or status in ("error", "cancelled") or bool(code)
         done = call.get("done") or epoch(call.get("timestamp")) or at
         builder.call(str(call.get("id") or f"{message.get('id')}:{call['name']}"), tool, tool_input,

@@ -53,6 +53,33 @@ def exit_code_in(text: str) -> int | None:
     return None
 
 
+_HEADER = re.compile(r"^(?:Exit code|Shell exit code|Execution outcome|Wall time|Total output lines|Chunk ID|"
+                     r"Process exited with code|Process running with session ID|Original token count)\b[^\n]*\n",
+                     re.MULTILINE)
+_TRAILER = re.compile(r"\n(?:Error|Exit Code|Signal|Background PIDs|Process Group PGID): [^\n]*$")
+
+
+def command_output(text: str) -> str:
+    """What a command printed, without the frame the agent's shell tool puts around it: Codex's
+    header lines up to `Output:` (`Exit code: 1`, `Wall time: …`), Gemini's `Output: ` prefix, its
+    `<untrusted_context>` wrapper and its trailing `Exit Code: N` / `Error: …` / `Signal: …` lines.
+    The exit code is read before (`exit_code_in`); text in no such frame comes back as it was."""
+    body = text.strip("\n")
+    if body.startswith("<untrusted_context>") and body.endswith("</untrusted_context>"):
+        body = body[len("<untrusted_context>"):-len("</untrusted_context>")].strip("\n")
+    framed = False
+    while (match := _HEADER.match(body)) is not None:
+        body, framed = body[match.end():], True
+    if framed and body.startswith("Output:"):
+        body = body[len("Output:"):].lstrip("\n")
+    elif body.startswith("Output: "):
+        body = body[len("Output: "):]
+        while (trailer := _TRAILER.search(body)) is not None:
+            body = body[:trailer.start()]
+        body = "" if body == "(empty)" else body
+    return body
+
+
 def read_records(path: str, hint: str) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """(the file's JSON objects in order, {unreadable_line, too_deep} counts)."""
     try:
