@@ -202,3 +202,23 @@ def test_all_transcripts_backfills_codex_and_gemini_sessions_of_this_project(ace
     assert code == 0, err
     assert "3 turns: 0 learned, 0 not worth learning, 3 learned before" in out
     assert str(codex_home / "sessions") in out and str(home / ".gemini" / "tmp") in out
+
+
+def test_a_fifo_where_sessions_are_looked_for_is_passed_over_not_a_hang(ace_home, calc, tmp_path,
+                                                                       _private_environment):
+    import os
+
+    codex_home = tmp_path / "codex-home"
+    rollout = codex_path(codex_home, "019a-fifo")
+    rollout.parent.mkdir(parents=True)
+    os.mkfifo(rollout)
+    folder = _private_environment / ".gemini" / "tmp" / "calc"
+    (folder / "chats").mkdir(parents=True)
+    os.mkfifo(folder / ".project_root")
+    os.mkfifo(folder / "chats" / "session-x-fifo.jsonl")
+    proc = run_ace("learn", "--all-transcripts", "--json", cwd=calc, env={"CODEX_HOME": str(codex_home)},
+                   process=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["files"] == []
+    proc = run_ace("learn", "--transcript", rollout, cwd=calc, process=True, timeout=60)
+    assert proc.returncode == 1 and "not a regular file" in proc.stderr

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..capture.tools import canonical_call
 from ..core import config as config_mod
-from .session_files import Builder, command_output, epoch, exit_code_in, read_records
+from .session_files import Builder, command_output, epoch, exit_code_in, read_records, regular_file
 from .transcript import TranscriptError
 
 if TYPE_CHECKING:
@@ -160,8 +160,11 @@ def _project_root(path: str, meta: dict[str, Any]) -> str | None:
     subagent's first workspace directory."""
     folder = os.path.dirname(os.path.abspath(path))
     for _ in range(3):  # checkpoint: <project>/; chat: <project>/chats/; subagent: <project>/chats/<parent>/
+        marker = os.path.join(folder, ".project_root")
         try:
-            with open(os.path.join(folder, ".project_root"), encoding="utf-8") as fh:
+            if not regular_file(marker):
+                raise OSError(marker)
+            with open(marker, encoding="utf-8") as fh:
                 root = fh.read(4096).strip()
             if root:
                 return root

@@ -121,6 +121,15 @@ def read_records(path: str, hint: str) -> tuple[list[dict[str, Any]], dict[str, 
     return records, counts
 
 
+def regular_file(path: str) -> bool:
+    """Is `path` a regular file? A FIFO, socket or device named like a session file would block
+    or never end a read: nothing here opens one."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
 def _is_json(raw: str) -> bool:
     try:
         json.loads(raw)
@@ -134,7 +143,7 @@ def whole_document(path: str) -> dict[str, Any] | None:
     Gemini's saved `/chat save` checkpoints before they were `{history}`, comes as `{history: …}`);
     else None."""
     try:
-        if os.path.getsize(path) > WHOLE_FILE_LIMIT:
+        if not regular_file(path) or os.path.getsize(path) > WHOLE_FILE_LIMIT:
             return None
         with open(path, encoding="utf-8", errors="replace") as fh:
             value = json.load(fh)

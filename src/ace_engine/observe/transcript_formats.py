@@ -21,11 +21,12 @@ import glob
 import hashlib
 import json
 import os
+import stat
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from . import codex_rollout, gemini_chat, transcript
-from .session_files import whole_document
+from .session_files import regular_file, whole_document
 
 if TYPE_CHECKING:
     from ..core.config import Config
@@ -39,6 +40,8 @@ AGENTS = ("claude-code", "codex", "gemini")
 def detect(path: str) -> str:
     """`codex`, `gemini` or `claude-code` (also the answer for what is none of them)."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return "claude-code"  # a FIFO would block the read: its reader refuses it, saying why
         with open(path, encoding="utf-8", errors="replace") as fh:
             lines = [fh.readline(1 << 20) for _ in range(SNIFF_LINES)]
     except OSError:
@@ -91,6 +94,8 @@ def gemini_tmp_dir() -> str:
 
 def _codex_head(path: str) -> dict[str, Any]:
     """The `session_meta` payload of a rollout (in its first lines), else {}."""
+    if not regular_file(path):
+        return {}
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
             for _, raw in zip(range(SNIFF_LINES), fh, strict=False):
@@ -133,6 +138,8 @@ def find_gemini(belongs: Callable[[str | None], bool], roots: Iterable[str],
     for folder in sorted(glob.glob(os.path.join(glob.escape(base or gemini_tmp_dir()), "*", ""))):
         marker = os.path.join(folder, ".project_root")
         try:
+            if not regular_file(marker):
+                raise OSError(marker)
             with open(marker, encoding="utf-8") as fh:
                 root: str | None = fh.read(4096).strip() or None
         except OSError:
@@ -154,7 +161,7 @@ def _records_hash(folder: str, hashes: set[str]) -> bool:
     """Does a chat of this project folder record one of `hashes` as its `projectHash`?"""
     for path in sorted(glob.glob(os.path.join(glob.escape(folder), "chats", "session-*.json*")))[:3]:
         head = whole_document(path) if path.endswith(".json") else None
-        if head is None:
+        if head is None and regular_file(path):
             try:
                 with open(path, encoding="utf-8", errors="replace") as fh:
                     head = json.loads(fh.readline(1 << 20))
