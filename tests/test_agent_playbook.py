@@ -91,3 +91,20 @@ def test_the_dashboard_shows_the_agent_of_a_lesson_and_of_a_session(ace_home, le
         listing = client.get(f"/sessions?project={project_id}").text
         assert "Codex CLI</span> (imported from claude-mem)" in listing
         assert "Codex CLI" in client.get("/sessions/codex-imported").text
+
+
+@pytest.mark.parametrize("agent,key", [("codex", "codex-0.169.0"), ("gemini", "gemini-cli-0.61.0"),
+                                       ("claude", None)])
+def test_a_hook_captured_session_records_its_agent(ace_home, calc, agent, key):
+    """The hook adapters (`hooks.agents`) say whose hook it is; the session row keeps it."""
+    from test_agent_hooks import FIXTURES, real, run
+
+    if key is None:
+        Session(calc, session_id="claude-1").start()
+        expected = [{"session_id": "claude-1", "agent": "claude"}]
+    else:
+        sample = real(FIXTURES[key]["SessionStart"], calc)
+        code, out, err = run(agent, "SessionStart", sample, calc)
+        assert code == 0, err
+        expected = [{"session_id": sample["session_id"], "agent": agent}]
+    assert rows(ace_home, "SELECT session_id, agent FROM sessions") == expected

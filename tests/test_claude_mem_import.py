@@ -85,18 +85,18 @@ def test_sessions_summaries_and_candidate_lessons_come_into_the_right_project(ac
     assert "calc → " in out and "shop: 1 session skipped — no project here has this name" in out
     assert digest(memdb) == before
     sessions = rows(ace_home, "SELECT session_id, agent, source, status FROM sessions ORDER BY started_at")
-    assert sessions == [{"session_id": "cc-1", "agent": "claude-code", "source": "claude-mem", "status": "ended"},
+    assert sessions == [{"session_id": "cc-1", "agent": "claude", "source": "claude-mem", "status": "ended"},
                         {"session_id": "codex-3", "agent": "codex", "source": "claude-mem", "status": "ended"}]
     texts = [r["text"] for r in rows(ace_home, "SELECT text FROM messages WHERE session_id = 'cc-1' ORDER BY id")]
     assert texts[0] == "fix the division test"
     assert AWS_KEY not in "".join(texts) and "4242" not in "".join(texts), "redacted, private spans dropped"
     assert any("ZeroDivisionError" in t and t.startswith("claude-mem bugfix:") for t in texts)
     summary = rows(ace_home, "SELECT agent, kind, text FROM session_summaries WHERE session_id = 'cc-1'")
-    assert summary[0]["agent"] == "claude-code" and summary[0]["kind"] == "claude-mem"
+    assert summary[0]["agent"] == "claude" and summary[0]["kind"] == "claude-mem"
     assert "div returns 0 for b == 0" in summary[0]["text"] and "fix the division test" in summary[0]["text"]
     lessons = {b["content"]: b for b in bullets(ace_home)}
     guard = lessons["Guard div against a zero divisor: div(a, 0) raised ZeroDivisionError; return 0 when b is 0"]
-    assert guard["status"] == "candidate" and guard["agent"] == "claude-code"
+    assert guard["status"] == "candidate" and guard["agent"] == "claude"
     assert guard["section"] == "troubleshooting_and_pitfalls"
     provenance = json.loads(guard["provenance"])
     assert provenance["imported_from"] == "claude-mem" and provenance["sessions"] == ["cc-1"]

@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
     from typing import Any
 
-NAMES = {"claude-code": "Claude Code", "codex": "Codex CLI", "gemini": "Gemini CLI"}
-DEFAULT = "claude-code"
+NAMES = {"claude": "Claude Code", "codex": "Codex CLI", "gemini": "Gemini CLI"}
+DEFAULT = "claude"
 # Lesson sources whose lessons come from an agent's session (others: the user, a file, a peer).
 _FROM_SESSIONS = ("learning", "transcript", "mcp", "import")
 

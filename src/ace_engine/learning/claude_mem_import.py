@@ -44,8 +44,8 @@ if TYPE_CHECKING:
     from ..store.interfaces import Store
 
 SOURCE = "claude-mem"
-# claude-mem's `platform_source` → our agent names (`observe.transcript_formats.AGENTS`).
-PLATFORM_AGENTS = {"claude": "claude-code", "claude-code": "claude-code", "codex": "codex", "gemini": "gemini",
+# claude-mem's `platform_source` → our agent names (`core.agents.NAMES`, as the hooks record them).
+PLATFORM_AGENTS = {"claude": "claude", "claude-code": "claude", "codex": "codex", "gemini": "gemini",
                    "gemini-cli": "gemini"}
 # Observations worth a candidate lesson, and the section they go to: claude-mem's types
 # (`bugfix`, `decision`, …) and concepts (`gotcha`, `problem-solution`, `pattern`, `trade-off`).
@@ -172,7 +172,7 @@ def _session(store: Store, db: ClaudeMem, session: dict[str, Any], project: Proj
     sid = str(session.get("content_session_id") or session.get("memory_session_id") or f"claude-mem-{session['id']}")
     memory_id = str(session.get("memory_session_id") or "")
     agent = PLATFORM_AGENTS.get(str(session.get("platform_source") or "claude").lower(),
-                                str(session.get("platform_source") or "claude-code")[:40])
+                                str(session.get("platform_source") or "claude")[:40])
     started = _seconds(session.get("started_at_epoch")) or now
     cap = cfg["capture.max_message_chars"]
     prompts: list[dict[str, Any]] = [

@@ -15,9 +15,10 @@ What is read, and what is skipped (counted in `skips`, reasons as `transcript_le
   messages, less the context Codex injects itself (`<environment_context>`, `<user_instructions>`,
   AGENTS.md bodies…: `injected_context`). Developer and system messages: `injected_context`.
 - Calls: each tool call paired by `call_id` with its output; the tool mapped through the one
-  table (`capture.tools.canonical_call`; `apply_patch` split into Edit / Write per file and hunk by
-  `capture.patch.edits`). A call fails when its exit code (the output's `metadata.exit_code`, its
-  `Exit code: N` line, or the `exec_command_end` event) is not 0, or Codex says it did not succeed.
+  table (`capture.tools.to_canonical`, as the hook adapters do; a multi-file `apply_patch` is split
+  per file first, each becoming the Edit / MultiEdit / Write `capture.patch.patch_call` makes of
+  it). A call fails when its exit code (the output's `metadata.exit_code`, its `Exit code: N`
+  line, or the `exec_command_end` event) is not 0, or Codex says it did not succeed.
   A call never answered is interrupted.
 - `thread_rolled_back` drops the last N turns: their entries are an abandoned branch. A
   `compacted` summary is `compaction_summary`; `turn_aborted`, `interruption_notice`.
@@ -33,8 +34,7 @@ import json
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from ..capture import patch as patch_mod
-from ..capture.tools import canonical_call, command_text
+from ..capture.tools import PATCH_TOOLS, to_canonical
 from ..core import config as config_mod
 from .session_files import Builder, command_output, epoch, exit_code_in, read_records
 
@@ -292,15 +292,33 @@ def _call(builder: Builder, call: tuple[str, str, Any, float, bool], answer: tup
 
 
 def _calls(call_id: str, name: str, given: Any) -> list[tuple[str, str, Any]]:
-    """[(tool_use_id, our tool, its input)]: one call, or one per file and hunk of a patch."""
-    if name == "apply_patch":
-        text = given.get("input") if isinstance(given, dict) else None
-        if not isinstance(text, str) and isinstance(given, dict):  # `shell` running apply_patch
-            cmd = command_text(given.get("command"))
-            text = cmd[cmd.find("*** Begin Patch"):] if cmd and "*** Begin Patch" in cmd else None
-        parts = patch_mod.edits(text)
-        if parts:
-            return [(call_id if i == 0 else f"{call_id}:{i}", tool, tool_input)
-                    for i, (tool, tool_input) in enumerate(parts)]
-    tool, tool_input = canonical_call(AGENT, name, given)
-    return [(call_id, tool, tool_input)]
+    """[(tool_use_id, our tool, its input)]: one call, or one per file of a patch."""
+    command = given.get("command") if isinstance(given, dict) else None
+    if name in ("shell", "local_shell") and isinstance(command, list) and len(command) == 2 \
+            and command[0] in PATCH_TOOLS and isinstance(command[1], str):  # older Codex: apply_patch via the shell
+        name, given = "apply_patch", {"input": command[1]}
+    if name in PATCH_TOOLS and isinstance(given, dict) and isinstance(given.get("input"), str):
+        files = _per_file(given["input"])
+        if len(files) > 1:
+            return [(call_id if i == 0 else f"{call_id}:{i}", *_ours(name, {**given, "input": text}))
+                    for i, text in enumerate(files)]
+    return [(call_id, *_ours(name, given))]
+
+
+def _ours(name: str, given: Any) -> tuple[str, Any]:
+    tool, tool_input = to_canonical(AGENT, name, given)
+    return str(tool), tool_input
+
+
+_FILE_MARKS = ("*** Update File: ", "*** Add File: ", "*** Delete File: ")
+
+
+def _per_file(patch: str) -> list[str]:
+    """A patch's files, each as a patch of its own (the hook adapters model one file per call)."""
+    sections: list[list[str]] = []
+    for line in patch.splitlines():
+        if line.startswith(_FILE_MARKS):
+            sections.append([line])
+        elif sections and not line.startswith(("*** Begin Patch", "*** End Patch")):
+            sections[-1].append(line)
+    return ["*** Begin Patch\n" + "\n".join(lines) + "\n*** End Patch\n" for lines in sections]

@@ -22,7 +22,7 @@ itself ignores on resume (`isIgnoredUserContent`: `/` and `?` commands → `loca
 `<session_context>` / `<hook_context>` → `injected_context`); info / error / warning records are
 the CLI's own notices (`cli_notice`); rewound messages are an abandoned branch. A tool call
 (`ToolCallRecord {id, name, args, result, status}`) is mapped through the one table
-(`capture.tools.canonical_call`); it failed when its status is `error` or `cancelled`
+(`capture.tools.to_canonical`, as the hook adapters do); it failed when its status is `error` or `cancelled`
 (interrupted), or its output states a non-zero `Exit Code: N` (run_shell_command).
 
 Where the session ran: Gemini records only `projectHash` (sha256 of the project root); the
@@ -39,7 +39,7 @@ import os
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from ..capture.tools import canonical_call
+from ..capture.tools import to_canonical
 from ..core import config as config_mod
 from .session_files import Builder, command_output, epoch, exit_code_in, read_records, regular_file
 from .transcript import TranscriptError
@@ -232,7 +232,8 @@ def _message(builder: Builder, message: dict[str, Any], skips: Counter[str], *, 
     for call in message.get("toolCalls") or []:
         if not isinstance(call, dict) or not call.get("name"):
             continue
-        tool, tool_input = canonical_call(AGENT, str(call["name"]), call.get("args"))
+        mapped, tool_input = to_canonical(AGENT, str(call["name"]), call.get("args"))
+        tool = str(mapped)
         output, error = _result(call.get("result"))
         status = call.get("status")
         code = exit_code_in(output) if tool == "Bash" else None

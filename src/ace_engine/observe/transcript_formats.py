@@ -4,7 +4,7 @@ for all of them: Claude Code's transcripts (`observe.transcript`), Codex CLI's r
 And where each agent keeps them, for `ace learn --all-transcripts`.
 
 Contract: `detect(path)` reads at most the first `SNIFF_LINES` lines (a pretty-printed document:
-the file) and answers `claude-code`, `codex` or `gemini`; anything else is left to the Claude Code
+the file) and answers `claude` (Claude Code), `codex` or `gemini`; anything else is left to the Claude Code
 reader, whose errors name what to give. `parse_file` returns `transcript.parse_file`'s shape with
 `agent` set. `find_codex` / `find_gemini` list a project's files like
 `transcript_learn.find_transcripts` does Claude Code's: a file belongs to the project when the
@@ -34,18 +34,18 @@ if TYPE_CHECKING:
 SNIFF_LINES = 20
 OTHERS = (f"a Codex CLI rollout ({codex_rollout.HINT.split('(', 1)[1].rstrip(')')}) "
           f"or a Gemini CLI chat ({gemini_chat.HINT.split('(', 1)[1].split(')')[0]})")
-AGENTS = ("claude-code", "codex", "gemini")
+AGENTS = ("claude", "codex", "gemini")
 
 
 def detect(path: str) -> str:
-    """`codex`, `gemini` or `claude-code` (also the answer for what is none of them)."""
+    """`codex`, `gemini` or `claude` (also the answer for what is none of them)."""
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
-            return "claude-code"  # a FIFO would block the read: its reader refuses it, saying why
+            return "claude"  # a FIFO would block the read: its reader refuses it, saying why
         with open(path, encoding="utf-8", errors="replace") as fh:
             lines = [fh.readline(1 << 20) for _ in range(SNIFF_LINES)]
     except OSError:
-        return "claude-code"  # its reader says why the file cannot be read
+        return "claude"  # its reader says why the file cannot be read
     records: list[dict[str, Any]] = []
     for raw in (line for line in lines if line.strip()):
         try:
@@ -61,7 +61,7 @@ def detect(path: str) -> str:
         return "codex"
     if any(gemini_chat.looks_like(r) for r in records):
         return "gemini"
-    return "claude-code"
+    return "claude"
 
 
 def parse_file(path: str, cfg: Config | None = None, *, siblings: Iterable[str] = ()) -> dict[str, Any]:
@@ -75,7 +75,7 @@ def parse_file(path: str, cfg: Config | None = None, *, siblings: Iterable[str] 
         parsed = transcript.parse_file(path, cfg, siblings=siblings)
     except transcript.TranscriptError as exc:  # none of the three: say the other two are read as well
         raise transcript.TranscriptError(f"{exc}, {OTHERS}") from None
-    parsed["agent"] = "claude-code"
+    parsed["agent"] = "claude"
     return parsed
 
 

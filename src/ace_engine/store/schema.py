@@ -357,8 +357,8 @@ MIGRATIONS: list[tuple[str, str]] = [
     );
     CREATE INDEX session_summaries_recent ON session_summaries(project_id, carry, last_at);
     """),
-    # 9: one playbook, every agent (issue 25). Which coding agent a session ran in (`claude-code`,
-    # `codex`, `gemini`; NULL: recorded before agents were, i.e. Claude Code), and so which one a
+    # 9: one playbook, every agent (issue 25). Which coding agent a session ran in (`claude`,
+    # `codex`, `gemini`, as the hooks name them; NULL: recorded before agents were, i.e. Claude Code), and so which one a
     # session summary and a lesson came from (a lesson: the agent of the session it was first
     # learned in; one imported from claude-mem: the agent claude-mem recorded). Nothing filters by
     # it: every agent on a repository gets the repository's lessons.
