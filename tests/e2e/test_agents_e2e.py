@@ -100,14 +100,13 @@ def team(codex_bin, gemini_bin, claude_bin, tmp_path_factory) -> Team:
     home = tmp / "home"
     home.mkdir()
     scn = Team(project, home, env, Path(env["ACE_HOME"]))
-    for agent in ("codex", "gemini", "claude"):
-        scn.installs[agent] = ace_json(env, home, "install", "--agent", agent, "--project", str(project))
-
     codex_server, gemini_server = ScriptedResponsesServer().start(), ScriptedGeminiServer().start()
     claude_server = ScriptedModelServer().start()
     try:
-        codex_home(home, codex_server.url, project, codex_bin)
+        codex_home(home, codex_server.url, project, codex_bin)  # the user's own set-up first
         gemini_home(home)
+        for agent in ("codex", "gemini", "claude"):
+            scn.installs[agent] = ace_json(env, home, "install", "--agent", agent, "--project", str(project))
         scn.codex = run_codex(codex_bin, project, home, codex_server, CODEX_PROMPT, env=env, script=[
             [{"name": "exec_command", "args": {"cmd": TEST_COMMAND, "yield_time_ms": WAIT_MS}}],
             [{"name": "apply_patch", "args": {"input": PATCH}}],
@@ -129,7 +128,10 @@ def team(codex_bin, gemini_bin, claude_bin, tmp_path_factory) -> Team:
             scn.events = ace_json(env, home, "events", session)
 
         (project / "calc.py").write_text(BUGGY)  # the bug comes back
-        scn.gemini = run_gemini(gemini_bin, project, home, gemini_server, LATER_PROMPT, [LATER_FINAL], env=env)
+        scn.gemini = run_gemini(gemini_bin, project, home, gemini_server, LATER_PROMPT, env=env, script=[
+            [{"name": "mcp_ace_search_lessons", "args": {"query": "calc.py add tests fail"}}],  # ace mcp's tool
+            LATER_FINAL,
+        ])
         scn.claude = run_claude(claude_bin, project, home, claude_server, LATER_PROMPT, script=[LATER_FINAL],
                                 env=env)
     finally:
@@ -198,6 +200,26 @@ def codex_hook_problems(stderr: str) -> list[str]:
     well; any other `hook:` line (Failed, Blocked, a warning about its output) is a problem."""
     return [line for line in stderr.splitlines() if line.startswith("hook: ")
             and not re.fullmatch(r"hook: [A-Za-z]+( Completed)?", line.strip())]
+
+
+def test_gemini_calls_ace_mcps_search_lessons_itself(team):
+    lesson = team.lesson()
+    assert lesson is not None, team.diagnostics()
+    mains = [r for r in team.gemini.requests if r.main]
+    offered = [d["name"] for t in mains[0].body.get("tools", []) for d in t.get("functionDeclarations", [])]
+    assert "mcp_ace_search_lessons" in offered, offered
+    answers = [p["functionResponse"] for c in mains[-1].body["contents"] for p in c.get("parts", [])
+               if "functionResponse" in p]
+    assert answers and answers[-1]["name"] == "mcp_ace_search_lessons", answers
+    assert lesson["id"] in json.dumps(answers[-1]), answers[-1]
+
+
+def test_codex_is_offered_ace_mcps_tools(team):
+    """Codex 0.169 starts MCP servers from the user's config.toml (where `ace install --agent codex`
+    registers it) and offers their tools as a namespace."""
+    tools = team.codex.requests[0].body.get("tools", []) if team.codex.requests else []
+    spaces = {t.get("name"): [u.get("name") for u in t.get("tools", [])] for t in tools if t.get("type") == "namespace"}
+    assert "search_lessons" in spaces.get("mcp__ace", []), spaces
 
 
 def test_no_hook_failed_anywhere(team):
