@@ -37,6 +37,8 @@ def context_answer(event: str, context: str | None = None, system_message: str |
 
 def _record(hook: "Hook", detail: str | None = None) -> "CaptureRecord":
     record = records.base_record(hook.input, hook.now, hook.project)
+    if hook.input.agent != "claude":  # Codex / Gemini: the store records which agent's session it is
+        record["session"]["agent"] = hook.input.agent
     if detail is not None:
         record["detail"] = records.short_text(detail)  # redacted: a spooled record is clean too
     return record
