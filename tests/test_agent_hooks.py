@@ -242,3 +242,29 @@ def test_adapting_any_payload_and_answer_never_raises(agent, native, payload, an
         HookInput.parse(event, adapted)
     out = agents.answer(agent, native, answer)
     assert out is None or (isinstance(out, dict) and set(out) <= {"systemMessage", "hookSpecificOutput"})
+
+
+def test_gemini_gets_the_domain_shift_lessons_with_the_tools_result(ace_home, git_project):
+    """BeforeTool takes no context: the lessons PreToolUse brings for a file in a new domain come in
+    AfterTool's additionalContext (appended to the tool's result) instead."""
+    from test_inject import BULLETS
+
+    from ace_engine.core.project import identify
+    from ace_engine.playbook.playbook import Playbook
+    from ace_engine.store.sqlite import SQLiteStore
+
+    with SQLiteStore() as store:
+        playbook = Playbook(store, identify(str(git_project)))
+        ids = {domains[0]: playbook.add(content, section, domains=domains)[0]["id"]
+               for content, section, domains in BULLETS}
+    sample = real(GEMINI["AfterTool:replace:ok"], git_project)
+    sample["tool_input"] = dict(sample["tool_input"], file_path=str(git_project / "src/db/migrations/env.py"))
+    code, out, err = run("gemini", "AfterTool", sample, git_project)
+    assert code == 0, err
+    answer = json.loads(out)
+    assert answer["hookSpecificOutput"]["hookEventName"] == "AfterTool"
+    context = answer["hookSpecificOutput"]["additionalContext"]
+    assert '<ace-patterns-domain-shift domain="database"' in context and ids["database"] in context
+    assert run("gemini", "AfterTool", sample, git_project)[1] == "", "same domain: nothing more to say"
+    tools = rows(ace_home, "SELECT tool_name FROM tool_events")
+    assert [t["tool_name"] for t in tools] == ["Edit", "Edit"], "and each call is captured"

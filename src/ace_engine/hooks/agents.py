@@ -61,8 +61,8 @@ LOST: dict[str, dict[str, str]] = {
                               "Codex's rollout file",
     },
     "gemini": {
-        "PreToolUse": "BeforeTool takes no added context, so lessons for a file the agent turns to arrive "
-                      "with the next prompt instead of before the tool runs",
+        "PreToolUse": "BeforeTool takes no added context, so lessons for a file in another domain come "
+                      "with that tool's result (AfterTool) instead of before the tool runs",
         "PermissionRequest": "no permission hook: Gemini asks you itself before `ace` commands run",
         "SubagentStop": "no subagent event: a subagent's work is learned with its parent's turn",
         "PreCompact": "PreCompress fires on every compression check (before each model call), not only when "

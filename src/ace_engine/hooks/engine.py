@@ -239,10 +239,10 @@ def _handle(argv: list[str], stdin: "BinaryIO", stdout: "TextIO") -> Hook | None
             log.warning(event, problem)
         elif named != event:
             log.warning(event, f"payload hook_event_name is {named!r}; handled as {event}")
-        from .handlers import HANDLERS
+        from .handlers import AGENT_HANDLERS, HANDLERS
 
         hook = Hook(inp, started)
-        reply = HANDLERS[event](hook)
+        reply = AGENT_HANDLERS.get((agent or "", native), HANDLERS[event])(hook)
         answer.send(agents.answer(agent, native, reply) if agent is not None else reply)
     except BaseException as exc:  # noqa: BLE001 — the host agent must never see our failure
         log.error(event or "hook", f"{type(exc).__name__}: {exc}")
