@@ -247,11 +247,10 @@ def test_adapting_any_payload_and_answer_never_raises(agent, native, payload, an
 def test_gemini_gets_the_domain_shift_lessons_with_the_tools_result(ace_home, git_project):
     """BeforeTool takes no context: the lessons PreToolUse brings for a file in a new domain come in
     AfterTool's additionalContext (appended to the tool's result) instead."""
-    from test_inject import BULLETS
-
     from ace_engine.core.project import identify
     from ace_engine.playbook.playbook import Playbook
     from ace_engine.store.sqlite import SQLiteStore
+    from test_inject import BULLETS
 
     with SQLiteStore() as store:
         playbook = Playbook(store, identify(str(git_project)))
