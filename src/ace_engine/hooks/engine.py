@@ -3,6 +3,8 @@
 `run(argv)` is the one entry point of a hook process — the installed launcher (`launch.py`),
 `python -m ace_engine.hooks`, `ace hook EVENT` and the plugin's `hooks/ace_hook.py` all call it —
 and `main(argv, stdin, stdout)` the same run in-process, for tests and the benchmark.
+`argv` is `[EVENT]` for Claude Code, `[AGENT, AGENT_EVENT]` for Codex / Gemini: `hooks.agents`
+adapts their payload into Claude Code's shape before parsing and their answer after the handler.
 
 Whatever happens inside — malformed or huge input, a broken store, a full disk, a bug — the
 process exits 0 and stdout holds nothing or one JSON object valid for the event. A watchdog
