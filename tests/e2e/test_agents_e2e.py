@@ -72,6 +72,7 @@ class Team:
     codex: AgentRun | None = None
     gemini: AgentRun | None = None
     claude: ClaudeResult | None = None
+    codex_later: AgentRun | None = None
     calc_after_codex: str = ""
     jobs: dict = field(default_factory=dict)
     patterns: dict = field(default_factory=dict)
@@ -134,6 +135,14 @@ def team(codex_bin, gemini_bin, claude_bin, tmp_path_factory) -> Team:
         ])
         scn.claude = run_claude(claude_bin, project, home, claude_server, LATER_PROMPT, script=[LATER_FINAL],
                                 env=env)
+        # A later Codex session asks ace mcp itself. Codex sends its first request before its MCP
+        # servers have connected (the server's Python takes seconds to start on a loaded machine), so
+        # the scripted model first looks at the repository for a few seconds, as a model might.
+        scn.codex_later = run_codex(codex_bin, project, home, codex_server, LATER_PROMPT, env=env, script=[
+            [{"name": "exec_command", "args": {"cmd": "sleep 5; git status --short", "yield_time_ms": WAIT_MS}}],
+            [{"name": "search_lessons", "namespace": "mcp__ace", "args": {"query": "calc.py add tests fail"}}],
+            LATER_FINAL,
+        ])
     finally:
         for server in (codex_server, gemini_server, claude_server):
             server.stop()
@@ -214,12 +223,19 @@ def test_gemini_calls_ace_mcps_search_lessons_itself(team):
     assert lesson["id"] in json.dumps(answers[-1]), answers[-1]
 
 
-def test_codex_is_offered_ace_mcps_tools(team):
+def test_codex_calls_ace_mcps_search_lessons_itself(team):
     """Codex 0.169 starts MCP servers from the user's config.toml (where `ace install --agent codex`
-    registers it) and offers their tools as a namespace."""
-    tools = team.codex.requests[0].body.get("tools", []) if team.codex.requests else []
-    spaces = {t.get("name"): [u.get("name") for u in t.get("tools", [])] for t in tools if t.get("type") == "namespace"}
-    assert "search_lessons" in spaces.get("mcp__ace", []), spaces
+    registers it) and offers their tools as a namespace (`mcp__ace`)."""
+    lesson = team.lesson()
+    assert lesson is not None, team.diagnostics()
+    assert team.codex_later.returncode == 0, team.codex_later.describe()
+    mains = [r for r in team.codex_later.requests if r.main]
+    offered = [{t.get("name"): [u.get("name") for u in t.get("tools", [])]
+                for t in r.body.get("tools", []) if t.get("type") == "namespace"}.get("mcp__ace", []) for r in mains]
+    assert "search_lessons" in offered[-1], offered
+    outputs = [i for i in mains[-1].body.get("input", []) if isinstance(i, dict)
+               and i.get("type") == "function_call_output"]
+    assert lesson["id"] in json.dumps(outputs[-1]), json.dumps(outputs)[-3000:]
 
 
 def test_no_hook_failed_anywhere(team):

@@ -83,10 +83,15 @@ def _write_toml(path: str, text: str, existed: bool) -> str | None:
     return backup
 
 
+# Codex starts an MCP server with a reduced environment; these say where ace-engine's store and
+# settings are (when set at all), so the server reads the same store the hooks write.
+FORWARDED_ENV = ("ACE_HOME", "ACE_CONFIG", "XDG_DATA_HOME", "XDG_CONFIG_HOME")
+
+
 def _server_lines(python: str | None) -> list[str]:
     args = ["-I", "-m", MODULE]
     return [f"[mcp_servers.{SERVER}]  {MARK}", f"command = {json.dumps(python or sys.executable)}  {MARK}",
-            f"args = {json.dumps(args)}  {MARK}"]
+            f"args = {json.dumps(args)}  {MARK}", f"env_vars = {json.dumps(list(FORWARDED_ENV))}  {MARK}"]
 
 
 def merge_toml(text: str, data: dict[str, Any], python: str | None, with_mcp: bool,
