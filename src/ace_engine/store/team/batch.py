@@ -1,34 +1,26 @@
-"""A push in a few statements: the batched path of `TeamDB.apply_deltas`, and the pull's JSON rows.
+"""A push in a few statements: the batched path of `TeamDB.apply_deltas`.
 
 Contract: `plan(tx, …)` runs inside the push's transaction, after the project's row lock and the
-client binding (`db.TeamDB.apply_push`). It reads, in one statement each, the push's idempotency
-keys already seen and which of its lessons exist, and decides whether the push can be batched:
-every delta that is not a duplicate is an ADD of a lesson the project does not have (nor an
-earlier delta of the push) or a TAG. Anything else (UPDATE, MERGE, QUARANTINE, REMOVE, an ADD
-of a known id) returns None and the caller goes delta by delta through `ops.apply`, as before.
-`apply(tx, …)` then does what `ops._add` and `ops._tag` do, with the same results, seqs, log
-bodies and rows, but computes them in Python from one read of the counters and mark budgets it
-needs, and writes each table with one `Tx.many` (psycopg pipelines the rows) and `last_seq` with
-one UPDATE — a handful of round trips per push instead of ~7 per delta, while holding the
-project's lock. The rules are `ops`'s (`grant`, `MARKS_PER_DAY` through `Rules`, the absolute
-counts with the max kept), so the two paths cannot drift apart: tests run every op on both.
+client binding (`db.TeamDB.apply_push`). In ONE round trip (`Tx.all_many`) it reads the push's
+idempotency keys already seen, which of its lessons exist, and for its TAGs the client's counts and
+the day's mark budget; it decides whether the push can be batched: every delta that is not a
+duplicate is an ADD of a lesson the project does not have (nor an earlier delta of the push) or a
+TAG. Anything else (UPDATE, MERGE, QUARANTINE, REMOVE, an ADD of a known id, a push over 500)
+returns None and the caller goes delta by delta through `ops.apply`, as before. `apply(tx, …)`
+then does what `ops._add` and `ops._tag` do, with the same results, seqs, log bodies and rows,
+computed in Python, and writes them with one multi-row INSERT per table and one `last_seq`
+UPDATE, all in ONE round trip (`Tx.pipeline`): the project's lock is held for lock, bind, read,
+write, commit — five round trips per push instead of ~7 per delta. The rules are `ops`'s (`grant`,
+`MARKS_PER_DAY` through `Rules`, the absolute counts with the max kept), so the two paths cannot
+drift apart: tests/test_team_batch.py applies the same random pushes both ways and compares every table.
 
-`delta_json(…)`: one logged delta as JSON text, built from its stored body's text (a pull never
-parses a body to serialise it again). `LogCache`: those texts by (project, seq), in this process.
-A logged delta never changes (nothing updates or deletes a `deltas` row) and seqs are gap-free,
-so a pull after `after` needs exactly seqs after+1 … min(last_seq, after+limit): every client of a
-project pulls the same recent deltas, and all but the first pull of each are served from memory
-(only a TAG's current counts are read each time). Correct across replicas for the same reason.
-
-Cost: per push, 4-5 reads plus one write per table touched; per delta, a few dict operations and
+Cost: per push, two round trips (the reads, the writes); per delta, a few dict operations and
 one `json.dumps` of its logged body.
 """
 
 from __future__ import annotations
 
 import json
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,60 +28,69 @@ from . import ops
 from .dialect import Tx
 from .records import DeltaItem, DeltaResult, JSONObject
 
-__all__ = ["LogCache", "Plan", "apply", "delta_json", "plan"]
-
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+__all__ = ["Plan", "apply", "plan"]
 
 
 def _marks(n: int) -> str:
     return ", ".join("?" * n)
 
 
+MAX_BATCH = 500  # a push's most deltas (the protocol's): its IN lists stay one statement each
+
+
 class Plan:
-    """What `plan` read: the keys seen (key -> seq) and the lessons that exist."""
+    """What `plan` read, in one round trip: the keys seen (key -> seq), the lessons that exist,
+    and for the TAGs the client's counts and the holder's mark budget of the day."""
 
-    __slots__ = ("seen", "existing")
+    __slots__ = ("seen", "existing", "counts", "spent", "holder", "day")
 
-    def __init__(self, seen: dict[str, int | None], existing: set[str]) -> None:
+    def __init__(self, seen: dict[str, int | None], existing: set[str], counts: dict[str, tuple[int, int]],
+                 spent: dict[str, tuple[int, int]], holder: str, day: int) -> None:
         self.seen = seen
         self.existing = existing
+        self.counts = counts
+        self.spent = spent
+        self.holder = holder
+        self.day = day
 
 
-def plan(tx: Tx, project_id: int, client_id: str, items: Sequence[DeltaItem]) -> Plan | None:
-    """The reads a batched push needs, or None when this push must go delta by delta."""
+def plan(tx: Tx, project_id: int, client_id: str, items: Sequence[DeltaItem], now: float,
+         rules: ops.Rules) -> Plan | None:
+    """The reads a batched push needs (all sent at once: `Tx.all_many`), or None when this push
+    must go delta by delta."""
+    if not items or len(items) > MAX_BATCH or any(op not in ("ADD", "TAG") for _, op, *_ in items):
+        return None
     keys = sorted({item[0] for item in items})
-    seen: dict[str, int | None] = {}
-    for start in range(0, len(keys), 500):
-        chunk = keys[start:start + 500]
-        for row in tx.all(f"SELECT idem_key, seq FROM delta_keys WHERE project_id = ? AND client_id = ? "
-                          f"AND idem_key IN ({_marks(len(chunk))})", (project_id, client_id, *chunk)):
-            seen[str(row["idem_key"])] = row["seq"]
-    ids = sorted({item[2] for item in items if item[0] not in seen})
-    existing: set[str] = set()
-    for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
-        existing |= {str(r["lesson_id"]) for r in tx.all(
-            f"SELECT lesson_id FROM lessons WHERE project_id = ? AND lesson_id IN ({_marks(len(chunk))})",
-            (project_id, *chunk))}
+    ids = sorted({item[2] for item in items})
+    tagged = sorted({item[2] for item in items if item[1] == "TAG"})
+    holder = f"t{rules.token_id}" if rules.token_id is not None else f"c{client_id}"
+    day = int(now // 86400)
+    queries: list[tuple[str, Sequence[Any]]] = [
+        (f"SELECT idem_key, seq FROM delta_keys WHERE project_id = ? AND client_id = ? "
+         f"AND idem_key IN ({_marks(len(keys))})", (project_id, client_id, *keys)),
+        (f"SELECT lesson_id FROM lessons WHERE project_id = ? AND lesson_id IN ({_marks(len(ids))})",
+         (project_id, *ids))]
+    if tagged:
+        queries.append((f"SELECT lesson_id, helpful, harmful FROM counters WHERE project_id = ? AND client_id = ? "
+                        f"AND lesson_id IN ({_marks(len(tagged))})", (project_id, client_id, *tagged)))
+        if rules.marks_per_day is not None:
+            queries.append((f"SELECT lesson_id, helpful, harmful FROM mark_budget WHERE project_id = ? AND holder = ? "
+                            f"AND day = ? AND lesson_id IN ({_marks(len(tagged))})",
+                            (project_id, holder, day, *tagged)))
+    found = tx.all_many(queries) + [[], []]
+    seen: dict[str, int | None] = {str(r["idem_key"]): r["seq"] for r in found[0]}
+    existing = {str(r["lesson_id"]) for r in found[1]}
     known, keys_now = set(existing), set(seen)
     for key, op, lesson_id, _, _ in items:
         if key in keys_now:
             continue
         keys_now.add(key)
-        if op == "ADD" and lesson_id not in known:
+        if op == "ADD":
+            if lesson_id in known:
+                return None  # an ADD of a known id is an UPDATE: `ops` does that
             known.add(lesson_id)
-        elif op != "TAG":
-            return None
-    return Plan(seen, existing)
-
-
-def _pairs(tx: Tx, sql: str, params: tuple[Any, ...], ids: list[str]) -> dict[str, tuple[int, int]]:
-    out: dict[str, tuple[int, int]] = {}
-    for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
-        for row in tx.all(sql.format(_marks(len(chunk))), (*params, *chunk)):
-            out[str(row["lesson_id"])] = (int(row["helpful"]), int(row["harmful"]))
-    return out
+    pairs = [{str(r["lesson_id"]): (int(r["helpful"]), int(r["harmful"])) for r in rows} for rows in found[2:4]]
+    return Plan(seen, existing, pairs[0], pairs[1], holder, day)
 
 
 class _Writes:
@@ -144,14 +145,7 @@ def _insert(tx: Tx, table: str, row: str, rows: list[tuple[Any, ...]], tail: str
 def apply(tx: Tx, project_id: int, client_id: str, items: Sequence[DeltaItem], found: Plan, last_seq: int,
           now: float, rules: ops.Rules) -> tuple[list[DeltaResult], int]:
     """The push `plan` accepted, applied (module contract); returns its results and the new last_seq."""
-    tagged = sorted({item[2] for item in items if item[1] == "TAG" and item[0] not in found.seen})
-    counts = _pairs(tx, "SELECT lesson_id, helpful, harmful FROM counters WHERE project_id = ? AND client_id = ? "
-                    "AND lesson_id IN ({})", (project_id, client_id), tagged) if tagged else {}
-    holder = f"t{rules.token_id}" if rules.token_id is not None else f"c{client_id}"
-    day = int(now // 86400)
-    budgeted = tagged if rules.marks_per_day is not None else []
-    spent = _pairs(tx, "SELECT lesson_id, helpful, harmful FROM mark_budget WHERE project_id = ? AND holder = ? "
-                   "AND day = ? AND lesson_id IN ({})", (project_id, holder, day), budgeted) if budgeted else {}
+    counts, spent, holder, day = dict(found.counts), dict(found.spent), found.holder, found.day
     seen, existing = dict(found.seen), set(found.existing)
     out: list[DeltaResult] = []
     w = _Writes()
@@ -173,9 +167,10 @@ def apply(tx: Tx, project_id: int, client_id: str, items: Sequence[DeltaItem], f
         seen[key] = result["seq"]
         w.keys.append((project_id, client_id, key, result["seq"], result["status"], now))
         out.append(result)
-    w.flush(tx)
-    if w.log:
-        tx.execute("UPDATE projects SET last_seq = ? WHERE id = ?", (last_seq, project_id))
+    with tx.pipeline():  # every write in one round trip: the project's lock is held meanwhile
+        w.flush(tx)
+        if w.log:
+            tx.execute("UPDATE projects SET last_seq = ? WHERE id = ?", (last_seq, project_id))
     return out, last_seq
 
 
@@ -218,36 +213,3 @@ def _tag(w: _Writes, project_id: int, client_id: str, key: str, lesson_id: str, 
     w.log.append((project_id, seq, client_id, key, "TAG", lesson_id,
                   json.dumps({"helpful": kept[0], "harmful": kept[1]}), now))
     return {"status": "applied", "seq": seq, "reason": None}
-
-
-def delta_json(seq: int, op: str, lesson_id: str, key: str, client_id: str, created_at: float, body: str) -> str:
-    """One LoggedDelta as JSON text WITHOUT its closing brace (a TAG's `counts` go there): the log's
-    columns, then the stored body's own members (its text as stored, not parsed)."""
-    head = (f'{{"seq":{int(seq)},"op":{_dumps(op)},"lesson_id":{_dumps(lesson_id)},"key":{_dumps(key)},'
-            f'"client_id":{_dumps(client_id)},"created_at":{_dumps(created_at)}')
-    inner = body.strip()[1:-1].strip()  # the object's members, without its braces
-    return head + ("," + inner if inner else "")
-
-
-Entry = tuple[str, str, str]  # (delta_json text, op, lesson_id)
-
-
-class LogCache:
-    """Logged deltas' JSON text by (project id, seq), the most recent `size` of them (module contract)."""
-
-    def __init__(self, size: int = 50_000) -> None:
-        self.size = size
-        self._rows: OrderedDict[tuple[int, int], Entry] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, project_id: int, seqs: range) -> dict[int, Entry]:
-        with self._lock:
-            rows = self._rows
-            return {s: found for s in seqs if (found := rows.get((project_id, s))) is not None}
-
-    def put(self, project_id: int, entries: dict[int, Entry]) -> None:
-        with self._lock:
-            for seq, entry in entries.items():
-                self._rows[(project_id, seq)] = entry
-            while len(self._rows) > self.size:
-                self._rows.popitem(last=False)  # the oldest put first: old deltas are pulled least

@@ -37,12 +37,11 @@ of a few indexed statements. `stats` reads the window's deltas grouped by day in
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import time
 from collections.abc import Sequence
 from typing import Literal, cast
 
-from . import batch, ops, shared, views
+from . import batch, ops, pull, shared, views
 from .dialect import Conflict, Dialect, NotFound, TeamDBError, Tx, open_dialect
 from .ops import ClientTaken, Rules, Stale, content_hash
 from .records import (
@@ -83,7 +82,7 @@ class TeamDB:
         self.dialect = dialect.name
         self.default_org = 0
         self.batched = True  # False: every push delta by delta (the tests hold both paths to one result)
-        self.log_cache = batch.LogCache()
+        self.log_cache = pull.LogCache()
 
     @classmethod
     def open(cls, url: str | None = None, *, now: float | None = None,
@@ -253,7 +252,7 @@ class TeamDB:
                 last = ops.lock_project(tx, project_id)
                 if rules.token_id is not None:
                     ops.bind_client(tx, project_id, client_id, rules.token_id, now)
-                found = batch.plan(tx, project_id, client_id, items) if self.batched else None
+                found = batch.plan(tx, project_id, client_id, items, now, rules) if self.batched else None
                 if found is not None:
                     return batch.apply(tx, project_id, client_id, items, found, last, now, rules)
                 results = [self._apply_one(tx, project_id, client_id, item, now, rules) for item in items]
@@ -319,45 +318,13 @@ class TeamDB:
             return out
 
     def pull_page(self, project_id: int, after_seq: int, limit: int) -> PullPage:
-        """`deltas_after`'s page as JSON text, one string per delta (`batch.delta_json`), with the
-        project's `last_seq` and whether `more` follow. Seqs are gap-free and a logged delta never
-        changes, so the page is seqs after+1 … min(last_seq, after+limit): those this process has
-        seen are taken from `batch.LogCache`, the rest streamed from the database with each body
-        passed on as the text it holds (never parsed and serialised again); a TAG's current counts
-        are read for every pull."""
-        limit = max(0, int(limit))
-        after_seq = max(0, int(after_seq))
-        with self._d.read() as tx:
-            last = int(tx.value("SELECT last_seq FROM projects WHERE id = ?", (project_id,)) or 0)
-            wanted = range(after_seq + 1, min(last, after_seq + limit) + 1)
-            found = self.log_cache.get(project_id, wanted) if wanted else {}
-            missing = [s for s in wanted if s not in found]
-            if missing:
-                body = self._d.json_text.format("body")
-                fetched = {int(r[0]): (batch.delta_json(r[0], r[1], r[2], r[3], r[4], r[5],
-                                                        r[6] if isinstance(r[6], str) else "{}"), str(r[1]), str(r[2]))
-                           for r in tx.stream(f"SELECT seq, op, lesson_id, idem_key, client_id, created_at, {body} "
-                                              "FROM deltas WHERE project_id = ? AND seq >= ? AND seq <= ? ORDER BY seq",
-                                              (project_id, missing[0], missing[-1]))}
-                self.log_cache.put(project_id, fetched)
-                found.update(fetched)
-            entries = [found[s] for s in wanted if s in found]
-            tagged = sorted({lesson for _, op, lesson in entries if op == "TAG"})
-            counts = self._counts(tx, project_id, tagged) if tagged else {}
-        deltas = [text + (f',"counts":{json.dumps(counts.get(lesson, {}), separators=(",", ":"))}}}' if op == "TAG"
-                          else "}") for text, op, lesson in entries]
-        return {"deltas": deltas, "last_seq": last, "more": last > after_seq + limit}
+        """`deltas_after`'s page as JSON text, one string per delta, with the project's `last_seq`
+        and whether `more` follow (`pull.page`: from this process's log cache where it can)."""
+        return pull.page(self._d, self.log_cache, project_id, after_seq, limit)
 
     @staticmethod
     def _counts(tx: Tx, project_id: int, lesson_ids: list[str]) -> dict[str, dict[str, list[int]]]:
-        found: dict[str, dict[str, list[int]]] = {}
-        for start in range(0, len(lesson_ids), 500):
-            chunk = lesson_ids[start:start + 500]
-            for row in tx.all(f"SELECT lesson_id, client_id, helpful, harmful FROM counters WHERE project_id = ? "
-                              f"AND lesson_id IN ({', '.join('?' * len(chunk))}) ORDER BY client_id",
-                              (project_id, *chunk)):
-                found.setdefault(row["lesson_id"], {})[row["client_id"]] = [int(row["helpful"]), int(row["harmful"])]
-        return found
+        return pull.counts(tx, project_id, lesson_ids)
 
     # -- review ---------------------------------------------------------------------------------------
 

@@ -11,12 +11,15 @@ the write lock up front (`BEGIN IMMEDIATE`); on PostgreSQL it runs in READ COMMI
 serialise on row locks. On PostgreSQL a `read()` block runs in autocommit: under READ COMMITTED
 each statement has its own snapshot either way, and BEGIN / COMMIT would be two more round trips
 per request. `dialect.single()` is for ONE write statement (an upsert, a touch): autocommit on
-both engines, so the statement is its own transaction. `Tx.stream` yields rows as they
-arrive (psycopg's chunked `stream`, a lazy cursor on SQLite), so a large read never holds the
-whole result as rows. `json_text` selects a JSON column as its text (`body::text`), for a caller
-that passes it on without parsing it. Statements are written once with `?` placeholders (`Tx` turns them into
-`%s` for psycopg). Driver errors come out as `TeamDBError`, a unique-constraint violation as its
-subclass `Conflict`, so a caller can tell "someone else inserted this first".
+both engines, so the statement is its own transaction. `Tx.all_many` sends several queries at
+once and `Tx.pipeline()` several writes (PostgreSQL's pipeline mode: one round trip instead of
+one per statement, which matters most inside a push, under the project's lock). `Tx.stream`
+yields rows as they arrive (psycopg's chunked `stream`, a lazy cursor on SQLite), so a large read
+never holds the whole result as rows. `json_text` selects a JSON column as its text
+(`body::text`), for a caller that passes it on without parsing it. Statements are written once
+with `?` placeholders (`Tx` turns them into `%s` for psycopg). Driver errors come out as
+`TeamDBError`, a unique-constraint violation as its subclass `Conflict`, so a caller can tell
+"someone else inserted this first".
 
 SQLite: one connection per thread (uvicorn runs sync routes in a thread pool), WAL, busy timeout
 5 s, foreign keys on; the file is created 0600 (never through a symlink) in a private directory.
@@ -116,6 +119,36 @@ class Tx:
         self.cur.execute(sql, tuple(params))
         while batch := self.cur.fetchmany(size):
             yield from batch
+
+    def all_many(self, queries: Sequence[tuple[str, Sequence[SQLParam]]]) -> list[list[Row]]:
+        """Several queries' rows, sent together: one round trip on PostgreSQL (pipeline mode, a
+        cursor each), one after the other on SQLite (in process: nothing to save)."""
+        if not self.pyformat:
+            return [self.all(sql, params) for sql, params in queries]
+        conn = self.cur.connection
+        cursors = [conn.cursor() for _ in queries]
+        try:
+            with conn.pipeline():
+                for cur, (sql, params) in zip(cursors, queries, strict=True):
+                    cur.execute(_pyformat(sql), tuple(params))
+            out = []
+            for cur in cursors:
+                names = [d[0] for d in cur.description]
+                out.append([dict(zip(names, row, strict=True)) for row in cur.fetchall()])
+            return out
+        finally:
+            for cur in cursors:
+                cur.close()
+
+    @contextmanager
+    def pipeline(self) -> Iterator[None]:
+        """Statements run inside are sent without waiting for each answer (PostgreSQL's pipeline
+        mode: one round trip for all, errors raised at the end); their results are not read."""
+        if not self.pyformat:
+            yield
+            return
+        with self.cur.connection.pipeline():
+            yield
 
     def one(self, sql: str, params: Sequence[SQLParam] = ()) -> Row | None:
         rows = self.all(sql, params)
