@@ -38,6 +38,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "src"))
 from ace_engine.core.config import DEFAULTS  # noqa: E402
 from ace_engine.playbook.playbook import Playbook, content_key  # noqa: E402
 from ace_engine.core.project import Project, identify  # noqa: E402
+from ace_engine.retrieval import situations  # noqa: E402
 from ace_engine.retrieval.search import search  # noqa: E402
 from ace_engine.store.sqlite import SQLiteStore  # noqa: E402
 
@@ -46,7 +47,8 @@ DAY = 86400.0
 K = 5
 
 
-DATASETS = {"tuned": os.path.join(HERE, "data"), "heldout": os.path.join(HERE, "data", "heldout")}
+DATASETS = {"tuned": os.path.join(HERE, "data"), "heldout": os.path.join(HERE, "data", "heldout"),
+            "replay": os.path.join(HERE, "data", "replay")}  # replay: bench/retrieval_replay.py
 
 
 def load_dataset(name: str = "tuned") -> tuple[dict, list[dict]]:
@@ -57,6 +59,12 @@ def load_dataset(name: str = "tuned") -> tuple[dict, list[dict]]:
         bullets = json.load(fh)
     with open(os.path.join(folder, "queries.json"), encoding="utf-8") as fh:
         queries = json.load(fh)
+    situations = os.path.join(folder, "situations.json")
+    if os.path.exists(situations):
+        # The prompts of the sessions each lesson was learned in (written blind to the queries:
+        # heldout/README.md), stored as its situations when the store is built (issue 24).
+        with open(situations, encoding="utf-8") as fh:
+            bullets["situations"] = json.load(fh)["situations"]
     para = os.path.join(folder, "paraphrase_tune.json")
     if name == "tuned" and os.path.exists(para):
         # Prompts in the user's words for the same lessons, written blind to the ranker
@@ -97,6 +105,9 @@ def build_store(path: str, dataset: dict) -> tuple[SQLiteStore, dict, dict]:
                 if b["last_used_days"] is not None:
                     store.update_bullet(bullet["id"], {"last_used_at": NOW - b["last_used_days"] * DAY})
                 ids[b["key"]] = bullet["id"]
+                texts = (dataset.get("situations") or {}).get(b["key"]) or []
+                if texts:
+                    situations.add(store, bullet["id"], [("prompt", t) for t in texts], session_id=None, now=created)
     return store, ids, project_ids
 
 
@@ -154,7 +165,8 @@ def size_dependence(dataset: dict, queries: list[dict], cfg: dict, mode: str, tm
         key = q["relevant"][0]
         target = by_key[key]
         others = [b for b in dataset["bullets"] if b["project"] == target["project"] and b["key"] != key]
-        small_set = {"projects": dataset["projects"], "bullets": [target] + rng.sample(others, min(4, len(others)))}
+        small_set = {"projects": dataset["projects"], "bullets": [target] + rng.sample(others, min(4, len(others))),
+                     "situations": dataset.get("situations")}
         small, small_ids, small_pids = build_store(os.path.join(tmp, f"small-{mode}-{n}.db"), small_set)
         scores = []
         for st, idmap, pids in ((store, ids, project_ids), (small, small_ids, small_pids)):
@@ -336,13 +348,44 @@ def hook_process_latency(dataset: dict, n: int, runs: int, prompts: list[str]) -
                 "prompts_with_injection": injected}
 
 
+def label_config(label: str) -> tuple[str, dict]:
+    """A row of the report: its search mode and settings. `auto` is the default configuration as
+    installed; `X+sit` is mode X finding lessons by their situations too, `X` without them;
+    `minilm-X`: X with the optional full model instead of the built-in table."""
+    mode = label.removeprefix("minilm-")
+    cfg = dict(DEFAULTS)
+    if mode != "auto":
+        cfg["retrieval.situations"] = mode.endswith("+sit")
+    return mode.removesuffix("+sit"), cfg
+
+
+def replay_report(modes: list[str], tmp: str) -> dict:
+    """The real-sessions replay set (bench/retrieval_replay.py): every label's thresholded and raw
+    metrics per split, and the sweep of the cut over the raw scores of the default configuration."""
+    import retrieval_replay
+
+    runs = {label: label_config(label)[::-1] for label in modes if not label.startswith("minilm-")}
+    results = retrieval_replay.walk(os.path.join(tmp, "replay.db"), runs)
+    report: dict = {"quality": {}, "sweep": {}}
+    for label, rows in results.items():
+        shown, raw = retrieval_replay.metrics(rows), retrieval_replay.metrics(rows, "raw")
+        report["quality"][label] = {split: {**m, "raw_recall": raw[split].get("recall", 0.0),
+                                            "raw_mrr": raw[split].get("mrr", 0.0), "queries": m["positives"] + m["negatives"]}
+                                    for split, m in shown.items()}
+        cut = float(runs[label][1]["retrieval.relative_cut"])
+        report["sweep"][label] = retrieval_replay.cut_sweep(rows, cut, [round(0.02 * i, 2) for i in range(8, 26)])
+    return report
+
+
 # -- main --------------------------------------------------------------------------------------------
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--modes", default="auto,lexical,semantic,hybrid,minilm-semantic,minilm-hybrid",
-                        help="auto: the default configuration as installed; minilm-*: the optional full model")
+    parser.add_argument("--modes", default="auto,lexical,semantic,semantic+sit,hybrid,hybrid+sit,minilm-semantic,"
+                                           "minilm-hybrid",
+                        help="auto: the default configuration as installed; X+sit: mode X with the lessons' "
+                             "situations, X without; minilm-*: the optional full model")
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--tune", action="store_true", help="grid-search weights on the tune split")
     parser.add_argument("--hook-runs", type=int, default=15, help="hook processes at 10k bullets (0: skip)")
@@ -354,8 +397,11 @@ def main() -> None:
     if args.out is None:
         name = "retrieval.json" if args.data == "tuned" else f"retrieval-{args.data}.json"
         args.out = os.path.join(HERE, "results", name)
-    dataset, queries = load_dataset(args.data)
     modes = [m for m in args.modes.split(",") if m]
+    if args.data == "replay":
+        main_replay(args, modes)
+        return
+    dataset, queries = load_dataset(args.data)
     report: dict = {"data": args.data, "version": sys.version.split()[0], "machine": os.uname().machine, "cpus": os.cpu_count(),
                     "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                     "dataset": {"bullets": len(dataset["bullets"]), "queries": len(queries),
@@ -371,8 +417,7 @@ def main() -> None:
         store, ids, project_ids = build_store(os.path.join(tmp, "quality.db"), dataset)
         for label in modes:
             # `minilm-…`: the same mode with the optional full model instead of the built-in table.
-            mode = label.removeprefix("minilm-")
-            cfg = dict(DEFAULTS)
+            mode, cfg = label_config(label)
             if label.startswith("minilm-"):
                 from ace_engine.embed import semantic
 
@@ -464,6 +509,32 @@ def main() -> None:
         print(f"\nUserPromptSubmit hook process at {h['bullets']} bullets: {h['hook_ms']} ms vs bare {h['bare_ms']} ms"
               f" → ratio {h['ratio']} (target ≤ {h['target_ratio']}), peak RSS {h['peak_rss_mib']} MiB"
               f" (target ≤ {h['target_rss_mib']}), injected on {h['prompts_with_injection']}/{h['runs']}")
+    print(f"written to {args.out}")
+
+
+def main_replay(args: argparse.Namespace, modes: list[str]) -> None:
+    with tempfile.TemporaryDirectory(prefix="ace-rbench-") as tmp:
+        os.environ["ACE_HOME"] = os.path.join(tmp, "home")
+        report = {"data": "replay", "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                  "settings": {k: v for k, v in DEFAULTS.items() if k.startswith("retrieval.")},
+                  **replay_report(modes, tmp)}
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    with open(args.out, "w") as fh:
+        json.dump(report, fh, indent=2)
+    print(f"{'mode':<13}{'split':<7}{'recall@5':>9}{'MRR':>7}{'raw R@5':>9}{'raw MRR':>9}{'noise/q':>9}"
+          f"{'neg empty':>10}{'pos':>5}{'neg':>5}")
+    for mode, result in report["quality"].items():
+        for split, m in result.items():
+            print(f"{mode:<13}{split:<7}{m.get('recall', 0):>9.3f}{m.get('mrr', 0):>7.3f}{m['raw_recall']:>9.3f}"
+                  f"{m['raw_mrr']:>9.3f}{m.get('irrelevant_shown', 0):>9.2f}{m.get('negative_empty', float('nan')):>10.2f}"
+                  f"{m['positives']:>5}{m['negatives']:>5}")
+    if "auto" in report["sweep"]:
+        print("\nthe cut on the default configuration's raw scores (replay split: R@5 / MRR / negatives empty;"
+              " final split: R@5 / MRR)")
+        for row in report["sweep"]["auto"]:
+            r, f = row.get("replay", {}), row.get("final", {})
+            print(f"  threshold {row['threshold']:.2f}: replay {r.get('recall', 0):.3f} / {r.get('mrr', 0):.3f} /"
+                  f" {r.get('negative_empty', 0):.2f}   final {f.get('recall', 0):.3f} / {f.get('mrr', 0):.3f}")
     print(f"written to {args.out}")
 
 

@@ -204,7 +204,7 @@ class PlaybookSQL(StoreBase):
 
     def purge_bullets(self, ids: Sequence[str]) -> int:
         """Delete bullets with every row that refers to them (change log, injections, pins,
-        vectors) and their full-text index entries, with `secure_delete` on so the text is
+        vectors, situations) and their full-text index entries, with `secure_delete` on so the text is
         overwritten rather than left in free pages; then the FTS index is merged (`optimize`),
         because FTS5 only marks deleted entries until its segments are merged. Call `reclaim()`
         after the transaction to give the space back. Returns how many bullets were deleted."""
@@ -216,7 +216,8 @@ class PlaybookSQL(StoreBase):
             for start in range(0, len(ids), 500):
                 chunk = list(ids[start:start + 500])
                 marks = ",".join("?" * len(chunk))
-                for table in ("injections", "pins", "bullet_vectors", "bullet_changes", "team_counts"):
+                for table in ("injections", "pins", "bullet_vectors", "bullet_changes", "team_counts",
+                              "lesson_situations"):
                     self.conn.execute(f"DELETE FROM {table} WHERE bullet_id IN ({marks})", chunk)
                 deleted += self.conn.execute(f"DELETE FROM bullets WHERE id IN ({marks})", chunk).rowcount
             # The packs hold the deleted bullets' ids and sign codes: rebuilt on the next search.
