@@ -247,9 +247,11 @@ def vary(dataset: dict, n: int, seed: int = 1) -> list[tuple[str, str]]:
     return out
 
 
-def synth_store(path: str, dataset: dict, n: int, project: Project) -> tuple[SQLiteStore, int]:
+def synth_store(path: str, dataset: dict, n: int, project: Project, situations_each: int = 0,
+                prompts: list[str] = ()) -> tuple[SQLiteStore, int]:
     """A store with n active bullets in `project`, written straight through the store (the
-    playbook's per-bullet transactions would take minutes at 100k)."""
+    playbook's per-bullet transactions would take minutes at 100k); with `situations_each`, every
+    bullet gets that many situations (prompts varied by a number), embedded and folded."""
     from ace_engine.playbook import domains as domain_mod
     from ace_engine.playbook.confidence import confidence
     from ace_engine.playbook.ids import new_id
@@ -273,6 +275,14 @@ def synth_store(path: str, dataset: dict, n: int, project: Project) -> tuple[SQL
     from ace_engine.embed import vectors
 
     vectors.embed_missing(store)  # what `ace embed` does for lessons written without the playbook
+    if situations_each and prompts:
+        rows = store.conn.execute("SELECT id FROM bullets ORDER BY rowid").fetchall()
+        with store.transaction():
+            for i, (bid,) in enumerate(rows):
+                texts = [f"{prompts[(i * situations_each + j) % len(prompts)]} ({j})" for j in range(situations_each)]
+                store.add_situations(bid, [("prompt", t, situations.key(t)) for t in texts], session_id=None,
+                                     now=NOW, cap=situations.MAX_PER_LESSON)
+        vectors.embed_situations(store)
     return store, pid
 
 
@@ -316,7 +326,8 @@ def hook_process_latency(dataset: dict, n: int, runs: int, prompts: list[str]) -
         home = os.path.join(tmp, "home")
         env = {**os.environ, "ACE_HOME": home, "XDG_CONFIG_HOME": os.path.join(tmp, "cfg")}
         env.pop("ACE_DISABLED", None)
-        store, _ = synth_store(os.path.join(home, "ace.db"), dataset, n, identify(root))
+        store, _ = synth_store(os.path.join(home, "ace.db"), dataset, n, identify(root),
+                               situations_each=situations.MAX_PER_LESSON, prompts=prompts)
         store.close()
         argv = shlex.split(hook_command("UserPromptSubmit", sys.executable))
         bare, hook, rss, injected = [], [], [], 0
@@ -341,11 +352,14 @@ def hook_process_latency(dataset: dict, n: int, runs: int, prompts: list[str]) -
             probe = subprocess.run([sys.executable, "-I", "-c", RSS_PROBE, *argv], input=payload, env=env,
                                    capture_output=True, check=True)
             rss.append(int(probe.stderr.decode().strip().splitlines()[-1]) / 1024)  # KiB on Linux
-        return {"bullets": n, "runs": runs, "bare_ms": round(statistics.median(bare), 2),
+        return {"bullets": n, "situations_per_bullet": situations.MAX_PER_LESSON, "runs": runs, "bare_ms": round(statistics.median(bare), 2),
                 "hook_ms": round(statistics.median(hook), 2),
                 "ratio": round(statistics.median(hook) / statistics.median(bare), 2), "target_ratio": 4.0,
                 "peak_rss_mib": round(max(rss), 1), "target_rss_mib": 40,
                 "prompts_with_injection": injected}
+
+
+CUT: dict = {}  # --cut: the threshold and relative cut every row uses instead of the defaults
 
 
 def label_config(label: str) -> tuple[str, dict]:
@@ -353,7 +367,7 @@ def label_config(label: str) -> tuple[str, dict]:
     installed; `X+sit` is mode X finding lessons by their situations too, `X` without them;
     `minilm-X`: X with the optional full model instead of the built-in table."""
     mode = label.removeprefix("minilm-")
-    cfg = dict(DEFAULTS)
+    cfg = {**DEFAULTS, **CUT}
     if mode != "auto":
         cfg["retrieval.situations"] = mode.endswith("+sit")
     return mode.removesuffix("+sit"), cfg
@@ -393,7 +407,12 @@ def main() -> None:
                         help="tuned: the set the defaults came from; heldout: paraphrases written blind to the "
                              "ranker")
     parser.add_argument("--out", default=None, help="default bench/results/retrieval[-heldout].json")
+    parser.add_argument("--cut", default="", help="THRESHOLD,RELATIVE_CUT for every row instead of the defaults "
+                                                 "(0.23,0.75: the cut before issue 24)")
     args = parser.parse_args()
+    if args.cut:
+        threshold, relative = (float(x) for x in args.cut.split(","))
+        CUT.update({"retrieval.threshold": threshold, "retrieval.relative_cut": relative})
     if args.out is None:
         name = "retrieval.json" if args.data == "tuned" else f"retrieval-{args.data}.json"
         args.out = os.path.join(HERE, "results", name)
@@ -506,7 +525,8 @@ def main() -> None:
         print(f"semantic: model loaded in {e['model_load_seconds']} s; {e['bullets']} bullets embedded in {e['seconds']} s")
     if "hook_process" in report:
         h = report["hook_process"]
-        print(f"\nUserPromptSubmit hook process at {h['bullets']} bullets: {h['hook_ms']} ms vs bare {h['bare_ms']} ms"
+        print(f"\nUserPromptSubmit hook process at {h['bullets']} bullets ({h.get('situations_per_bullet', 0)} situations"
+              f" each): {h['hook_ms']} ms vs bare {h['bare_ms']} ms"
               f" → ratio {h['ratio']} (target ≤ {h['target_ratio']}), peak RSS {h['peak_rss_mib']} MiB"
               f" (target ≤ {h['target_rss_mib']}), injected on {h['prompts_with_injection']}/{h['runs']}")
     print(f"written to {args.out}")

@@ -136,3 +136,33 @@ def test_learning_records_the_task_prompt_as_a_situation_of_what_it_learned(ace_
         assert learned, json.dumps(result)
         for bullet in learned:
             assert prompt in [s["text"] for s in store.situations(bullet["id"])], bullet["content"]
+
+
+def test_situations_age_out_with_the_captured_prompts(playbook, store):
+    key = vectors.model_key(vectors.table())
+    old, _ = playbook.add(PUSH, "strategies_and_hard_rules")
+    new, _ = playbook.add(FILLER[0], "strategies_and_hard_rules")
+    situations.add(store, old["id"], [("prompt", SITUATION)], session_id="s1", now=1000.0)
+    situations.add(store, new["id"], [("prompt", "where do the runtime settings live again")], session_id="s2",
+                   now=100 * 86400.0)
+    store.gc(max_bytes=1 << 30, max_age_days=30, now=110 * 86400.0)
+    assert store.situations(old["id"]) == [] and store.vectors_of(vectors.fold_key(key), [old["id"]]) == []
+    assert store.situations(new["id"]) and store.vectors_of(vectors.fold_key(key), [new["id"]])
+    assert store.get_bullet(old["id"])["status"] == "active"  # the lesson stays; only its old situations go
+
+
+def test_the_pack_holds_the_folded_code_so_situations_reach_the_nearest(playbook, store):
+    key = vectors.model_key(vectors.table())
+    with playbook:
+        bullet, _ = playbook.add(PUSH, "strategies_and_hard_rules")
+        for text in FILLER:
+            playbook.add(text, "strategies_and_hard_rules")
+    situations.add(store, bullet["id"], [("prompt", SITUATION)], session_id="s1", now=1000.0)
+    assert vectors.cosines(store, playbook.project_id, ASKED, cfg=dict(DEFAULTS), top=2)
+    _, rowids, codes = store.vector_pack(key, playbook.project_id)
+    width = vectors.table().dim // 8
+    (folded,) = store.vectors_of(vectors.fold_key(key), [bullet["id"]])
+    (own,) = store.vectors_of(key, [bullet["id"]])
+    assert folded[1][:width] != own[1][:width]
+    assert folded[1][:width] in [codes[i:i + width] for i in range(0, len(codes), width)]
+    assert own[1][:width] not in [codes[i:i + width] for i in range(0, len(codes), width)]

@@ -13,13 +13,16 @@ Writes. `Playbook` calls `embed_bullets` for every lesson whose content it write
 merge, import, learn, bootstrap, sync all go through it); `embed_missing` catches the rest
 (stores from before this, a failed write) — a few per search in a hook, all of them from `ace
 embed`, `ace install` and the learning worker. A vector is stored with the content key it was
-computed from, so a changed lesson is simply missing until embedded again.
+computed from, so a changed lesson is simply missing until embedded again. A lesson's situations
+(retrieval/situations.py) are embedded when recorded, in the learning worker, and folded with the
+lesson into a second vector (`fold_key`, SITUATION_WEIGHT below), rewritten whenever either changes.
 
 A static vector is stored as: sign code (D/8 bytes, bit i = component i > 0), scale (float32),
 then the unit vector's components as int8 (value = scale × int). Search reads the scope's pack
 (schema 6: all ids and codes in one row, rebuilt when the store has changed), ranks every code by
 Hamming distance to the query's (popcount, `static_embed.hamming`), and computes exact cosines for
-the `top` nearest plus the asked-for ids only.
+the `top` nearest plus the asked-for ids only. With `retrieval.situations` (the default) the pack
+holds each lesson's folded code and the rescoring reads its folded vector, where it has one.
 
 Cost (measured, `bench/retrieval_bench.py`): stdlib only on the static path; with the pack
 current, ~1 ms to embed the prompt, ~2 ms to read the pack and ~5 ms to rank 10,000 codes, ~2 ms
@@ -162,7 +165,8 @@ def _embed_texts(t: static_embed.Table, texts: list[str]) -> list[list[float] | 
 def embed_missing(store: PlaybookStore, *, cfg: Settings | None = None, limit: int | None = None,
                   progress: Callable[[int], object] | None = None) -> int:
     """Vectors for the active and candidate lessons that lack one for their current content, with
-    the configured embedder; returns how many were embedded. `progress(done)` after each batch."""
+    the configured embedder; returns how many were embedded. `progress(done)` after each batch.
+    Without a `limit` (`ace embed`), the situations' vectors and the folds that are missing too."""
     store_rows: Callable[[PlaybookStore, list[Bullet]], int]
     if embedder(cfg) == "minilm":
         from . import semantic
@@ -276,23 +280,26 @@ class _Pack:
 
 
 def _pack(store: PlaybookStore, t: static_embed.Table, key: str, project_id: int | None,
-          include_global: bool) -> _Pack:
+          include_global: bool, folded: bool = False) -> _Pack:
     """The scope's pack, from the store when it is current, else rebuilt (after embedding a few
-    lessons that lack a vector) and stored for the next search."""
+    lessons that lack a vector) and stored for the next search. `folded`: a lesson's code is that
+    of its vector folded with its situations when it has one, so they find it among the nearest."""
     width = t.dim // 8
     stamp = store.vector_stamp()
-    found = store.vector_pack(key, project_id, include_global)
+    pack_key = key if folded else f"{key}+own"  # the default keeps the name packs always had
+    found = store.vector_pack(pack_key, project_id, include_global)
     if found is not None and found[0] == stamp:
         pack = _Pack(found[1], found[2], width)
         if pack.valid() and pack.count * width == len(pack.codes):
             return pack  # else not a pack this version wrote: rebuilt below
     if embed_missing(store, limit=HOOK_LAZY_LIMIT):
         stamp = store.vector_stamp()
-    rows = [(rowid, code) for rowid, code in store.vector_codes(key, project_id, include_global, width)
+    rows = [(rowid, code) for rowid, code in store.vector_codes(key, project_id, include_global, width,
+                                                                 fold_key(key) if folded else None)
             if len(code) == width]
     pack = _Pack(_Pack.encode([rowid for rowid, _ in rows]), b"".join(code for _, code in rows), width)
     try:
-        store.put_vector_pack(key, project_id, include_global, stamp, pack.rowids, pack.codes)
+        store.put_vector_pack(pack_key, project_id, include_global, stamp, pack.rowids, pack.codes)
     except Exception as exc:  # noqa: BLE001 — a read-only or busy store still answers from what it read
         _warn_once("pack", f"could not store the vector pack ({type(exc).__name__}: {exc})")
     return pack
@@ -319,14 +326,15 @@ def cosines(store: PlaybookStore, project_id: int | None, query: str, *, cfg: Se
         if vector is None:  # no word the table knows: no evidence either way
             return {}
         key = model_key(t)
-        pack = _pack(store, t, key, project_id, include_global)
+        folded = bool(value_of(cfg, "retrieval.situations"))
+        pack = _pack(store, t, key, project_id, include_global, folded)
         near = dict.fromkeys(a for a in also if isinstance(a, int))  # candidates given by rowid
         if pack.count:
             distances = static_embed.hamming(static_embed.pack_code(vector), pack.codes, t.dim)
             near.update(dict.fromkeys(pack.rowid_at(i) for i in static_embed.nearest(distances, top)))
         rows = store.vectors_of(key, [a for a in dict.fromkeys(also) if isinstance(a, str)], list(near))
         found = {bid: _dot(vector, blob, t.dim) for bid, blob in rows}
-        if found and value_of(cfg, "retrieval.situations"):
+        if found and folded:
             for bid, blob in store.vectors_of(fold_key(key), list(found)):
                 found[bid] = _dot(vector, blob, t.dim)
         return found

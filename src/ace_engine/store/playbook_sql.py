@@ -373,14 +373,17 @@ class PlaybookSQL(StoreBase):
         return f"{row[0]}:{row[1]}"
 
     def vector_codes(self, model: str, project_id: int | None, include_global: bool,
-                     width: int) -> list[tuple[int, bytes]]:
+                     width: int, prefer: str | None = None) -> list[tuple[int, bytes]]:
         """(bullet rowid, first `width` bytes of the vector) of the scope's bullets that are not
-        archived and have a current vector of `model`: what a pack is built from."""
+        archived and have a current vector of `model` — or of `prefer` when they have a current
+        one of that too (a lesson folded with its situations): what a pack is built from."""
         where, params = self._scope(project_id, include_global)
         return self.conn.execute(
-            f"SELECT b.rowid, substr(v.vector, 1, ?) FROM bullet_vectors v JOIN bullets b ON b.id = v.bullet_id"
+            f"SELECT b.rowid, substr(coalesce(f.vector, v.vector), 1, ?) FROM bullet_vectors v"
+            f" JOIN bullets b ON b.id = v.bullet_id LEFT JOIN bullet_vectors f ON f.bullet_id = b.id"
+            f" AND f.model = ? AND f.content_key = b.content_key"
             f" WHERE {where} AND b.status != 'archived' AND v.model = ? AND v.content_key = b.content_key"
-            " ORDER BY b.rowid", (width,) + params + (model,)).fetchall()
+            " ORDER BY b.rowid", (width, prefer or "") + params + (model,)).fetchall()
 
     def vector_pack(self, model: str, project_id: int | None,
                     include_global: bool = True) -> tuple[str, bytes, bytes] | None:
