@@ -386,7 +386,7 @@ def replay_report(modes: list[str], tmp: str) -> dict:
         report["quality"][label] = {split: {**m, "raw_recall": raw[split].get("recall", 0.0),
                                             "raw_mrr": raw[split].get("mrr", 0.0), "queries": m["positives"] + m["negatives"]}
                                     for split, m in shown.items()}
-        cut = float(runs[label][1]["retrieval.relative_cut"])
+        cut = float(runs[label][0]["retrieval.relative_cut"])
         report["sweep"][label] = retrieval_replay.cut_sweep(rows, cut, [round(0.02 * i, 2) for i in range(8, 26)])
     return report
 
