@@ -101,7 +101,7 @@ def test_a_hook_captured_session_records_its_agent(ace_home, calc, agent, key):
 
     if key is None:
         Session(calc, session_id="claude-1").start()
-        expected = [{"session_id": "claude-1", "agent": "claude"}]
+        expected = [{"session_id": "claude-1", "agent": None}]  # NULL: Claude Code, as before agents were recorded
     else:
         sample = real(FIXTURES[key]["SessionStart"], calc)
         code, out, err = run(agent, "SessionStart", sample, calc)

@@ -127,7 +127,6 @@ def base_record(inp: "HookInput", at: float, project: "Project | None") -> "Capt
             "transcript_path": _text(inp.transcript_path),
             "permission_mode": _text(inp.permission_mode),
             "agent_type": _text(inp.agent_type),
-            "agent": _text(getattr(inp, "agent", None)),  # which agent's hook (issue 25): sessions.agent
         },
     }
     if project is not None:

@@ -24,7 +24,7 @@ class RecordSession(TypedDict):
     transcript_path: str | None
     permission_mode: str | None
     agent_type: str | None
-    agent: NotRequired[str | None]  # claude / codex / gemini: whose hook sent it (issue 25; stored since migration 9)
+    agent: NotRequired[str | None]  # the coding agent whose hook wrote it (codex / gemini); absent: Claude Code
 
 
 class RecordProject(TypedDict):
@@ -149,7 +149,7 @@ class SessionSummary(TypedDict):
     tool_failures: int
     messages: int
     hook_events: int
-    agent: NotRequired[str | None]  # the coding agent (migration 9, issue 25); None: Claude Code
+    agent: NotRequired[str | None]  # the coding agent (migration 10, issue 25); None: Claude Code
 
 
 class SessionRow(TypedDict):

@@ -1,5 +1,5 @@
 """The coding agents ace-engine serves, by the name the store records (`sessions.agent`,
-`session_summaries.agent`, `bullets.agent`: migration 9), and how views name them.
+`session_summaries.agent`, `bullets.agent`: migration 10), and how views name them.
 
 Contract: `label(agent)` names an agent for people (an unknown name is shown as recorded, cut to
 40 characters; None is Claude Code: everything recorded before agents were came from it).

@@ -112,7 +112,7 @@ class CaptureSQL(StoreBase):
                 " agent_type, source, permission_mode, started_at, agent) VALUES (?,?,?,?,?,?,?,?,?)",
                 (sid, project_id, s.get("cwd"), s.get("transcript_path"), s.get("agent_type"),
                  r.get("detail") if event == "SessionStart" else None, s.get("permission_mode"), at,
-                 s.get("agent")),  # agent: which coding agent (migration 9); None from Claude Code's hooks
+                 s.get("agent")),  # agent: which coding agent (migration 10); None from Claude Code's hooks
             )
             if event == "SessionStart":
                 conn.execute(

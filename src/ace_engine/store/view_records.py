@@ -84,7 +84,7 @@ class TimelineSession(TypedDict):
     compactions: int
     source: str | None
     agent_type: str | None
-    agent: str | None  # the coding agent (migration 9); None: Claude Code
+    agent: str | None  # the coding agent (migration 10); None: Claude Code
     tool_calls: int
     failures: int
     prompts: int
