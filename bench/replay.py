@@ -10,7 +10,8 @@ else the transcript's first timestamp) with one fresh ACE_HOME and `git init` pr
 repository, the way a user lives them:
 
 1. session start: the real SessionStart hook (`startup`), as the process `ace install` writes into
-   Claude Code's settings (`integrations.claude_settings.hook_argv`), then every user prompt typed
+   Claude Code's settings (`integrations.claude_settings.hook_argv`, asked in the replayed venv, so
+   `--venv` of another checkout replays that checkout), then every user prompt typed
    before the session's first tool call through the real UserPromptSubmit hook; what they inject
    (`additionalContext`) is recorded;
 2. after the session: `ace learn --transcript FILE --project P --heuristic`, then `ace learn
@@ -25,7 +26,9 @@ repositories not in the dev set; dev) and ecosystem:
 - spared: a recurring moment whose gold lesson is matched by an injected lesson line before the
   first tool call (the SessionStart digest or a prompt's block);
 - noise: injected lesson lines that match no gold lesson of that session (per session: their mean);
-- tokens: the estimated tokens of everything injected (`core.fmt.estimate_tokens`, as the hooks count).
+- tokens: the estimated tokens of everything injected (`core.fmt.estimate_tokens`, as the hooks count);
+- missed because: for a recurring moment not spared, where its lesson stood at the session's start
+  (`ace patterns --status all`): active but not injected, a candidate, quarantined, archived, not learned.
 
 Held-out figures are written as aggregates only (no per-session lines): nothing is tuned on them.
 
@@ -45,7 +48,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -148,11 +151,19 @@ def _env(tmp: str) -> dict[str, str]:
     return env
 
 
-def hook(python: str, event: str, payload: dict[str, Any], env: dict[str, str], cwd: str) -> dict[str, Any]:
-    """One real hook process; its parsed answer ({} when it printed nothing)."""
-    from ace_engine.integrations.claude_settings import hook_argv
+def installed_hook(python: str) -> list[str]:
+    """The hook command `ace install` writes, as the replayed venv's own package defines it (the
+    interpreter, `-I`, its launcher), with the event left off: `hook_argv` asked in that venv."""
+    code = ("import json; from ace_engine.integrations.claude_settings import hook_argv; "
+            "print(json.dumps(hook_argv('SessionStart')))")
+    argv = json.loads(subprocess.run([python, "-c", code], capture_output=True, text=True, check=True,
+                                     timeout=60).stdout)
+    return [python] + argv[1:-1]
 
-    proc = subprocess.run(hook_argv(event, python), input=json.dumps(payload), capture_output=True, text=True,
+
+def hook(argv: list[str], event: str, payload: dict[str, Any], env: dict[str, str], cwd: str) -> dict[str, Any]:
+    """One real hook process; its parsed answer ({} when it printed nothing)."""
+    proc = subprocess.run(argv + [event], input=json.dumps(payload), capture_output=True, text=True,
                           env=env, cwd=cwd, timeout=HOOK_TIMEOUT)
     if proc.returncode != 0:
         raise RuntimeError(f"{event} hook exited {proc.returncode}: {proc.stderr[-300:]}")
@@ -187,7 +198,27 @@ def score_session(s: dict[str, Any], earlier: list[dict[str, Any]], lines: list[
     return {"recurring": recurring, "spared": spared, "gold_injected": seen_any, "noise": noise}
 
 
-def replay_repo(repo: str, items: list[dict[str, Any]], ace: str, python: str) -> list[dict[str, Any]]:
+STATUS_ORDER = ("active", "candidate", "quarantined", "archived")
+
+
+def diagnose(s: dict[str, Any], scored: dict[str, Any], ace: str, proj: str, env: dict[str, str]) -> dict[str, str]:
+    """For each recurring moment not spared, where its lesson stood at the session's start: `active`
+    (learned and injectable, but not injected), `candidate` (waiting to recur), `quarantined`,
+    `archived`, or `not learned` (no bullet of the playbook matches it)."""
+    missed = [L for L in s["lessons"] if L["id"] in scored["recurring"] and L["id"] not in scored["spared"]]
+    if not missed:
+        return {}
+    rc, out, _ = SCORER._run([ace, "patterns", "--json", "--status", "all", "--limit", "5000"], proj, env, 120)
+    bullets = (SCORER._json(out) or {}).get("patterns") or [] if rc == 0 else []
+    why = {}
+    for L in missed:
+        found = {b.get("status") for b in bullets if isinstance(b, dict) and matches(b.get("content") or "",
+                                                                                     L.get("must_any"))}
+        why[L["id"]] = next((st for st in STATUS_ORDER if st in found), "not learned")
+    return why
+
+
+def replay_repo(repo: str, items: list[dict[str, Any]], ace: str, hook_cmd: list[str]) -> list[dict[str, Any]]:
     from ace_engine.core.fmt import estimate_tokens
 
     tmp = tempfile.mkdtemp(prefix="acereplay-")
@@ -206,19 +237,20 @@ def replay_repo(repo: str, items: list[dict[str, Any]], ace: str, python: str) -
             texts: list[str] = []
             notices: list[str] = []
             try:
-                ans = hook(python, "SessionStart", {**base, "hook_event_name": "SessionStart", "source": "startup"},
+                ans = hook(hook_cmd, "SessionStart", {**base, "hook_event_name": "SessionStart", "source": "startup"},
                            env, proj)
                 texts.append((ans.get("hookSpecificOutput") or {}).get("additionalContext") or "")
                 if ans.get("systemMessage"):
                     notices.append(ans["systemMessage"])
                 for p in prompts:
-                    ans = hook(python, "UserPromptSubmit", {**base, "hook_event_name": "UserPromptSubmit",
+                    ans = hook(hook_cmd, "UserPromptSubmit", {**base, "hook_event_name": "UserPromptSubmit",
                                                              "prompt": p}, env, proj)
                     texts.append((ans.get("hookSpecificOutput") or {}).get("additionalContext") or "")
             except (RuntimeError, subprocess.TimeoutExpired, ValueError) as exc:
                 errors.append(str(exc)[:300])
             lines = injected_lines("\n".join(texts))
             scored = score_session(s, items[:k], lines)
+            scored["missed"] = diagnose(s, scored, ace, proj, env)
             learn_s = time.time()
             for argv in ([ace, "learn", "--transcript", s["path"], "--project", proj, "--heuristic", "--json"],
                          [ace, "learn", "--project", proj, "--heuristic", "--json", "--wait", "0"]):
@@ -252,7 +284,8 @@ def figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "gold_injected": sum(len(r["gold_injected"]) for r in rows),
             "lines": lines, "noise_lines": noise, "noise_per_session": round(noise / n, 2) if n else None,
             "tokens": tokens, "tokens_per_session": round(tokens / n, 1) if n else None,
-            "errors": sum(len(r["errors"]) for r in rows)}
+            "errors": sum(len(r["errors"]) for r in rows),
+            "missed_because": dict(sorted(Counter(w for r in rows for w in r["missed"].values()).items()))}
 
 
 def report(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -290,7 +323,7 @@ def public(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if r["split"] in ("heldout", "strict_heldout"):
             out.append({"id": r["id"], "split": r["split"], "ecosystem": r["ecosystem"],
                         "recurring": len(r["recurring"]), "spared": len(r["spared"]), "lines": len(r["lines"]),
-                        "noise": len(r["noise"]),
+                        "noise": len(r["noise"]), "missed_because": sorted(r["missed"].values()),
                         "tokens": r["tokens"], "errors": len(r["errors"])})
         else:
             out.append(r)
@@ -322,7 +355,8 @@ def main(argv: list[str] | None = None) -> int:
         repos = {r: v for r, v in repos.items() if r in set(args.only_repo)}
     started = time.time()
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        done = list(pool.map(lambda kv: replay_repo(kv[0], kv[1], ace, python), repos.items()))
+        hook_cmd = installed_hook(python)
+        done = list(pool.map(lambda kv: replay_repo(kv[0], kv[1], ace, hook_cmd), repos.items()))
     rows = [r for part in done for r in part]
     rep = report(rows)
     text = table(rep)
