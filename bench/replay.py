@@ -2,6 +2,7 @@
 
     python bench/replay.py [--set corpus|dev|both] [--jobs 2] [--venv .venv] [--only-repo R ...]
                            [--out bench/results/replay.json] [--table bench/results/replay.md] [--label L]
+    python bench/replay.py --compare BEFORE.json AFTER.json      # a before → after table
 
 Contract. For every repository with several sessions in the chosen set (the grown corpus,
 `bench/corpus/gold.json`; the shared dev set, `../shared/learning-corpus/dev/gold.json`; or both,
@@ -316,6 +317,27 @@ def table(rep: dict[str, Any]) -> str:
     return "\n".join([head] + rows)
 
 
+def compare(before: dict[str, Any], after: dict[str, Any]) -> str:
+    """A before → after table of two reports (`--compare`): spared / recurring, noise and tokens per session."""
+    head = ("| split | ecosystem | sessions | spared / recurring | noise lines / session | tokens / session |\n"
+            "|---|---|---|---|---|---|")
+    rows = []
+    for split, part in after["splits"].items():
+        old = before["splits"].get(split) or {"all": None, "ecosystems": {}}
+        for eco, f in [("all", part["all"])] + list(part["ecosystems"].items()):
+            b = old["all"] if eco == "all" else old["ecosystems"].get(eco)
+            if b is None:
+                continue
+
+            def arrow(key: str, b: dict[str, Any] = b, f: dict[str, Any] = f) -> str:
+                return f"{b[key]} → {f[key]}"
+
+            rows.append(f"| {split} | {eco} | {f['sessions']} | {b['spared']}/{b['recurring']} → "
+                        f"{f['spared']}/{f['recurring']} | {arrow('noise_per_session')} | "
+                        f"{arrow('tokens_per_session')} |")
+    return "\n".join([head] + rows)
+
+
 def public(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per-session rows for the json: held-out sessions keep counts only (aggregates, no text)."""
     out = []
@@ -340,7 +362,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", help="write figures and per-session rows here (json)")
     ap.add_argument("--table", help="write the markdown table here")
     ap.add_argument("--label", default="", help="what was replayed (e.g. a commit), kept in the json")
+    ap.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"),
+                    help="print a before → after table of two --out files, replay nothing")
     args = ap.parse_args(argv)
+    if args.compare:
+        before, after = (json.load(open(path, encoding="utf-8"))["report"] for path in args.compare)
+        print(compare(before, after))
+        return 0
     venv = os.path.abspath(args.venv)
     ace, python = os.path.join(venv, "bin", "ace"), os.path.join(venv, "bin", "python")
     if not os.access(ace, os.X_OK):
