@@ -108,3 +108,83 @@ def edit_pairs(tool_name: object, tool_input: object) -> list[tuple[str, str]]:
 def command_of(tool_name: object, tool_input: object) -> str | None:
     """The shell command a call of `tool_name` runs, when it is a shell tool with a command."""
     return _field(tool_name, tool_input, "command")
+
+
+# --- Codex CLI and Gemini CLI: their tools, mapped onto the ones above ---------------------------
+# Each agent's hook payload names its own tools. The hook adapters (`hooks.agents`) rewrite a call
+# into the Claude Code tool it matches — name and input fields — so capture, learning and the
+# trajectory read one vocabulary; the agent's own name is kept in the input as `_agent_tool`.
+# `canonical` is the Claude Code tool; the field attributes name the agent's input fields.
+# Sources: Codex 0.169 (its hook payloads: the shell is already reported as `Bash` with
+# `command`; `apply_patch` carries the patch text), Gemini CLI 0.61 (`tool-names.ts`,
+# `base-declarations.ts`).
+
+class AgentTool(Tool):
+    """An agent's tool: a `Tool` whose facts are read from the agent's fields, and the Claude Code
+    tool (`canonical`) it becomes."""
+
+    __slots__ = ("canonical",)
+
+    def __init__(self, name: str, canonical: str, **fields: str):
+        super().__init__(name, TOOLS[canonical].kind, **fields)
+        self.canonical = canonical
+
+
+AGENT_TOOLS_BY_AGENT: dict[str, dict[str, AgentTool]] = {
+    "codex": {t.name: t for t in (
+        AgentTool("shell", "Bash", command="command"),  # older Codex: argv list or string
+        AgentTool("local_shell", "Bash", command="command"),
+        AgentTool("shell_command", "Bash", command="command"),
+        AgentTool("exec_command", "Bash", command="cmd"),
+        AgentTool("list_dir", "LS", path="dir_path"),
+        AgentTool("grep_files", "Grep", path="path", query="pattern"),
+        AgentTool("read_file", "Read", path="file_path"),
+        # apply_patch: its patch text becomes Edit / MultiEdit / Write (`patch_call`)
+    )},
+    "gemini": {t.name: t for t in (
+        AgentTool("run_shell_command", "Bash", command="command"),
+        AgentTool("read_file", "Read", path="file_path"),
+        AgentTool("write_file", "Write", path="file_path", content="content"),
+        AgentTool("replace", "Edit", path="file_path", content="new_string", old="old_string"),
+        AgentTool("glob", "Glob", path="pattern"),
+        AgentTool("grep_search", "Grep", path="dir_path", query="pattern"),
+        AgentTool("search_file_content", "Grep", path="path", query="pattern"),  # older name
+        AgentTool("list_directory", "LS", path="dir_path"),
+        AgentTool("web_fetch", "WebFetch", query="prompt"),
+        AgentTool("google_web_search", "WebSearch", query="query"),
+    )},
+}
+PATCH_TOOLS = frozenset({"apply_patch", "applypatch"})  # Codex's file edits: one patch text
+
+
+def _shell_line(value: object) -> object:
+    """A shell tool's command as one line: an argv list (`["bash", "-lc", "cmd"]`) → its script."""
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        if len(value) >= 3 and value[-2] in ("-c", "-lc", "-ic"):
+            return value[-1]
+        return " ".join(value)
+    return value
+
+
+def to_canonical(agent: str, tool_name: object, tool_input: object) -> tuple[object, object]:
+    """(name, input) of an agent's tool call as the Claude Code tool it matches. Fields the table
+    names are renamed; every other field is kept; the agent's own tool name is kept as
+    `_agent_tool`. A tool the table does not know is returned unchanged ("other" downstream)."""
+    if not isinstance(tool_name, str):
+        return tool_name, tool_input
+    if tool_name in PATCH_TOOLS and agent == "codex":
+        from .patch import patch_call
+
+        return patch_call(tool_input)
+    tool = AGENT_TOOLS_BY_AGENT.get(agent, {}).get(tool_name)
+    if tool is None or not isinstance(tool_input, dict):
+        return tool_name, tool_input
+    target = TOOLS[tool.canonical]
+    out: dict[str, Any] = {k: v for k, v in tool_input.items()}
+    for attr in ("path", "command", "content", "old", "query"):
+        src, dst = getattr(tool, attr), getattr(target, attr)
+        if src and dst and src in tool_input:
+            value = out.pop(src)
+            out[dst] = _shell_line(value) if attr == "command" else value
+    out["_agent_tool"] = tool_name
+    return tool.canonical, out
