@@ -14,10 +14,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ace_engine.capture.patch import patch_call
 from ace_engine.capture.tools import command_of, edit_pairs, path_of, to_canonical
 from ace_engine.hooks import agents
+from ace_engine.hooks.hook_input import HookInput
 from ace_engine.hooks.launch import __file__ as LAUNCHER
 
 FIXTURES = json.loads((Path(__file__).parent / "fixtures" / "agents" / "hook_payloads.json").read_text())["payloads"]
@@ -214,3 +217,53 @@ def test_codex_apply_patch_is_captured_as_the_edit_it_made(ace_home, git_project
     run("codex", "PostToolUse", failed, git_project)
     bad = rows(ace_home, "SELECT success, exit_code FROM tool_events WHERE tool_use_id = 'call-x'")
     assert bad == [{"success": 0, "exit_code": 1}]
+
+
+JSON = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=40)),
+                    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner,
+                                                                                         max_size=4)), max_leaves=20)
+TOOL_NAMES = st.one_of(st.sampled_from(["Bash", "apply_patch", "exec_command", "shell", "run_shell_command", "replace",
+                                        "write_file", "grep_search", "read_file", "glob", "mcp_ace_search_lessons"]),
+                       st.text(max_size=12), st.integers(), st.none())
+
+
+@settings(max_examples=300, deadline=None)
+@given(agent=st.sampled_from(["codex", "gemini"]), native=st.text(max_size=14) | st.sampled_from(
+    ["SessionStart", "BeforeAgent", "AfterTool", "AfterAgent", "PostToolUse", "PreToolUse", "Stop"]),
+    payload=st.fixed_dictionaries({"tool_name": TOOL_NAMES, "tool_input": JSON, "tool_response": JSON,
+                                   "transcript_path": JSON, "tool_use_id": JSON, "prompt_response": JSON}, optional={
+                                       "error": JSON, "prompt": JSON}),
+    answer=st.one_of(st.none(), st.dictionaries(st.sampled_from(["systemMessage", "hookSpecificOutput", "decision"]),
+                                                JSON, max_size=3)))
+def test_adapting_any_payload_and_answer_never_raises(agent, native, payload, answer):
+    event = agents.event_for(agent, native)
+    if event:
+        event, adapted = agents.adapt(agent, native, event, payload)
+        HookInput.parse(event, adapted)
+    out = agents.answer(agent, native, answer)
+    assert out is None or (isinstance(out, dict) and set(out) <= {"systemMessage", "hookSpecificOutput"})
+
+
+def test_gemini_gets_the_domain_shift_lessons_with_the_tools_result(ace_home, git_project):
+    """BeforeTool takes no context: the lessons PreToolUse brings for a file in a new domain come in
+    AfterTool's additionalContext (appended to the tool's result) instead."""
+    from ace_engine.core.project import identify
+    from ace_engine.playbook.playbook import Playbook
+    from ace_engine.store.sqlite import SQLiteStore
+    from test_inject import BULLETS
+
+    with SQLiteStore() as store:
+        playbook = Playbook(store, identify(str(git_project)))
+        ids = {domains[0]: playbook.add(content, section, domains=domains)[0]["id"]
+               for content, section, domains in BULLETS}
+    sample = real(GEMINI["AfterTool:replace:ok"], git_project)
+    sample["tool_input"] = dict(sample["tool_input"], file_path=str(git_project / "src/db/migrations/env.py"))
+    code, out, err = run("gemini", "AfterTool", sample, git_project)
+    assert code == 0, err
+    answer = json.loads(out)
+    assert answer["hookSpecificOutput"]["hookEventName"] == "AfterTool"
+    context = answer["hookSpecificOutput"]["additionalContext"]
+    assert '<ace-patterns-domain-shift domain="database"' in context and ids["database"] in context
+    assert run("gemini", "AfterTool", sample, git_project)[1] == "", "same domain: nothing more to say"
+    tools = rows(ace_home, "SELECT tool_name FROM tool_events")
+    assert [t["tool_name"] for t in tools] == ["Edit", "Edit"], "and each call is captured"

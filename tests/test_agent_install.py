@@ -11,7 +11,11 @@ from conftest import ace
 USER_TOML = '# my settings\nmodel = "o3"\n\n[features]\nweb_search = true\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n'
 
 
-def test_codex_install_merges_and_uninstall_restores_byte_for_byte(ace_home, git_project):
+def test_codex_install_merges_and_uninstall_restores_byte_for_byte(ace_home, git_project, tmp_path, monkeypatch):
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
+    user_toml = tmp_path / "codex-home" / "config.toml"
+    user_toml.parent.mkdir()
+    user_toml.write_text('model = "o3"\n')
     codex = git_project / ".codex"
     codex.mkdir()
     (codex / "config.toml").write_text(USER_TOML)
@@ -22,8 +26,9 @@ def test_codex_install_merges_and_uninstall_restores_byte_for_byte(ace_home, git
     assert result.exit_code == 0, result.output
     config = tomllib.loads((codex / "config.toml").read_text())
     assert config["features"] == {"hooks": True, "web_search": True}
-    assert config["mcp_servers"]["ace"]["args"] == ["-I", "-m", "ace_engine.mcp_server"]
-    assert config["mcp_servers"]["docs"] == {"command": "docs-mcp"} and config["model"] == "o3"
+    assert config["mcp_servers"] == {"docs": {"command": "docs-mcp"}} and config["model"] == "o3"
+    user = tomllib.loads(user_toml.read_text())  # Codex starts MCP servers from the user's file only
+    assert user["mcp_servers"]["ace"]["args"] == ["-I", "-m", "ace_engine.mcp_server"] and user["model"] == "o3"
     hooks = json.loads((codex / "hooks.json").read_text())["hooks"]
     assert set(hooks) == set(EVENTS_BY_AGENT["codex"])
     assert hooks["Stop"][0]["hooks"][0]["command"] == "notify-me", "the user's own hook is kept, first"
@@ -36,6 +41,7 @@ def test_codex_install_merges_and_uninstall_restores_byte_for_byte(ace_home, git
 
     ace("uninstall", "--agent", "codex", "--project", git_project)
     assert (codex / "config.toml").read_text() == USER_TOML
+    assert user_toml.read_text() == 'model = "o3"\n'
     assert json.loads((codex / "hooks.json").read_text()) == json.loads(before_hooks)
 
 
@@ -48,13 +54,19 @@ def test_codex_install_on_nothing_leaves_nothing_after_uninstall(ace_home, git_p
     assert all(name.endswith(".ace-backup") for name in leftovers), leftovers
 
 
-def test_codex_keeps_a_users_switched_off_feature_and_foreign_server(ace_home, git_project):
+def test_codex_keeps_a_users_switched_off_feature_and_foreign_server(ace_home, git_project, tmp_path,
+                                                                    monkeypatch):
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
+    (tmp_path / "codex-home").mkdir()
+    foreign = '[mcp_servers.ace]\ncommand = "someone-elses"\n'
+    (tmp_path / "codex-home" / "config.toml").write_text(foreign)
     codex = git_project / ".codex"
     codex.mkdir()
-    text = '[features]\nhooks = false\n\n[mcp_servers.ace]\ncommand = "someone-elses"\n'
+    text = '[features]\nhooks = false\n'
     (codex / "config.toml").write_text(text)
     out = json.loads(ace("install", "--agent", "codex", "--project", git_project, "--json").output)
     assert (codex / "config.toml").read_text() == text
+    assert (tmp_path / "codex-home" / "config.toml").read_text() == foreign
     assert len(out["notes"]) == 2 and "false" in out["notes"][0]
     doctor = json.loads(ace("doctor", "--project", git_project, "--json", catch_exceptions=True).output)
     codex_check = next(c for c in doctor["checks"] if c["check"] == "codex (project)")

@@ -135,7 +135,9 @@ def codex_model_entry(codex: Path) -> dict[str, Any]:
     catalog, _ = json.JSONDecoder().raw_decode(data[start:start + 4_000_000].decode("utf-8", "replace"))
     plain = [m for m in catalog["models"] if m.get("apply_patch_tool_type") == "freeform" and not m.get("tool_mode")]
     entry = dict(plain[-1] if plain else catalog["models"][0])
-    entry.update(slug=MODEL, display_name=MODEL, prefer_websockets=False)
+    # No websockets (the scripted server speaks HTTP+SSE); no tool search, so MCP servers' tools
+    # are listed in the request itself (a real model finds them through `tool_search`).
+    entry.update(slug=MODEL, display_name=MODEL, prefer_websockets=False, supports_search_tool=False)
     return entry
 
 

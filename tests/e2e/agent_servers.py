@@ -128,8 +128,11 @@ class ScriptedResponsesServer(_Base):
                     output.append({"type": "custom_tool_call", "id": f"ctc_{uuid.uuid4().hex}", "call_id": call_id,
                                    "name": "apply_patch", "input": call["args"]["input"]})
                 else:
-                    output.append({"type": "function_call", "id": f"fc_{uuid.uuid4().hex}", "call_id": call_id,
-                                   "name": call["name"], "arguments": json.dumps(call["args"])})
+                    item = {"type": "function_call", "id": f"fc_{uuid.uuid4().hex}", "call_id": call_id,
+                            "name": call["name"], "arguments": json.dumps(call["args"])}
+                    if call.get("namespace"):  # a tool of a namespace (Codex lists MCP servers' tools so)
+                        item["namespace"] = call["namespace"]
+                    output.append(item)
         rid = f"resp_{uuid.uuid4().hex}"
         usage = {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15,
                  "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}

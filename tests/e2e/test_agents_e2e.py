@@ -72,6 +72,7 @@ class Team:
     codex: AgentRun | None = None
     gemini: AgentRun | None = None
     claude: ClaudeResult | None = None
+    codex_later: AgentRun | None = None
     calc_after_codex: str = ""
     jobs: dict = field(default_factory=dict)
     patterns: dict = field(default_factory=dict)
@@ -100,14 +101,13 @@ def team(codex_bin, gemini_bin, claude_bin, tmp_path_factory) -> Team:
     home = tmp / "home"
     home.mkdir()
     scn = Team(project, home, env, Path(env["ACE_HOME"]))
-    for agent in ("codex", "gemini", "claude"):
-        scn.installs[agent] = ace_json(env, home, "install", "--agent", agent, "--project", str(project))
-
     codex_server, gemini_server = ScriptedResponsesServer().start(), ScriptedGeminiServer().start()
     claude_server = ScriptedModelServer().start()
     try:
-        codex_home(home, codex_server.url, project, codex_bin)
+        codex_home(home, codex_server.url, project, codex_bin)  # the user's own set-up first
         gemini_home(home)
+        for agent in ("codex", "gemini", "claude"):
+            scn.installs[agent] = ace_json(env, home, "install", "--agent", agent, "--project", str(project))
         scn.codex = run_codex(codex_bin, project, home, codex_server, CODEX_PROMPT, env=env, script=[
             [{"name": "exec_command", "args": {"cmd": TEST_COMMAND, "yield_time_ms": WAIT_MS}}],
             [{"name": "apply_patch", "args": {"input": PATCH}}],
@@ -129,9 +129,20 @@ def team(codex_bin, gemini_bin, claude_bin, tmp_path_factory) -> Team:
             scn.events = ace_json(env, home, "events", session)
 
         (project / "calc.py").write_text(BUGGY)  # the bug comes back
-        scn.gemini = run_gemini(gemini_bin, project, home, gemini_server, LATER_PROMPT, [LATER_FINAL], env=env)
+        scn.gemini = run_gemini(gemini_bin, project, home, gemini_server, LATER_PROMPT, env=env, script=[
+            [{"name": "mcp_ace_search_lessons", "args": {"query": "calc.py add tests fail"}}],  # ace mcp's tool
+            LATER_FINAL,
+        ])
         scn.claude = run_claude(claude_bin, project, home, claude_server, LATER_PROMPT, script=[LATER_FINAL],
                                 env=env)
+        # A later Codex session asks ace mcp itself. Codex sends its first request before its MCP
+        # servers have connected (the server's Python takes seconds to start on a loaded machine), so
+        # the scripted model first looks at the repository for a few seconds, as a model might.
+        scn.codex_later = run_codex(codex_bin, project, home, codex_server, LATER_PROMPT, env=env, script=[
+            [{"name": "exec_command", "args": {"cmd": "sleep 5; git status --short", "yield_time_ms": WAIT_MS}}],
+            [{"name": "search_lessons", "namespace": "mcp__ace", "args": {"query": "calc.py add tests fail"}}],
+            LATER_FINAL,
+        ])
     finally:
         for server in (codex_server, gemini_server, claude_server):
             server.stop()
@@ -198,6 +209,33 @@ def codex_hook_problems(stderr: str) -> list[str]:
     well; any other `hook:` line (Failed, Blocked, a warning about its output) is a problem."""
     return [line for line in stderr.splitlines() if line.startswith("hook: ")
             and not re.fullmatch(r"hook: [A-Za-z]+( Completed)?", line.strip())]
+
+
+def test_gemini_calls_ace_mcps_search_lessons_itself(team):
+    lesson = team.lesson()
+    assert lesson is not None, team.diagnostics()
+    mains = [r for r in team.gemini.requests if r.main]
+    offered = [d["name"] for t in mains[0].body.get("tools", []) for d in t.get("functionDeclarations", [])]
+    assert "mcp_ace_search_lessons" in offered, offered
+    answers = [p["functionResponse"] for c in mains[-1].body["contents"] for p in c.get("parts", [])
+               if "functionResponse" in p]
+    assert answers and answers[-1]["name"] == "mcp_ace_search_lessons", answers
+    assert lesson["id"] in json.dumps(answers[-1]), answers[-1]
+
+
+def test_codex_calls_ace_mcps_search_lessons_itself(team):
+    """Codex 0.169 starts MCP servers from the user's config.toml (where `ace install --agent codex`
+    registers it) and offers their tools as a namespace (`mcp__ace`)."""
+    lesson = team.lesson()
+    assert lesson is not None, team.diagnostics()
+    assert team.codex_later.returncode == 0, team.codex_later.describe()
+    mains = [r for r in team.codex_later.requests if r.main]
+    offered = [{t.get("name"): [u.get("name") for u in t.get("tools", [])]
+                for t in r.body.get("tools", []) if t.get("type") == "namespace"}.get("mcp__ace", []) for r in mains]
+    assert "search_lessons" in offered[-1], offered
+    outputs = [i for i in mains[-1].body.get("input", []) if isinstance(i, dict)
+               and i.get("type") == "function_call_output"]
+    assert lesson["id"] in json.dumps(outputs[-1]), json.dumps(outputs)[-3000:]
 
 
 def test_no_hook_failed_anywhere(team):

@@ -1,26 +1,85 @@
-"""Codex's `apply_patch` call read as the Claude Code edit it amounts to.
+"""Codex CLI's `apply_patch` envelope, split into the Edit / Write calls it amounts to.
 
-Codex edits files with one tool whose input is a patch text (`*** Begin Patch` … `*** Update File:
-path` / `*** Add File: path` / `*** Delete File: path`, hunks of ` `/`-`/`+` lines, `*** End Patch`).
-Capture and learning read edits as Edit (`file_path`, `old_string`, `new_string`), MultiEdit
-(`edits`) and Write (`file_path`, `content`), so `patch_call` turns the patch's first file into
-that shape: an updated file with one hunk → Edit, several hunks → MultiEdit, an added file →
-Write; a deletion stays `apply_patch`. The whole patch stays in the input (`patch`) and further
-files are listed in `files`, so nothing the agent did is lost, only not modelled.
-Untrusted text: nothing here is executed.
+The format (Codex `codex-rs/apply-patch/apply_patch_tool_instructions.md`): `*** Begin Patch`,
+then per file `*** Add File: P` (every line `+`), `*** Delete File: P`, or `*** Update File: P`
+(optionally `*** Move to: Q`) with hunks opened by `@@` whose lines are ` ` context, `-` removed,
+`+` added; `*** End Patch`. Each hunk of an update becomes one Edit (old text: context and removed
+lines; new text: context and added lines), an added file one Write, a deleted file one Edit with
+both sides empty (the file was touched; no text to learn from). Anything else is ignored: the
+patch is untrusted text and a malformed one yields what could be read of it.
 
-Cost: one pass over the patch's lines; stdlib only (the hooks import it).
+`edits` serves transcripts (each call recorded on its own); `patch_call` a hook payload, which
+records one tool call: the patch's first file as Edit (one hunk), MultiEdit (several) or Write
+(added), with the whole patch kept in the input (`patch`) and the other files listed (`files`);
+a deletion stays `apply_patch`.
+
+Cost: one pass over the patch's lines; stdlib only, no imports.
 """
 
-TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks must not import `typing`
+from __future__ import annotations
+
+TYPE_CHECKING = False  # the hooks may read patches too: no `typing` at run time
 if TYPE_CHECKING:
     from typing import Any
 
-_FILE_MARKERS = (("*** Update File: ", "update"), ("*** Add File: ", "add"), ("*** Delete File: ", "delete"))
+_FILE_OPS = (("*** Add File: ", "add"), ("*** Update File: ", "update"), ("*** Delete File: ", "delete"))
+
+
+def edits(patch: object) -> list[tuple[str, dict[str, Any]]]:
+    """[(tool, input)] — ("Write", {file_path, content}) or ("Edit", {file_path, old_string,
+    new_string}) — for each added file and each hunk of an updated one, in the patch's order."""
+    if not isinstance(patch, str):
+        return []
+    out: list[tuple[str, dict[str, Any]]] = []
+    path: str | None = None
+    op = ""
+    old: list[str] = []
+    new: list[str] = []
+
+    def flush() -> None:
+        if path is None:
+            return
+        if op == "add":
+            out.append(("Write", {"file_path": path, "content": "\n".join(new) + ("\n" if new else "")}))
+        elif op == "update" and (old or new):
+            out.append(("Edit", {"file_path": path, "old_string": "\n".join(old), "new_string": "\n".join(new)}))
+        old.clear()
+        new.clear()
+
+    for line in patch.splitlines():
+        started = next(((line[len(mark):].strip(), kind) for mark, kind in _FILE_OPS if line.startswith(mark)), None)
+        if started is not None:
+            flush()
+            path, op = started
+            if op == "delete":
+                out.append(("Edit", {"file_path": path, "old_string": "", "new_string": ""}))
+                path = None
+            continue
+        if line.startswith("*** Move to: ") and path is not None:
+            path = line[len("*** Move to: "):].strip() or path
+            continue
+        if line.startswith("***"):  # Begin / End Patch, End of File
+            continue
+        if path is None:
+            continue
+        if line.startswith("@@"):
+            if op == "update":
+                flush()
+            continue
+        mark, text = line[:1], line[1:]
+        if mark == "+":
+            new.append(text)
+        elif mark == "-" and op == "update":
+            old.append(text)
+        elif op == "update":  # context (" "), or a bare empty line some models write for an empty one
+            old.append(text if mark == " " else line)
+            new.append(text if mark == " " else line)
+    flush()
+    return out
 
 
 def patch_text(tool_input: object) -> str | None:
-    """The patch a call carries: a string input, or the field holding `*** Begin Patch`."""
+    """The patch a call carries: a string input, or the field holding it (Codex's hooks: `command`)."""
     if isinstance(tool_input, str):
         return tool_input
     if isinstance(tool_input, dict):
@@ -28,67 +87,26 @@ def patch_text(tool_input: object) -> str | None:
             value = tool_input.get(key)
             if isinstance(value, str) and "*** " in value:
                 return value
-        for value in tool_input.values():
-            if isinstance(value, str) and value.lstrip().startswith("*** Begin Patch"):
-                return value
     return None
 
 
-def parse(text: str) -> "list[dict[str, Any]]":
-    """The files of a patch, in order: {path, op: update/add/delete, hunks: [(old, new)], content}."""
-    files: list[dict[str, Any]] = []
-    current: dict[str, Any] | None = None
-    old: list[str] = []
-    new: list[str] = []
-
-    def close_hunk() -> None:
-        if current is not None and (old or new):
-            current["hunks"].append(("\n".join(old), "\n".join(new)))
-        old.clear()
-        new.clear()
-
-    for line in text.splitlines():
-        marker = next(((line[len(m):].strip(), op) for m, op in _FILE_MARKERS if line.startswith(m)), None)
-        if marker is not None:
-            close_hunk()
-            current = {"path": marker[0], "op": marker[1], "hunks": [], "content": []}
-            files.append(current)
-            continue
-        if current is None or line.startswith("*** "):  # Begin/End Patch, Move to, End of File
-            continue
-        if line.startswith("@@"):
-            close_hunk()
-        elif current["op"] == "add":
-            current["content"].append(line[1:] if line.startswith("+") else line)
-        elif line.startswith("-"):
-            old.append(line[1:])
-        elif line.startswith("+"):
-            new.append(line[1:])
-        elif line.startswith(" ") or line == "":
-            old.append(line[1:])
-            new.append(line[1:])
-    close_hunk()
-    for f in files:
-        f["content"] = "\n".join(f["content"]) + ("\n" if f["content"] else "")
-    return files
-
-
-def patch_call(tool_input: object) -> "tuple[str, Any]":
-    """("Edit" / "MultiEdit" / "Write", its input) for an `apply_patch` call; ("apply_patch", the
-    input unchanged) when no patch with a file can be read from it."""
+def patch_call(tool_input: object) -> tuple[str, Any]:
+    """("Edit" / "MultiEdit" / "Write", its input) for a hook's `apply_patch` call; ("apply_patch",
+    the input unchanged) for a deletion or when no file can be read from it."""
     text = patch_text(tool_input)
-    files = parse(text) if text else []
-    if not text or not files:
+    calls = edits(text) if text else []
+    if not calls:
         return "apply_patch", tool_input
-    first = files[0]
-    base: dict[str, Any] = {"file_path": first["path"], "patch": text, "_agent_tool": "apply_patch"}
+    first = calls[0][1]["file_path"]
+    own = [(tool, data) for tool, data in calls if data["file_path"] == first]
+    base: dict[str, Any] = {"file_path": first, "patch": text, "_agent_tool": "apply_patch"}
+    files = list(dict.fromkeys(data["file_path"] for _, data in calls))
     if len(files) > 1:
-        base["files"] = [f["path"] for f in files]
-    if first["op"] == "add":
-        return "Write", {**base, "content": first["content"]}
-    hunks = first["hunks"]
-    if first["op"] == "delete" or not hunks:
-        return "apply_patch", tool_input  # a deletion (or a hunk-less update) is no Edit
-    if len(hunks) == 1:
-        return "Edit", {**base, "old_string": hunks[0][0], "new_string": hunks[0][1]}
-    return "MultiEdit", {**base, "edits": [{"old_string": o, "new_string": n} for o, n in hunks]}
+        base["files"] = files
+    tool, data = own[0]
+    if len(own) == 1:
+        if tool == "Edit" and not data["old_string"] and not data["new_string"]:
+            return "apply_patch", tool_input  # a deletion is no edit
+        return tool, {**base, **data}
+    changes = [{"old_string": d["old_string"], "new_string": d["new_string"]} for t, d in own if t == "Edit"]
+    return "MultiEdit", {**base, "edits": changes}

@@ -22,6 +22,20 @@ NAMES = {"claude": "Claude Code", "codex": "Codex CLI", "gemini": "Gemini CLI"}
 SCOPES = ("project", "user")
 
 
+def run(action: str, agent: str, scope: str | None, project_dir: str | None, python: str | None,
+        as_json: bool) -> None:
+    """`ace install|uninstall --agent AGENT [--user]` for the project of `project_dir`."""
+    from ..core.project import identify
+    from .common import resolve_dir
+
+    if scope == "local":
+        fail(f"--local is Claude Code's; for {agent} use the project (default) or --user", code=2)
+    root = identify(resolve_dir(project_dir)).root
+    if action == "install":
+        return install(agent, scope or "project", root, python, as_json)
+    return uninstall(agent, scope or "project", root, as_json)
+
+
 def _module(agent: str) -> Any:
     if agent == "codex":
         from ..integrations import codex_config

@@ -64,7 +64,12 @@ def install(scope, project_dir, python, with_mcp, allow_writes, with_statusline,
     from ..integrations import mcp_config
 
     if agent != "claude":
-        return _agent_call("install", agent, scope, project_dir, python, as_json)
+        if with_statusline or allow_writes:
+            fail("--statusline and --allow-writes are Claude Code's; `--agent` always registers the read-only MCP "
+                 "server", code=2)
+        from .agent_setup import run
+
+        return run("install", agent, scope, project_dir, python, as_json)
 
     if allow_writes and not with_mcp:
         fail("--allow-writes goes with --mcp: `ace install --mcp --allow-writes`", code=2)
@@ -164,7 +169,9 @@ def uninstall(scope, project_dir, agent, as_json):
     from ..integrations import mcp_config
 
     if agent != "claude":
-        return _agent_call("uninstall", agent, scope, project_dir, None, as_json)
+        from .agent_setup import run
+
+        return run("uninstall", agent, scope, project_dir, None, as_json)
 
     scope, path = _target(scope, project_dir)
     try:
@@ -184,18 +191,6 @@ def uninstall(scope, project_dir, agent, as_json):
         say("Removed MCP server `ace` from {}.", mcp["mcp_json"])
     for where in mcp["unapproved_in"]:
         say("Removed the approval of MCP server `ace` from {}.", where)
-
-
-def _agent_call(action: str, agent: str, scope: str | None, project_dir: str | None, python: str | None,
-                as_json: bool) -> None:
-    from . import agent_setup
-
-    if scope == "local":
-        fail(f"--local is Claude Code's; for {agent} use the project (default) or --user", code=2)
-    root = identify(resolve_dir(project_dir)).root
-    if action == "install":
-        return agent_setup.install(agent, scope or "project", root, python, as_json)
-    return agent_setup.uninstall(agent, scope or "project", root, as_json)
 
 
 @click.command()

@@ -24,6 +24,7 @@ class RecordSession(TypedDict):
     transcript_path: str | None
     permission_mode: str | None
     agent_type: str | None
+    agent: NotRequired[str | None]  # the coding agent whose hook wrote it (codex / gemini); absent: Claude Code
 
 
 class RecordProject(TypedDict):
@@ -148,6 +149,7 @@ class SessionSummary(TypedDict):
     tool_failures: int
     messages: int
     hook_events: int
+    agent: NotRequired[str | None]  # the coding agent (migration 10, issue 25); None: Claude Code
 
 
 class SessionRow(TypedDict):
@@ -220,6 +222,7 @@ class Bullet(TypedDict):
     last_used_at: float | None
     retrieval_count: int
     origin: NotRequired[str | None]  # None: learned here; "team": pulled from the project's team server
+    agent: NotRequired[str | None]  # the coding agent whose session taught it (claude / codex / gemini…)
     rowid: NotRequired[int]  # the store's row id (FTS join), on rows read back
     bm25: NotRequired[float]  # `fts_candidates`: FTS5 rank (lower is better)
 
@@ -434,6 +437,7 @@ class Trajectory(TypedDict):
     # what the agent wrote vs. what came back, per event in order (`observe/origins.py`): the
     # learner's evidence for the origins of a lesson's risky parts; set by the learner, never a payload's
     origin_evidence: NotRequired[list[dict[str, Any]]]
+    agent: NotRequired[str | None]  # the coding agent of the session (claude / codex / gemini), issue 25
 
 
 class Candidate(TypedDict):

@@ -61,8 +61,8 @@ LOST: dict[str, dict[str, str]] = {
                               "Codex's rollout file",
     },
     "gemini": {
-        "PreToolUse": "BeforeTool takes no added context, so lessons for a file the agent turns to arrive "
-                      "with the next prompt instead of before the tool runs",
+        "PreToolUse": "BeforeTool takes no added context, so lessons for a file in another domain come "
+                      "with that tool's result (AfterTool) instead of before the tool runs",
         "PermissionRequest": "no permission hook: Gemini asks you itself before `ace` commands run",
         "SubagentStop": "no subagent event: a subagent's work is learned with its parent's turn",
         "PreCompact": "PreCompress fires on every compression check (before each model call), not only when "
@@ -156,11 +156,12 @@ def codex_exit_code(transcript_path: object, call_id: object) -> int | None:
         return None
     needle = call_id.encode("utf-8", "replace")
     found = None
-    for line in tail.splitlines():
-        if needle not in line:
-            continue
+    end = len(tail)
+    while (at := tail.rfind(needle, 0, end)) >= 0:  # only the lines naming the call are parsed
+        start, stop = tail.rfind(b"\n", 0, at) + 1, tail.find(b"\n", at)
+        end = start
         try:
-            entry = json.loads(line)
+            entry = json.loads(tail[start:stop if stop >= 0 else len(tail)])
         except ValueError:
             continue
         payload = entry.get("payload") if isinstance(entry, dict) else None
@@ -169,7 +170,9 @@ def codex_exit_code(transcript_path: object, call_id: object) -> int | None:
             return item["exit_code"]
         if isinstance(payload, dict) and payload.get("call_id") == call_id and isinstance(payload.get("output"), str):
             m = _EXIT_LINE.search(payload["output"][:400])
-            found = int(m.group(1)) if m else found
+            found = int(m.group(1)) if m and found is None else found
+        if end == 0:
+            break
     return found
 
 

@@ -3,6 +3,8 @@
 `run(argv)` is the one entry point of a hook process — the installed launcher (`launch.py`),
 `python -m ace_engine.hooks`, `ace hook EVENT` and the plugin's `hooks/ace_hook.py` all call it —
 and `main(argv, stdin, stdout)` the same run in-process, for tests and the benchmark.
+`argv` is `[EVENT]` for Claude Code, `[AGENT, AGENT_EVENT]` for Codex / Gemini: `hooks.agents`
+adapts their payload into Claude Code's shape before parsing and their answer after the handler.
 
 Whatever happens inside — malformed or huge input, a broken store, a full disk, a bug — the
 process exits 0 and stdout holds nothing or one JSON object valid for the event. A watchdog
@@ -239,10 +241,10 @@ def _handle(argv: list[str], stdin: "BinaryIO", stdout: "TextIO") -> Hook | None
             log.warning(event, problem)
         elif named != event:
             log.warning(event, f"payload hook_event_name is {named!r}; handled as {event}")
-        from .handlers import HANDLERS
+        from .handlers import AGENT_HANDLERS, HANDLERS
 
         hook = Hook(inp, started)
-        reply = HANDLERS[event](hook)
+        reply = AGENT_HANDLERS.get((agent or "", native), HANDLERS[event])(hook)
         answer.send(agents.answer(agent, native, reply) if agent is not None else reply)
     except BaseException as exc:  # noqa: BLE001 — the host agent must never see our failure
         log.error(event or "hook", f"{type(exc).__name__}: {exc}")

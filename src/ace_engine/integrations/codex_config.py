@@ -4,7 +4,9 @@ Contract: `install(scope, project_root)` merges ace-engine's hooks (`agent_hooks
 `hooks.json` — `<project>/.codex/hooks.json`, or with scope "user" `$CODEX_HOME/hooks.json`
 (default `~/.codex`) — and, in the `config.toml` beside it, turns on Codex's hooks feature
 (`[features] hooks = true`; Codex 0.169 reads the older `codex_hooks` as an alias and either being
-true is kept) and registers `ace mcp` as `[mcp_servers.ace]`. Every line it adds to `config.toml`
+true is kept), and registers `ace mcp` as `[mcp_servers.ace]` in the user's `config.toml`
+(`$CODEX_HOME`): Codex 0.169 starts no MCP server named in a project's `.codex/config.toml`
+(seen: the server's tools are offered to the model only from the user's file). Every line it adds to `config.toml`
 ends with `MARK`, and `uninstall` removes exactly those lines and that one table (and a file or
 folder it leaves empty): the user's own lines, comments and order are never rewritten. A file that
 is not valid JSON / TOML is refused untouched (`SettingsError`); a backup (`*.ace-backup`) is
@@ -81,19 +83,25 @@ def _write_toml(path: str, text: str, existed: bool) -> str | None:
     return backup
 
 
+# Codex starts an MCP server with a reduced environment; these say where ace-engine's store and
+# settings are (when set at all), so the server reads the same store the hooks write.
+FORWARDED_ENV = ("ACE_HOME", "ACE_CONFIG", "XDG_DATA_HOME", "XDG_CONFIG_HOME")
+
+
 def _server_lines(python: str | None) -> list[str]:
     args = ["-I", "-m", MODULE]
     return [f"[mcp_servers.{SERVER}]  {MARK}", f"command = {json.dumps(python or sys.executable)}  {MARK}",
-            f"args = {json.dumps(args)}  {MARK}"]
+            f"args = {json.dumps(args)}  {MARK}", f"env_vars = {json.dumps(list(FORWARDED_ENV))}  {MARK}"]
 
 
-def merge_toml(text: str, data: dict[str, Any], python: str | None, with_mcp: bool) -> tuple[str, list[str], list[str]]:
+def merge_toml(text: str, data: dict[str, Any], python: str | None, with_mcp: bool,
+               feature: bool = True) -> tuple[str, list[str], list[str]]:
     """(new text, what was added, what was left alone and why) for `config.toml`."""
     lines = text.splitlines()
     added: list[str] = []
     notes: list[str] = []
     features = _table(data, "features")
-    if features.get("hooks") is True or features.get("codex_hooks") is True:
+    if not feature or features.get("hooks") is True or features.get("codex_hooks") is True:
         pass
     elif features.get("hooks") is False or features.get("codex_hooks") is False:
         notes.append("[features] hooks is set to false in config.toml: Codex runs no hooks until it is true")
@@ -137,17 +145,43 @@ def strip_toml(text: str) -> tuple[str, list[str]]:
     return ("\n".join(out) + "\n") if out else "", removed
 
 
+def _strip_server(text: str) -> tuple[str, list[str]]:
+    """Only our `[mcp_servers.ace]` table out of a `config.toml`."""
+    lines: list[str] = []
+    removed: list[str] = []
+    in_ours = False
+    for line in text.splitlines():
+        m = _HEADER.match(line)
+        if m:
+            in_ours = line.rstrip().endswith(MARK) and m.group(1) == f"mcp_servers.{SERVER}"
+            if in_ours:
+                removed.append(m.group(1))
+        if not in_ours:
+            lines.append(line)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return ("\n".join(lines) + "\n") if lines else "", removed
+
+
 def install(scope: str, project_root: str, python: str | None = None, with_mcp: bool = True) -> dict[str, Any]:
     hooks_path, toml_path = paths(scope, project_root)
+    user_toml = paths("user", project_root)[1]
     current = claude_settings.load(hooks_path)
-    text, data = load_toml(toml_path)  # both read (and refused when malformed) before either is written
+    text, data = load_toml(toml_path)  # every file read (and refused when malformed) before any is written
+    user_text, user_data = (text, data) if user_toml == toml_path else load_toml(user_toml)
     merged, events = agent_hooks.merge(current or {}, "codex", python)
-    new_text, added, notes = merge_toml(text or "", data, python, with_mcp)
+    new_text, added, notes = merge_toml(text or "", data, python, with_mcp and user_toml == toml_path)
     backups = []
     if events:
         backups.append(claude_settings.write(hooks_path, merged, current is not None))
     if added:
         backups.append(_write_toml(toml_path, new_text, text is not None))
+    if with_mcp and user_toml != toml_path:
+        user_new, user_added, user_notes = merge_toml(user_text or "", user_data, python, True, feature=False)
+        notes += user_notes
+        if user_added:
+            backups.append(_write_toml(user_toml, user_new, user_text is not None))
+            added += [f"{what} (in {user_toml})" for what in user_added]
     return {"agent": "codex", "scope": scope, "path": hooks_path, "config": toml_path, "changed": bool(events or added),
             "events": events, "added": added, "notes": notes, "backups": [b for b in backups if b]}
 
@@ -162,16 +196,31 @@ def uninstall(scope: str, project_root: str) -> dict[str, Any]:
         stripped, events = agent_hooks.strip(current)
         if events:
             _replace_json(hooks_path, stripped)
-    if text is not None:
-        new_text, removed = strip_toml(text)
-        if removed:
+    # The MCP server a project install registered lives in the user's file: it goes with it,
+    # unless ace-engine's user-level hooks still use it.
+    user_hooks, user_toml = paths("user", project_root)
+    user_on = scope != "user" and bool(agent_hooks.installed(_quiet_load(user_hooks)))
+    for path in dict.fromkeys([toml_path] + ([] if user_on else [user_toml])):
+        file_text = text if path == toml_path else load_toml(path)[0]
+        if file_text is None:
+            continue
+        new_text, gone = strip_toml(file_text) if path == toml_path else _strip_server(file_text)
+        if gone:
+            removed += gone if path == toml_path else [f"{what} (in {path})" for what in gone]
             if new_text.strip():
-                _write_toml(toml_path, new_text, True)
+                _write_toml(path, new_text, True)
             else:
-                os.unlink(toml_path)
+                os.unlink(path)
     _remove_empty_dir(os.path.dirname(hooks_path))
     return {"agent": "codex", "scope": scope, "path": hooks_path, "config": toml_path,
             "changed": bool(events or removed), "events": events, "removed": removed}
+
+
+def _quiet_load(path: str) -> dict[str, Any]:
+    try:
+        return claude_settings.load(path) or {}
+    except SettingsError:
+        return {}
 
 
 def _replace_json(path: str, data: dict[str, Any]) -> None:
@@ -191,16 +240,19 @@ def _remove_empty_dir(folder: str) -> None:
 
 
 def status(scope: str, project_root: str) -> dict[str, Any]:
-    """What `ace status` / `ace doctor` read: the hooks installed, the feature, the MCP server."""
+    """What `ace status` / `ace doctor` read: the hooks installed, the feature (the scope's file,
+    else the user's), the MCP server (the user's file: the only one Codex starts servers from)."""
     hooks_path, toml_path = paths(scope, project_root)
+    user_toml = paths("user", project_root)[1]
     try:
         events = agent_hooks.installed(claude_settings.load(hooks_path) or {})
-        _, data = load_toml(toml_path)
+        data = load_toml(toml_path)[1]
+        user = data if user_toml == toml_path else load_toml(user_toml)[1]
         problem = None
     except SettingsError as exc:
-        events, data, problem = {}, {}, str(exc)
-    features = _table(data, "features")
-    servers = _table(data, "mcp_servers")
-    feature = features.get("hooks", features.get("codex_hooks"))
+        events, data, user, problem = {}, {}, {}, str(exc)
+    feature = None
+    for table in (_table(data, "features"), _table(user, "features")):
+        feature = table.get("hooks", table.get("codex_hooks")) if feature is None else feature
     return {"agent": "codex", "scope": scope, "path": hooks_path, "config": toml_path, "events": events,
-            "feature": feature, "mcp": is_our_server(servers.get(SERVER)), "problem": problem}
+            "feature": feature, "mcp": is_our_server(_table(user, "mcp_servers").get(SERVER)), "problem": problem}

@@ -10,7 +10,7 @@ a summary's `summary`, a run's `detail`).
 Cost: none at run time.
 """
 
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from ..core._types import MessageRow, SessionSummary, ToolEventRow
 
@@ -49,6 +49,19 @@ class PinRow(TypedDict):
     bullet_id: str
     pinned_at: float
     expires_at: float
+
+
+class SituationRow(TypedDict):
+    """A moment a lesson serves, kept as one of its search keys (`situations()`, issue 24)."""
+
+    id: int
+    bullet_id: str
+    kind: str  # prompt / error / command / file
+    text: str
+    session_id: str | None
+    seen: int
+    created_at: float
+    last_seen_at: float
 
 
 # -- jobs and the history the heuristics mine (jobs_sql) ---------------------------------------------
@@ -186,6 +199,7 @@ class SummaryInput(TypedDict):
     open_ends: int
     carry: bool
     last_at: float
+    agent: NotRequired[str | None]  # which coding agent the session ran in (migration 10); else the session's
 
 
 class SummaryRow(SummaryInput):
