@@ -38,7 +38,7 @@ normalized copy (NFKC, zero-width characters and common Cyrillic / Greek look-al
 `&lt;`-style entities decoded, shell quoting and backslashes removed, `${IFS}` read as a space,
 whitespace collapsed).
 
-Cost: imports only `re` and its two parts (unicodedata, the redactor and the regex parser are
+Cost: imports only `re` and `secret_check` (unicodedata, the redactor, `prefilter` and the regex parser are
 imported on first use, never in a hook's import chain); regexes and their prefilters are built on
 first use (~25 ms each, once). A typical lesson is screened in ~0.1 ms (0.3-0.4 ms rule by rule), so
 this runs where lessons are written, never on a hook's injection path. Time is linear in the
@@ -66,7 +66,6 @@ import re
 # importing these rules. BUMP IT whenever a change below can flag a lesson the policy passed before
 # (a rule, KNOWN_HOSTS, the folding, contains_secret): stores then re-screen their active lessons.
 from ..store.policy_version import POLICY_VERSION
-from .prefilter import Plan, may
 from .secret_check import contains_secret
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: hooks import this module and must not load `typing`
@@ -74,7 +73,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
 
-    from .prefilter import Need
+    from .prefilter import Need, Plan
 
 __all__ = ["KNOWN_HOSTS", "POLICY_VERSION", "concerns", "contains_secret", "hosts", "normalize_hosts", "remote_host"]
 
@@ -303,12 +302,16 @@ def _rule_needs() -> list[Need | None]:
 def _rule_plan() -> Plan:
     global _plan
     if _plan is None:
+        from .prefilter import Plan  # first use only: hooks import this module
+
         _plan = Plan(_rule_needs())
     return _plan
 
 
 def _may(need: Need | None, low: str | None) -> bool:
     # `low` None: the text is not ASCII, where IGNORECASE folds more than `str.lower`: every rule runs.
+    from .prefilter import may
+
     return low is None or may(need, low)
 
 
