@@ -1,18 +1,20 @@
 """A push in a few statements: the batched path of `TeamDB.apply_deltas`.
 
-Contract: `plan(tx, …)` runs inside the push's transaction, after the project's row lock and the
-client binding (`db.TeamDB.apply_push`). In ONE round trip (`Tx.all_many`) it reads the push's
-idempotency keys already seen, which of its lessons exist, and for its TAGs the client's counts and
-the day's mark budget; it decides whether the push can be batched: every delta that is not a
+Contract: `reads(…)` are the queries a batched push needs: the push's idempotency keys already
+seen, which of its lessons exist, and for its TAGs the client's counts and the day's mark budget.
+`db.TeamDB.apply_push` sends them in ONE round trip (`Tx.all_many`) with the statements that take
+the project's row lock and bind the client id (`ops.lock_and_bind`), so they run after the lock.
+`plan(…)` reads their rows and decides whether the push can be batched: every delta that is not a
 duplicate is an ADD of a lesson the project does not have (nor an earlier delta of the push) or a
 TAG. Anything else (UPDATE, MERGE, QUARANTINE, REMOVE, an ADD of a known id, a push over 500)
 returns None and the caller goes delta by delta through `ops.apply`, as before. `apply(tx, …)`
 then does what `ops._add` and `ops._tag` do, with the same results, seqs, log bodies and rows,
 computed in Python, and writes them with one multi-row INSERT per table and one `last_seq`
-UPDATE, all in ONE round trip (`Tx.pipeline`): the project's lock is held for lock, bind, read,
-write, commit — five round trips per push instead of ~7 per delta. The rules are `ops`'s (`grant`,
-`MARKS_PER_DAY` through `Rules`, the absolute counts with the max kept), so the two paths cannot
-drift apart: tests/test_team_batch.py applies the same random pushes both ways and compares every table.
+UPDATE, and the COMMIT, all in ONE round trip (`Tx.pipeline(commit=True)`): the project's lock is
+held for two round trips per push (lock + bind + reads, then writes + commit) instead of five.
+The rules are `ops`'s (`grant`, `MARKS_PER_DAY` through `Rules`, the absolute counts with the max
+kept), so the two paths cannot drift apart: tests/test_team_batch.py applies the same random
+pushes both ways and compares every table.
 
 Cost: per push, two round trips (the reads, the writes); per delta, a few dict operations and
 one `json.dumps` of its logged body.
@@ -25,10 +27,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import ops
-from .dialect import Tx
+from .dialect import Row, Tx
 from .records import DeltaItem, DeltaResult, JSONObject
 
-__all__ = ["Plan", "apply", "plan"]
+__all__ = ["Plan", "apply", "plan", "reads"]
 
 
 def _marks(n: int) -> str:
@@ -54,17 +56,16 @@ class Plan:
         self.day = day
 
 
-def plan(tx: Tx, project_id: int, client_id: str, items: Sequence[DeltaItem], now: float,
-         rules: ops.Rules) -> Plan | None:
-    """The reads a batched push needs (all sent at once: `Tx.all_many`), or None when this push
-    must go delta by delta."""
+def reads(project_id: int, client_id: str, items: Sequence[DeltaItem], now: float,
+          rules: ops.Rules) -> list[tuple[str, Sequence[Any]]] | None:
+    """The reads a batched push needs, to send at once (`Tx.all_many`, with the lock: `db.apply_push`),
+    or None when this push must go delta by delta."""
     if not items or len(items) > MAX_BATCH or any(op not in ("ADD", "TAG") for _, op, *_ in items):
         return None
     keys = sorted({item[0] for item in items})
     ids = sorted({item[2] for item in items})
     tagged = sorted({item[2] for item in items if item[1] == "TAG"})
-    holder = f"t{rules.token_id}" if rules.token_id is not None else f"c{client_id}"
-    day = int(now // 86400)
+    holder, day = _holder(client_id, rules), int(now // 86400)
     queries: list[tuple[str, Sequence[Any]]] = [
         (f"SELECT idem_key, seq FROM delta_keys WHERE project_id = ? AND client_id = ? "
          f"AND idem_key IN ({_marks(len(keys))})", (project_id, client_id, *keys)),
@@ -77,7 +78,18 @@ def plan(tx: Tx, project_id: int, client_id: str, items: Sequence[DeltaItem], no
             queries.append((f"SELECT lesson_id, helpful, harmful FROM mark_budget WHERE project_id = ? AND holder = ? "
                             f"AND day = ? AND lesson_id IN ({_marks(len(tagged))})",
                             (project_id, holder, day, *tagged)))
-    found = tx.all_many(queries) + [[], []]
+    return queries
+
+
+def _holder(client_id: str, rules: ops.Rules) -> str:
+    return f"t{rules.token_id}" if rules.token_id is not None else f"c{client_id}"
+
+
+def plan(client_id: str, items: Sequence[DeltaItem], now: float, rules: ops.Rules,
+         rows: Sequence[Sequence[Row]]) -> Plan | None:
+    """What the `reads` found (`rows`, in their order), or None when this push must go delta by delta."""
+    holder, day = _holder(client_id, rules), int(now // 86400)
+    found = [*rows, [], []]
     seen: dict[str, int | None] = {str(r["idem_key"]): r["seq"] for r in found[0]}
     existing = {str(r["lesson_id"]) for r in found[1]}
     known, keys_now = set(existing), set(seen)
@@ -89,7 +101,7 @@ def plan(tx: Tx, project_id: int, client_id: str, items: Sequence[DeltaItem], no
             if lesson_id in known:
                 return None  # an ADD of a known id is an UPDATE: `ops` does that
             known.add(lesson_id)
-    pairs = [{str(r["lesson_id"]): (int(r["helpful"]), int(r["harmful"])) for r in rows} for rows in found[2:4]]
+    pairs = [{str(r["lesson_id"]): (int(r["helpful"]), int(r["harmful"])) for r in got} for got in found[2:4]]
     return Plan(seen, existing, pairs[0], pairs[1], holder, day)
 
 
@@ -167,7 +179,7 @@ def apply(tx: Tx, project_id: int, client_id: str, items: Sequence[DeltaItem], f
         seen[key] = result["seq"]
         w.keys.append((project_id, client_id, key, result["seq"], result["status"], now))
         out.append(result)
-    with tx.pipeline():  # every write in one round trip: the project's lock is held meanwhile
+    with tx.pipeline(commit=True):  # every write and the commit in one round trip: the lock is held meanwhile
         w.flush(tx)
         if w.log:
             tx.execute("UPDATE projects SET last_seq = ? WHERE id = ?", (last_seq, project_id))

@@ -249,10 +249,14 @@ class TeamDB:
                 raise TeamDBError(f"apply_delta status must be 'active' or 'quarantined', not {status!r}")
         try:
             with self._d.write() as tx:
-                last = ops.lock_project(tx, project_id)
-                if rules.token_id is not None:
-                    ops.bind_client(tx, project_id, client_id, rules.token_id, now)
-                found = batch.plan(tx, project_id, client_id, items, now, rules) if self.batched else None
+                # One round trip takes the lock, binds the client id and reads what a batched push needs.
+                first = ops.lock_and_bind(project_id, client_id, rules.token_id, now)
+                reads = batch.reads(project_id, client_id, items, now, rules) if self.batched else None
+                rows = tx.all_many(first + (reads or []))
+                last = ops.locked_seq(project_id, rows[0])
+                if rules.token_id is not None and not ops.bound(rules.token_id, rows[len(first) - 1]):
+                    ops.bind_client(tx, project_id, client_id, rules.token_id, now)  # take over, or ClientTaken
+                found = batch.plan(client_id, items, now, rules, rows[len(first):]) if reads is not None else None
                 if found is not None:
                     return batch.apply(tx, project_id, client_id, items, found, last, now, rules)
                 results = [self._apply_one(tx, project_id, client_id, item, now, rules) for item in items]

@@ -108,6 +108,8 @@ class Tx:
 
     def all(self, sql: str, params: Sequence[SQLParam] = ()) -> list[Row]:
         cur = self._run(sql, params)
+        if cur.description is None:  # a write without RETURNING (`all_many` sends some)
+            return []
         names = [d[0] for d in cur.description]
         return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 
@@ -131,8 +133,11 @@ class Tx:
             with conn.pipeline():
                 for cur, (sql, params) in zip(cursors, queries, strict=True):
                     cur.execute(_pyformat(sql), tuple(params))
-            out = []
+            out: list[list[Row]] = []
             for cur in cursors:
+                if cur.description is None:  # a write without RETURNING (sent with the reads)
+                    out.append([])
+                    continue
                 names = [d[0] for d in cur.description]
                 out.append([dict(zip(names, row, strict=True)) for row in cur.fetchall()])
             return out
@@ -141,14 +146,19 @@ class Tx:
                 cur.close()
 
     @contextmanager
-    def pipeline(self) -> Iterator[None]:
+    def pipeline(self, commit: bool = False) -> Iterator[None]:
         """Statements run inside are sent without waiting for each answer (PostgreSQL's pipeline
-        mode: one round trip for all, errors raised at the end); their results are not read."""
+        mode: one round trip for all, errors raised at the end); their results are not read. With
+        `commit`, the transaction's COMMIT goes in the same round trip (on PostgreSQL; SQLite
+        commits in process when the `write()` block ends): nothing may be written after it."""
         if not self.pyformat:
             yield
             return
-        with self.cur.connection.pipeline():
+        conn = self.cur.connection
+        with conn.pipeline():
             yield
+            if commit:
+                conn.commit()
 
     def one(self, sql: str, params: Sequence[SQLParam] = ()) -> Row | None:
         rows = self.all(sql, params)

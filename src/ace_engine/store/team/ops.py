@@ -34,15 +34,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import cast
 
-from .dialect import NotFound, TeamDBError, Tx
-from .records import Decision, DeltaResult, JSONObject, LessonFields, TeamLesson
+from .dialect import NotFound, Row, TeamDBError, Tx
+from .records import Decision, DeltaResult, JSONObject, LessonFields, SQLParam, TeamLesson
 
 __all__ = ["MARKS_PER_DAY", "OPS", "TEAM_MARKS_PER_DAY", "ClientTaken", "Rules", "Stale", "apply", "bind_client",
-           "content_hash", "count", "decide", "grant", "lock_project"]
+           "bound", "content_hash", "count", "decide", "grant", "lock_and_bind", "lock_project",
+           "locked_seq"]
 
 OPS = ("ADD", "UPDATE", "TAG", "MERGE", "QUARANTINE", "REMOVE")
 IN_REVIEW = ("quarantined", "rejected")
@@ -82,13 +83,39 @@ def content_hash(content: str, section: str, domains: list[str]) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+LOCK_SQL = "UPDATE projects SET last_seq = last_seq WHERE id = ? RETURNING last_seq"
+
+
 def lock_project(tx: Tx, project_id: int) -> int:
     """Take the project's row lock (every writer of a project queues here, so reading then writing
     is race-free and the seq stays gap-free); returns its last_seq. NotFound if there is none."""
-    last = tx.value("UPDATE projects SET last_seq = last_seq WHERE id = ? RETURNING last_seq", (project_id,))
-    if last is None:
+    return locked_seq(project_id, [{"last_seq": v} for v in [tx.value(LOCK_SQL, (project_id,))] if v is not None])
+
+
+def locked_seq(project_id: int, rows: Sequence[Row]) -> int:
+    """The last_seq `LOCK_SQL` returned (its rows); NotFound if the project is not there."""
+    if not rows:
         raise NotFound(f"no team project with id {project_id}; create it first (ensure_project)")
-    return int(last)
+    return int(rows[0]["last_seq"])
+
+
+def lock_and_bind(project_id: int, client_id: str, token_id: int | None,
+                  now: float) -> list[tuple[str, Sequence[SQLParam]]]:
+    """The push's first statements, to send in one round trip with its reads (`Tx.all_many`): the
+    project's lock (`LOCK_SQL`), then with a token the client id bound to it if it has no owner yet
+    and its owner read back — `bound(…)` on those rows says whether `bind_client` is still needed
+    (another token owns it: take it over, or ClientTaken)."""
+    out: list[tuple[str, Sequence[SQLParam]]] = [(LOCK_SQL, (project_id,))]
+    if token_id is not None:
+        out += [("INSERT INTO client_tokens(project_id, client_id, token_id, created_at) VALUES (?, ?, ?, ?) "
+                 "ON CONFLICT (project_id, client_id) DO NOTHING", (project_id, client_id, token_id, now)),
+                ("SELECT token_id FROM client_tokens WHERE project_id = ? AND client_id = ?", (project_id, client_id))]
+    return out
+
+
+def bound(token_id: int, owner: Sequence[Row]) -> bool:
+    """Whether the owner `lock_and_bind` read back is `token_id` (the client id is bound: nothing to do)."""
+    return bool(owner) and int(owner[0]["token_id"]) == token_id
 
 
 def bind_client(tx: Tx, project_id: int, client_id: str, token_id: int, now: float) -> None:
