@@ -24,15 +24,17 @@ TABLES = {
 
 def pushes(seed: int) -> list[tuple[str, list[tuple]]]:
     """Random pushes (client, items) mixing new ADDs, TAGs, repeated keys, held and malformed ADDs, TAGs of
-    unknown lessons, and now and then an UPDATE (which sends that push delta by delta)."""
+    unknown lessons, and now and then an UPDATE (which sends that push delta by delta). Every tenth push
+    is large (45-90 deltas, no UPDATE): its reads take PostgreSQL's array form (`Tx.among`)."""
     rng = random.Random(seed)
     ids: list[str] = []
     out = []
     for p in range(40):
         client = rng.choice(["c1", "c2", "c3"])
         items = []
-        for i in range(rng.randint(1, 12)):
-            roll = rng.random()
+        big = p % 10 == 9
+        for i in range(rng.randint(45, 90) if big else rng.randint(1, 12)):
+            roll = rng.random() * (0.9 if big else 1.0)
             key = f"{client}:{p}:{i}" if rng.random() > 0.1 or not out else rng.choice(out)[1][0][0]
             if roll < 0.45 or not ids:
                 lesson_id = f"ctx-{rng.getrandbits(64):016x}"
@@ -84,14 +86,15 @@ def test_a_batched_push_does_what_the_delta_by_delta_path_does(url, tmp_path):  
         slow.batched = False
         projects = [db.ensure_project(db.default_org, "widget", T0)["id"] for db in (fast, slow)]
         rules = Rules(token_id=None, marks_per_day=MARKS_PER_DAY)
-        batched = 0
+        batched = large = 0
         for n, (client, items) in enumerate(pushes(7)):
             now = T0 + n * 3600  # the pushes span days: the mark budget turns over
             a = fast.apply_push(projects[0], client, items, now, rules)
             b = slow.apply_push(projects[1], client, items, now, rules)
             assert a == b, (n, items)
             batched += all(op in ("ADD", "TAG") for _, op, *_ in items)
-        assert batched > 10  # the batched path did run, and often
+            large += len(items) > 40 and all(op in ("ADD", "TAG") for _, op, *_ in items)
+        assert batched > 10 and large >= 3  # the batched path did run, and often, small and large
         assert state(fast) == state(slow)
         page, rows = fast.pull_page(projects[0], 3, 1000), fast.deltas_after(projects[0], 3, 1000)
         assert [json.loads(text) for text in page["deltas"]] == rows and rows

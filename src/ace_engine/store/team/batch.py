@@ -33,11 +33,7 @@ from .records import DeltaItem, DeltaResult, JSONObject
 __all__ = ["Plan", "apply", "plan", "reads"]
 
 
-def _marks(n: int) -> str:
-    return ", ".join("?" * n)
-
-
-MAX_BATCH = 500  # a push's most deltas (the protocol's): its IN lists stay one statement each
+MAX_BATCH = 500  # a push's most deltas (the protocol's): its IN lists stay one statement each on SQLite
 
 
 class Plan:
@@ -56,28 +52,28 @@ class Plan:
         self.day = day
 
 
-def reads(project_id: int, client_id: str, items: Sequence[DeltaItem], now: float,
+def reads(tx: Tx, project_id: int, client_id: str, items: Sequence[DeltaItem], now: float,
           rules: ops.Rules) -> list[tuple[str, Sequence[Any]]] | None:
     """The reads a batched push needs, to send at once (`Tx.all_many`, with the lock: `db.apply_push`),
-    or None when this push must go delta by delta."""
+    or None when this push must go delta by delta. Their texts do not depend on the push's size on
+    PostgreSQL (`Tx.among`)."""
     if not items or len(items) > MAX_BATCH or any(op not in ("ADD", "TAG") for _, op, *_ in items):
         return None
-    keys = sorted({item[0] for item in items})
-    ids = sorted({item[2] for item in items})
+    keys, key_args = tx.among(sorted({item[0] for item in items}))
+    ids, id_args = tx.among(sorted({item[2] for item in items}))
     tagged = sorted({item[2] for item in items if item[1] == "TAG"})
     holder, day = _holder(client_id, rules), int(now // 86400)
     queries: list[tuple[str, Sequence[Any]]] = [
-        (f"SELECT idem_key, seq FROM delta_keys WHERE project_id = ? AND client_id = ? "
-         f"AND idem_key IN ({_marks(len(keys))})", (project_id, client_id, *keys)),
-        (f"SELECT lesson_id FROM lessons WHERE project_id = ? AND lesson_id IN ({_marks(len(ids))})",
-         (project_id, *ids))]
+        (f"SELECT idem_key, seq FROM delta_keys WHERE project_id = ? AND client_id = ? AND idem_key {keys}",
+         (project_id, client_id, *key_args)),
+        (f"SELECT lesson_id FROM lessons WHERE project_id = ? AND lesson_id {ids}", (project_id, *id_args))]
     if tagged:
+        tags, tag_args = tx.among(tagged)
         queries.append((f"SELECT lesson_id, helpful, harmful FROM counters WHERE project_id = ? AND client_id = ? "
-                        f"AND lesson_id IN ({_marks(len(tagged))})", (project_id, client_id, *tagged)))
+                        f"AND lesson_id {tags}", (project_id, client_id, *tag_args)))
         if rules.marks_per_day is not None:
             queries.append((f"SELECT lesson_id, helpful, harmful FROM mark_budget WHERE project_id = ? AND holder = ? "
-                            f"AND day = ? AND lesson_id IN ({_marks(len(tagged))})",
-                            (project_id, holder, day, *tagged)))
+                            f"AND day = ? AND lesson_id {tags}", (project_id, holder, day, *tag_args)))
     return queries
 
 
@@ -117,12 +113,9 @@ class _Writes:
         self.keys: list[tuple[Any, ...]] = []
 
     def flush(self, tx: Tx) -> None:
-        _insert(tx, "lessons(project_id, lesson_id, section, content, domains, status, origin_client, version, "
-                "concerns, created_at, updated_at)", "?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?", self.lessons)
-        _insert(tx, "lesson_versions(project_id, lesson_id, version, content, section, domains, client_id, seq, "
-                "created_at)", "?, ?, 1, ?, ?, ?, ?, ?, ?", self.versions)
-        _insert(tx, "deltas(project_id, seq, client_id, idem_key, op, lesson_id, body, created_at)",
-                "?, ?, ?, ?, ?, ?, ?, ?", self.log)
+        tx.insert_rows("lessons", _LESSONS, self.lessons)
+        tx.insert_rows("lesson_versions", _VERSIONS, self.versions)
+        tx.insert_rows("deltas", _LOG, self.log)
         # One upsert statement may not touch a row twice: a lesson marked twice in one push is one row,
         # its budget the sum of the grants, its counts the last (absolute) ones.
         budget: dict[tuple[Any, ...], list[Any]] = {}
@@ -130,28 +123,31 @@ class _Writes:
             found = budget.setdefault(row[:4], [*row[:4], 0, 0])
             found[4] += row[4]
             found[5] += row[5]
-        _insert(tx, "mark_budget(project_id, lesson_id, holder, day, helpful, harmful)", "?, ?, ?, ?, ?, ?",
-                [tuple(r) for r in budget.values()],
-                " ON CONFLICT (project_id, lesson_id, holder, day) DO UPDATE SET helpful = mark_budget.helpful + "
-                "excluded.helpful, harmful = mark_budget.harmful + excluded.harmful")
+        tx.insert_rows("mark_budget", _BUDGET, [tuple(r) for r in budget.values()],
+                       " ON CONFLICT (project_id, lesson_id, holder, day) DO UPDATE SET helpful = mark_budget.helpful "
+                       "+ excluded.helpful, harmful = mark_budget.harmful + excluded.harmful")
         counters = {row[:3]: row for row in self.counters}
-        _insert(tx, "counters(project_id, lesson_id, client_id, helpful, harmful, updated_at)", "?, ?, ?, ?, ?, ?",
-                list(counters.values()),
-                " ON CONFLICT (project_id, lesson_id, client_id) DO UPDATE SET helpful = excluded.helpful, "
-                "harmful = excluded.harmful, updated_at = excluded.updated_at")
-        _insert(tx, "delta_keys(project_id, client_id, idem_key, seq, status, created_at)", "?, ?, ?, ?, ?, ?",
-                self.keys)
+        tx.insert_rows("counters", _COUNTERS, list(counters.values()),
+                       " ON CONFLICT (project_id, lesson_id, client_id) DO UPDATE SET helpful = excluded.helpful, "
+                       "harmful = excluded.harmful, updated_at = excluded.updated_at")
+        tx.insert_rows("delta_keys", _KEYS, self.keys)
 
 
-ROWS_PER_INSERT = 250  # 11 columns at most: far under SQLite's 32,766 parameters per statement
-
-
-def _insert(tx: Tx, table: str, row: str, rows: list[tuple[Any, ...]], tail: str = "") -> None:
-    """`rows` into `table` with multi-row INSERTs (one statement, parsed once, per ROWS_PER_INSERT rows)."""
-    for start in range(0, len(rows), ROWS_PER_INSERT):
-        chunk = rows[start:start + ROWS_PER_INSERT]
-        values = ", ".join([f"({row})"] * len(chunk))
-        tx.execute(f"INSERT INTO {table} VALUES {values}{tail}", [v for r in chunk for v in r])
+# Each table's columns as the rows below hold them (`Tx.insert_rows`).
+_LESSONS = ("project_id", "lesson_id", "section", "content",
+            "domains", "status", "origin_client", "version",
+            "concerns", "created_at", "updated_at")
+_VERSIONS = ("project_id", "lesson_id", "version", "content",
+             "section", "domains", "client_id", "seq",
+             "created_at")
+_LOG = ("project_id", "seq", "client_id", "idem_key", "op",
+        "lesson_id", "body", "created_at")
+_BUDGET = ("project_id", "lesson_id", "holder", "day",
+           "helpful", "harmful")
+_COUNTERS = ("project_id", "lesson_id", "client_id", "helpful",
+             "harmful", "updated_at")
+_KEYS = ("project_id", "client_id", "idem_key", "seq",
+         "status", "created_at")
 
 
 def apply(tx: Tx, project_id: int, client_id: str, items: Sequence[DeltaItem], found: Plan, last_seq: int,
@@ -195,12 +191,12 @@ def _add(w: _Writes, project_id: int, client_id: str, key: str, lesson_id: str, 
     fields = {"content": str(body["content"]), "section": str(body["section"]), "domains": domains, "version": 1}
     concerns = json.dumps([str(c) for c in body.get("concerns") or []]) if held else None
     w.lessons.append((project_id, lesson_id, fields["section"], fields["content"], json.dumps(domains),
-                      "quarantined" if held else "active", client_id, concerns, now, now))
+                      "quarantined" if held else "active", client_id, 1, concerns, now, now))
     seq = None if held else last_seq + 1
     if seq is not None:
         w.log.append((project_id, seq, client_id, key, "ADD", lesson_id, json.dumps(fields), now))
-    w.versions.append((project_id, lesson_id, fields["content"], fields["section"], json.dumps(domains), client_id,
-                       seq, now))
+    w.versions.append((project_id, lesson_id, 1, fields["content"], fields["section"], json.dumps(domains),
+                       client_id, seq, now))
     return {"status": "quarantined" if held else "applied", "seq": seq, "reason": None}
 
 

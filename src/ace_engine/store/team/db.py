@@ -251,7 +251,7 @@ class TeamDB:
             with self._d.write() as tx:
                 # One round trip takes the lock, binds the client id and reads what a batched push needs.
                 first = ops.lock_and_bind(project_id, client_id, rules.token_id, now)
-                reads = batch.reads(project_id, client_id, items, now, rules) if self.batched else None
+                reads = batch.reads(tx, project_id, client_id, items, now, rules) if self.batched else None
                 rows = tx.all_many(first + (reads or []))
                 last = ops.locked_seq(project_id, rows[0])
                 if rules.token_id is not None and not ops.bound(rules.token_id, rows[len(first) - 1]):

@@ -53,6 +53,8 @@ Row = dict[str, Any]  # a driver's row by column name, before `records` names it
 
 MIN_SQLITE = (3, 35, 0)  # UPDATE … RETURNING
 CONNECT_TIMEOUT_S = 5  # the first connection of a PostgreSQL URL: a dead host fails within this
+ANY_FROM = 40  # `Tx.among`: an IN list up to this many values, an array beyond (PostgreSQL)
+ROWS_PER_INSERT = 250  # a multi-row INSERT's rows: 11 columns at most, far under SQLite's 32,766 parameters
 MIGRATION_LOCK = 0x61636574  # pg_advisory_xact_lock key shared by every ace team server ("acet")
 
 
@@ -121,6 +123,28 @@ class Tx:
         self.cur.execute(sql, tuple(params))
         while batch := self.cur.fetchmany(size):
             yield from batch
+
+    def among(self, values: Sequence[SQLParam]) -> tuple[str, tuple[Any, ...]]:
+        """`column <among>` tests membership in `values`; returns the SQL after the column and its
+        parameters. `IN (?, …)`, except on PostgreSQL for more than ANY_FROM values: `= ANY(?)` with
+        ONE array parameter, so the text no longer depends on the count and psycopg caches its parse
+        (it parses every statement of over 50 parameters again; measured, the array's adaptation
+        costs more than that parse below ~50: a push's dozen keys stay an IN list)."""
+        if self.pyformat and len(values) > ANY_FROM:
+            return "= ANY(?)", (list(values),)
+        return f"IN ({', '.join('?' * len(values))})", tuple(values)
+
+    def insert_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], tail: str = "") -> None:
+        """`rows` into `table` with multi-row INSERTs, ROWS_PER_INSERT rows per statement; `tail`: an ON
+        CONFLICT clause. (A constant `INSERT … SELECT * FROM unnest(?::type[], …)` on PostgreSQL, which
+        psycopg would cache and prepare, was measured and left out: a 10-delta push cost the same CPU
+        or more — the arrays' adaptation costs what the parse saved.)"""
+        names = ", ".join(columns)
+        row = f"({', '.join('?' * len(columns))})"
+        for start in range(0, len(rows), ROWS_PER_INSERT):
+            chunk = rows[start:start + ROWS_PER_INSERT]
+            self.execute(f"INSERT INTO {table}({names}) VALUES {', '.join([row] * len(chunk))}{tail}",
+                         [v for r in chunk for v in r])
 
     def all_many(self, queries: Sequence[tuple[str, Sequence[SQLParam]]]) -> list[list[Row]]:
         """Several queries' rows, sent together: one round trip on PostgreSQL (pipeline mode, a

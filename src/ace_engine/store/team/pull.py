@@ -64,9 +64,9 @@ def counts(tx: Tx, project_id: int, lesson_ids: list[str]) -> dict[str, dict[str
     found: dict[str, dict[str, list[int]]] = {}
     for start in range(0, len(lesson_ids), 500):
         chunk = lesson_ids[start:start + 500]
+        among, args = tx.among(chunk)  # one statement text whatever the page (PostgreSQL): parsed once
         for row in tx.all(f"SELECT lesson_id, client_id, helpful, harmful FROM counters WHERE project_id = ? "
-                          f"AND lesson_id IN ({', '.join('?' * len(chunk))}) ORDER BY client_id",
-                          (project_id, *chunk)):
+                          f"AND lesson_id {among} ORDER BY client_id", (project_id, *args)):
             found.setdefault(row["lesson_id"], {})[row["client_id"]] = [int(row["helpful"]), int(row["harmful"])]
     return found
 
