@@ -223,7 +223,8 @@ def test_blocked_domains(seeded):
 def test_threshold_cuts_noise_and_empty_results_are_normal(seeded):
     store, pid, _ = seeded
     assert search(store, pid, "write a haiku about autumn leaves") == []
-    assert search(store, pid, "jwt tokens expire", threshold=1.01) == []
+    # A threshold no score reaches, and no cosine either: the best hit may pass on its cosine alone.
+    assert search(store, pid, "jwt tokens expire", threshold=1.01, cfg={"retrieval.semantic_threshold": 1.01}) == []
     hits = search(store, pid, "jwt tokens expire", threshold=0.0, k=8)
     assert hits and all(h["score"] >= 0.0 for h in hits)
     strict = search(store, pid, "jwt tokens expire", threshold=hits[0]["score"], k=8)
@@ -232,7 +233,8 @@ def test_threshold_cuts_noise_and_empty_results_are_normal(seeded):
 
 def test_threshold_and_weights_come_from_config(seeded, git_project):
     store, pid, _ = seeded
-    assert search(store, pid, "jwt tokens expire", cfg={"retrieval.threshold": 1.01}) == []
+    assert search(store, pid, "jwt tokens expire",
+                  cfg={"retrieval.threshold": 1.01, "retrieval.semantic_threshold": 1.01}) == []
     root = str(git_project)
     with open(f"{root}/.ace.toml", "w") as fh:
         fh.write('[retrieval]\nthreshold = 0.05\n[retrieval.weights]\nrecency = 0.5\n'
@@ -383,3 +385,21 @@ def test_newest_order_reads_the_index_backwards(store, git_project):
     newest = store.fts_candidates('"gradle"', playbook.project_id, limit=3, order="newest")
     assert [b["id"] for b in newest] == [b["id"] for b in made[::-1][:3]]
     assert all("bm25" in b for b in newest)
+
+
+def test_the_cut_lets_the_best_hit_alone_pass_on_its_cosine():
+    """A paraphrase sharing no word with its lesson scores under the threshold in the fused score; its
+    cosine lets it through when it is the best hit, never a second hit, and never under `semantic_threshold`."""
+    from ace_engine.retrieval.search import _cut
+
+    def hit(score, bid, cosine):
+        return (score, {"id": bid, "content": bid}, (0.0, 0.0, 0, 1, 0.0, 0.0, "", cosine, {}))
+
+    paraphrase, other = hit(0.22, "a", 0.40), hit(0.20, "b", 0.39)
+    assert [h[1]["id"] for h in _cut([other, paraphrase], 0.28, 0.36, 0.85)] == ["a"]
+    assert _cut([other, paraphrase], 0.28, 0.41, 0.85) == []  # its cosine is not enough
+    assert _cut([hit(0.22, "a", None)], 0.28, 0.36, 0.85) == []  # lexical only: no semantic key
+    strong, weak = hit(0.5, "s", 0.2), hit(0.3, "w", 0.6)
+    assert [h[1]["id"] for h in _cut([weak, strong], 0.28, 0.36, 0.85)] == ["s"]  # relative cut
+    assert [h[1]["id"] for h in _cut([weak, strong], 0.28, 0.36, 0.5)] == ["w", "s"]
+    assert len(_cut([weak, strong, paraphrase], -1.0, 0.36, 0.85)) == 3  # threshold ≤ 0: the ranking itself
