@@ -36,7 +36,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..capture.tools import PATCH_TOOLS, to_canonical
 from ..core import config as config_mod
-from .session_files import Builder, command_output, epoch, exit_code_in, read_records
+from .session_files import Builder, command_output, exit_code_in, read_records
+from .transcript import epoch
 
 if TYPE_CHECKING:
     from ..core.config import Config

@@ -41,8 +41,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..capture.tools import to_canonical
 from ..core import config as config_mod
-from .session_files import Builder, command_output, epoch, exit_code_in, read_records, regular_file
-from .transcript import TranscriptError
+from .session_files import Builder, command_output, exit_code_in, read_records, regular_file
+from .transcript import TranscriptError, epoch
 
 if TYPE_CHECKING:
     from ..core.config import Config

@@ -18,7 +18,6 @@ import json
 import os
 import re
 import stat
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..capture.records import sanitize_value
@@ -31,16 +30,6 @@ if TYPE_CHECKING:
 WHOLE_FILE_LIMIT = 256 * 1024 * 1024  # a legacy one-document chat above this is not read whole
 _EXIT = re.compile(r"^(?:Exit code|Shell exit code|Exit Code):\s*(-?\d+)\s*$|Process exited with code (-?\d+)",
                    re.MULTILINE)
-
-
-def epoch(stamp: object) -> float | None:
-    """An ISO-8601 time (`2025-10-29T00:59:38.317Z`) as epoch seconds, else None."""
-    if not isinstance(stamp, str):
-        return None
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 def exit_code_in(text: str) -> int | None:
