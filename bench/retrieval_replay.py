@@ -139,7 +139,9 @@ def cut(raw: list[tuple[str, float, float | None]], threshold: float, relative: 
     """What `search` shows for a threshold, a relative cut and a semantic threshold (the best hit passing
     on its cosine alone: `retrieval.search._cut`), from the raw ranking."""
     kept = [(i, s) for i, s, _ in raw if s >= threshold]
-    if raw and raw[0][1] < threshold and (raw[0][2] or 0.0) >= semantic_threshold:
+    from ace_engine.retrieval.search import SEMANTIC_ALLOWANCE
+
+    if raw and threshold - SEMANTIC_ALLOWANCE <= raw[0][1] < threshold and (raw[0][2] or 0.0) >= semantic_threshold:
         kept = [raw[0][:2]]
     if kept and relative > 0:
         best = max(s for _, s in kept)

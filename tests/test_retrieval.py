@@ -223,8 +223,7 @@ def test_blocked_domains(seeded):
 def test_threshold_cuts_noise_and_empty_results_are_normal(seeded):
     store, pid, _ = seeded
     assert search(store, pid, "write a haiku about autumn leaves") == []
-    # A threshold no score reaches, and no cosine either: the best hit may pass on its cosine alone.
-    assert search(store, pid, "jwt tokens expire", threshold=1.01, cfg={"retrieval.semantic_threshold": 1.01}) == []
+    assert search(store, pid, "jwt tokens expire", threshold=1.01) == []
     hits = search(store, pid, "jwt tokens expire", threshold=0.0, k=8)
     assert hits and all(h["score"] >= 0.0 for h in hits)
     strict = search(store, pid, "jwt tokens expire", threshold=hits[0]["score"], k=8)
@@ -233,8 +232,7 @@ def test_threshold_cuts_noise_and_empty_results_are_normal(seeded):
 
 def test_threshold_and_weights_come_from_config(seeded, git_project):
     store, pid, _ = seeded
-    assert search(store, pid, "jwt tokens expire",
-                  cfg={"retrieval.threshold": 1.01, "retrieval.semantic_threshold": 1.01}) == []
+    assert search(store, pid, "jwt tokens expire", cfg={"retrieval.threshold": 1.01}) == []
     root = str(git_project)
     with open(f"{root}/.ace.toml", "w") as fh:
         fh.write('[retrieval]\nthreshold = 0.05\n[retrieval.weights]\nrecency = 0.5\n'
@@ -390,7 +388,7 @@ def test_newest_order_reads_the_index_backwards(store, git_project):
 def test_the_cut_lets_the_best_hit_alone_pass_on_its_cosine():
     """A paraphrase sharing no word with its lesson scores under the threshold in the fused score; its
     cosine lets it through when it is the best hit, never a second hit, and never under `semantic_threshold`."""
-    from ace_engine.retrieval.search import _cut
+    from ace_engine.retrieval.search import SEMANTIC_ALLOWANCE, _cut
 
     def hit(score, bid, cosine):
         return (score, {"id": bid, "content": bid}, (0.0, 0.0, 0, 1, 0.0, 0.0, "", cosine, {}))
@@ -403,3 +401,4 @@ def test_the_cut_lets_the_best_hit_alone_pass_on_its_cosine():
     assert [h[1]["id"] for h in _cut([weak, strong], 0.28, 0.36, 0.85)] == ["s"]  # relative cut
     assert [h[1]["id"] for h in _cut([weak, strong], 0.28, 0.36, 0.5)] == ["w", "s"]
     assert len(_cut([weak, strong, paraphrase], -1.0, 0.36, 0.85)) == 3  # threshold ≤ 0: the ranking itself
+    assert _cut([paraphrase], 0.22 + SEMANTIC_ALLOWANCE + 0.01, 0.36, 0.85) == []  # stricter stays stricter

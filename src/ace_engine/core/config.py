@@ -105,8 +105,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("retrieval.threshold", 0.28,
             "minimum score (0..1) of a bullet to be injected; empty results are fine", project=True),
     Setting("retrieval.semantic_threshold", 0.36,
-            "the best hit is injected under `threshold` too when its cosine alone reaches this (a paraphrase "
-            "sharing no word with the lesson); 1 turns this off", project=True),
+            "the best hit is injected a little under `threshold` (0.08) too when its cosine reaches this (a "
+            "paraphrase sharing no word with the lesson); 1 turns this off", project=True),
     Setting("retrieval.relative_cut", 0.85,
             "drop a hit scoring below this share of the best hit's score (0 keeps all above the threshold)",
             project=True),
