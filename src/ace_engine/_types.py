@@ -387,6 +387,7 @@ class TrajectoryStep(TypedDict):
     _input: NotRequired[Any]  # what an edit wrote, for the code-pattern detector (never rendered)
     failure: NotRequired[str]  # a failed step: failed / cancelled / refused / tool (`trajectory.failure_class`)
     _output: NotRequired[str]  # a failed step's output, capped, for the miners (never rendered whole)
+    background: NotRequired[bool]  # a Bash call run in the background: its exit says nothing of the outcome
 
 
 class TrajectoryResult(TypedDict):

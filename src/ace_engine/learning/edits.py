@@ -107,12 +107,17 @@ def change(tool: str, data: Any, file: str = "") -> Change | None:
 def _span(lines: list[str], limit: int) -> str:
     shown = lines[:_MAX_SHOWN]
     text = " / ".join(" ".join(x.split()) for x in shown)
-    more = f" (+{len(lines) - len(shown)} lines)" if len(lines) > len(shown) else ""
-    return code(text, limit) + more
+    if len(lines) > len(shown):  # a longer change: its first lines stand for it (a count is noise to a reader)
+        text += " / …"
+    return code(text, limit)
 
 
-def describe(ch: Change, limit: int = 110) -> str:
-    """The change in a few words: `removed` → `added`, `added X`, or `removed X`."""
+def describe(ch: Change, limit: int = 110, *, new_only: bool = False) -> str:
+    """The change in a few words: `removed` → `added`, `added X`, or `removed X`; with `new_only`,
+    a replacement shows only what it wrote (`→ X`): the rule is the new code, and two cut spans of
+    similar lines can read the same."""
+    if ch["removed"] and ch["added"] and new_only:
+        return f"writing {_span(ch['added'], limit)}"
     if ch["removed"] and ch["added"]:
         return f"{_span(ch['removed'], limit // 2)} → {_span(ch['added'], limit)}"
     if ch["added"]:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any, TypedDict
 
 from . import commands
@@ -73,8 +74,22 @@ def _targets(command: str) -> set[str]:
     return {w.lstrip("./") for w in words if ("/" in w or "." in w.strip("./")) and not w.startswith("-")}
 
 
+@lru_cache(maxsize=4096)
+def _and_parts(command: str) -> tuple[str, ...]:
+    """The parts of an `a && b && c` line (all of them ran and passed when the line passed); () for
+    a single command or a line with `;` / `||` (its exit code speaks for its last part only)."""
+    if "&&" not in command or re.search(r";|\|\|", commands.clean(command)):
+        return ()
+    return tuple(p for p in commands.parts(command) if not p.startswith(("cd ", "export ", "source ")))
+
+
 def covers(later: str, fail: str) -> bool:
-    """Does a run of `later` show that the failure of `fail` is gone?"""
+    """Does a run of `later` show that the failure of `fail` is gone? A passing `&&` chain covers
+    a failure of any of its parts."""
+    return _covers_one(later, fail) or any(_covers_one(p, fail) for p in _and_parts(later))
+
+
+def _covers_one(later: str, fail: str) -> bool:
     if commands.key(later) == commands.key(fail):
         return True
     if not commands.same_check(later, fail):
@@ -144,6 +159,8 @@ def _telling(fails: Sequence[Step]) -> str | None:
 
 _MISSING_TOOL = re.compile(r"(?P<tool>[\w.-]+): (?:command )?not found|command not found: (?P<t2>[\w.-]+)|"
                            r"no such command: '?(?P<t3>[\w.-]+)")
+_CANNOT_RUN = re.compile(r"not found|not installed|No module named|not recognized|Could not locate executable|"
+                         r"no such file or directory|unknown command|is not a \w+ command", re.IGNORECASE)
 _EXCEPTION = re.compile(r"^(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception)\b")
 
 
@@ -174,9 +191,12 @@ def find(steps: Sequence[Step]) -> tuple[list[Episode], list[Step]]:
         streak = [fail]
         passed = None
         for later in runs[i + 1:]:
-            if not covers(later["command"], fail["command"]) and not _same_goal(later, streak[-1]):
+            if not covers(later["command"], fail["command"]) and not any(
+                    _same_goal({**later, "command": c, "kind": commands.kind(c)}, streak[-1])
+                    for c in (later["command"], *_and_parts(later["command"]))):
                 continue
-            if (later["success"] and not _MASKED.search(later["command"])) or _got_past(later, streak):
+            if (later["success"] and not _MASKED.search(later["command"]) and not later.get("background")) \
+                    or _got_past(later, streak):
                 passed = later
                 break
             streak.append(later)
@@ -227,7 +247,12 @@ def _same_goal(later: Step, fail: Step) -> bool:
         mine, theirs = _targets(fail["command"]), _targets(later["command"])
         if mine and theirs and not mine <= theirs:
             return False  # a narrower run passing proves nothing about the wider one
-        return later.get("kind") == kind
+        if later.get("kind") != kind:
+            return False
+        # Another tool for the same kind of check is the same goal only when this one could not run
+        # at all (`pytest: command not found` → `uv run pytest`); `mix test` → `vitest` is another suite.
+        return commands.family(later["command"]) == commands.family(fail["command"]) or bool(
+            _CANNOT_RUN.search(fail.get("error") or ""))
     fam = commands.family(fail["command"])
     if " " in fam and commands.family(later["command"]) == fam:
         return True
@@ -235,4 +260,8 @@ def _same_goal(later: Step, fail: Step) -> bool:
     tool = next((g for g in missing.groups() if g), None) if missing else None
     if tool and later["success"] and re.search(r"\b" + re.escape(tool) + r"\b", later["command"]):
         return True  # the tool is not installed here: whatever ran it after all is the way
+    a, b = commands.key(fail["command"]).split(), commands.key(later["command"]).split()
+    if len(a) > 1 and len(b) > 1 and a[0] == b[0] and os.path.basename(a[1]) == os.path.basename(b[1]) \
+            and not a[1].startswith("-"):
+        return True  # `node assets/build.js` → `cd assets && node build.js`: the same script, run another way
     return later.get("kind") == kind and _similar(later["command"], fail["command"])

@@ -26,7 +26,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from . import commands, edits
+from . import changes, commands, edits
 from . import episodes as ep
 from .lesson_text import code, local, sentence, spelled
 
@@ -56,6 +56,8 @@ TRANSIENT = re.compile(r"failed to download|Could not resolve host|Connection (?
                        r"\bE(?:CONNREFUSED|TIMEDOUT|NOTFOUND|AI_AGAIN)\b|network is unreachable|"
                        r"Temporary failure in name resolution|503 Service|rate limit|cannot lock ref|"
                        r"Unable to create '.*\.lock'", re.IGNORECASE)
+_CANNOT_START = re.compile(r"Could not locate executable|command not found|not found in PATH|Cannot find module|"
+                           r"ENOENT|spawn \S+ ENOENT", re.IGNORECASE)
 _HINT = re.compile(r"^\s*(?:hint|Hint|HINT|help|Did you mean)[:\s]+(.{8,140}?)\s*$", re.MULTILINE)
 _HOOK = re.compile(r"pre-commit|precommit|husky|lint-staged|lefthook|hook (?:failed|exited)|"
                    r"validation failed", re.IGNORECASE)
@@ -85,7 +87,7 @@ def display_command(step: Step, root: str | None) -> str:
     return local(core, root)
 
 
-def _shape(command: str, root: str | None, limit: int = 80) -> str:
+def _shape(command: str, root: str | None, limit: int = 60) -> str:
     """A command as the next session should read it: machine paths and message bodies gone, the
     `cd sub/dir &&` that made it work kept."""
     return code(display_command({"command": command}, root), limit)
@@ -112,22 +114,23 @@ def _where(fix_edits: Sequence[Step], output: str, root: str | None) -> str:
         frames = [(f, fn) for f, fn in _FRAME.findall(output) if any(f.endswith(x) for x in files)]
         symbol = frames[-1][1] if frames else None
     where = ", ".join(files[:2]) + (f" and {len(files) - 2} more" if len(files) > 2 else "")
-    return f"`{symbol}` in {where}" if symbol and symbol != "<module>" else where
+    where = where if len(where) <= 70 else files[0] + " and others"
+    return f"`{symbol}` in {where}" if symbol and symbol != "<module>" and len(symbol) < 40 else where
 
 
-def _diffs(fix_edits: Sequence[Step], limit: int) -> str:
-    """The real changes, code before comments and docstrings (shown only when nothing else changed)."""
-    changes = [s["_change"] for s in fix_edits if s.get("_change")]
-    if any(c["code"] for c in changes):
-        changes = [c for c in changes if c["code"]]
-    shown = [edits.describe(c, limit) for c in changes]
-    shown = list(dict.fromkeys(shown))
-    return "; ".join(shown[:2]) + (f" (+{len(shown) - 2} more edits)" if len(shown) > 2 else "")
+def _diffs(fix_edits: Sequence[Step], limit: int, new_only: bool = False) -> str:
+    """The real change, code before comments and docstrings (shown only when nothing else changed):
+    the edit last made, which is the one that got the check past the failure."""
+    found = [s["_change"] for s in fix_edits if s.get("_change")]
+    if any(c["code"] for c in found):
+        found = [c for c in found if c["code"]]
+    shown = list(dict.fromkeys(edits.describe(c, limit, new_only=new_only) for c in found))
+    return shown[-1] if len(shown) == 1 else "; ".join(shown[:1]) + (" and other edits" if len(shown) > 1 else "")
 
 
 def _candidate(content: str, kind: str, confidence: float, evidence: str, steps: Sequence[Step],
                section: str = "troubleshooting_and_pitfalls", files: Sequence[str] = ()) -> Candidate:
-    cand: Candidate = {"content": sentence(content), "section": section, "kind": kind, "confidence": confidence,
+    cand: Candidate = {"content": sentence(content, 260), "section": section, "kind": kind, "confidence": confidence,
                        "evidence": evidence[:800], "source_steps": [s["step"] for s in steps]}
     if files:
         cand["files"] = list(files)[:10]
@@ -193,11 +196,15 @@ def _fix_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
     environment = bool(sig and ENVIRONMENT.search(sig))
     if not sig and not fix_runs or sig and TRANSIENT.search(sig):
         return None
-    if kind in LINT_KINDS and sig:
-        how = f": fixed by {_diffs(fix_edits, 90)}" if fix_edits else ""
+    # A linter's rule only when the linter ran: not when it could not start, not when a command run
+    # in between (an install) was all it took.
+    if kind in LINT_KINDS and sig and not environment and not _CANNOT_START.search(sig) and (
+            fix_edits or any(s.get("kind") == "format" for s in fix_runs)):
+        cmd = _shape(commands.general(last["command"]), root)  # the linter's rule holds for every file
+        how = f": fixed by {_diffs(fix_edits, 70)}" if fix_edits else ""
         tools = [s for s in fix_runs if s.get("kind") == "format"]
         how += (", after " if how else ": fixed after ") + _shape(tools[0]["command"], root, 40) if tools else ""
-        content = f"{cmd} enforces {_sig(sig, root, 170)}{how}."
+        content = f"{cmd} enforces {_sig(sig, root, 110)}{how}."
         return _candidate(content, "lint_rule", 0.85, _evidence(e), e["fails"] + e["fixes"] + [passed],
                           section="strategies_and_hard_rules", files=files)
     if fix_runs and not fix_edits:
@@ -205,17 +212,23 @@ def _fix_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
         content = f"Run {todo} before {cmd}: without it, {_fails_with(sig, root)}."
         return _candidate(content, "error_fix", 0.85, _evidence(e), e["fails"] + e["fixes"] + [passed],
                           section="strategies_and_hard_rules")
+    if kind == "vcs":  # a git failure is fixed by a code edit only where it points (or in configuration)
+        fix_edits = [s for s in fix_edits if any(ep._mentions(output, f) or ep.CONFIG_FILE.search(f)  # noqa: SLF001
+                                                 for f in s.get("files") or [])]
+        files = [f for s in fix_edits for f in s.get("files") or []]
     if not fix_edits:
         return None
-    diff = _diffs(fix_edits, 110) or "editing it"  # a payload's edit may name only its file
+    # A payload's edit may name only its file; with a long signature, only the new code fits the rule.
+    diff = _diffs(fix_edits, 70, new_only=len(sig or "") > 60) or "editing it"
     where = _where(fix_edits, output, root)
     config = all(ep.CONFIG_FILE.search(f) for f in files)
+    # A rule within ~200 characters: the signature and the change get what the frame leaves.
     if config:
-        content = f"{cmd} needs {diff} in {where}: without it, {_fails_with(sig, root)}."
+        content = f"{cmd} needs {diff} in {where}: without it, {_fails_with(sig, root, 90)}."
     elif e["throwaway"]:
-        content = f"{_sig(sig, root)}: the cause was in {where}, fixed by {diff}."
+        content = f"{_sig(sig, root, 90)}: the cause was in {where}, fixed by {diff}."
     else:
-        content = f"When {cmd} fails with {_sig(sig, root)}: the cause was in {where}, fixed by {diff}."
+        content = f"When {cmd} fails with {_sig(sig, root, 120)}: the cause was in {where}, fixed by {diff}."
     strong = not (e["self_inflicted"] and not environment)
     return _candidate(content, "error_fix", 0.85 if strong else 0.5, _evidence(e),
                       e["fails"] + e["fixes"] + [passed], files=files)
@@ -236,6 +249,9 @@ def _failing_part(command: str, output: str) -> str:
 
 
 def _environment_lesson(fail: Step, root: str | None, worked: Step | None, sig: str | None) -> Candidate | None:
+    if worked is not None and changes._verb(worked["command"])[0] == changes._verb(fail["command"])[0] \
+            and changes._verb(worked["command"]) != changes._verb(fail["command"]):  # noqa: SLF001
+        worked = None  # `git commit` passing says nothing about how to get `git add` past it
     if not sig or not ENVIRONMENT.search(sig) or TRANSIENT.search(sig):
         return None
     command = _failing_part(fail["command"], fail.get("_output") or "") if worked is None else fail["command"]
@@ -279,6 +295,73 @@ def _missing_command(fail: Step, steps: Sequence[Step], root: str | None) -> Can
                       [fail], section="strategies_and_hard_rules")
 
 
+def _unbranched(text: str, passed: Step) -> str:
+    """The branch a git command named, as `<branch>` in the text too (one lesson per repository)."""
+    words = changes.branchless(changes._core_words(passed.get("command") or ""), "git",  # noqa: SLF001
+                               changes._verb(passed.get("command") or "")[1])  # noqa: SLF001
+    raw = changes._core_words(passed.get("command") or "")  # noqa: SLF001
+    for before, after in zip(raw, words, strict=False):
+        if after == "<branch>" and len(before) > 2:
+            text = re.sub(rf"(?<![\w/-]){re.escape(before)}(?![\w-])", "<branch>", text)
+    return text
+
+
+def change_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
+    """The invocation itself changed and that got past the failure (`changes.command_change`):
+    the tool's own suggestion followed, a flag added or dropped, another directory, a variable set.
+    A rule naming the change; the runs it rests on are its evidence."""
+    last, passed = e["fails"][-1], e["passed"]
+    if not passed["success"]:
+        return None
+    d = changes.command_change(last, passed, root)
+    sig = e["signature"]
+    if d is None or (sig and TRANSIENT.search(sig)):
+        return None
+    fix_edits = [s for s in e["fixes"] if s.get("kind") == "edit"]
+    output = last.get("_output") or ""
+    at_location = [s for s in fix_edits if any(ep._mentions(output, f) for f in s.get("files") or [])]  # noqa: SLF001
+    if at_location and not d["suggested"]:
+        return None  # an edit where the error points is the likelier cause
+    before, after = d["cwd"]
+    passed = {**passed, "command": changes.same_part(passed["command"], changes._verb(last["command"]))}  # noqa: SLF001
+    core_pass = " ".join(changes._core_words(passed["command"]))  # noqa: SLF001
+    core_fail = " ".join(changes._core_words(last["command"]))  # noqa: SLF001
+    why = f": without it, {_fails_with(sig, root, 100)}" if sig else ""
+    if d["suggested"] and (d["added"] or d["removed"]):
+        what = " ".join(d["added"]) if d["added"] else "no " + " ".join(d["removed"])
+        tool = d["tool"].split()[0]
+        content = f"{code(local(core_fail, root), 50)} here needs {code(what, 60)} ({tool}'s own suggestion){why}."
+    elif after != before:
+        where = f"`{after}/`" if after else "the repository root"
+        content = (f"Run {code(local(core_pass, root), 60)} from {where} ({code(display_command(passed, root), 70)})"
+                   + (f": from {'`' + before + '/`' if before else 'the repository root'}, "
+                      f"{code(local(core_fail, root), 50)} {_fails_with(sig, root, 90)[3:]}" if sig else "") + ".")
+    elif d["swapped"]:
+        old, new = (local(w, root) for w in d["swapped"])
+        name = old.rstrip("/").rsplit("/", 1)[-1]
+        if old.endswith(name) and new.endswith(name) and old != name and new != name:
+            old, new = old[: -len(name)] + "…", new[: -len(name)] + "…"  # the directories are the difference
+        said = (sig or "").replace(d["swapped"][0], "…").replace(local(d["swapped"][0], root), "…")
+        content = f"{code(d['tool'], 30)} takes {code(new, 60)}, not {code(old, 60)}" \
+                  + (f": that {_fails_with(said, root, 90)[3:]}" if sig else "") + "."
+    elif d["env"]:
+        content = f"{code(local(core_fail, root), 50)} needs {code(' '.join(d['env']), 40)} set here{why}."
+    elif set(changes._flags(d["added"])):  # noqa: SLF001
+        flags = [w for w in d["added"] if w.startswith("-")]
+        content = f"{code(local(core_fail, root), 50)} here needs {code(' '.join(flags), 40)}{why}."
+    elif d["removed"]:
+        content = f"Don't pass {code(' '.join(d['removed']), 40)} to {code(d['tool'], 30)} here{why[:0]}" \
+                  + (f": with it, {_fails_with(sig, root, 100)}" if sig else "") + "."
+    else:
+        return None
+    content = _unbranched(content, passed)
+    # The tool's own suggestion, another directory, the argument the error named: the change is the
+    # cause. A flag or variable changed on our own guess: likely, but a candidate until it recurs.
+    strong = bool(d["suggested"] or after != before or d["swapped"])
+    return _candidate(content, "command_change", 0.85 if strong else 0.7, _evidence(e), e["fails"] + [passed],
+                      section="strategies_and_hard_rules")
+
+
 def _same_args(e: ep.Episode) -> bool:
     """A variant is another way to run the same thing (`python -m pytest` for `pytest`, npm for
     pnpm): the same arguments, or another tool. Other arguments make it another command."""
@@ -297,14 +380,18 @@ def lessons(steps: Sequence[Step], root: str | None) -> list[Candidate]:
         if any(_is_commit(f) for f in e["fails"]) and hooked:
             continue  # the pre-commit lesson covers it
         sig = e["signature"]
-        lesson = None
+        lesson = change_lesson(e, root)
+        if lesson is not None:
+            out.append(lesson)
+            continue
         if e["variant"]:
             lesson = _environment_lesson(e["fails"][-1], root, e["passed"], sig)
         elif e["throwaway"] and not [s for s in e["fixes"] if s.get("kind") == "edit"]:
             lesson = _workaround(e, steps, root)
         if lesson is None and not e["variant"]:
             lesson = _fix_lesson(e, root)
-        if lesson is None and e["variant"] and sig and e["passed"]["success"] and _same_args(e):
+        if lesson is None and e["variant"] and sig and e["passed"]["success"] and _same_args(e) \
+                and not e["throwaway"] and not commands.is_throwaway(e["passed"]["command"]):
             better, worse = _shape(e["passed"]["command"], root), _shape(e["fails"][-1]["command"], root)
             lesson = _candidate(f"Use {better}, not {worse} (that fails with {_sig(sig, root, 110)}).",
                                 "command_variant", 0.7, _evidence(e), e["fails"] + [e["passed"]],
