@@ -251,8 +251,13 @@ def _same_goal(later: Step, fail: Step) -> bool:
             return False
         # Another tool for the same kind of check is the same goal only when this one could not run
         # at all (`pytest: command not found` → `uv run pytest`); `mix test` → `vitest` is another suite.
-        return commands.family(later["command"]) == commands.family(fail["command"]) or bool(
-            _CANNOT_RUN.search(fail.get("error") or ""))
+        if commands.family(later["command"]) == commands.family(fail["command"]) or _CANNOT_RUN.search(
+                fail.get("error") or ""):
+            return True
+        # A script that ran this tool (`bun run test` printing `$ vitest run`) and the tool run directly.
+        tool = commands.family(later["command"]).split(" ")[0]
+        return len(tool) > 2 and re.search(rf"(?<![\w-]){re.escape(tool)}(?![\w-])", fail.get("_output") or "") \
+            is not None
     fam = commands.family(fail["command"])
     if " " in fam and commands.family(later["command"]) == fam:
         return True

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import changes, commands, edits
 from . import episodes as ep
-from .lesson_text import code, local, sentence, spelled
+from .lesson_text import code, cut, local, sentence, spelled
 
 if TYPE_CHECKING:
     from .._types import Candidate
@@ -93,8 +93,16 @@ def _shape(command: str, root: str | None, limit: int = 60) -> str:
     return code(display_command({"command": command}, root), limit)
 
 
+_TAIL_NAME = re.compile(r"\s(\([\w-]{2,30}\)|\[[\w-]{2,30}\])$")  # `… (errcheck)`: the rule's name, last
+
+
 def _sig(sig: str | None, root: str | None, limit: int = 150) -> str:
-    return code(local(sig or "", root), limit)
+    """The signature as a code span within `limit`; a trailing rule name (`(wrapcheck)`) survives the cut."""
+    text = local(sig or "", root)
+    tail = _TAIL_NAME.search(text)
+    if tail and len(text) > limit:
+        return code(cut(text[: tail.start()], limit - len(tail.group(1)) - 1) + " " + tail.group(1), limit + 4)
+    return code(text, limit)
 
 
 def _fails_with(sig: str | None, root: str | None, limit: int = 150) -> str:
@@ -200,7 +208,6 @@ def _fix_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
     # in between (an install) was all it took.
     if kind in LINT_KINDS and sig and not environment and not _CANNOT_START.search(sig) and (
             fix_edits or any(s.get("kind") == "format" for s in fix_runs)):
-        cmd = _shape(commands.general(last["command"]), root)  # the linter's rule holds for every file
         how = f": fixed by {_diffs(fix_edits, 70)}" if fix_edits else ""
         tools = [s for s in fix_runs if s.get("kind") == "format"]
         how += (", after " if how else ": fixed after ") + _shape(tools[0]["command"], root, 40) if tools else ""
@@ -227,8 +234,10 @@ def _fix_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
         content = f"{cmd} needs {diff} in {where}: without it, {_fails_with(sig, root, 90)}."
     elif e["throwaway"]:
         content = f"{_sig(sig, root, 90)}: the cause was in {where}, fixed by {diff}."
-    else:
-        content = f"When {cmd} fails with {_sig(sig, root, 120)}: the cause was in {where}, fixed by {diff}."
+    else:  # the signature gets what the frame leaves of ~220 characters (at least 60)
+        frame = f"When {cmd} fails with ``: the cause was in {where}, fixed by {diff}."
+        content = f"When {cmd} fails with {_sig(sig, root, max(60, min(120, 225 - len(frame))))}: the cause was in " \
+                  f"{where}, fixed by {diff}."
     strong = not (e["self_inflicted"] and not environment)
     return _candidate(content, "error_fix", 0.85 if strong else 0.5, _evidence(e),
                       e["fails"] + e["fixes"] + [passed], files=files)

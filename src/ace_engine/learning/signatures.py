@@ -70,9 +70,14 @@ _META = re.compile(
     r"^error: recipe `?\S+`? failed|^task: failed to run task|^husky - |^✖ \d+ problems?")
 
 
+# Go's package header before its errors (`# example.com/x [example.com/x.test]`), however a linter
+# prefixed it: it names the package, not the error.
+_GO_PACKAGE_HEADER = re.compile(r"(?:^|: )# [\w./-]+(?: \[[\w./-]+\])?\s*$")
+
+
 def _bad(sig: str) -> bool:
     words = re.findall(r"[A-Za-z]{2,}", sig)
-    return len(words) < 2 or bool(_META.search(sig.strip()))
+    return len(words) < 2 or bool(_META.search(sig.strip())) or bool(_GO_PACKAGE_HEADER.search(sig.strip()))
 
 
 # -- the rules -----------------------------------------------------------------------------------

@@ -10,6 +10,9 @@ What is read, and what is not (every entry left out is counted under a reason, `
   path (same `message.id`) and the results of its calls are active too.
 - A tool call: an assistant `tool_use` block paired, by id, with a later `tool_result` block
   (`toolUseResult` holds the structured response: Bash stdout / stderr, a patch…).
+- A prompt queued while the agent worked (2.1.2xx+: an `attachment` of type `queued_command`) is a
+  user entry like any other; the other attachment, `mode`, title and bookkeeping records of
+  2.1.2xx–2.1.3xx only keep their place in the tree (nothing in them is the user's or the work).
 - A user entry's text is a prompt unless it is a compaction summary, a `<task-notification>`,
   injected context (`isMeta`: skill and command bodies, caveats), a built-in command (`/clear`) or
   its output, a system reminder, an interruption notice or a teammate's control message. A slash
@@ -131,6 +134,26 @@ def _too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
     return False
 
 
+def _queued_prompt(entry: dict[str, Any]) -> dict[str, Any]:
+    """A prompt typed while the agent worked (Claude Code 2.1.2xx+: an `attachment` entry of type
+    `queued_command`) read as the user entry it stands for, so its words count like any prompt's: a
+    task notification or a peer's message queued the same way stays what it is (`origin`, `isMeta`)."""
+    attachment = entry.get("attachment")
+    if entry.get("type") != "attachment" or not isinstance(attachment, dict) \
+            or attachment.get("type") != "queued_command" or not isinstance(attachment.get("prompt"), str):
+        return entry
+    origin = attachment.get("origin")
+    if not isinstance(origin, dict):
+        origin = {"kind": "task-notification"} if attachment.get("commandMode") == "task-notification" else None
+    out = {k: entry[k] for k in ("uuid", "parentUuid", "isSidechain", "timestamp", "cwd", "sessionId") if k in entry}
+    out.update({"type": "user", "message": {"role": "user", "content": attachment["prompt"]}, "queued": True})
+    if origin is not None:
+        out["origin"] = origin
+    if attachment.get("isMeta") or entry.get("isMeta"):
+        out["isMeta"] = True
+    return out
+
+
 def read_entries(path: str) -> tuple[list[dict[str, Any]], dict[str, Any], int]:
     """(entries, {session_id, cwd, git_branch, agent_type} as first recorded, bad lines).
     Raises TranscriptError, naming the fix, for a missing, unreadable, empty or non-JSONL file."""
@@ -168,6 +191,7 @@ def read_entries(path: str) -> tuple[list[dict[str, Any]], dict[str, Any], int]:
                                ("agent_type", "agentType")):
                 if info[key] is None and isinstance(entry.get(field), str) and entry[field]:
                     info[key] = entry[field]
+            entry = _queued_prompt(entry)
             # Bookkeeping: only its place in the tree matters. The rest: no string longer than
             # what is ever kept of it (file reads, base64 images), so memory follows the caps.
             entries.append(_shrink(entry) if entry.get("type") in _CONVERSATION
