@@ -290,6 +290,8 @@ RULES: tuple[tuple[str, str, Finder], ...] = (
     ("kotlin", "compiler", _regex(r"^e: (?:file://)?(\S+?\.kts?)(?::\d+)+:?\s+(.+)$", r"\1: \2")),
     ("c", "linker", _regex(r"(undefined reference to [`'].+?'|Undefined symbols for architecture \S+|"
                            r"ld: symbol\(s\) not found.*|ld: library not found for \S+)")),
+    # golangci-lint: `file.go:90: 90-109 lines are duplicate of … (dupl)` — the linter's name ends the line.
+    ("go", "golangci-lint", _regex(r"^(\S+\.go):\d+(?::\d+)?:? (?:\d+-\d+ )?(.+ \([a-z][\w-]*\))$", r"\1: \2")),
     ("go", "panic", _regex(r"^(panic: .+)$")),
     ("go", "test", _go_test),
     ("elixir", "credo", _regex(r"^[┃│\s]*\[([A-Z])\] [↘↗→↓↑]? ?(?:\S+:\d+(?::\d+)? )?(.+)$", r"[\1] \2")),
