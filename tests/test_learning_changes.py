@@ -129,3 +129,15 @@ def test_the_suggestion_reader_and_the_comparison():
     d = changes.compare("FOO=1 go test ./...", "FOO=1 CGO_ENABLED=0 go test -count=1 ./...", ROOT)
     assert d["env"] == ["CGO_ENABLED=…"] and d["added"] == ["-count=1"] and d["cwd"] == ("", "")
     assert changes.compare("pytest", f"cd {ROOT}/api && pytest", ROOT)["cwd"] == ("", "api")
+
+
+def test_a_change_in_the_invocation_is_strong_evidence_for_the_curator():
+    from ace_engine.learning.curator import strong_evidence
+    steps = [bash("git push", PUSH_NO_UPSTREAM, ok=False), bash("git push --set-upstream origin feat-x", "ok")]
+    for n, step in enumerate(steps, 1):
+        step["step"] = n
+    assert strong_evidence({"kind": "command_change"}, steps)
+    # A bare re-run with nothing changed is not.
+    again = [dict(steps[0]), bash("git push", "Everything up-to-date")]
+    again[1]["step"] = 2
+    assert not strong_evidence({"kind": "flaky"}, again)

@@ -116,8 +116,10 @@ def describe(ch: Change, limit: int = 110, *, new_only: bool = False) -> str:
     """The change in a few words: `removed` → `added`, `added X`, or `removed X`; with `new_only`,
     a replacement shows only what it wrote (`→ X`): the rule is the new code, and two cut spans of
     similar lines can read the same."""
-    if ch["removed"] and ch["added"] and new_only:
-        return f"writing {_span(ch['added'], limit)}"
+    if ch["removed"] and ch["added"]:
+        before, after = _span(ch["removed"], limit // 2), _span(ch["added"], limit)
+        if new_only or after.startswith(before.rstrip("`… ")) or before.rstrip("`… ") == after.rstrip("`… "):
+            return f"writing {after}"  # cut, the two sides would read the same
     if ch["removed"] and ch["added"]:
         return f"{_span(ch['removed'], limit // 2)} → {_span(ch['added'], limit)}"
     if ch["added"]:

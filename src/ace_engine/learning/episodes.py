@@ -45,7 +45,9 @@ CONFIG_FILE = re.compile(
 _TEST_FILE = re.compile(r"(?:^|/)(?:tests?|spec|__tests__)/|(?:^|/)test_[^/]*$|_test\.\w+$|_spec\.\w+$|"
                         r"\.(?:test|spec)\.[jt]sx?$|Test\.(?:java|kt)$")
 # Commands that never fix anything: moving around, looking, cleaning up scratch files.
-_NOT_A_FIX = re.compile(r"^(?:cd|ls|cat|echo|printf|sleep|rm|mkdir -p /tmp|true|clear|pwd|which|source)\b")
+_NOT_A_FIX = re.compile(r"^(?:cd|ls|cat|echo|printf|sleep|rm|mkdir -p /tmp|true|clear|pwd|which|source)\b|"
+                        r"^gh (?:api(?!.*\s(?:-X|--method)\s*(?:POST|PUT|PATCH|DELETE))|pr (?:view|list|checks|diff)|"
+                        r"run (?:view|list|watch)|issue (?:view|list)|repo view)\b")
 # A check that changes files: a formatter (`commands.kind` says "format"), or a linter told to fix.
 _FIXING_FLAG = re.compile(r"\s--fix\b|\s--write\b|\s-w\b|\s-a\b|\s--autocorrect\b")
 # `cmd || echo failed`, `cmd || true`: exits 0 whatever `cmd` did, so its success proves nothing.

@@ -58,7 +58,10 @@ TRANSIENT = re.compile(r"failed to download|Could not resolve host|Connection (?
                        r"Unable to create '.*\.lock'", re.IGNORECASE)
 _CANNOT_START = re.compile(r"Could not locate executable|command not found|not found in PATH|Cannot find module|"
                            r"ENOENT|spawn \S+ ENOENT", re.IGNORECASE)
-_HINT = re.compile(r"^\s*(?:hint|Hint|HINT|help|Did you mean)[:\s]+(.{8,140}?)\s*$", re.MULTILINE)
+_HINT = re.compile(r"^\s*(?:(?:hint|Hint|HINT|help):\s+|Did you mean\s+)(.{8,140}?)\s*$", re.MULTILINE)
+# A linter names the rule it enforces: `(errcheck)`, `F401`, `[D]`, `(no-unused-vars)`, `(react/no-danger)`;
+# a type checker's `(typecheck)` is a compile error, not a rule.
+_RULE_NAME = re.compile(r"\((?!typecheck\))[a-z][\w-]*(?:/[\w-]+)?\)$|\b[A-Z]{1,4}\d{2,4}\b|^\[[A-Z]\] ")
 _HOOK = re.compile(r"pre-commit|precommit|husky|lint-staged|lefthook|hook (?:failed|exited)|"
                    r"validation failed", re.IGNORECASE)
 _HOOK_TOOLS = ("mix format", "credo", "dialyzer", "markdownlint", "eslint", "prettier", "ruff", "black", "flake8",
@@ -208,13 +211,16 @@ def _fix_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
     # in between (an install) was all it took.
     if kind in LINT_KINDS and sig and not environment and not _CANNOT_START.search(sig) and (
             fix_edits or any(s.get("kind") == "format" for s in fix_runs)):
-        how = f": fixed by {_diffs(fix_edits, 70)}" if fix_edits else ""
+        if e["self_inflicted"] and not _RULE_NAME.search(sig):
+            return None  # a compile error in code this task had just written: no rule for the next session
+        diff = _diffs(fix_edits, 70)
+        how = f": fixed by {diff}" if diff else ""
         tools = [s for s in fix_runs if s.get("kind") == "format"]
         how += (", after " if how else ": fixed after ") + _shape(tools[0]["command"], root, 40) if tools else ""
         content = f"{cmd} enforces {_sig(sig, root, 110)}{how}."
         return _candidate(content, "lint_rule", 0.85, _evidence(e), e["fails"] + e["fixes"] + [passed],
                           section="strategies_and_hard_rules", files=files)
-    if fix_runs and not fix_edits:
+    if fix_runs and not fix_edits and sig:
         todo = ", then ".join(_shape(s["command"], root, 70) for s in fix_runs[:2])
         content = f"Run {todo} before {cmd}: without it, {_fails_with(sig, root)}."
         return _candidate(content, "error_fix", 0.85, _evidence(e), e["fails"] + e["fixes"] + [passed],
@@ -257,9 +263,18 @@ def _failing_part(command: str, output: str) -> str:
     return command
 
 
+def _same_action(fail: Step, worked: Step) -> bool:
+    """Is `worked` another way to do what `fail` tried: the same tool and subcommand, or another tool
+    where this one could not run at all (`pnpm: command not found` → `npm test`)?"""
+    mine, theirs = changes._verb(fail["command"]), changes._verb(worked["command"])  # noqa: SLF001
+    if mine[0] == theirs[0]:
+        return mine == theirs or not mine[1] or not theirs[1]
+    return bool(ep._CANNOT_RUN.search(fail.get("error") or "")) and \
+        commands.kind(worked["command"]) == commands.kind(fail["command"])  # noqa: SLF001
+
+
 def _environment_lesson(fail: Step, root: str | None, worked: Step | None, sig: str | None) -> Candidate | None:
-    if worked is not None and changes._verb(worked["command"])[0] == changes._verb(fail["command"])[0] \
-            and changes._verb(worked["command"]) != changes._verb(fail["command"]):  # noqa: SLF001
+    if worked is not None and not _same_action(fail, worked):
         worked = None  # `git commit` passing says nothing about how to get `git add` past it
     if not sig or not ENVIRONMENT.search(sig) or TRANSIENT.search(sig):
         return None
