@@ -128,12 +128,12 @@ def _cwd(command: str, root: str | None) -> str:
     cds = [m.group("dir").strip("\"'") for p in commands.parts(command) if (m := _CD.match(p))]
     if not cds:
         return ""
-    target = cds[-1].rstrip("/")
-    base = (root or "").rstrip("/")
-    if base and (target == base or target.startswith(base + "/")):
+    target = cds[-1].replace("\\", "/").rstrip("/")
+    base = (root or "").replace("\\", "/").rstrip("/")
+    if base and (target.lower() == base.lower() or target.lower().startswith(base.lower() + "/")):
         target = target[len(base):].lstrip("/")
-    if target.startswith(("/", "~", "$", "..")) or target in (".", ""):
-        return ""
+    if target.startswith(("/", "~", "$", "..")) or re.match(r"^[A-Za-z]:", target) or target in (".", ""):
+        return ""  # outside the project, or where it is cannot be told: no directory to recommend
     return target
 
 

@@ -32,6 +32,12 @@ _DEFINITION = re.compile(
     r"|(?:export\s+)?(?:const|let)\s+([A-Za-z_]\w*)\s*=\s*(?:async\s*)?\("
     r"|(?:(?:public|private|protected|internal|static|final|override|suspend)\s+)+[\w<>\[\],. ]*?([A-Za-z_]\w*)\s*\()")
 _COMMENT = re.compile(r"^\s*(?:#|//|/\*|\*|--|;|<!--|%)")
+# A comment that tells a tool what to do is code: `//nolint:errcheck`, `# noqa: E501`, `# type: ignore`,
+# `// eslint-disable-next-line`, `// @ts-expect-error`, `# rubocop:disable`, `//go:build`, `# pragma`.
+_DIRECTIVE = re.compile(r"(?:#|//|/\*|--)\s*(?:nolint|no[q]a|type:\s*ignore|pyright:|mypy:|eslint-disable|"
+                        r"@ts-(?:ignore|expect-error|nocheck)|biome-ignore|rubocop:|go:(?:build|generate|embed)|"
+                        r"pragma|NOSONAR|istanbul ignore|c8 ignore|prettier-ignore|deno-lint-ignore|swiftlint:|"
+                        r"ktlint-disable|@Suppress|credo:|sobelow_skip|dialyzer)", re.IGNORECASE)
 _DOCSTRING_FENCE = re.compile(r'^\s*[rRbBuU]?(?:"""|\'\'\')')
 _MAX_SHOWN = 3
 
@@ -86,11 +92,13 @@ def change(tool: str, data: Any, file: str = "") -> Change | None:
             for i in range(i1, i2):
                 line = a[i].strip()
                 if line:
-                    (prose_removed if i in skip_a or _COMMENT.match(a[i]) else removed).append(line)
+                    (prose_removed if i in skip_a or _COMMENT.match(a[i]) and not _DIRECTIVE.search(a[i])
+                     else removed).append(line)
             for j in range(j1, j2):
                 line = b[j].strip()
                 if line:
-                    (prose_added if j in skip_b or _COMMENT.match(b[j]) else added).append(line)
+                    (prose_added if j in skip_b or _COMMENT.match(b[j]) and not _DIRECTIVE.search(b[j])
+                     else added).append(line)
     code = bool(removed or added)
     if not code:
         removed, added = prose_removed, prose_added

@@ -130,13 +130,13 @@ def _where(fix_edits: Sequence[Step], output: str, root: str | None) -> str:
 
 
 def _diffs(fix_edits: Sequence[Step], limit: int, new_only: bool = False) -> str:
-    """The real change, code before comments and docstrings (shown only when nothing else changed):
-    the edit last made, which is the one that got the check past the failure."""
+    """The real changes, code before comments and docstrings (shown only when nothing else changed):
+    the first two of the edits `episodes._fixes` kept (those where the error points, when any do)."""
     found = [s["_change"] for s in fix_edits if s.get("_change")]
     if any(c["code"] for c in found):
         found = [c for c in found if c["code"]]
     shown = list(dict.fromkeys(edits.describe(c, limit, new_only=new_only) for c in found))
-    return shown[-1] if len(shown) == 1 else "; ".join(shown[:1]) + (" and other edits" if len(shown) > 1 else "")
+    return "; ".join(shown[:2])
 
 
 def _candidate(content: str, kind: str, confidence: float, evidence: str, steps: Sequence[Step],
@@ -231,8 +231,7 @@ def _fix_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
         files = [f for s in fix_edits for f in s.get("files") or []]
     if not fix_edits:
         return None
-    # A payload's edit may name only its file; with a long signature, only the new code fits the rule.
-    diff = _diffs(fix_edits, 70, new_only=len(sig or "") > 60) or "editing it"
+    diff = _diffs(fix_edits, 70) or "editing it"  # a payload's edit may name only its file
     where = _where(fix_edits, output, root)
     config = all(ep.CONFIG_FILE.search(f) for f in files)
     # A rule within ~200 characters: the signature and the change get what the frame leaves.
@@ -240,9 +239,9 @@ def _fix_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
         content = f"{cmd} needs {diff} in {where}: without it, {_fails_with(sig, root, 90)}."
     elif e["throwaway"]:
         content = f"{_sig(sig, root, 90)}: the cause was in {where}, fixed by {diff}."
-    else:  # the signature gets what the frame leaves of ~220 characters (at least 60)
+    else:  # the signature gets what the frame leaves of ~240 characters (at least 60)
         frame = f"When {cmd} fails with ``: the cause was in {where}, fixed by {diff}."
-        content = f"When {cmd} fails with {_sig(sig, root, max(60, min(120, 225 - len(frame))))}: the cause was in " \
+        content = f"When {cmd} fails with {_sig(sig, root, max(60, min(120, 240 - len(frame))))}: the cause was in " \
                   f"{where}, fixed by {diff}."
     strong = not (e["self_inflicted"] and not environment)
     return _candidate(content, "error_fix", 0.85 if strong else 0.5, _evidence(e),
@@ -346,6 +345,9 @@ def change_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
     at_location = [s for s in fix_edits if any(ep._mentions(output, f) for f in s.get("files") or [])]  # noqa: SLF001
     if at_location and not d["suggested"]:
         return None  # an edit where the error points is the likelier cause
+    if any(commands._SHA.match(w) or re.match(r"^#?\d{2,}$", w)  # noqa: SLF001
+           for w in changes._core_words(last["command"])[1:]):  # noqa: SLF001
+        return None  # about one commit, PR or issue: task-local, not a rule for the next session
     before, after = d["cwd"]
     passed = {**passed, "command": changes.same_part(passed["command"], changes._verb(last["command"]))}  # noqa: SLF001
     core_pass = " ".join(changes._core_words(passed["command"]))  # noqa: SLF001
@@ -357,7 +359,7 @@ def change_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
         content = f"{code(local(core_fail, root), 50)} here needs {code(what, 60)} ({tool}'s own suggestion){why}."
     elif after != before:
         where = f"`{after}/`" if after else "the repository root"
-        content = (f"Run {code(local(core_pass, root), 60)} from {where} ({code(display_command(passed, root), 70)})"
+        content = (f"Run {code(local(core_pass, root), 60)} from {where} ({code(f'cd {after} && ' + core_pass, 70)})"
                    + (f": from {'`' + before + '/`' if before else 'the repository root'}, "
                       f"{code(local(core_fail, root), 50)} {_fails_with(sig, root, 90)[3:]}" if sig else "") + ".")
     elif d["swapped"]:
