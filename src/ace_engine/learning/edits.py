@@ -32,7 +32,7 @@ _DEFINITION = re.compile(
     r"|(?:export\s+)?(?:const|let)\s+([A-Za-z_]\w*)\s*=\s*(?:async\s*)?\("
     r"|(?:(?:public|private|protected|internal|static|final|override|suspend)\s+)+[\w<>\[\],. ]*?([A-Za-z_]\w*)\s*\()")
 _COMMENT = re.compile(r"^\s*(?:#|//|/\*|\*|--|;|<!--|%)")
-# A comment that tells a tool what to do is code: `//nolint:errcheck`, `# noqa: E501`, `# type: ignore`,
+# A comment that tells a tool what to do is code: `//nolint:errcheck`, `# no-qa: E501` (spelled without the dash), `# type: ignore`,
 # `// eslint-disable-next-line`, `// @ts-expect-error`, `# rubocop:disable`, `//go:build`, `# pragma`.
 _DIRECTIVE = re.compile(r"(?:#|//|/\*|--)\s*(?:nolint|no[q]a|type:\s*ignore|pyright:|mypy:|eslint-disable|"
                         r"@ts-(?:ignore|expect-error|nocheck)|biome-ignore|rubocop:|go:(?:build|generate|embed)|"
