@@ -257,8 +257,8 @@ def _same_goal(later: Step, fail: Step) -> bool:
                 fail.get("error") or ""):
             return True
         # A script that ran this tool (`bun run test` printing `$ vitest run`) and the tool run directly.
-        tool = commands.family(later["command"]).split(" ")[0]
-        return len(tool) > 2 and re.search(rf"(?<![\w-]){re.escape(tool)}(?![\w-])", fail.get("_output") or "") \
+        ran = commands.family(later["command"]).split(" ")[0]
+        return len(ran) > 2 and re.search(rf"(?<![\w-]){re.escape(ran)}(?![\w-])", fail.get("_output") or "") \
             is not None
     fam = commands.family(fail["command"])
     if " " in fam and commands.family(later["command"]) == fam:

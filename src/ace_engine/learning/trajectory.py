@@ -391,7 +391,7 @@ def carried(previous: Iterable[TrajectoryStep]) -> list[TrajectoryStep]:
         command = step.get("command")
         # Got past in this turn (`git push` then `git push --set-upstream …`): learned here already.
         if command and not step.get("success") and step.get("failure", "failed") == "failed" and not any(
-                later.get("success") and later.get("command") and covers(later["command"], command)
+                later.get("success") and covers(later.get("command") or "", command)
                 for later in steps[n + 1:]):
             last[commands.key(command)] = step
     out = []

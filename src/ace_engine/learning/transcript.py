@@ -145,7 +145,8 @@ def _queued_prompt(entry: dict[str, Any]) -> dict[str, Any]:
     origin = attachment.get("origin")
     if not isinstance(origin, dict):
         origin = {"kind": "task-notification"} if attachment.get("commandMode") == "task-notification" else None
-    out = {k: entry[k] for k in ("uuid", "parentUuid", "isSidechain", "timestamp", "cwd", "sessionId") if k in entry}
+    out: dict[str, Any] = {k: entry[k] for k in ("uuid", "parentUuid", "isSidechain", "timestamp", "cwd", "sessionId")
+                           if k in entry}
     out.update({"type": "user", "message": {"role": "user", "content": attachment["prompt"]}, "queued": True})
     if origin is not None:
         out["origin"] = origin
