@@ -213,7 +213,8 @@ def _fix_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
             fix_edits or any(s.get("kind") == "format" for s in fix_runs)):
         if e["self_inflicted"] and not _RULE_NAME.search(sig):
             return None  # a compile error in code this task had just written: no rule for the next session
-        diff = _diffs(fix_edits, 70)
+        # The rule's fix is where the linter points; an edit elsewhere in between is other work.
+        diff = _diffs([s for s in fix_edits if any(ep._mentions(output, f) for f in s.get("files") or [])], 70)  # noqa: SLF001
         how = f": fixed by {diff}" if diff else ""
         tools = [s for s in fix_runs if s.get("kind") == "format"]
         how += (", after " if how else ": fixed after ") + _shape(tools[0]["command"], root, 40) if tools else ""
