@@ -141,3 +141,17 @@ def test_a_change_in_the_invocation_is_strong_evidence_for_the_curator():
     again = [dict(steps[0]), bash("git push", "Everything up-to-date")]
     again[1]["step"] = 2
     assert not strong_evidence({"kind": "flaky"}, again)
+
+
+def test_a_directory_left_by_an_earlier_cd_and_a_flag_the_tool_named():
+    lessons = learn([bash("npm test", "npm error Missing script: \"test\"", ok=False),
+                     bash(f"cd {ROOT}/web", ""), bash("npm test", "Tests: 12 passed, 12 total")])
+    assert lessons[0] == ("Run `npm test` from `web/` (`cd web && npm test`): from the repository root, `npm test` "
+                          "fails with `npm error Missing script: \"test\"`.", 0.85)
+    out = ("none of the git remotes configured for this repository point to a known GitHub host; "
+           "pass --repo OWNER/REPO to choose one")
+    lessons = learn([bash('gh pr create --title "Add x" --body "y"', out, ok=False),
+                     bash('gh pr create --repo acme/shop --title "Add x" --body "y"', "https://github.com/acme/shop/pull/7")])
+    assert lessons == [("`gh pr create` here needs `--repo acme/shop` (gh's own suggestion): without it, it fails with "
+                        "`none of the git remotes configured for this repository point to a known GitHub host; pass "
+                        "--repo …`.", 0.85)]

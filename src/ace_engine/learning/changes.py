@@ -24,6 +24,7 @@ operations per pair of commands.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from typing import Any, TypedDict
@@ -53,10 +54,16 @@ _GIT_PHRASES = (
 )
 
 
+# Tools whose commands are two words deep (`gh pr create` and `gh pr merge` are different actions).
+_NESTED = frozenset({"gh", "docker", "kubectl", "gcloud", "aws", "az", "glab", "flyctl", "fly", "heroku", "vercel",
+                     "supabase", "doppler", "wrangler", "bd", "linear"})
+
+
 class Diff(TypedDict):
     tool: str
     added: list[str]
     removed: list[str]
+    flags: list[str]  # the flags the passing run added, with their values (`--repo o/r`)
     args: bool
     cwd: tuple[str, str]
     env: list[str]
@@ -82,6 +89,8 @@ def _verb(piece: str) -> tuple[str, str]:
     while rest and rest[0].startswith("-"):
         rest = rest[2:] if rest[0] in ("-C", "-c") else rest[1:]
     sub = rest[0] if rest and re.match(r"^[a-z][\w:-]*$", rest[0]) else ""
+    if sub and tool in _NESTED and len(rest) > 1 and re.match(r"^[a-z][\w-]*$", rest[1]):
+        sub += " " + rest[1]  # `gh pr create`, `docker compose up`: the action is two words
     return tool, sub
 
 
@@ -123,12 +132,35 @@ def suggestions(output: str) -> list[str]:
     return [s for s in dict.fromkeys(found) if len(s.split()) >= 1 and not s.endswith(":")]
 
 
-def _cwd(command: str, root: str | None) -> str:
-    """The directory a line runs its work in, relative to the project root ('' = the root / unknown)."""
+def _cwd(command: str, root: str | None, before: str | None = None) -> str:
+    """The directory a line runs its work in, relative to the project root ('' = the root / unknown):
+    its own last `cd`, else the directory the shell was left in (`before`, see `track_cwd`)."""
     cds = [m.group("dir").strip("\"'") for p in commands.parts(command) if (m := _CD.match(p))]
     if not cds:
-        return ""
-    target = cds[-1].replace("\\", "/").rstrip("/")
+        return _relative(before, root) if before else ""
+    if before and not cds[-1].startswith(("/", "~", "$")) and not re.match(r"^[A-Za-z]:", cds[-1]):
+        cds[-1] = before.rstrip("/") + "/" + cds[-1]
+    return _relative(cds[-1], root)
+
+
+def track_cwd(steps: list[dict[str, Any]], root: str | None) -> None:
+    """Set each command step's `cwd`: where the shell was when it ran. Claude Code's Bash keeps the
+    directory a `cd` left it in, so `cd web` in one call and `npm test` in the next run in `web`."""
+    here = root or ""
+    for step in steps:
+        command = step.get("command")
+        if not command:
+            continue
+        step["cwd"] = here
+        cds = [m.group("dir").strip("\"'") for p in commands.parts(command) if (m := _CD.match(p))]
+        if cds and step.get("success") and "(" not in command.split("&&")[0]:
+            target = cds[-1]
+            here = target if target.startswith("/") or re.match(r"^[A-Za-z]:", target) else \
+                os.path.normpath(os.path.join(here or "/", target))
+
+
+def _relative(target: str, root: str | None) -> str:
+    target = target.replace("\\", "/").rstrip("/")
     base = (root or "").replace("\\", "/").rstrip("/")
     if base and (target.lower() == base.lower() or target.lower().startswith(base.lower() + "/")):
         target = target[len(base):].lstrip("/")
@@ -190,8 +222,21 @@ def branchless(words: list[str], tool: str, sub: str) -> list[str]:
     return out
 
 
-def compare(failed: str, passed: str, root: str | None, output: str = "") -> Diff:
-    """Word-level difference of two invocations of one command family (see the module docstring)."""
+def _with_values(words: list[str], others: list[str]) -> list[str]:
+    """The flags of `words` not in `others`, each with the value that follows it (`--repo o/r`)."""
+    out: list[str] = []
+    for i, w in enumerate(words):
+        if w.startswith("-") and w not in others:
+            nxt = words[i + 1] if i + 1 < len(words) else ""
+            out.append(f"{w} {nxt}" if nxt and not nxt.startswith("-") and "=" not in w and nxt not in others
+                       and w.startswith("--") else w)
+    return out
+
+
+def compare(failed: str, passed: str, root: str | None, output: str = "",
+            cwd: tuple[str | None, str | None] = (None, None)) -> Diff:
+    """Word-level difference of two invocations of one command family (see the module docstring).
+    `cwd`: where the shell was before each ran (`track_cwd`), when known."""
     a, b = _core_words(failed), _core_words(passed)
     tool, sub = _verb(passed)
     fa, fb = _flags(a), _flags(b)
@@ -200,6 +245,9 @@ def compare(failed: str, passed: str, root: str | None, output: str = "") -> Dif
     added = [w for w in b[1:] if w not in a and w != sub]
     removed = [w for w in fa if w not in fb]
     suggested = next((s for s in suggestions(output) if _follows(s, passed)), None) if output else None
+    if suggested is None:  # the failing tool named the long flag the passing run added (`… use --repo`)
+        suggested = next((f for f in _flags(b) if f not in a and f.startswith("--") and len(f) > 4
+                          and re.search(rf"(?<![\w-]){re.escape(f.split('=')[0])}\b", output)), None)
     swapped = None
     for old in (w for w in args_a if w not in args_b and len(w) > 2):
         name = old.rstrip("/").rsplit("/", 1)[-1]
@@ -208,7 +256,8 @@ def compare(failed: str, passed: str, root: str | None, output: str = "") -> Dif
             swapped = (old, new)
             break
     return {"swapped": swapped, "tool": f"{tool} {sub}".strip(), "added": branchless(added, tool, sub),
-            "removed": removed, "args": args_a != args_b, "cwd": (_cwd(failed, root), _cwd(passed, root)),
+            "flags": _with_values(b[1:], a), "removed": removed, "args": args_a != args_b,
+            "cwd": (_cwd(failed, root, cwd[0]), _cwd(passed, root, cwd[1])),
             "env": sorted(_env(passed) - _env(failed)), "suggested": suggested}
 
 
@@ -231,7 +280,7 @@ def command_change(fail: Step, passed: Step, root: str | None) -> Diff | None:
     passed_cmd = same_part(passed_cmd, _verb(failed_cmd))
     if not failed_cmd or not passed_cmd or _verb(failed_cmd)[0] != _verb(passed_cmd)[0]:
         return None
-    d = compare(failed_cmd, passed_cmd, root, fail.get("_output") or "")
+    d = compare(failed_cmd, passed_cmd, root, fail.get("_output") or "", (fail.get("cwd"), passed.get("cwd")))
     if _verb(failed_cmd) != _verb(passed_cmd) and not d["suggested"]:
         return None  # another subcommand: another action, not the same one written another way
     flags_changed = bool(set(_flags(d["added"])) or d["removed"])

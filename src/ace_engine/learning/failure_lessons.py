@@ -343,6 +343,9 @@ def change_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
         return None
     fix_edits = [s for s in e["fixes"] if s.get("kind") == "edit"]
     output = last.get("_output") or ""
+    if not sig:  # no line the signature rules know: the output's first telling line says it
+        sig = next((x.strip() for x in output.splitlines() if len(x.strip()) > 12
+                    and not re.match(r"^(?:Exit code|\$ )", x.strip())), None)
     at_location = [s for s in fix_edits if any(ep._mentions(output, f) for f in s.get("files") or [])]  # noqa: SLF001
     if at_location and not d["suggested"]:
         return None  # an edit where the error points is the likelier cause
@@ -355,9 +358,10 @@ def change_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
     core_fail = " ".join(changes._core_words(last["command"]))  # noqa: SLF001
     why = f": without it, {_fails_with(sig, root, 100)}" if sig else ""
     if d["suggested"] and (d["added"] or d["removed"]):
-        what = " ".join(d["added"]) if d["added"] else "no " + " ".join(d["removed"])
+        what = (" ".join(d["added"]) if d["suggested"].startswith(d["tool"]) else " ".join(d["flags"])) \
+            if d["added"] else "no " + " ".join(d["removed"])
         tool = d["tool"].split()[0]
-        content = f"{code(local(core_fail, root), 50)} here needs {code(what, 60)} ({tool}'s own suggestion){why}."
+        content = f"{code(d['tool'], 40)} here needs {code(what, 60)} ({tool}'s own suggestion){why}."
     elif after != before:
         where = f"`{after}/`" if after else "the repository root"
         content = (f"Run {code(local(core_pass, root), 60)} from {where} ({code(f'cd {after} && ' + core_pass, 70)})"
@@ -373,9 +377,8 @@ def change_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
                   + (f": that {_fails_with(said, root, 90)[3:]}" if sig else "") + "."
     elif d["env"]:
         content = f"{code(local(core_fail, root), 50)} needs {code(' '.join(d['env']), 40)} set here{why}."
-    elif set(changes._flags(d["added"])):  # noqa: SLF001
-        flags = [w for w in d["added"] if w.startswith("-")]
-        content = f"{code(local(core_fail, root), 50)} here needs {code(' '.join(flags), 40)}{why}."
+    elif d["flags"]:
+        content = f"{code(d['tool'], 40)} here needs {code(' '.join(d['flags']), 50)}{why}."
     elif d["removed"]:
         content = f"Don't pass {code(' '.join(d['removed']), 40)} to {code(d['tool'], 30)} here{why[:0]}" \
                   + (f": with it, {_fails_with(sig, root, 100)}" if sig else "") + "."

@@ -97,6 +97,7 @@ class HeuristicReflector:
     def reflect(self, trajectory: Trajectory, playbook: list[Bullet]) -> Reflection:
         steps = [_prepared(s, i) for i, s in enumerate(trajectory.get("trajectory") or [], 1)]
         root = trajectory.get("cwd") or (trajectory.get("project") or {}).get("root")
+        changes.track_cwd(steps, root)
         candidates: list[Candidate] = []
         runs = [s for s in steps if s.get("command") and not s.get("interrupted")]
         carried = [_prepared(s, s["step"]) for s in trajectory.get("carried") or []]
