@@ -141,7 +141,7 @@ def _diffs(fix_edits: Sequence[Step], limit: int, new_only: bool = False) -> str
 
 def _candidate(content: str, kind: str, confidence: float, evidence: str, steps: Sequence[Step],
                section: str = "troubleshooting_and_pitfalls", files: Sequence[str] = ()) -> Candidate:
-    cand: Candidate = {"content": sentence(content, 260), "section": section, "kind": kind, "confidence": confidence,
+    cand: Candidate = {"content": sentence(content, 280), "section": section, "kind": kind, "confidence": confidence,
                        "evidence": evidence[:800], "source_steps": [s["step"] for s in steps]}
     if files:
         cand["files"] = list(files)[:10]
@@ -239,7 +239,8 @@ def _fix_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
     if config:
         content = f"{cmd} needs {diff} in {where}: without it, {_fails_with(sig, root, 90)}."
     elif e["throwaway"]:
-        content = f"{_sig(sig, root, 90)}: the cause was in {where}, fixed by {diff}."
+        frame = f"``: the cause was in {where}, fixed by {diff}."
+        content = f"{_sig(sig, root, max(90, min(150, 260 - len(frame))))}: the cause was in {where}, fixed by {diff}."
     else:  # the signature gets what the frame leaves of ~240 characters (at least 60)
         frame = f"When {cmd} fails with ``: the cause was in {where}, fixed by {diff}."
         content = f"When {cmd} fails with {_sig(sig, root, max(60, min(120, 240 - len(frame))))}: the cause was in " \
