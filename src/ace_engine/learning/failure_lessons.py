@@ -28,7 +28,13 @@ from typing import TYPE_CHECKING, Any
 
 from . import changes, commands, edits
 from . import episodes as ep
-from .lesson_text import code, cut, local, sentence, spelled
+from .change_lessons import change_lesson
+from .lesson_parts import TRANSIENT
+from .lesson_parts import candidate as _candidate
+from .lesson_parts import evidence as _evidence
+from .lesson_parts import fails_with as _fails_with
+from .lesson_parts import sig_span as _sig
+from .lesson_text import code, local, spelled
 
 if TYPE_CHECKING:
     from .._types import Candidate
@@ -52,10 +58,6 @@ _MISSING = re.compile(r"Missing script|Unknown task|No rule to make target|is no
                       r"(?:not found|does not exist|could not be found)|does not contain (?:a )?recipe|"
                       r"no task named", re.IGNORECASE)
 # Failures of the network or the machine: no code edit fixes them.
-TRANSIENT = re.compile(r"failed to download|Could not resolve host|Connection (?:refused|reset|timed out)|"
-                       r"\bE(?:CONNREFUSED|TIMEDOUT|NOTFOUND|AI_AGAIN)\b|network is unreachable|"
-                       r"Temporary failure in name resolution|503 Service|rate limit|cannot lock ref|"
-                       r"Unable to create '.*\.lock'", re.IGNORECASE)
 _CANNOT_START = re.compile(r"Could not locate executable|command not found|not found in PATH|Cannot find module|"
                            r"ENOENT|spawn \S+ ENOENT", re.IGNORECASE)
 _HINT = re.compile(r"^\s*(?:(?:hint|Hint|HINT|help):\s+|Did you mean\s+)(.{8,140}?)\s*$", re.MULTILINE)
@@ -96,22 +98,6 @@ def _shape(command: str, root: str | None, limit: int = 60) -> str:
     return code(display_command({"command": command}, root), limit)
 
 
-_TAIL_NAME = re.compile(r"\s(\([\w-]{2,30}\)|\[[\w-]{2,30}\])$")  # `… (errcheck)`: the rule's name, last
-
-
-def _sig(sig: str | None, root: str | None, limit: int = 150) -> str:
-    """The signature as a code span within `limit`; a trailing rule name (`(wrapcheck)`) survives the cut."""
-    text = local(sig or "", root)
-    tail = _TAIL_NAME.search(text)
-    if tail and len(text) > limit:
-        return code(cut(text[: tail.start()], limit - len(tail.group(1)) - 1) + " " + tail.group(1), limit + 4)
-    return code(text, limit)
-
-
-def _fails_with(sig: str | None, root: str | None, limit: int = 150) -> str:
-    return f"it fails with {_sig(sig, root, limit)}" if sig else "it fails"
-
-
 def _hint(step: Step) -> str:
     m = _HINT.search(step.get("_output") or "")
     return f" (hint: {m.group(1).rstrip('.')})" if m else ""
@@ -137,22 +123,6 @@ def _diffs(fix_edits: Sequence[Step], limit: int, new_only: bool = False) -> str
         found = [c for c in found if c["code"]]
     shown = list(dict.fromkeys(edits.describe(c, limit, new_only=new_only) for c in found))
     return "; ".join(shown[:2])
-
-
-def _candidate(content: str, kind: str, confidence: float, evidence: str, steps: Sequence[Step],
-               section: str = "troubleshooting_and_pitfalls", files: Sequence[str] = ()) -> Candidate:
-    cand: Candidate = {"content": sentence(content, 280), "section": section, "kind": kind, "confidence": confidence,
-                       "evidence": evidence[:800], "source_steps": [s["step"] for s in steps]}
-    if files:
-        cand["files"] = list(files)[:10]
-    return cand
-
-
-def _evidence(e: ep.Episode) -> str:
-    parts = [f"step {f['step']}: {f['action'][:120]} → {f['result'][:120]}" for f in e["fails"][:2]]
-    parts += [f"step {s['step']}: {s['action'][:100]}" for s in e["fixes"][:3]]
-    parts.append(f"step {e['passed']['step']}: {e['passed']['action'][:100]} → {e['passed']['result'][:80]}")
-    return "; ".join(parts)
 
 
 def _is_commit(step: Step) -> bool:
@@ -250,20 +220,6 @@ def _fix_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
                       e["fails"] + e["fixes"] + [passed], files=files)
 
 
-def _failing_part(command: str, output: str) -> str:
-    """In `git add x && git commit`, the part the failure speaks of: the one whose subcommand the
-    output names ("… Use -f if you really want to add them" → `git add x`); else the whole line."""
-    pieces = [p for p in commands.parts(command) if commands.kind(p) not in ("readonly",)]
-    if len(pieces) < 2:
-        return command
-    for piece in pieces:
-        words = piece.split()
-        verb = words[1] if len(words) > 1 and words[1].isalpha() else words[0]
-        if re.search(rf"\b{re.escape(verb)}\b", output):
-            return piece
-    return command
-
-
 def _same_action(fail: Step, worked: Step) -> bool:
     """Is `worked` another way to do what `fail` tried: the same tool and subcommand, or another tool
     where this one could not run at all (`pnpm: command not found` → `npm test`)?"""
@@ -279,7 +235,7 @@ def _environment_lesson(fail: Step, root: str | None, worked: Step | None, sig: 
         worked = None  # `git commit` passing says nothing about how to get `git add` past it
     if not sig or not ENVIRONMENT.search(sig) or TRANSIENT.search(sig):
         return None
-    command = _failing_part(fail["command"], fail.get("_output") or "") if worked is None else fail["command"]
+    command = changes.failing_part(fail["command"], fail.get("_output") or "") if worked is None else fail["command"]
     failed_as, worked_as = _shape(command, root, 70), _shape(worked["command"], root, 90) if worked else ""
     if worked is not None and failed_as == worked_as:  # the same command written another way
         failed_as = code(local(spelled(commands.clean(fail["command"])), root), 70)
@@ -318,79 +274,6 @@ def _missing_command(fail: Step, steps: Sequence[Step], root: str | None) -> Can
         content += "; the checks that work: " + ", ".join(code(local(w, root), 60) for w in working[:3])
     return _candidate(content + ".", "missing_command", 0.85, f"step {fail['step']}: {fail['result'][:200]}",
                       [fail], section="strategies_and_hard_rules")
-
-
-def _unbranched(text: str, passed: Step) -> str:
-    """The branch a git command named, as `<branch>` in the text too (one lesson per repository)."""
-    words = changes.branchless(changes._core_words(passed.get("command") or ""), "git",  # noqa: SLF001
-                               changes._verb(passed.get("command") or "")[1])  # noqa: SLF001
-    raw = changes._core_words(passed.get("command") or "")  # noqa: SLF001
-    for before, after in zip(raw, words, strict=False):
-        if after == "<branch>" and len(before) > 2:
-            text = re.sub(rf"(?<![\w/-]){re.escape(before)}(?![\w-])", "<branch>", text)
-    return text
-
-
-def change_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
-    """The invocation itself changed and that got past the failure (`changes.command_change`):
-    the tool's own suggestion followed, a flag added or dropped, another directory, a variable set.
-    A rule naming the change; the runs it rests on are its evidence."""
-    last, passed = e["fails"][-1], e["passed"]
-    if not passed["success"]:
-        return None
-    d = changes.command_change(last, passed, root)
-    sig = e["signature"]
-    if d is None or (sig and TRANSIENT.search(sig)):
-        return None
-    fix_edits = [s for s in e["fixes"] if s.get("kind") == "edit"]
-    output = last.get("_output") or ""
-    if not sig:  # no line the signature rules know: the output's first telling line says it
-        sig = next((x.strip() for x in output.splitlines() if len(x.strip()) > 12
-                    and not re.match(r"^(?:Exit code|\$ )", x.strip())), None)
-    at_location = [s for s in fix_edits if any(ep._mentions(output, f) for f in s.get("files") or [])]  # noqa: SLF001
-    if at_location and not d["suggested"]:
-        return None  # an edit where the error points is the likelier cause
-    if any(commands._SHA.match(w) or re.match(r"^#?\d{2,}$", w)  # noqa: SLF001
-           for w in changes._core_words(last["command"])[1:]):  # noqa: SLF001
-        return None  # about one commit, PR or issue: task-local, not a rule for the next session
-    before, after = d["cwd"]
-    passed = {**passed, "command": changes.same_part(passed["command"], changes._verb(last["command"]))}  # noqa: SLF001
-    core_pass = " ".join(changes._core_words(passed["command"]))  # noqa: SLF001
-    core_fail = " ".join(changes._core_words(last["command"]))  # noqa: SLF001
-    why = f": without it, {_fails_with(sig, root, 100)}" if sig else ""
-    if d["suggested"] and (d["added"] or d["removed"]):
-        what = (" ".join(d["added"]) if d["suggested"].startswith(d["tool"]) else " ".join(d["flags"])) \
-            if d["added"] else "no " + " ".join(d["removed"])
-        tool = d["tool"].split()[0]
-        content = f"{code(d['tool'], 40)} here needs {code(what, 60)} ({tool}'s own suggestion){why}."
-    elif after != before:
-        where = f"`{after}/`" if after else "the repository root"
-        content = (f"Run {code(local(core_pass, root), 60)} from {where} ({code(f'cd {after} && ' + core_pass, 70)})"
-                   + (f": from {'`' + before + '/`' if before else 'the repository root'}, "
-                      f"{code(local(core_fail, root), 50)} {_fails_with(sig, root, 90)[3:]}" if sig else "") + ".")
-    elif d["swapped"]:
-        old, new = (local(w, root) for w in d["swapped"])
-        name = old.rstrip("/").rsplit("/", 1)[-1]
-        if old.endswith(name) and new.endswith(name) and old != name and new != name:
-            old, new = old[: -len(name)] + "…", new[: -len(name)] + "…"  # the directories are the difference
-        said = (sig or "").replace(d["swapped"][0], "…").replace(local(d["swapped"][0], root), "…")
-        content = f"{code(d['tool'], 30)} takes {code(new, 60)}, not {code(old, 60)}" \
-                  + (f": that {_fails_with(said, root, 90)[3:]}" if sig else "") + "."
-    elif d["env"]:
-        content = f"{code(local(core_fail, root), 50)} needs {code(' '.join(d['env']), 40)} set here{why}."
-    elif d["flags"]:
-        content = f"{code(d['tool'], 40)} here needs {code(' '.join(d['flags']), 50)}{why}."
-    elif d["removed"]:
-        content = f"Don't pass {code(' '.join(d['removed']), 40)} to {code(d['tool'], 30)} here{why[:0]}" \
-                  + (f": with it, {_fails_with(sig, root, 100)}" if sig else "") + "."
-    else:
-        return None
-    content = _unbranched(content, passed)
-    # The tool's own suggestion, another directory, the argument the error named: the change is the
-    # cause. A flag or variable changed on our own guess: likely, but a candidate until it recurs.
-    strong = bool(d["suggested"] or after != before or d["swapped"])
-    return _candidate(content, "command_change", 0.85 if strong else 0.7, _evidence(e), e["fails"] + [passed],
-                      section="strategies_and_hard_rules")
 
 
 def _same_args(e: ep.Episode) -> bool:

@@ -138,20 +138,15 @@ def _queued_prompt(entry: dict[str, Any]) -> dict[str, Any]:
     """A prompt typed while the agent worked (Claude Code 2.1.2xx+: an `attachment` entry of type
     `queued_command`) read as the user entry it stands for, so its words count like any prompt's: a
     task notification or a peer's message queued the same way stays what it is (`origin`, `isMeta`)."""
-    attachment = entry.get("attachment")
-    if entry.get("type") != "attachment" or not isinstance(attachment, dict) \
-            or attachment.get("type") != "queued_command" or not isinstance(attachment.get("prompt"), str):
+    att = entry.get("attachment")
+    if entry.get("type") != "attachment" or not isinstance(att, dict) or att.get("type") != "queued_command" \
+            or not isinstance(att.get("prompt"), str):
         return entry
-    origin = attachment.get("origin")
-    if not isinstance(origin, dict):
-        origin = {"kind": "task-notification"} if attachment.get("commandMode") == "task-notification" else None
-    out: dict[str, Any] = {k: entry[k] for k in ("uuid", "parentUuid", "isSidechain", "timestamp", "cwd", "sessionId")
-                           if k in entry}
-    out.update({"type": "user", "message": {"role": "user", "content": attachment["prompt"]}, "queued": True})
-    if origin is not None:
-        out["origin"] = origin
-    if attachment.get("isMeta") or entry.get("isMeta"):
-        out["isMeta"] = True
+    origin = att["origin"] if isinstance(att.get("origin"), dict) else \
+        {"kind": "task-notification"} if att.get("commandMode") == "task-notification" else None
+    out: dict[str, Any] = {k: entry[k] for k in ("uuid", "parentUuid", "isSidechain", "timestamp") if k in entry}
+    out.update({"type": "user", "message": {"role": "user", "content": att["prompt"]}, "queued": True,
+                **({"origin": origin} if origin else {}), **({"isMeta": True} if att.get("isMeta") else {})})
     return out
 
 
