@@ -62,6 +62,9 @@ def test_a_chain_is_blamed_on_the_part_that_failed():
                           ok=False)])
     assert len(lessons) == 1 and lessons[0][0].startswith("`git add lib/a.ex priv/static/assets/app.css` fails here "
                                                          "with `The following paths are ignored")
+    # A task runner names its task on every line it prints.
+    lint_out = "Exit code 1\n[lint] $ golangci-lint run ./...\ncmd/x.go:3:1: NewX returns interface (ireturn)\n"
+    assert changes.failing_part("mise run fmt && mise run lint && mise run test:ci", lint_out) == "mise run lint"
     # The output names no part: the line's check stays the command (the test in `npm ci && npm test`).
     assert changes.failing_part("npm ci && npm test", "FAIL src/a.test.ts") == "npm ci && npm test"
     assert changes.failing_part("cd web && npm install && npm run build", "npm ERR! Missing script: \"build\"") \

@@ -29,7 +29,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, TypedDict
 
-from . import commands
+from . import check_tools, commands
 
 Step = Mapping[str, Any]
 
@@ -110,7 +110,10 @@ def failing_part(command: str, output: str) -> str:
             if any(s == sub and rx.search(head) for s, rx in _GIT_PHRASES):
                 named.append(i)
             continue
-        if sub and re.search(rf"(?<![\w-]){re.escape(tool)}\W+(?:run\W+)?{re.escape(sub)}\b", head):
+        task = check_tools.runner_task(check_tools.strip_launchers(pieces[i]).split())
+        if task and re.search(rf"^\[{re.escape(task)}\] |^(?:[\w@/.-]+:)?{re.escape(task)}: ", head, re.M):
+            named.append(i)  # a task runner prefixes its task's lines: `[lint] $ golangci-lint …`, `web:lint: …`
+        elif sub and re.search(rf"(?<![\w-]){re.escape(tool)}\W+(?:run\W+)?{re.escape(sub)}\b", head):
             named.append(i)
         elif tool and tool in {m.group(1) for m in _TOOL_PREFIX.finditer(head)}:
             named.append(i)
