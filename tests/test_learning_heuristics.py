@@ -60,7 +60,7 @@ def test_error_then_fix_then_pass_gives_a_troubleshooting_lesson_naming_command_
     fix = out["candidates"][0]
     assert fix["content"] == (
         "When `python -m pytest -q` fails with `tests/test_cart.py::test_total - TypeError: unsupported operand "
-        "type(s) for +: 'int' and 'str'`: the cause was in src/shop/cart.py, fixed by `total += item.price` → "
+        "type(s) for +: 'int' and 'str'`, look in src/shop/cart.py; the fix: `total += item.price` → "
         "`total += Decimal(item.price)`.")
     assert fix["section"] == "troubleshooting_and_pitfalls" and fix["source_steps"] == [2, 3, 4]
     assert fix["files"] == ["src/shop/cart.py"] and "12 passed" in fix["evidence"] and fix["confidence"] >= 0.8

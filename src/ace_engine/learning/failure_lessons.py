@@ -209,12 +209,12 @@ def _fix_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
     if config:
         content = f"{cmd} needs {diff} in {where}: without it, {_fails_with(sig, root, 90)}."
     elif e["throwaway"]:
-        frame = f"``: the cause was in {where}, fixed by {diff}."
-        content = f"{_sig(sig, root, max(90, min(150, 260 - len(frame))))}: the cause was in {where}, fixed by {diff}."
+        frame = f"`` comes from {where}; the fix: {diff}."
+        content = f"{_sig(sig, root, max(90, min(150, 260 - len(frame))))} comes from {where}; the fix: {diff}."
     else:  # the signature gets what the frame leaves of ~240 characters (at least 60)
-        frame = f"When {cmd} fails with ``: the cause was in {where}, fixed by {diff}."
-        content = f"When {cmd} fails with {_sig(sig, root, max(60, min(120, 240 - len(frame))))}: the cause was in " \
-                  f"{where}, fixed by {diff}."
+        frame = f"When {cmd} fails with ``, look in {where}; the fix: {diff}."
+        content = f"When {cmd} fails with {_sig(sig, root, max(60, min(120, 240 - len(frame))))}, look in {where}; " \
+                  f"the fix: {diff}."
     strong = not (e["self_inflicted"] and not environment)
     return _candidate(content, "error_fix", 0.85 if strong else 0.5, _evidence(e),
                       e["fails"] + e["fixes"] + [passed], files=files)
