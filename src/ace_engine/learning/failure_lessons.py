@@ -202,19 +202,21 @@ def _fix_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
         files = [f for s in fix_edits for f in s.get("files") or []]
     if not fix_edits:
         return None
-    diff = _diffs(fix_edits, 70) or "editing it"  # a payload's edit may name only its file
     where = _where(fix_edits, output, root)
     config = all(ep.CONFIG_FILE.search(f) for f in files)
-    # A rule within ~200 characters: the signature and the change get what the frame leaves.
+    # A rule of ~240 characters: the signature first (its telling end is what the next session
+    # recognises), the change gets what is left (at least 50).
     if config:
+        diff = _diffs(fix_edits, 70) or "editing it"  # a payload's edit may name only its file
         content = f"{cmd} needs {diff} in {where}: without it, {_fails_with(sig, root, 90)}."
     elif e["throwaway"]:
-        frame = f"`` comes from {where}; the fix: {diff}."
-        content = f"{_sig(sig, root, max(90, min(150, 260 - len(frame))))} comes from {where}; the fix: {diff}."
-    else:  # the signature gets what the frame leaves of ~240 characters (at least 60)
-        frame = f"When {cmd} fails with ``, look in {where}; the fix: {diff}."
-        content = f"When {cmd} fails with {_sig(sig, root, max(60, min(120, 240 - len(frame))))}, look in {where}; " \
-                  f"the fix: {diff}."
+        said = _sig(sig, root, 150)
+        diff = _diffs(fix_edits, max(50, 250 - len(said) - len(where) - 30)) or "editing it"
+        content = f"{said} comes from {where}; the fix: {diff}."
+    else:
+        said = _sig(sig, root, 120)
+        diff = _diffs(fix_edits, max(50, 240 - len(said) - len(where) - len(cmd) - 40)) or "editing it"
+        content = f"When {cmd} fails with {said}, look in {where}; the fix: {diff}."
     strong = not (e["self_inflicted"] and not environment)
     return _candidate(content, "error_fix", 0.85 if strong else 0.5, _evidence(e),
                       e["fails"] + e["fixes"] + [passed], files=files)

@@ -112,7 +112,7 @@ class HeuristicReflector:
         seen: set[str] = set()
         unique: list[Candidate] = []
         for cand in candidates:
-            key = cand["content"].lower()
+            key = re.sub(r"\d+", "0", cand["content"].lower())  # `has 3 occurrences` / `has 4 occurrences`: one
             if key not in seen:
                 seen.add(key)
                 unique.append(cand)
