@@ -6,9 +6,12 @@ fix found by comparing the two runs, not by a per-ecosystem table.
     suggestions(output) -> [str]
         commands the failing tool itself proposed ("use\\n\\n    git push --set-upstream origin x",
         "Run 'mix format' to fix", "Did you mean `npm run build`?")
-    compare(failed, passed, root) -> Diff
-        {"tool", "added": [words], "removed": [flags], "args": bool, "cwd": (before, after),
-         "env": ["VAR=…"], "suggested": the tool's suggestion the pass followed, "swapped": (old, new) argument}
+    compare(failed, passed, root, output, cwd) -> Diff
+        {"tool", "added": [words], "removed": [flags], "flags": [added flags with values], "args": bool,
+         "cwd": (before, after), "env": ["VAR=…"], "suggested": the tool's suggestion the pass followed,
+         "swapped": (old, new) argument}
+    track_cwd(steps, root)
+        each command step's `cwd`: where the shell was (a `cd` in one Bash call holds for the next)
     command_change(fail_step, passed_step, root) -> Diff | None
         the invocation itself changed in a way that explains the pass (the tool's suggestion followed,
         a flag added or dropped, another directory, an environment variable, the argument the error
@@ -16,8 +19,7 @@ fix found by comparing the two runs, not by a per-ecosystem table.
 
 The comparison is word-level on the cleaned commands (`commands.clean`): the same tool and
 subcommand on both sides is one command family, whatever the non-flag arguments; flags are the
-words starting with `-` (with the value that follows a flag taken as part of it when the tool's
-suggestion says so). Branch names in a git ref position become `<branch>`, so the same lesson from
+words starting with `-` (a long flag keeps the value after it: `--repo acme/shop`). Branch names in a git ref position become `<branch>`, so the same lesson from
 two worktrees is one lesson. Pure string work, stdlib only; cost: a few regex passes and set
 operations per pair of commands.
 """
