@@ -20,8 +20,8 @@ fix found by comparing the two runs, not by a per-ecosystem table.
 The comparison is word-level on the cleaned commands (`commands.clean`): the same tool and
 subcommand on both sides is one command family, whatever the non-flag arguments; flags are the
 words starting with `-` (a long flag keeps the value after it: `--repo acme/shop`). Branch names
-in a git ref position become `<branch>`, so the same lesson from two worktrees is one lesson. Pure string work, stdlib only; cost: a few regex passes and set
-operations per pair of commands.
+in a git ref position become `<branch>`, so the same lesson from two worktrees is one lesson.
+Pure string work, stdlib only; cost: a few regex passes and set operations per pair of commands.
 """
 
 from __future__ import annotations
