@@ -156,5 +156,4 @@ def test_a_directory_left_by_an_earlier_cd_and_a_flag_the_tool_named():
     lessons = learn([bash('gh pr create --title "Add x" --body "y"', out, ok=False),
                      bash('gh pr create --repo acme/shop --title "Add x" --body "y"', "https://github.com/acme/shop/pull/7")])
     assert lessons == [("`gh pr create` here needs `--repo acme/shop` (gh's own suggestion): without it, it fails with "
-                        "`none of the git remotes configured for this repository point to a known GitHub host; pass "
-                        "--repo …`.", 0.85)]
+                        "`none of the git remotes configured for this … pass --repo OWNER/REPO to choose one`.", 0.85)]

@@ -210,12 +210,12 @@ def _fix_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
         diff = _diffs(fix_edits, 70) or "editing it"  # a payload's edit may name only its file
         content = f"{cmd} needs {diff} in {where}: without it, {_fails_with(sig, root, 90)}."
     elif e["throwaway"]:
-        said = _sig(sig, root, 150)
-        diff = _diffs(fix_edits, max(50, 250 - len(said) - len(where) - 30)) or "editing it"
+        said = _sig(sig, root, 110)
+        diff = _diffs(fix_edits, max(70, 250 - len(said) - len(where) - 30)) or "editing it"
         content = f"{said} comes from {where}; the fix: {diff}."
     else:
-        said = _sig(sig, root, 120)
-        diff = _diffs(fix_edits, max(50, 240 - len(said) - len(where) - len(cmd) - 40)) or "editing it"
+        said = _sig(sig, root, 110)
+        diff = _diffs(fix_edits, max(60, 240 - len(said) - len(where) - len(cmd) - 40)) or "editing it"
         content = f"When {cmd} fails with {said}, look in {where}; the fix: {diff}."
     strong = not (e["self_inflicted"] and not environment)
     return _candidate(content, "error_fix", 0.85 if strong else 0.5, _evidence(e),

@@ -29,16 +29,17 @@ TRANSIENT = re.compile(r"failed to download|Could not resolve host|Connection (?
                        r"Temporary failure in name resolution|503 Service|rate limit|cannot lock ref|"
                        r"Unable to create '.*\.lock'", re.IGNORECASE)
 
-_TAIL_NAME = re.compile(r"\s(\([\w-]{2,30}\)|\[[\w-]{2,30}\])$")  # `… (errcheck)`: the rule's name, last
-
-
 def sig_span(sig: str | None, root: str | None, limit: int = 150) -> str:
-    """The signature as a code span within `limit`; a trailing rule name (`(wrapcheck)`) survives the cut."""
-    text = local(sig or "", root)
-    tail = _TAIL_NAME.search(text)
-    if tail and len(text) > limit:
-        return code(cut(text[: tail.start()], limit - len(tail.group(1)) - 1) + " " + tail.group(1), limit + 4)
-    return code(text, limit)
+    """The signature as a code span within about `limit`: a longer one keeps its head (the error
+    class) and its end (the telling part: the missing name, the rule `(wrapcheck)`), cut in the
+    middle at word boundaries."""
+    text = " ".join(local(sig or "", root).split())
+    if len(text) <= limit:
+        return code(text, limit)
+    head = cut(text, int(limit * 0.55))
+    rest = text[-int(limit * 0.42):]
+    rest = rest[rest.find(" ") + 1:] if " " in rest[:-8] else rest
+    return code(f"{head} {rest}" if head.endswith("…") else f"{head} … {rest}", limit + 12)
 
 
 def fails_with(sig: str | None, root: str | None, limit: int = 150) -> str:
