@@ -157,3 +157,14 @@ def test_a_directory_left_by_an_earlier_cd_and_a_flag_the_tool_named():
                      bash('gh pr create --repo acme/shop --title "Add x" --body "y"', "https://github.com/acme/shop/pull/7")])
     assert lessons == [("`gh pr create` here needs `--repo acme/shop` (gh's own suggestion): without it, it fails with "
                         "`none of the git remotes configured for this … pass --repo OWNER/REPO to choose one`.", 0.85)]
+
+
+def test_a_failure_fixed_every_time_is_that_fix_not_a_never_fixed_failure():
+    steps = [bash("git push", PUSH_NO_UPSTREAM, ok=False),
+             bash("git push --set-upstream origin feat-x", "branch 'feat-x' set up to track 'origin/feat-x'.")]
+    for n, step in enumerate(steps, 1):
+        step["step"] = n
+    traj = {"task": "ship it", "trajectory": steps, "cwd": ROOT, "result": {"success": True},
+            "history": {"commands": {"git push": {"sessions_failed": 4}}}}
+    out = [c["content"] for c in HeuristicReflector().reflect(traj, [])["candidates"]]
+    assert len(out) == 1 and "--set-upstream origin <branch>" in out[0] and "never fixed" not in out[0]
