@@ -168,3 +168,22 @@ def test_a_failure_fixed_every_time_is_that_fix_not_a_never_fixed_failure():
             "history": {"commands": {"git push": {"sessions_failed": 4}}}}
     out = [c["content"] for c in HeuristicReflector().reflect(traj, [])["candidates"]]
     assert len(out) == 1 and "--set-upstream origin <branch>" in out[0] and "never fixed" not in out[0]
+
+
+def test_task_local_traps_teach_nothing():
+    # A binary this session built in a temp dir, called with a typo: the session's own usage error.
+    built = learn([bash("go build -o /tmp/app-test ./cmd/app", "ok"),
+                   bash("/tmp/app-test enabl", "Error: unknown command \"enabl\" for \"app\"\nDid you mean this?\n\tenable",
+                        ok=False)])
+    assert built == []
+    # A compile error the linter passed on is a broken build, not a rule of the linter.
+    compile_error = learn([bash("mise run lint", "[lint] $ golangci-lint run ./...\ncmd/x_test.go:12:2: undefined: "
+                                "loadStrict (typecheck)\n", ok=False),
+                           edit("cmd/x_test.go", "loadStrict()", "load()"), bash("mise run lint", "0 issues.")])
+    assert not any("enforces" in text for text, _ in compile_error), compile_error
+    # A test the task was writing, fixed in that test: nothing for the next session.
+    own_test = learn([edit("pkg/reset_test.go", "", "func TestReset(t *testing.T) {}"),
+                      bash("go test ./pkg/", "--- FAIL: TestReset (0.00s)\n    reset_test.go:9: shadow branch should be "
+                           "deleted\nFAIL", ok=False),
+                      edit("pkg/reset_test.go", "want := 1", "want := 0"), bash("go test ./pkg/", "ok  pkg 0.2s")])
+    assert own_test == []

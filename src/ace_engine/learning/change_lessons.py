@@ -71,6 +71,8 @@ def change_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
             if d["added"] else "no " + " ".join(d["removed"])
         tool = d["tool"].split()[0]
         content = f"{code(d['tool'], 40)} here needs {code(what, 60)} ({tool}'s own suggestion){why}."
+    elif after != before and not after:
+        return None  # back to the root after the shell was left elsewhere: the session's state, no rule
     elif after != before:
         where = f"`{after}/`" if after else "the repository root"
         content = (f"Run {code(local(core_pass, root), 60)} from {where} ({code(f'cd {after} && ' + core_pass, 70)})"

@@ -126,7 +126,8 @@ def describe(ch: Change, limit: int = 110, *, new_only: bool = False) -> str:
     similar lines can read the same."""
     if ch["removed"] and ch["added"]:
         before, after = _span(ch["removed"], limit // 2), _span(ch["added"], limit)
-        if new_only or after.startswith(before.rstrip("`… ")) or before.rstrip("`… ") == after.rstrip("`… "):
+        a, b = re.sub(r"\W", "", before), re.sub(r"\W", "", after)
+        if new_only or b.startswith(a) or a.startswith(b):
             return f"writing {after}"  # cut, the two sides would read the same
     if ch["removed"] and ch["added"]:
         return f"{_span(ch['removed'], limit // 2)} → {_span(ch['added'], limit)}"

@@ -64,6 +64,9 @@ _HINT = re.compile(r"^\s*(?:(?:hint|Hint|HINT|help):\s+|Did you mean\s+)(.{8,140
 # A linter names the rule it enforces: `(errcheck)`, `F401`, `[D]`, `(no-unused-vars)`, `(react/no-danger)`;
 # a type checker's `(typecheck)` is a compile error, not a rule.
 _RULE_NAME = re.compile(r"\((?!typecheck\))[a-z][\w-]*(?:/[\w-]+)?\)$|\b[A-Z]{1,4}\d{2,4}\b|^\[[A-Z]\] ")
+# What a compiler says, whoever ran it: not a linter's rule.
+_COMPILE_ERROR = re.compile(r"undefined: |not enough arguments|too many arguments|cannot use |imported and not used|"
+                            r"has no field or method|declared and not used|syntax error|cannot find (?:symbol|name)")
 _HOOK = re.compile(r"pre-commit|precommit|husky|lint-staged|lefthook|hook (?:failed|exited)|"
                    r"validation failed", re.IGNORECASE)
 _HOOK_TOOLS = ("mix format", "credo", "dialyzer", "markdownlint", "eslint", "prettier", "ruff", "black", "flake8",
@@ -177,12 +180,15 @@ def _fix_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
     environment = bool(sig and ENVIRONMENT.search(sig))
     if not sig and not fix_runs or sig and TRANSIENT.search(sig):
         return None
+    if kind in LINT_KINDS and sig and (sig.endswith("(typecheck)") or _COMPILE_ERROR.search(sig)) \
+            and not _RULE_NAME.search(sig):
+        return None  # a compile error the linter passed on: a broken build, no rule for the next session
     # A linter's rule only when the linter ran: not when it could not start, not when a command run
     # in between (an install) was all it took.
     if kind in LINT_KINDS and sig and not environment and not _CANNOT_START.search(sig) and (
             fix_edits or any(s.get("kind") == "format" for s in fix_runs)):
-        if e["self_inflicted"] and not _RULE_NAME.search(sig):
-            return None  # a compile error in code this task had just written: no rule for the next session
+        if not _RULE_NAME.search(sig) and e["self_inflicted"]:
+            return None  # an error in code this task had just written: no rule for the next session
         # The rule's fix is where the linter points; an edit elsewhere in between is other work.
         diff = _diffs([s for s in fix_edits if any(ep._mentions(output, f) for f in s.get("files") or [])], 70)  # noqa: SLF001
         how = f": fixed by {diff}" if diff else ""
@@ -217,6 +223,8 @@ def _fix_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
         said = _sig(sig, root, 110)
         diff = _diffs(fix_edits, max(60, 240 - len(said) - len(where) - len(cmd) - 40)) or "editing it"
         content = f"When {cmd} fails with {said}, look in {where}; the fix: {diff}."
+    if e["self_inflicted"] and not environment and files and all(ep._TEST_FILE.search(f) for f in files):  # noqa: SLF001
+        return None  # a test this task was writing, fixed: task-local, nothing for the next session
     strong = not (e["self_inflicted"] and not environment)
     return _candidate(content, "error_fix", 0.85 if strong else 0.5, _evidence(e),
                       e["fails"] + e["fixes"] + [passed], files=files)
@@ -228,8 +236,9 @@ def _same_action(fail: Step, worked: Step) -> bool:
     mine, theirs = changes._verb(fail["command"]), changes._verb(worked["command"])  # noqa: SLF001
     if mine[0] == theirs[0]:
         return mine == theirs or not mine[1] or not theirs[1]
-    return bool(ep._CANNOT_RUN.search(fail.get("error") or "")) and \
-        commands.kind(worked["command"]) == commands.kind(fail["command"])  # noqa: SLF001
+    kind = commands.kind(fail["command"])
+    same_kind = commands.kind(worked["command"]) == kind and kind in commands.CHECK_KINDS + ("install",)
+    return same_kind and bool(ep._CANNOT_RUN.search(fail.get("error") or ""))  # noqa: SLF001
 
 
 def _environment_lesson(fail: Step, root: str | None, worked: Step | None, sig: str | None) -> Candidate | None:
@@ -286,10 +295,18 @@ def _same_args(e: ep.Episode) -> bool:
     return args[0] == args[1] or a[:1] != b[:1]
 
 
+def _own_binary(fail: Step, built: set[str]) -> bool:
+    """A binary this session built or put in a temp dir: its usage errors are the session's own."""
+    first = [p.split()[0] for p in commands.parts(fail.get("chain") or fail["command"]) if p.split()]
+    return any(w.rsplit("/", 1)[-1] in built or commands._TMP.match(w) for w in first)  # noqa: SLF001
+
+
 def lessons(steps: Sequence[Step], root: str | None) -> list[Candidate]:
     out = commit_hooks(steps, root)
     hooked = bool(out)
     episodes, unresolved = ep.find(steps)
+    built = {m.group(1).rsplit("/", 1)[-1] for s in steps  # binaries this session built (`go build -o x`)
+             for m in re.finditer(r"\s-o\s+(\S+)", (s.get("chain") or s.get("command") or ""))}
     for e in episodes:
         if e["passed"]["step"] < 1:
             continue  # all in the previous turn: learned there
@@ -300,9 +317,10 @@ def lessons(steps: Sequence[Step], root: str | None) -> list[Candidate]:
         if lesson is not None:
             out.append(lesson)
             continue
-        if e["variant"]:
+        if e["variant"] and not _own_binary(e["fails"][-1], built):
             lesson = _environment_lesson(e["fails"][-1], root, e["passed"], sig)
-        elif e["throwaway"] and not [s for s in e["fixes"] if s.get("kind") == "edit"]:
+        elif e["throwaway"] and not [s for s in e["fixes"] if s.get("kind") == "edit"] \
+                and not _own_binary(e["fails"][-1], built):
             lesson = _workaround(e, steps, root)
         if lesson is None and not e["variant"]:
             lesson = _fix_lesson(e, root)
@@ -323,6 +341,8 @@ def lessons(steps: Sequence[Step], root: str | None) -> list[Candidate]:
             out.append(lesson)
     for fail in unresolved:
         if _is_commit(fail) and hooked or fail["step"] < 1:
+            continue
+        if _own_binary(fail, built):
             continue
         lesson = _missing_command(fail, steps, root) or _environment_lesson(fail, root, None, fail.get("error"))
         if lesson:
