@@ -286,3 +286,46 @@ def test_trusted_hosts_match_exactly():
 ])
 def test_secrets_in_lessons(lesson, secret):
     assert safety.contains_secret(lesson) is secret
+
+
+def test_a_test_verdict_without_an_error_gives_no_fix_lesson_but_an_error_does():
+    """`--- FAIL: TestX` says which test failed, not why: the next session's failing test is another one."""
+    verdict = reflect([
+        bash("go test ./cmd/...", "--- FAIL: TestCheckRemote_Exists (0.01s)\nFAIL\tgithub.com/x/cmd\t0.2s", ok=False),
+        edit("cmd/remote.go", "if err != nil {", "if err == nil {"),
+        bash("go test ./cmd/...", "ok  \tgithub.com/x/cmd\t0.2s")])
+    assert not any("look in" in c for c in contents(verdict))
+    error = reflect([
+        bash("go test ./cmd/...", "--- FAIL: TestCheckRemote_Exists (0.01s)\n    remote_test.go:12: panic: runtime error: "
+             "invalid memory address or nil pointer dereference", ok=False, error="--- FAIL: TestCheckRemote_Exists: "
+             "panic: runtime error: invalid memory address or nil pointer dereference"),
+        edit("cmd/remote.go", "return r.client.Get()", "if r.client == nil { return nil }"),
+        bash("go test ./cmd/...", "ok  \tgithub.com/x/cmd\t0.2s")])
+    assert any("look in cmd/remote.go" in c for c in contents(error))
+
+
+def test_a_command_run_between_a_failed_test_and_its_pass_is_credited_only_when_the_failure_points_at_it():
+    unrelated = reflect([
+        bash("bun run --filter core test", "core test: # Unhandled error between tests", ok=False),
+        bash("bun install", "Checked 812 installs across 901 packages"),
+        bash("bun run --filter core test", "12 pass")])
+    assert not any(c.startswith("Run `bun install` before") for c in contents(unrelated))
+    named = reflect([
+        bash("bun run test", "Error: Runner @cloudflare/vitest-pool-workers is not supported.", ok=False),
+        bash("bun add -d vitest@3.2", "installed vitest@3.2.4"),
+        bash("bun run test", "12 pass")])
+    assert any(c.startswith("Run `bun add -d vitest@3.2` before `bun run test`") for c in contents(named))
+
+
+def test_a_lint_rule_is_learned_only_with_a_fix_that_says_more_than_the_message():
+    removed = reflect([
+        bash("golangci-lint run ./...", "cmd/hooks.go:40:6: func outputResponse is unused (unused)", ok=False),
+        edit("cmd/hooks.go", "func outputResponse(ctx string) error {\n\treturn nil\n}\n", ""),
+        bash("golangci-lint run ./...", "0 issues.")])
+    assert not any("enforces" in c for c in contents(removed))
+    directive = reflect([
+        bash("golangci-lint run ./...", "cmd/t.go:9:2: Error return value of `c.Enqueue` is not checked (errcheck)",
+             ok=False),
+        edit("cmd/t.go", "\tc.Enqueue(ev)", "\t//nolint:errcheck // best effort\n\tc.Enqueue(ev)"),
+        bash("golangci-lint run ./...", "0 issues.")])
+    assert any("enforces" in c and "nolint:errcheck" in c for c in contents(directive))

@@ -94,6 +94,20 @@ def _mentions(output: str, path: str) -> bool:
     return bool(name) and (path in output or re.search(r"(?<![\w.-])" + re.escape(name) + r"\b", output) is not None)
 
 
+def names_a_run(output: str, runs: Sequence[Step]) -> bool:
+    """Does the failure's output name one of these commands (`Run 'mix deps.get'`, `try npm install`):
+    the tool and its subcommand, as the tool itself would tell the user to type them — or a package
+    one of them installed (`vitest` for `Runner @cloudflare/vitest-pool-workers is not supported`)?"""
+    for run in runs:
+        words = [w for w in commands.key(run.get("command") or "").split() if not w.startswith("-")]
+        named = [f"{re.escape(words[0])}\\s+{re.escape(words[1])}"] if len(words) > 1 else []
+        if run.get("kind") == "install":  # `bun add -d vitest@3.2` names vitest
+            named += [re.escape(n) for w in words[2:] if len(n := re.sub(r"(?<=.)@.*$|[<>=~^].*$", "", w)) > 2]
+        if any(re.search(rf"(?<![\w-]){n}(?![\w])", output) for n in named):
+            return True
+    return False
+
+
 def _fixes(first: Step, fail: Step, passed: Step, steps: Sequence[Step], created: set[str], scripts: set[str]
            ) -> list[Step]:
     """Edits since the first failure of the streak (an edit that did not suffice alone may still be

@@ -76,6 +76,10 @@ _HOOK_TOOLS = ("mix format", "credo", "dialyzer", "markdownlint", "eslint", "pre
 _RUN_INSTRUCTION = re.compile(r"\bRun ['\"`]([^'\"`\n]{3,60})['\"`]", re.IGNORECASE)
 _FRAME = re.compile(r'File "([^"]+)", line \d+, in (\w+)')
 LINT_KINDS = ("lint", "format")
+# A test runner's verdict on one test, up to and including the test's name (Go, pytest, TAP, ExUnit, jest).
+_TEST_VERDICT = re.compile(r"^(?:--- FAIL:|FAIL(?:ED)?:?|not ok \d+(?: -)?|\d+\) test|[✗×✕])\s*\S+")
+_ERROR_WORDS = re.compile(r"error|exception|panic|expected|assert|undefined|cannot|can't|not found|no such|"
+                          r"refused|denied|timed? ?out|missing|invalid|unexpected|nil pointer", re.IGNORECASE)
 
 
 _CD = re.compile(r"^cd\s+(?P<dir>\"[^\"]+\"|'[^']+'|\S+)$")
@@ -191,14 +195,20 @@ def _fix_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
         if not _RULE_NAME.search(sig) and e["self_inflicted"]:
             return None  # an error in code this task had just written: no rule for the next session
         # The rule's fix is where the linter points; an edit elsewhere in between is other work.
-        diff = _diffs([s for s in fix_edits if any(ep._mentions(output, f) for f in s.get("files") or [])], 70)  # noqa: SLF001
-        how = f": fixed by {diff}" if diff else ""
+        pointed = [s for s in fix_edits if any(ep._mentions(output, f) for f in s.get("files") or [])]  # noqa: SLF001
         tools = [s for s in fix_runs if s.get("kind") == "format"]
+        diff = _diffs(pointed, 70)
+        if not tools and (not diff or all(s.get("_change") and not s["_change"]["added"] for s in pointed)):
+            return None  # no fix shown where it points, or the flagged code only deleted: the message says as much
+        how = f": fixed by {diff}" if diff else ""
         how += (", after " if how else ": fixed after ") + _shape(tools[0]["command"], root, 40) if tools else ""
         content = f"{cmd} enforces {_sig(sig, root, 110)}{how}."
         return _candidate(content, "lint_rule", 0.85, _evidence(e), e["fails"] + e["fixes"] + [passed],
                           section="strategies_and_hard_rules", files=files)
     if fix_runs and not fix_edits and sig:
+        if kind in commands.CHECK_KINDS and not (environment or _CANNOT_START.search(sig) or ep.names_a_run(
+                output, fix_runs)):
+            return None  # a check's own failure (a test that failed) says nothing of what ran in between
         todo = ", then ".join(_shape(s["command"], root, 70) for s in fix_runs[:2])
         content = f"Run {todo} before {cmd}: without it, {_fails_with(sig, root)}."
         return _candidate(content, "error_fix", 0.85, _evidence(e), e["fails"] + e["fixes"] + [passed],
@@ -226,9 +236,18 @@ def _fix_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
         content = f"When {cmd} fails with {said}, look in {where}; the fix: {diff}."
     if e["self_inflicted"] and not environment and files and all(ep._TEST_FILE.search(f) for f in files):  # noqa: SLF001
         return None  # a test this task was writing, fixed: task-local, nothing for the next session
+    if kind == "test" and not environment and not config and _names_only_a_test(sig):
+        return None  # which test failed, not why: the next session's failing test is another one
     strong = not (e["self_inflicted"] and not environment)
     return _candidate(content, "error_fix", 0.85 if strong else 0.5, _evidence(e),
                       e["fails"] + e["fixes"] + [passed], files=files)
+
+
+def _names_only_a_test(sig: str | None) -> bool:
+    """A test runner's verdict line (`--- FAIL: TestX`, `FAILED tests/x.py::t`, `not ok 3 - t`) with no
+    error after the test's name: it says which test failed, not what went wrong."""
+    m = _TEST_VERDICT.match(sig or "")
+    return bool(m) and not _ERROR_WORDS.search((sig or "")[m.end():])
 
 
 def _same_action(fail: Step, worked: Step) -> bool:
