@@ -247,7 +247,7 @@ def _names_only_a_test(sig: str | None) -> bool:
     """A test runner's verdict line (`--- FAIL: TestX`, `FAILED tests/x.py::t`, `not ok 3 - t`) with no
     error after the test's name: it says which test failed, not what went wrong."""
     m = _TEST_VERDICT.match(sig or "")
-    return bool(m) and not _ERROR_WORDS.search((sig or "")[m.end():])
+    return m is not None and not _ERROR_WORDS.search((sig or "")[m.end():])
 
 
 def _same_action(fail: Step, worked: Step) -> bool:
