@@ -329,3 +329,17 @@ def test_a_lint_rule_is_learned_only_with_a_fix_that_says_more_than_the_message(
         edit("cmd/t.go", "\tc.Enqueue(ev)", "\t//nolint:errcheck // best effort\n\tc.Enqueue(ev)"),
         bash("golangci-lint run ./...", "0 issues.")])
     assert any("enforces" in c and "nolint:errcheck" in c for c in contents(directive))
+
+
+def test_a_long_signature_gives_way_so_the_fix_is_not_cut():
+    sig = ("botocore.errorfactory.NoSuchBucket: An error occurred (NoSuchBucket) when calling the GetObject operation: "
+           "The specified bucket does not exist in the mocked backend of this region")
+    out = reflect([
+        bash("python reproduce_bucket_issue.py", "Traceback (most recent call last):\n" + sig, ok=False, error=sig),
+        edit("moto/core/models_with_a_rather_long_module_name.py", "elif not has_setup_method and is_test_method:",
+             "elif is_test_method and not getattr(cls, '_skip_reset', False):"),
+        edit("moto/s3/responses_with_a_rather_long_module_name.py", "bucket = self.backend.get_bucket(name)",
+             "bucket = self.backend.get_bucket(name, create_missing=self.auto_create)"),
+        bash("python reproduce_bucket_issue.py", "ok")])
+    fix = next(c for c in contents(out) if "the fix:" in c)
+    assert "_skip_reset" in fix and not fix.endswith("….") and len(fix) <= 280

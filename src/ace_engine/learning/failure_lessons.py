@@ -76,6 +76,7 @@ _HOOK_TOOLS = ("mix format", "credo", "dialyzer", "markdownlint", "eslint", "pre
 _RUN_INSTRUCTION = re.compile(r"\bRun ['\"`]([^'\"`\n]{3,60})['\"`]", re.IGNORECASE)
 _FRAME = re.compile(r'File "([^"]+)", line \d+, in (\w+)')
 LINT_KINDS = ("lint", "format")
+CAP = 280  # `lesson_parts.candidate` cuts a lesson's end past this
 # A test runner's verdict on one test, up to and including the test's name (Go, pytest, TAP, ExUnit, jest).
 _TEST_VERDICT = re.compile(r"^(?:--- FAIL:|FAIL(?:ED)?:?|not ok \d+(?: -)?|\d+\) test|[✗×✕])\s*\S+")
 _ERROR_WORDS = re.compile(r"error|exception|panic|expected|assert|undefined|cannot|can't|not found|no such|"
@@ -226,14 +227,20 @@ def _fix_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
     if config:
         diff = _diffs(fix_edits, 70) or "editing it"  # a payload's edit may name only its file
         content = f"{cmd} needs {diff} in {where}: without it, {_fails_with(sig, root, 90)}."
-    elif e["throwaway"]:
-        said = _sig(sig, root, 110)
-        diff = _diffs(fix_edits, max(70, 250 - len(said) - len(where) - 30)) or "editing it"
-        content = f"{said} comes from {where}; the fix: {diff}."
     else:
-        said = _sig(sig, root, 110)
-        diff = _diffs(fix_edits, max(60, 240 - len(said) - len(where) - len(cmd) - 40)) or "editing it"
-        content = f"When {cmd} fails with {said}, look in {where}; the fix: {diff}."
+        # Over the cap, the end (the fix) would be cut: the signature gives way first (down to 60, its
+        # head and telling end), then the place (its first file only).
+        first, said = _where(fix_edits[:1], output, root), _sig(sig, root, 110)
+        if e["throwaway"]:
+            diff = _diffs(fix_edits, max(70, 250 - len(said) - len(where) - 30)) or "editing it"
+        else:
+            diff = _diffs(fix_edits, max(60, 240 - len(said) - len(where) - len(cmd) - 40)) or "editing it"
+        for limit, place in ((110, where), (95, where), (80, where), (80, first), (60, first)):
+            said = _sig(sig, root, limit)
+            content = f"{said} comes from {place}; the fix: {diff}." if e["throwaway"] else \
+                f"When {cmd} fails with {said}, look in {place}; the fix: {diff}."
+            if len(content) <= CAP:
+                break
     if e["self_inflicted"] and not environment and files and all(ep._TEST_FILE.search(f) for f in files):  # noqa: SLF001
         return None  # a test this task was writing, fixed: task-local, nothing for the next session
     if kind == "test" and not environment and not config and _names_only_a_test(sig):
