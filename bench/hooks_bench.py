@@ -1,10 +1,14 @@
 """Hook benchmark: whole hook processes, timed against the bare start of the same interpreter.
 
     python bench/hooks_bench.py [--runs 15] [--python PATH] [--out bench/results/hooks.json]
+    python bench/hooks_bench.py --agent codex|gemini   (-> bench/results/hooks_AGENT.json)
 
 For each case, baseline (`python -c pass`) and hook runs are interleaved so that machine noise hits
 both alike; we report medians, the ratio hook/baseline, and each hook's peak RSS (from wait4).
 Then 8 processes x 500 PostToolUse events hit one store concurrently; all 4,000 rows must be there.
+With `--agent codex|gemini` the same cases run as that agent's hooks (the command `ace install
+--agent` writes, the agent's own event names and payload shapes, as its CLI sends them), against the
+same budgets: each agent event is held to the target of the Claude Code event it is handled as.
 """
 
 import argparse
@@ -61,26 +65,82 @@ def payloads(event: str, cwd: str, n: int) -> bytes:
     return json.dumps(base).encode()
 
 
-def hook_argv(python: str, event: str) -> list[str]:
-    """Exactly the command `ace install` writes into Claude Code's settings."""
+# Per agent: (its event, the event it is handled as), in the order they run (Stop last).
+AGENT_CASES = {
+    "claude": [(event, event) for event in TARGETS],
+    "codex": [(event, event) for event in TARGETS],  # Codex uses Claude Code's event names
+    "gemini": [("AfterTool", "PostToolUse"), ("SessionStart", "SessionStart"), ("BeforeAgent", "UserPromptSubmit"),
+               ("AfterAgent", "Stop")],  # no PreToolUse: Gemini's BeforeTool takes no context
+}
+
+
+def agent_payload(agent: str, native: str, event: str, cwd: str, n: int) -> bytes:
+    """The payload of `native` as `agent` sends it (shapes from tests/fixtures/agents/hook_payloads.json)."""
+    data = json.loads(payloads(event, cwd, n))
+    if agent == "claude":
+        return json.dumps(data).encode()
+    data["hook_event_name"] = native
+    if agent == "codex":
+        data.update(model="gpt-5.5", turn_id="turn-1", transcript_path=os.path.join(cwd, "rollout.jsonl"))
+        if event == "PostToolUse":  # the output text only; the exit code is read from the rollout file
+            data["tool_response"] = data["tool_response"]["stdout"]
+            data["tool_use_id"] = "call_bench"
+        elif event == "PreToolUse":
+            data.update(tool_name="apply_patch", tool_input={"command": "*** Begin Patch\n*** Update File: "
+                        "src/api/auth/tokens.py\n@@\n-TTL = 60\n+TTL = 300\n*** End Patch\n"})
+    else:
+        data.pop("permission_mode", None)
+        data["timestamp"] = "2026-11-27T14:29:44.186Z"
+        if event == "PostToolUse":
+            out = data.pop("tool_response")["stdout"]
+            data.update(tool_name="run_shell_command", tool_input={"command": data["tool_input"]["command"]},
+                        tool_response={"llmContent": f"<untrusted_context>\nOutput: {out}\nProcess Group PGID: 7\n"
+                                       "</untrusted_context>", "returnDisplay": out})
+            data.pop("tool_use_id", None)
+            data.pop("duration_ms", None)
+        elif event == "Stop":
+            data["prompt_response"] = data.pop("last_assistant_message")
+    return json.dumps(data).encode()
+
+
+def write_codex_rollout(cwd: str) -> None:
+    """A Codex rollout file of ~200 KB ending with the shell call the PostToolUse payload names."""
+    filler = json.dumps({"type": "response_item", "payload": {"type": "message", "content": "x" * 900}})
+    item = {"type": "event_msg", "payload": {"type": "item_completed", "item": {
+        "type": "CommandExecution", "id": "call_bench", "status": "completed", "exit_code": 0}}}
+    with open(os.path.join(cwd, "rollout.jsonl"), "w") as fh:
+        fh.write((filler + "\n") * 220 + json.dumps(item) + "\n")
+
+
+def hook_argv(python: str, event: str, agent: str = "claude") -> list[str]:
+    """Exactly the command `ace install` (`--agent AGENT`) writes into the agent's settings."""
+    if agent != "claude":
+        from ace_engine.integrations.agent_hooks import hook_command as agent_command
+
+        return shlex.split(agent_command(agent, event, python))
     from ace_engine.integrations.claude_settings import hook_command
 
     return shlex.split(hook_command(event, python))
 
 
-def bench_event(python: str, event: str, runs: int, env: dict, cwd: str) -> dict:
+def bench_event(python: str, event: str, runs: int, env: dict, cwd: str, agent: str = "claude",
+                native: str | None = None) -> dict:
+    native = native or event
     base_times, hook_times, rss = [], [], []
     for n in range(runs + 2):
         b, _, _ = run_once([python, "-c", "pass"], b"", env)
-        h, peak, code = run_once(hook_argv(python, event), payloads(event, cwd, n), env)
+        stdin = agent_payload(agent, native, event, cwd, n)
+        h, peak, code = run_once(hook_argv(python, native, agent), stdin, env)
         if code != 0:
-            raise SystemExit(f"{event} hook exited {code}")
+            raise SystemExit(f"{agent} {native} hook exited {code}")
         if n >= 2:  # the first runs warm the page cache and create the store
             base_times.append(b)
             hook_times.append(h)
             rss.append(peak)
     base, hook = statistics.median(base_times), statistics.median(hook_times)
-    return {"event": event, "runs": runs, "baseline_ms": round(base * 1000, 2), "hook_ms": round(hook * 1000, 2),
+    named = {} if agent == "claude" else {"agent": agent, "agent_event": native}
+    return {"event": event, **named, "runs": runs, "baseline_ms": round(base * 1000, 2),
+            "hook_ms": round(hook * 1000, 2),
             "ratio": round(hook / base, 2), "target_ratio": TARGETS[event],
             "peak_rss_mib": round(max(rss), 1), "ok": hook / base <= TARGETS[event] and max(rss) <= MAX_RSS_MIB}
 
@@ -157,10 +217,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--python", default=sys.executable, help="the interpreter the hooks use")
-    parser.add_argument("--out", default=os.path.join(HERE, "results", "hooks.json"))
+    parser.add_argument("--out", default=None, help="default bench/results/hooks.json (hooks_AGENT.json)")
+    parser.add_argument("--agent", choices=sorted(AGENT_CASES), default="claude",
+                        help="whose hooks: Claude Code's (default), Codex CLI's or Gemini CLI's")
     parser.add_argument("--skip-concurrency", action="store_true")
     parser.add_argument("--bullets", type=int, default=10_000, help="active bullets in the playbook")
     args = parser.parse_args()
+    args.out = args.out or os.path.join(HERE, "results", "hooks.json" if args.agent == "claude"
+                                        else f"hooks_{args.agent}.json")
 
     # Like `pip install` and `ace install` do: hooks then load bytecode even where
     # PYTHONDONTWRITEBYTECODE is set (it is on some machines, and would make every hook compile).
@@ -177,19 +241,24 @@ def main() -> None:
         started = time.perf_counter()
         seed_playbook(env, cwd, args.bullets)
         print(f"seeded {args.bullets} bullets in {time.perf_counter() - started:.1f} s")
-        results = [bench_event(args.python, event, args.runs, env, cwd) for event in TARGETS]
-        concurrency = None if args.skip_concurrency else bench_concurrency(args.python, env)
+        write_codex_rollout(cwd)
+        results = [bench_event(args.python, event, args.runs, env, cwd, args.agent, native)
+                   for native, event in AGENT_CASES[args.agent]]
+        concurrent = not args.skip_concurrency and args.agent == "claude"
+        concurrency = bench_concurrency(args.python, env) if concurrent else None
 
-    report = {"python": args.python, "bullets": args.bullets, "version": sys.version.split()[0], "machine": os.uname().machine,
+    report = {"agent": args.agent, "python": args.python, "bullets": args.bullets, "version": sys.version.split()[0],
+              "machine": os.uname().machine,
               "cpus": os.cpu_count(), "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "hooks": results, "max_rss_mib": MAX_RSS_MIB, "concurrency": concurrency}
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as fh:
         json.dump(report, fh, indent=2)
 
+    print(f"{args.agent}: each event measured as the one it is handled as (its budget)")
     print(f"{'event':<18}{'bare ms':>9}{'hook ms':>9}{'ratio':>7}{'target':>8}{'RSS MiB':>9}  ok")
     for r in results:
-        print(f"{r['event']:<18}{r['baseline_ms']:>9}{r['hook_ms']:>9}{r['ratio']:>7}{r['target_ratio']:>8}"
+        print(f"{r.get('agent_event', r['event']):<18}{r['baseline_ms']:>9}{r['hook_ms']:>9}{r['ratio']:>7}{r['target_ratio']:>8}"
               f"{r['peak_rss_mib']:>9}  {'yes' if r['ok'] else 'NO'}")
     if concurrency:
         print(f"concurrency: {concurrency['processes']}x{concurrency['events_each']} PostToolUse -> "

@@ -38,6 +38,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "src"))
 from ace_engine.core.config import DEFAULTS  # noqa: E402
 from ace_engine.playbook.playbook import Playbook, content_key  # noqa: E402
 from ace_engine.core.project import Project, identify  # noqa: E402
+from ace_engine.retrieval import situations  # noqa: E402
 from ace_engine.retrieval.search import search  # noqa: E402
 from ace_engine.store.sqlite import SQLiteStore  # noqa: E402
 
@@ -46,7 +47,8 @@ DAY = 86400.0
 K = 5
 
 
-DATASETS = {"tuned": os.path.join(HERE, "data"), "heldout": os.path.join(HERE, "data", "heldout")}
+DATASETS = {"tuned": os.path.join(HERE, "data"), "heldout": os.path.join(HERE, "data", "heldout"),
+            "replay": os.path.join(HERE, "data", "replay")}  # replay: bench/retrieval_replay.py
 
 
 def load_dataset(name: str = "tuned") -> tuple[dict, list[dict]]:
@@ -57,6 +59,12 @@ def load_dataset(name: str = "tuned") -> tuple[dict, list[dict]]:
         bullets = json.load(fh)
     with open(os.path.join(folder, "queries.json"), encoding="utf-8") as fh:
         queries = json.load(fh)
+    situations = os.path.join(folder, "situations.json")
+    if os.path.exists(situations):
+        # The prompts of the sessions each lesson was learned in (written blind to the queries:
+        # heldout/README.md), stored as its situations when the store is built (issue 24).
+        with open(situations, encoding="utf-8") as fh:
+            bullets["situations"] = json.load(fh)["situations"]
     para = os.path.join(folder, "paraphrase_tune.json")
     if name == "tuned" and os.path.exists(para):
         # Prompts in the user's words for the same lessons, written blind to the ranker
@@ -97,6 +105,9 @@ def build_store(path: str, dataset: dict) -> tuple[SQLiteStore, dict, dict]:
                 if b["last_used_days"] is not None:
                     store.update_bullet(bullet["id"], {"last_used_at": NOW - b["last_used_days"] * DAY})
                 ids[b["key"]] = bullet["id"]
+                texts = (dataset.get("situations") or {}).get(b["key"]) or []
+                if texts:
+                    situations.add(store, bullet["id"], [("prompt", t) for t in texts], session_id=None, now=created)
     return store, ids, project_ids
 
 
@@ -154,7 +165,8 @@ def size_dependence(dataset: dict, queries: list[dict], cfg: dict, mode: str, tm
         key = q["relevant"][0]
         target = by_key[key]
         others = [b for b in dataset["bullets"] if b["project"] == target["project"] and b["key"] != key]
-        small_set = {"projects": dataset["projects"], "bullets": [target] + rng.sample(others, min(4, len(others)))}
+        small_set = {"projects": dataset["projects"], "bullets": [target] + rng.sample(others, min(4, len(others))),
+                     "situations": dataset.get("situations")}
         small, small_ids, small_pids = build_store(os.path.join(tmp, f"small-{mode}-{n}.db"), small_set)
         scores = []
         for st, idmap, pids in ((store, ids, project_ids), (small, small_ids, small_pids)):
@@ -235,9 +247,11 @@ def vary(dataset: dict, n: int, seed: int = 1) -> list[tuple[str, str]]:
     return out
 
 
-def synth_store(path: str, dataset: dict, n: int, project: Project) -> tuple[SQLiteStore, int]:
+def synth_store(path: str, dataset: dict, n: int, project: Project, situations_each: int = 0,
+                prompts: list[str] = ()) -> tuple[SQLiteStore, int]:
     """A store with n active bullets in `project`, written straight through the store (the
-    playbook's per-bullet transactions would take minutes at 100k)."""
+    playbook's per-bullet transactions would take minutes at 100k); with `situations_each`, every
+    bullet gets that many situations (prompts varied by a number), embedded and folded."""
     from ace_engine.playbook import domains as domain_mod
     from ace_engine.playbook.confidence import confidence
     from ace_engine.playbook.ids import new_id
@@ -261,6 +275,14 @@ def synth_store(path: str, dataset: dict, n: int, project: Project) -> tuple[SQL
     from ace_engine.embed import vectors
 
     vectors.embed_missing(store)  # what `ace embed` does for lessons written without the playbook
+    if situations_each and prompts:
+        rows = store.conn.execute("SELECT id FROM bullets ORDER BY rowid").fetchall()
+        with store.transaction():
+            for i, (bid,) in enumerate(rows):
+                texts = [f"{prompts[(i * situations_each + j) % len(prompts)]} ({j})" for j in range(situations_each)]
+                store.add_situations(bid, [("prompt", t, situations.key(t)) for t in texts], session_id=None,
+                                     now=NOW, cap=situations.MAX_PER_LESSON)
+        vectors.embed_situations(store)
     return store, pid
 
 
@@ -304,7 +326,8 @@ def hook_process_latency(dataset: dict, n: int, runs: int, prompts: list[str]) -
         home = os.path.join(tmp, "home")
         env = {**os.environ, "ACE_HOME": home, "XDG_CONFIG_HOME": os.path.join(tmp, "cfg")}
         env.pop("ACE_DISABLED", None)
-        store, _ = synth_store(os.path.join(home, "ace.db"), dataset, n, identify(root))
+        store, _ = synth_store(os.path.join(home, "ace.db"), dataset, n, identify(root),
+                               situations_each=situations.MAX_PER_LESSON, prompts=prompts)
         store.close()
         argv = shlex.split(hook_command("UserPromptSubmit", sys.executable))
         bare, hook, rss, injected = [], [], [], 0
@@ -329,11 +352,43 @@ def hook_process_latency(dataset: dict, n: int, runs: int, prompts: list[str]) -
             probe = subprocess.run([sys.executable, "-I", "-c", RSS_PROBE, *argv], input=payload, env=env,
                                    capture_output=True, check=True)
             rss.append(int(probe.stderr.decode().strip().splitlines()[-1]) / 1024)  # KiB on Linux
-        return {"bullets": n, "runs": runs, "bare_ms": round(statistics.median(bare), 2),
+        return {"bullets": n, "situations_per_bullet": situations.MAX_PER_LESSON, "runs": runs, "bare_ms": round(statistics.median(bare), 2),
                 "hook_ms": round(statistics.median(hook), 2),
                 "ratio": round(statistics.median(hook) / statistics.median(bare), 2), "target_ratio": 4.0,
                 "peak_rss_mib": round(max(rss), 1), "target_rss_mib": 40,
                 "prompts_with_injection": injected}
+
+
+CUT: dict = {}  # --cut: the threshold and relative cut every row uses instead of the defaults
+
+
+def label_config(label: str) -> tuple[str, dict]:
+    """A row of the report: its search mode and settings. `auto` is the default configuration as
+    installed; `X+sit` is mode X finding lessons by their situations too, `X` without them;
+    `minilm-X`: X with the optional full model instead of the built-in table."""
+    mode = label.removeprefix("minilm-")
+    cfg = {**DEFAULTS, **CUT}
+    if mode != "auto":
+        cfg["retrieval.situations"] = mode.endswith("+sit")
+    return mode.removesuffix("+sit"), cfg
+
+
+def replay_report(modes: list[str], tmp: str) -> dict:
+    """The real-sessions replay set (bench/retrieval_replay.py): every label's thresholded and raw
+    metrics per split, and the sweep of the cut over the raw scores of the default configuration."""
+    import retrieval_replay
+
+    runs = {label: label_config(label)[::-1] for label in modes if not label.startswith("minilm-")}
+    results = retrieval_replay.walk(os.path.join(tmp, "replay.db"), runs)
+    report: dict = {"quality": {}, "sweep": {}}
+    for label, rows in results.items():
+        shown, raw = retrieval_replay.metrics(rows), retrieval_replay.metrics(rows, "raw")
+        report["quality"][label] = {split: {**m, "raw_recall": raw[split].get("recall", 0.0),
+                                            "raw_mrr": raw[split].get("mrr", 0.0), "queries": m["positives"] + m["negatives"]}
+                                    for split, m in shown.items()}
+        cut = float(runs[label][0]["retrieval.relative_cut"])
+        report["sweep"][label] = retrieval_replay.cut_sweep(rows, cut, [round(0.02 * i, 2) for i in range(8, 26)])
+    return report
 
 
 # -- main --------------------------------------------------------------------------------------------
@@ -341,8 +396,10 @@ def hook_process_latency(dataset: dict, n: int, runs: int, prompts: list[str]) -
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--modes", default="auto,lexical,semantic,hybrid,minilm-semantic,minilm-hybrid",
-                        help="auto: the default configuration as installed; minilm-*: the optional full model")
+    parser.add_argument("--modes", default="auto,lexical,semantic,semantic+sit,hybrid,hybrid+sit,minilm-semantic,"
+                                           "minilm-hybrid",
+                        help="auto: the default configuration as installed; X+sit: mode X with the lessons' "
+                             "situations, X without; minilm-*: the optional full model")
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--tune", action="store_true", help="grid-search weights on the tune split")
     parser.add_argument("--hook-runs", type=int, default=15, help="hook processes at 10k bullets (0: skip)")
@@ -350,12 +407,20 @@ def main() -> None:
                         help="tuned: the set the defaults came from; heldout: paraphrases written blind to the "
                              "ranker")
     parser.add_argument("--out", default=None, help="default bench/results/retrieval[-heldout].json")
+    parser.add_argument("--cut", default="", help="THRESHOLD,RELATIVE_CUT for every row instead of the defaults "
+                                                 "(0.23,0.75: the cut before issue 24)")
     args = parser.parse_args()
+    if args.cut:
+        threshold, relative = (float(x) for x in args.cut.split(","))
+        CUT.update({"retrieval.threshold": threshold, "retrieval.relative_cut": relative})
     if args.out is None:
         name = "retrieval.json" if args.data == "tuned" else f"retrieval-{args.data}.json"
         args.out = os.path.join(HERE, "results", name)
-    dataset, queries = load_dataset(args.data)
     modes = [m for m in args.modes.split(",") if m]
+    if args.data == "replay":
+        main_replay(args, modes)
+        return
+    dataset, queries = load_dataset(args.data)
     report: dict = {"data": args.data, "version": sys.version.split()[0], "machine": os.uname().machine, "cpus": os.cpu_count(),
                     "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                     "dataset": {"bullets": len(dataset["bullets"]), "queries": len(queries),
@@ -371,8 +436,7 @@ def main() -> None:
         store, ids, project_ids = build_store(os.path.join(tmp, "quality.db"), dataset)
         for label in modes:
             # `minilm-…`: the same mode with the optional full model instead of the built-in table.
-            mode = label.removeprefix("minilm-")
-            cfg = dict(DEFAULTS)
+            mode, cfg = label_config(label)
             if label.startswith("minilm-"):
                 from ace_engine.embed import semantic
 
@@ -461,9 +525,36 @@ def main() -> None:
         print(f"semantic: model loaded in {e['model_load_seconds']} s; {e['bullets']} bullets embedded in {e['seconds']} s")
     if "hook_process" in report:
         h = report["hook_process"]
-        print(f"\nUserPromptSubmit hook process at {h['bullets']} bullets: {h['hook_ms']} ms vs bare {h['bare_ms']} ms"
+        print(f"\nUserPromptSubmit hook process at {h['bullets']} bullets ({h.get('situations_per_bullet', 0)} situations"
+              f" each): {h['hook_ms']} ms vs bare {h['bare_ms']} ms"
               f" → ratio {h['ratio']} (target ≤ {h['target_ratio']}), peak RSS {h['peak_rss_mib']} MiB"
               f" (target ≤ {h['target_rss_mib']}), injected on {h['prompts_with_injection']}/{h['runs']}")
+    print(f"written to {args.out}")
+
+
+def main_replay(args: argparse.Namespace, modes: list[str]) -> None:
+    with tempfile.TemporaryDirectory(prefix="ace-rbench-") as tmp:
+        os.environ["ACE_HOME"] = os.path.join(tmp, "home")
+        report = {"data": "replay", "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                  "settings": {k: v for k, v in DEFAULTS.items() if k.startswith("retrieval.")},
+                  **replay_report(modes, tmp)}
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    with open(args.out, "w") as fh:
+        json.dump(report, fh, indent=2)
+    print(f"{'mode':<13}{'split':<7}{'recall@5':>9}{'MRR':>7}{'raw R@5':>9}{'raw MRR':>9}{'noise/q':>9}"
+          f"{'neg empty':>10}{'pos':>5}{'neg':>5}")
+    for mode, result in report["quality"].items():
+        for split, m in result.items():
+            print(f"{mode:<13}{split:<7}{m.get('recall', 0):>9.3f}{m.get('mrr', 0):>7.3f}{m['raw_recall']:>9.3f}"
+                  f"{m['raw_mrr']:>9.3f}{m.get('irrelevant_shown', 0):>9.2f}{m.get('negative_empty', float('nan')):>10.2f}"
+                  f"{m['positives']:>5}{m['negatives']:>5}")
+    if "auto" in report["sweep"]:
+        print("\nthe cut on the default configuration's raw scores (replay split: R@5 / MRR / negatives empty;"
+              " final split: R@5 / MRR)")
+        for row in report["sweep"]["auto"]:
+            r, f = row.get("replay", {}), row.get("final", {})
+            print(f"  threshold {row['threshold']:.2f}: replay {r.get('recall', 0):.3f} / {r.get('mrr', 0):.3f} /"
+                  f" {r.get('negative_empty', 0):.2f}   final {f.get('recall', 0):.3f} / {f.get('mrr', 0):.3f}")
     print(f"written to {args.out}")
 
 

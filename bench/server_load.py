@@ -1,10 +1,11 @@
 """Team server load test: N clients pushing and pulling on loopback for a while, then an audit.
 
     python bench/server_load.py [--clients 50] [--seconds 60] [--database postgresql://…|sqlite]
-                                [--out bench/results/server_load.json]
+                                [--replicas 1] [--workers 1] [--out bench/results/server_load.json]
 
-Starts a real `ace server run` (uvicorn) in a subprocess on a free port, on a fresh PostgreSQL
-database (created on 127.0.0.1:5432 and dropped afterwards) unless `--database` says otherwise.
+Starts real `ace server run` processes (uvicorn) on free ports (`--replicas`, each with `--workers`),
+on a fresh PostgreSQL database (created on 127.0.0.1:5432 and dropped afterwards) unless `--database`
+says otherwise; clients are spread over the replicas round-robin, as a proxy would.
 Each client is an asyncio task with its own HTTP connection and client id; in a loop it pushes a
 batch of ADD and TAG deltas, now and then pushes the same batch again (a retry: every delta must
 come back `duplicate` with its first seq), and pulls everything after its cursor.
@@ -15,7 +16,10 @@ Then the audit, which makes the run fail on any loss or duplication:
 - every client's pulls, put together, saw each seq exactly once;
 - every retried delta answered `duplicate` with the seq of its first push.
 
-Reports throughput (requests and deltas per second) and latency percentiles per route.
+Reports throughput (requests and deltas per second), latency percentiles per route, and the CPU
+the server processes (and this database's PostgreSQL backends, and the clients) used during the run, read from /proc: on a
+machine shared with other work, deltas per server CPU-second is the figure that does not move with
+the neighbours' load (wall-clock throughput does).
 """
 
 from __future__ import annotations
@@ -56,6 +60,60 @@ def ace(env: dict, *args: str) -> str:
     if out.returncode != 0:
         raise SystemExit(f"ace {' '.join(args)} failed: {out.stderr.strip() or out.stdout.strip()}")
     return out.stdout
+
+
+def _cpu_of(pid: int) -> float:
+    """utime + stime of one process, in seconds (0 when it is gone or unreadable)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _tree(root: int) -> list[int]:
+    """`root` and its descendants (uvicorn's workers)."""
+    children: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat") as fh:
+                    ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(ppid, []).append(int(name))
+    out, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        out.append(pid)
+        todo += children.get(pid, [])
+    return out
+
+
+def cpu_seconds(roots: list[int]) -> dict[int, float]:
+    """CPU seconds so far of every process under `roots`, by pid."""
+    return {pid: _cpu_of(pid) for root in roots for pid in _tree(root)}
+
+
+def postgres_cpu(database: str) -> dict[int, float]:
+    """CPU seconds of the PostgreSQL backends serving `database` (their process title names it;
+    other databases' backends, e.g. other benches on a shared machine, are left out)."""
+    out = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/cmdline", "rb") as fh:
+                    title = fh.read().decode("utf-8", "replace")
+            except OSError:
+                continue
+            if title.startswith("postgres:") and f" {database} " in title:
+                out[int(name)] = _cpu_of(int(name))
+    return out
+
+
+def used(before: dict[int, float], after: dict[int, float]) -> float:
+    return round(sum(v - before.get(pid, 0.0) for pid, v in after.items()), 2)
 
 
 def percentiles(values: list[float]) -> dict:
@@ -151,12 +209,13 @@ class Client:
             await self.pull()
 
 
-async def drive(base: str, token: str, project: str, clients: int, seconds: float) -> tuple[list[Client], float]:
+async def drive(bases: list[str], token: str, project: str, clients: int,
+                seconds: float) -> tuple[list[Client], float]:
     import httpx
 
     limits = httpx.Limits(max_connections=clients + 2, max_keepalive_connections=clients + 2)
     async with httpx.AsyncClient(limits=limits, timeout=httpx.Timeout(60.0)) as http:
-        workers = [Client(n, http, base, token, project, seed=n) for n in range(clients)]
+        workers = [Client(n, http, bases[n % len(bases)], token, project, seed=n) for n in range(clients)]
         started = time.monotonic()
         await asyncio.gather(*(w.run(started + seconds) for w in workers))
         elapsed = time.monotonic() - started
@@ -213,6 +272,8 @@ def main() -> None:
     parser.add_argument("--database", default=None,
                         help="a server database URL, or `sqlite` for a temporary file (default: a fresh "
                              "PostgreSQL database on 127.0.0.1:5432, dropped afterwards)")
+    parser.add_argument("--replicas", type=int, default=1, help="server processes on one database")
+    parser.add_argument("--workers", type=int, default=1, help="`ace server run --workers` of each replica")
     parser.add_argument("--out", default=os.path.join(HERE, "results", "server_load.json"))
     args = parser.parse_args()
 
@@ -231,29 +292,41 @@ def main() -> None:
             with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
                 conn.execute(f'CREATE DATABASE "{created_db}"')
             database = f"postgresql://postgres@127.0.0.1:5432/{created_db}"
-        port = free_port()
-        server = None
+        servers: list[subprocess.Popen] = []
         try:
             token = json.loads(ace(env, "server", "token", "create", "--project", "load", "--scope", "write",
                                    "--database", database, "--json"))["token"]
-            server = subprocess.Popen([sys.executable, "-m", "ace_engine.cli", "server", "run", "--database", database,
-                                       "--port", str(port), "--rate", "100000"],
-                                      env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-            base = f"http://127.0.0.1:{port}"
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                        break
-                except OSError:
-                    if server.poll() is not None or time.monotonic() > deadline:
-                        raise SystemExit(f"the server did not start: {server.stderr.read().decode()[-2000:]}")
-                    time.sleep(0.2)
-            workers, elapsed = asyncio.run(drive(base, token, "load", args.clients, args.seconds))
-            log = asyncio.run(full_log(base, token, "load"))
+            bases = []
+            for _ in range(args.replicas):
+                port = free_port()
+                extra = ["--workers", str(args.workers)] if args.workers > 1 else []
+                servers.append(subprocess.Popen(
+                    [sys.executable, "-m", "ace_engine.cli", "server", "run", "--database", database,
+                     "--port", str(port), "--rate", "100000", *extra],
+                    env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+                bases.append(f"http://127.0.0.1:{port}")
+                deadline = time.monotonic() + 30
+                while True:
+                    try:
+                        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                            break
+                    except OSError:
+                        if servers[-1].poll() is not None or time.monotonic() > deadline:
+                            raise SystemExit(f"the server did not start: {servers[-1].stderr.read().decode()[-2000:]}")
+                        time.sleep(0.2)
+            time.sleep(1.0)  # workers past the first bind late: let them all start before counting CPU
+            dbname = database.rsplit("/", 1)[-1].split("?")[0]
+            cpu0, pg0 = cpu_seconds([s.pid for s in servers]), postgres_cpu(dbname)
+            own0 = _cpu_of(os.getpid())
+            workers, elapsed = asyncio.run(drive(bases, token, "load", args.clients, args.seconds))
+            server_cpu = used(cpu0, cpu_seconds([s.pid for s in servers]))
+            db_cpu = used(pg0, postgres_cpu(dbname))
+            bench_cpu = round(_cpu_of(os.getpid()) - own0, 2)
+            log = asyncio.run(full_log(bases[0], token, "load"))
         finally:
-            if server is not None:
+            for server in servers:
                 server.terminate()
+            for server in servers:
                 server.wait(timeout=30)
             if created_db:
                 import psycopg
@@ -267,9 +340,16 @@ def main() -> None:
     report = {
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "cpus": os.cpu_count(),
         "database": "postgresql" if database.startswith("postgresql") else "sqlite",
-        "clients": args.clients, "seconds": round(elapsed, 1), "batch": BATCH,
+        "clients": args.clients, "replicas": args.replicas, "workers": args.workers,
+        "seconds": round(elapsed, 1), "batch": BATCH,
         "requests_per_second": round((len(pushes) + len(pulls)) / elapsed, 1),
         "deltas_per_second": round(checked["deltas_applied"] / elapsed, 1),
+        # CPU during the run: the server processes', this database's PostgreSQL backends', and this
+        # script's own (the clients).
+        "server_cpu_s": server_cpu, "postgres_cpu_s": db_cpu, "bench_clients_cpu_s": bench_cpu,
+        "server_cpu_s_per_1000_deltas": round(1000 * server_cpu / max(1, checked["deltas_applied"]), 3),
+        "deltas_per_server_cpu_s": round(checked["deltas_applied"] / max(0.01, server_cpu), 1),
+        "load_avg_1m": round(os.getloadavg()[0], 2),
         "push": percentiles(pushes), "pull": percentiles(pulls), "audit": checked,
     }
     os.makedirs(os.path.dirname(args.out), exist_ok=True)

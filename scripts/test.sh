@@ -62,6 +62,8 @@ fi
 if command -v npm >/dev/null 2>&1; then
   (cd tests && ../.venv/bin/python -c 'from e2e.claude_cli import ensure_claude_cli; ensure_claude_cli()') \
     || say "could not install the Claude Code CLI now; the e2e tests will try again and fail, saying why"
+  (cd tests && ../.venv/bin/python -c 'from e2e.agent_clis import ensure_cli; ensure_cli("codex"); ensure_cli("gemini")') \
+    || say "could not install Codex CLI / Gemini CLI now; the e2e tests will try again and fail, saying why"
 else
   say "npm is not on PATH: the e2e tests (which install Claude Code from npm) will fail, saying so"
 fi

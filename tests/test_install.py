@@ -292,7 +292,7 @@ def test_extra_requirements_follow_pyproject():
         def norm(reqs):
             out = []
             for r in reqs:
-                r = r.replace(" ", "")
+                r = r.replace(" ", "").replace('"', "'")
                 name = install_route._name(r)
                 rest = r[len(name):]
                 extras_part, _, specs = rest.rpartition("]")

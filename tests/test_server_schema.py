@@ -38,7 +38,8 @@ def live(request, tmp_path_factory):
         db = TeamDB.open(db_url)
         try:
             token = mint(db, "admin", None)
-            app = create_app(db, rate_per_second=100_000, burst=100_000)
+            # a generated pull may ask to wait 30 s for a delta that never comes: held 0.2 s here
+            app = create_app(db, rate_per_second=100_000, burst=100_000, max_wait_s=0.2)
             with LiveServer(app) as server:
                 # something in every table, so reads have rows to describe
                 httpx.post(f"{server.url}/v1/projects/alpha/deltas", headers={"Authorization": f"Bearer {token}"},

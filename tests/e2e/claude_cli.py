@@ -54,6 +54,14 @@ OFFLINE_ENV = {
     "DISABLE_ERROR_REPORTING": "1",
     "DISABLE_AUTOUPDATER": "1",
     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    # The MCP server's start (a Python process importing the mcp SDK) may take seconds on a loaded
+    # machine; Claude Code's default start-up wait then drops its tools from the request (seen once
+    # under a load of 15 on 2 cores). A generous wait keeps the test about behaviour, not speed.
+    "MCP_TIMEOUT": "60000",
+    # In -p mode Claude Code sends its first request once the MCP servers connect or after
+    # MCP_CONNECT_TIMEOUT_MS (5 s by default), whichever is first: wait for ours (2.1.197's own names).
+    "MCP_CONNECTION_NONBLOCKING": "0",
+    "MCP_CONNECT_TIMEOUT_MS": "60000",
 }
 
 # Variables that must not leak from the developer's / CI environment into the CLI under test

@@ -55,9 +55,13 @@ def hook_installs(project_root: str) -> list[dict]:
 def status(project_dir: str) -> dict:
     project = identify(project_dir)
     installs = hook_installs(project.root)
+    from .agent_setup import installs as agent_installs
+
+    agents = [{k: v for k, v in a.items() if k != "commands"} for a in agent_installs(project.root)]
     report: dict[str, Any] = {
         "project": {"root": project.root, "remote": project.remote, "name": project.name, "key": project.key},
-        "enabled": bool(installs) or plugin_enabled(),
+        "enabled": bool(installs) or plugin_enabled() or any(a["events"] for a in agents),
+        "agents": agents,
         "installs": [{k: v for k, v in i.items() if k != "commands"} for i in installs],
         "plugin_enabled": plugin_enabled(),
         "store": {"path": paths.db_path(), "exists": os.path.exists(paths.db_path())},
@@ -179,6 +183,9 @@ def doctor(project_dir: str, fix: bool = False) -> list[Check]:
         checks.append(Check("spool", True, "nothing waiting"))
 
     checks.extend(_hook_checks(project.root))
+    from .agent_setup import checks as agent_checks
+
+    checks.extend(agent_checks(project.root))
     checks.extend(doctor_checks.mcp_checks(project.root))
     checks.extend(doctor_checks.extras_checks(cfg))
     checks.append(_claude_check())

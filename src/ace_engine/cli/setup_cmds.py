@@ -20,6 +20,9 @@ from . import diagnostics
 from .common import extra_hint, json_option, project_option, resolve_dir, wide_option
 from .output import emit_json, fail, plain, plural, say, size, styled, table, when
 
+agent_option = click.option("--agent", type=click.Choice(["claude", "codex", "gemini"]), default="claude",
+                            show_default=True, help="Which agent: Claude Code, Codex CLI or Gemini CLI "
+                            "(its own config; project scope or --user).")
 scope_options = [
     click.option("--user", "scope", flag_value="user", help="~/.claude/settings.json (every project)."),
     click.option("--local", "scope", flag_value="local", help=".claude/settings.local.json (just you)."),
@@ -48,14 +51,25 @@ def _target(scope: str | None, project: str | None) -> tuple[str, str]:
 @click.option("--allow-writes", is_flag=True, help="With --mcp: also offer mark_lesson and propose_lesson.")
 @click.option("--statusline", "with_statusline", is_flag=True,
               help="Show ace-engine's status line in Claude Code (unless you have one of your own).")
+@agent_option
 @json_option
-def install(scope, project_dir, python, with_mcp, allow_writes, with_statusline, as_json):
+def install(scope, project_dir, python, with_mcp, allow_writes, with_statusline, agent, as_json):
     """Switch ace-engine on: merge its hooks into Claude Code's settings.
 
     Writes .claude/settings.json of the project by default. Other keys and other tools' hooks
     are kept; re-running changes nothing; a backup (*.ace-backup) is written before a change.
+    With --agent codex|gemini: Codex's .codex/hooks.json and config.toml (hooks feature, MCP
+    server), or Gemini's .gemini/settings.json (hooks, MCP server).
     """
     from ..integrations import mcp_config
+
+    if agent != "claude":
+        if with_statusline or allow_writes:
+            fail("--statusline and --allow-writes are Claude Code's; `--agent` always registers the read-only MCP "
+                 "server", code=2)
+        from .agent_setup import run
+
+        return run("install", agent, scope, project_dir, python, as_json)
 
     if allow_writes and not with_mcp:
         fail("--allow-writes goes with --mcp: `ace install --mcp --allow-writes`", code=2)
@@ -148,10 +162,16 @@ def _caps(budget: dict) -> str:
 @click.command()
 @_scoped
 @project_option
+@agent_option
 @json_option
-def uninstall(scope, project_dir, as_json):
+def uninstall(scope, project_dir, agent, as_json):
     """Switch ace-engine off: remove exactly the hook entries `ace install` added."""
     from ..integrations import mcp_config
+
+    if agent != "claude":
+        from .agent_setup import run
+
+        return run("uninstall", agent, scope, project_dir, None, as_json)
 
     scope, path = _target(scope, project_dir)
     try:
@@ -190,6 +210,9 @@ def status(project_dir, as_json):
         say("  hooks in {} ({})", install_["path"], plural(len(install_["events"]), "event"))
     if report["plugin_enabled"]:
         say("  hooks from the ace-engine Claude Code plugin")
+    from .agent_setup import show_status
+
+    show_status(report.get("agents") or [])
     store = report["store"]
     if not store["exists"]:
         say("Store: {} (not created yet: nothing captured)", store["path"])

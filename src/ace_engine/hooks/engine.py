@@ -3,6 +3,8 @@
 `run(argv)` is the one entry point of a hook process — the installed launcher (`launch.py`),
 `python -m ace_engine.hooks`, `ace hook EVENT` and the plugin's `hooks/ace_hook.py` all call it —
 and `main(argv, stdin, stdout)` the same run in-process, for tests and the benchmark.
+`argv` is `[EVENT]` for Claude Code, `[AGENT, AGENT_EVENT]` for Codex / Gemini: `hooks.agents`
+adapts their payload into Claude Code's shape before parsing and their answer after the handler.
 
 Whatever happens inside — malformed or huge input, a broken store, a full disk, a bug — the
 process exits 0 and stdout holds nothing or one JSON object valid for the event. A watchdog
@@ -17,7 +19,7 @@ import sys
 import time
 
 from ..core import log
-from .events import EVENTS
+from .events import AGENT_NAMES, EVENTS
 from .hook_input import HookInput
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks must not import `typing` (~3 ms)
@@ -204,7 +206,13 @@ def _handle(argv: list[str], stdin: "BinaryIO", stdout: "TextIO") -> Hook | None
     started = time.perf_counter()
     os.umask(0o077)
     answer = _Answer(stdout)
-    event = argv[0] if argv else ""
+    agent, native = (argv[0], argv[1] if len(argv) > 1 else "") if argv and argv[0] in AGENT_NAMES else (None, "")
+    if agent is not None:  # Codex / Gemini: `AGENT NATIVE_EVENT`, adapted at this boundary
+        from . import agents
+
+        event = agents.event_for(agent, native)
+    else:
+        event = argv[0] if argv else ""
 
     if event in EVENTS and hasattr(_signal, "setitimer"):
 
@@ -219,10 +227,13 @@ def _handle(argv: list[str], stdin: "BinaryIO", stdout: "TextIO") -> Hook | None
     hook = None
     try:
         payload, problem = read_payload(stdin)
+        if agent is not None and event in EVENTS and not problem:
+            event, payload = agents.adapt(agent, native, event, payload)
         inp = HookInput.parse(event, payload)
+        inp.agent = agent or "claude"
         named = inp.hook_event_name
         if event not in EVENTS:
-            log.warning("hook", f"unknown hook event {event!r} (payload says {named!r}); ignored")
+            log.warning("hook", f"unknown hook event {' '.join(argv[:2])!r} (payload says {named!r}); ignored")
             return None
         if os.environ.get("ACE_DISABLED", "") not in ("", "0"):
             return None  # e.g. the headless `claude` that the learning worker runs: never capture ourselves
@@ -230,10 +241,11 @@ def _handle(argv: list[str], stdin: "BinaryIO", stdout: "TextIO") -> Hook | None
             log.warning(event, problem)
         elif named != event:
             log.warning(event, f"payload hook_event_name is {named!r}; handled as {event}")
-        from .handlers import HANDLERS
+        from .handlers import AGENT_HANDLERS, HANDLERS
 
         hook = Hook(inp, started)
-        answer.send(HANDLERS[event](hook))
+        reply = AGENT_HANDLERS.get((agent or "", native), HANDLERS[event])(hook)
+        answer.send(agents.answer(agent, native, reply) if agent is not None else reply)
     except BaseException as exc:  # noqa: BLE001 — the host agent must never see our failure
         log.error(event or "hook", f"{type(exc).__name__}: {exc}")
     finally:

@@ -37,6 +37,8 @@ def context_answer(event: str, context: str | None = None, system_message: str |
 
 def _record(hook: "Hook", detail: str | None = None) -> "CaptureRecord":
     record = records.base_record(hook.input, hook.now, hook.project)
+    if hook.input.agent != "claude":  # Codex / Gemini: the store records which agent's session it is
+        record["session"]["agent"] = hook.input.agent
     if detail is not None:
         record["detail"] = records.short_text(detail)  # redacted: a spooled record is clean too
     return record
@@ -136,6 +138,17 @@ def post_tool_use(hook: "Hook") -> "Answer":
     return None
 
 
+def after_tool(hook: "Hook") -> "Answer":
+    """Gemini's AfterTool: the capture of PostToolUse, then the lessons PreToolUse would have
+    brought for a file in a new domain — Gemini's BeforeTool takes no added context, its AfterTool
+    appends it to the tool's result, so they arrive right after the call instead of before it."""
+    post_tool_use(hook)
+    inp = hook.input
+    context = inject.safely(_context(hook), "domain-shift injection", inject.domain_shift, inp.tool_name,
+                            inp.tool_input)
+    return context_answer("PostToolUse", context)
+
+
 def pre_compact(hook: "Hook") -> "Answer":
     hook.save(_record(hook, hook.input.trigger))
     inject.safely(_context(hook), "pinning", inject.pin_for_compaction, injects=False)
@@ -208,4 +221,8 @@ HANDLERS: "dict[str, Callable[[Hook], Answer]]" = {
     "Stop": stop,
     "SubagentStop": stop,
     "SessionEnd": session_end,
+}
+# An agent's event whose handler differs from the event it is handled as (`hooks.agents`).
+AGENT_HANDLERS: "dict[tuple[str, str], Callable[[Hook], Answer]]" = {
+    ("gemini", "AfterTool"): after_tool,
 }

@@ -30,7 +30,8 @@ class HookInput:
 
     __slots__ = ("event", "session_id", "cwd", "transcript_path", "hook_event_name", "permission_mode", "source",
                  "prompt", "tool_name", "tool_use_id", "agent_id", "agent_type", "last_assistant_message", "trigger",
-                 "reason", "tool_input", "tool_response", "error", "is_interrupt", "duration_ms", "stop_hook_active")
+                 "reason", "tool_input", "tool_response", "error", "is_interrupt", "duration_ms", "stop_hook_active",
+                 "agent")
 
     def __init__(self, event: str, *, session_id: str | None = None, cwd: str | None = None,
                  transcript_path: str | None = None, hook_event_name: str | None = None,
@@ -61,6 +62,9 @@ class HookInput:
         self.is_interrupt = is_interrupt
         self.duration_ms = duration_ms
         self.stop_hook_active = stop_hook_active  # Claude already continues because of a Stop hook
+        # Which agent sent it: "claude", "codex" or "gemini" (set by the engine from argv, never
+        # from the payload); the payload itself has already been adapted to Claude Code's shape.
+        self.agent = "claude"
 
     @classmethod
     def parse(cls, event: str, payload: "dict[str, Any]") -> "HookInput":

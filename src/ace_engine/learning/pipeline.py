@@ -26,6 +26,7 @@ from ..core.project import Project
 from ..observe import commands, git_context, origins
 from ..observe import trajectory as traj_mod
 from ..playbook.playbook import Playbook
+from ..retrieval import situations
 from . import gates, pattern_lessons
 from .curator import Curator
 from .reflector import ReflectorError, normalize
@@ -137,6 +138,9 @@ def commit(store: Store, playbook: Playbook, cfg: Config, prepared: list[Prepare
             stats = curator.curate(item["reflection"], traj, job_id=job_id, learn=item["skip"] is None)
         finally:
             playbook.attribution = None
+        # The lessons learned or confirmed here are found again by this task's prompts (issue 24).
+        situations.learned(store, traj, stats["touched"],
+                           [t["bullet_id"] for t in stats["tagged"] if t["tag"] == "helpful"], now=now)
         success = (traj.get("result") or {}).get("success")
         run = {
             "job_id": job_id, "project_id": playbook.project_id, "session_id": traj.get("session_id"),

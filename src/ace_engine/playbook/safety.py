@@ -403,12 +403,14 @@ def concerns(content: str, trusted_hosts: Iterable[str] = ()) -> list[str]:
             reasons.append("contains a secret")
         return reasons_cap + reasons
     folded = _folded(text)
-    reasons = [reason for reason, rx in _rules() if _fires(reason, rx, text) or _fires(reason, rx, folded)]
-    if "disables hooks or ace-engine" not in reasons and (_bare_flag(text) or _bare_flag(folded)):
+    same = folded == text  # most lessons: folding changed nothing, and a second scan would find nothing new
+    reasons = [reason for reason, rx in _rules()
+               if _fires(reason, rx, text) or (not same and _fires(reason, rx, folded))]
+    if "disables hooks or ace-engine" not in reasons and (_bare_flag(text) or (not same and _bare_flag(folded))):
         reasons.append("disables hooks or ace-engine")
     trusted = normalize_hosts(trusted_hosts)
     plain = hosts(text)
-    named = plain + [h for h in hosts(folded) if h not in plain]
+    named = plain if same else plain + [h for h in hosts(folded) if h not in plain]
     unknown = [h for h in named if not _known(h, trusted)]
     if unknown:
         reasons.append("contacts unknown host " + ", ".join(unknown[:3]))

@@ -3,6 +3,7 @@
 query.py     prompt → search terms (identifiers split, stop words, abbreviations) → FTS5 expression
 search.py    `search()` (FTS5 candidates re-ranked by a hybrid score) and `top()` (session digest)
 general.py   the plain form of a command before its one-off variants
+situations.py  the prompts, errors and files a lesson was learned and confirmed in: more keys to find it by
 render.py    token estimates and the tagged `<ace-…>` blocks the hooks inject
 vectors.py   lesson vectors: written with the lessons, the per-scope pack, `cosines()` for search
 static_embed.py  the shipped static embedding table (data/): lookup embedding, popcount scoring

@@ -22,8 +22,13 @@
 That is a weighted sum of all the parts in which the prior parts are scaled by relevance: a
 trusted, recent bullet ranks above an equally relevant new one, but cannot ride into a prompt on
 an unrelated word. Weights, the threshold and the relative cut (a hit under `retrieval.relative_cut` × the best
-one's score is dropped) are config keys (`retrieval.*`); their defaults were tuned on
-`bench/retrieval_bench.py`'s tune and para splits.
+one's score is dropped) are config keys (`retrieval.*`); the weights were tuned on
+`bench/retrieval_bench.py`'s tune and para splits, the threshold and the relative cut chosen on its
+real-sessions replay set (issue 24: the best recall + MRR / 2 + empty negatives × 0.3 there that
+lets no more of the tuned set's off-topic prompts through than before; bench/results/retrieval-replay.json).
+
+Situations (situations.py): with `retrieval.situations`, a candidate's situations count as its words
+for `coverage`, and its cosine is that of its vector folded with theirs (embed/vectors.py).
 
 One piece, past 400 lines, because the score above is one formula: its parts and their fusion are read
 together whenever a weight is tuned, and the candidates they rank come from the query built here.
@@ -266,8 +271,15 @@ def search(store: PlaybookStore, project_id: int | None, query: object, *, k: in
     candidates = _domain_filter(candidates, domains_allowed, domains_blocked)
     if not candidates:
         return []
+    known_by: dict[str, str] = {}
+    if _setting(cfg, "retrieval.situations") and mode != "semantic":
+        # A lesson's situations (situations.py) count as its words too: the prompts it was learned
+        # and confirmed in say what a user types when it is needed, in the user's words.
+        for bid, text in store.situation_texts([b["id"] for b in candidates]):
+            known_by[bid] = f"{known_by.get(bid, '')}\n{text}"
     hits = _score(candidates, q, paths, weights, cosines, semantic_share, now,
-                  _setting(cfg, "retrieval.recency_half_life_days"), semantic_only=mode == "semantic")
+                  _setting(cfg, "retrieval.recency_half_life_days"), semantic_only=mode == "semantic",
+                  known_by=known_by)
     hits = [h for h in hits if h[0] >= threshold]
     cut = float(_setting(cfg, "retrieval.relative_cut") or 0.0)
     if hits and cut > 0 and threshold > 0:  # threshold ≤ 0 asks for the ranking itself: no cut at all
@@ -320,14 +332,16 @@ def fuse(lexical: float, cosine: float, share: float) -> float:
 
 def _score(candidates: list[Bullet], q: query_mod.Query, files: Sequence[str], weights: dict[str, float],
            cosines: dict[str, float] | None, semantic_share: float, now: float, half_life: float,
-           semantic_only: bool = False) -> list[Hit]:
+           semantic_only: bool = False, known_by: Mapping[str, str] | None = None) -> list[Hit]:
     """Each candidate with its score and raw parts, in the candidates' order; see the module
-    docstring. `semantic_only` (mode "semantic"): the relevance is the semantic part alone."""
+    docstring. `semantic_only` (mode "semantic"): the relevance is the semantic part alone.
+    `known_by`: more text a candidate is known by (its situations), counted by `coverage`."""
     n = len(candidates)
-    keys = [[query_mod.term_key(alt) for alt in group] for group in q.groups]
-    texts = [query_mod.normalized_text(b["content"]) for b in candidates]
+    extra = known_by or {}
+    term_keys = [[query_mod.term_key(alt) for alt in group] for group in q.groups]
+    texts = [query_mod.normalized_text(b["content"] + extra.get(b["id"], "")) for b in candidates]
     # covered[g][c]: candidate c contains an alternative of concept g.
-    covered = [[any(query_mod.contains(t, key) for key in group) for t in texts] for group in keys]
+    covered = [[any(query_mod.contains(t, key) for key in group) for t in texts] for group in term_keys]
     group_weights = _idf_weights(covered, n, UNKNOWN_CONCEPT_WEIGHT)
     total_group_weight = sum(group_weights) or 1.0
 

@@ -1,7 +1,12 @@
 """The team server's HTTP API: a Starlette app over a `store.team.db.TeamDB`.
 
 `create_app(db, *, max_body_bytes, rate_per_second, burst, now=time.time)` builds it; `ace server
-run` serves it with uvicorn. The routes, their schemas and error answers are the ones of
+run` serves it with uvicorn. `from_environment()` is the same app as a factory uvicorn's worker
+processes call (`ace server run --workers N`): each opens its own `TeamDB` from the `ACE_SERVER_*`
+variables the command set, and closes it at shutdown. Nothing a request needs lives in a process:
+sessions, rate buckets, review decisions and the per-project sequence are in the database, so any
+number of processes on one PostgreSQL answer as one server (docs/team-server.md, "Running several
+replicas"). The routes, their schemas and error answers are the ones of
 `openapi.document()` (served at `GET /openapi.json`) and docs/team-server.md, "Protocol". The
 team's dashboard (`dashboard.py`) is mounted under `/ui/`, outside the API and its document.
 
@@ -29,12 +34,14 @@ Cost: Starlette and this package; a request costs one token lookup plus its rout
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -46,9 +53,10 @@ from starlette.routing import Mount, Route
 
 from .. import __version__
 from ..store.team.db import ClientTaken, NotFound, Stale
-from ..store.team.records import Decision, ProjectRow, ProjectSummary, Stats
+from ..store.team.records import Decision, ProjectRow, ProjectSummary, PullPage, Stats
 from . import dashboard, openapi, policy
 from .auth import ApiError, Authenticator, Principal, require_scope, resolve_project
+from .changes import Changes
 from .limits import DEFAULT_BURST, DEFAULT_MAX_BODY_BYTES, DEFAULT_RATE_PER_SECOND, BodyLimit, RateLimiter, retry_after
 
 if TYPE_CHECKING:
@@ -101,13 +109,16 @@ def _query(request: Request, spec: dict[str, tuple[dict[str, Any], int]]) -> dic
 
 
 class _Api:
-    def __init__(self, db: TeamDB, limiter: RateLimiter, now: Callable[[], float]) -> None:
+    def __init__(self, db: TeamDB, limiter: RateLimiter, now: Callable[[], float],
+                 max_wait_s: float = openapi.MAX_WAIT) -> None:
         self.db = db
+        self.max_wait_s = float(max_wait_s)
         self.limiter = limiter
         self.now = now
         self.auth = Authenticator(db)
+        self.changes = Changes(db.last_seqs)
 
-    def endpoint(self, work: Callable[[Ctx], Mapping[str, object]], *, scope: str, body: str | None = None,
+    def endpoint(self, work: Callable[[Ctx], Mapping[str, object] | _Pulled], *, scope: str, body: str | None = None,
                  query: str | None = None, create: bool = False) -> Callable[[Request], Awaitable[Response]]:
         """An ASGI endpoint running the six steps of the module docstring, then `work` in a thread."""
 
@@ -115,16 +126,34 @@ class _Api:
             raw = await request.body() if body else b""  # within the limit: BodyLimit read it already
             try:
                 result = await run_in_threadpool(self._run, work, request, raw, scope, body, query, create)
+                if isinstance(result, _Pulled):
+                    return _pull_response(await self._long_poll(result))
             except ApiError as exc:
                 return _error(exc.status, exc.code, exc.message, exc.headers)
-            return JSONResponse(result, headers={"Cache-Control": "no-store"})
+            return JSONResponse(result, headers=_NO_STORE)
 
         return handle
 
-    def _run(self, work: Callable[[Ctx], Mapping[str, object]], request: Request, raw: bytes, scope: str,
-             body: str | None, query: str | None, create: bool) -> Mapping[str, object]:
+    async def _long_poll(self, pulled: _Pulled) -> PullPage:
+        """The page, or — when it is empty and the pull may wait — the first page with a delta, or
+        the empty one once the wait is over (`changes.Changes`)."""
+        page, project_id, after, limit, wait = pulled
+        if page["deltas"] or wait <= 0:
+            return page
+        deadline = time.monotonic() + min(float(wait), self.max_wait_s)
+        while (left := deadline - time.monotonic()) > 0:
+            await self.changes.wait(project_id, after, left)
+            page = await run_in_threadpool(self.db.pull_page, project_id, after, limit)
+            if page["deltas"]:
+                break
+        return page
+
+    def _run(self, work: Callable[[Ctx], Mapping[str, object] | _Pulled], request: Request, raw: bytes, scope: str,
+             body: str | None, query: str | None, create: bool) -> Mapping[str, object] | _Pulled:
         now = self.now()
-        principal = self.auth.authenticate(request.headers.get("authorization"), now)
+        # The token and the path's project in one statement (`resolve_project` below uses that row).
+        principal = self.auth.authenticate(request.headers.get("authorization"), now,
+                                           request.path_params.get("project"))
         wait = self.limiter.take(principal.token_id, now)
         if wait > 0:
             raise ApiError(429, "rate_limited", f"over this token's rate limit; retry in {wait:.1f} s",
@@ -149,10 +178,6 @@ class _Api:
     def project(self, ctx: Ctx) -> ProjectSummary:
         return self.db.project_summary(ctx.project["id"])
 
-    def _last_seq(self, ctx: Ctx) -> int:
-        found = self.db.find_project(ctx.principal.org_id, ctx.path["project"])
-        return int(found["last_seq"]) if found else 0
-
     def push(self, ctx: Ctx) -> dict[str, Any]:
         client_id = ctx.data["client_id"]
         if client_id == REVIEW_CLIENT:  # approvals are logged under it: no client may pose as the reviewer
@@ -172,9 +197,14 @@ class _Api:
             screened.append((len(results), verdict))
             results.append({"key": key})
             items.append((key, op, lesson_id, fields, verdict.status))
+        last_seq = int(ctx.project["last_seq"])
         try:
-            stored = self.db.apply_deltas(ctx.project["id"], client_id, items, ctx.now,
-                                          policy.rules(ctx.principal.token_id)) if items else []
+            if items:
+                stored, last_seq = self.db.apply_push(ctx.project["id"], client_id, items, ctx.now,
+                                                      policy.rules(ctx.principal.token_id))
+                self.changes.notify(ctx.project["id"], last_seq)  # wake this process's long-polling pulls
+            else:
+                stored = []
         except ClientTaken as exc:  # a token pushing as another token's client: nothing of it is applied
             raise ApiError(403, "client_taken", f"{exc}; keep the client id `ace remote set` gave this "
                            "machine, or revoke the token that used it before") from exc
@@ -182,12 +212,11 @@ class _Api:
             status = str(out["status"])
             reason = (verdict.reason or out.get("reason")) if status == "quarantined" else out.get("reason")
             results[at].update(status=status, seq=out.get("seq"), reason=reason)
-        return {"results": results, "last_seq": self._last_seq(ctx)}
+        return {"results": results, "last_seq": last_seq}
 
-    def pull(self, ctx: Ctx) -> dict[str, Any]:
-        limit = ctx.params["limit"]
-        rows = self.db.deltas_after(ctx.project["id"], ctx.params["after"], limit + 1)
-        return {"deltas": rows[:limit], "last_seq": self._last_seq(ctx), "more": len(rows) > limit}
+    def pull(self, ctx: Ctx) -> _Pulled:
+        project_id, after, limit = int(ctx.project["id"]), ctx.params["after"], ctx.params["limit"]
+        return _Pulled(self.db.pull_page(project_id, after, limit), project_id, after, limit, ctx.params["wait"])
 
     def review_queue(self, ctx: Ctx) -> dict[str, Any]:
         return {"lessons": self.db.review_queue(ctx.project["id"])}
@@ -205,6 +234,28 @@ class _Api:
 
     def stats(self, ctx: Ctx) -> Stats:
         return self.db.stats(ctx.project["id"], ctx.params["days"], ctx.now)
+
+
+_NO_STORE = {"Cache-Control": "no-store"}
+
+
+class _Pulled(NamedTuple):
+    """A pull's first page, and what a long-poll needs to ask again."""
+
+    page: PullPage
+    project_id: int
+    after: int
+    limit: int
+    wait: int
+
+
+def _pull_response(page: PullPage) -> Response:
+    """A `PullResponse` written from the deltas' JSON text as the store gave it: no row is parsed
+    or serialised again here (the pull was the server's largest cost: each delta is pulled by
+    every client of the project)."""
+    body = (f'{{"deltas":[{",".join(page["deltas"])}],"last_seq":{int(page["last_seq"])},'
+            f'"more":{"true" if page["more"] else "false"}}}')
+    return Response(body.encode("utf-8", "surrogatepass"), media_type="application/json", headers=_NO_STORE)
 
 
 async def _health(request: Request) -> Response:
@@ -228,10 +279,14 @@ def _internal(request: Request, exc: Exception) -> Response:
 
 def create_app(db: TeamDB, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
                rate_per_second: float = DEFAULT_RATE_PER_SECOND, burst: int = DEFAULT_BURST,
-               now: Callable[[], float] = time.time) -> Starlette:
-    """The team server's ASGI app over `db` (see the module docstring)."""
-    limiter = RateLimiter(rate_per_second, burst)  # one bucket per token, for the API and the dashboard
-    api = _Api(db, limiter, now)
+               now: Callable[[], float] = time.time, close_db: bool = False,
+               max_wait_s: float = openapi.MAX_WAIT) -> Starlette:
+    """The team server's ASGI app over `db` (see the module docstring); `close_db`: the app owns
+    `db` and closes it when the server shuts down; `max_wait_s`: the longest a pull's `wait` holds
+    (the document's maximum; a test server may cut it short)."""
+    # One bucket per token, for the API and the dashboard, in the database: shared by every replica.
+    limiter = RateLimiter(rate_per_second, burst, store=db)
+    api = _Api(db, limiter, now, max_wait_s)
     doc = openapi.document(__version__)
 
     async def spec(request: Request) -> Response:
@@ -253,5 +308,25 @@ def create_app(db: TeamDB, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         # not part of the API, nor of its OpenAPI document. The body limit below applies to it too.
         Mount("/ui", app=dashboard.create_dashboard(db, limiter=limiter, now=now, review_client=REVIEW_CLIENT)),
     ]
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            if close_db:
+                db.close()
+
     return Starlette(routes=routes, middleware=[Middleware(BodyLimit, max_bytes=max_body_bytes)],
-                     exception_handlers={HTTPException: _http_error, Exception: _internal})
+                     exception_handlers={HTTPException: _http_error, Exception: _internal}, lifespan=lifespan)
+
+
+def from_environment() -> Starlette:
+    """The app of one worker process of `ace server run --workers N`, from the `ACE_SERVER_*`
+    variables that command set (ACE_SERVER_DATABASE, _MAX_BODY_BYTES, _RATE, _BURST)."""
+    from ..store.team.db import TeamDB
+
+    env = os.environ
+    db = TeamDB.open(env.get("ACE_SERVER_DATABASE") or None)
+    return create_app(db, max_body_bytes=int(env.get("ACE_SERVER_MAX_BODY_BYTES") or DEFAULT_MAX_BODY_BYTES),
+                      rate_per_second=float(env.get("ACE_SERVER_RATE") or DEFAULT_RATE_PER_SECOND),
+                      burst=int(env.get("ACE_SERVER_BURST") or DEFAULT_BURST), close_db=True)

@@ -17,8 +17,8 @@ The rules, in the order the routes apply them (docs/team-server.md, "Protocol"):
 `ApiError(status, code, message)` carries an HTTP answer up to `app.py`, which renders it as
 `{"error": {"code", "message"}}`.
 
-Cost: stdlib only (hashlib, secrets); one `token_by_hash` lookup per request, and a
-`touch_token` write at most once a minute per token.
+Cost: stdlib only (hashlib, secrets); one lookup per request (`token_with_project`: the token and
+the path's project in one statement), and a `touch_token` write at most once a minute per token.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from ..core.errors import AceError
@@ -55,6 +55,7 @@ class TokenStore(Protocol):
     """The part of `store.team.db.TeamDB` this module needs."""
 
     def token_by_hash(self, token_hash: str) -> TokenRow | None: ...
+    def token_with_project(self, token_hash: str, name: str) -> tuple[TokenRow | None, ProjectRow | None]: ...
     def touch_token(self, token_id: int, now: float) -> None: ...
     def find_project(self, org_id: int, name: str) -> ProjectRow | None: ...
     def ensure_project(self, org_id: int, name: str, now: float) -> ProjectRow: ...
@@ -69,6 +70,10 @@ class Principal:
     project_id: int | None
     scope: str
     prefix: str
+    # The project of the request's path as read with the token (one statement for both), so
+    # `resolve_project` need not read it again; `looked_up` is the name it was read under.
+    looked_up: str | None = field(default=None, compare=False)
+    project_row: ProjectRow | None = field(default=None, compare=False)
 
 
 def new_token() -> str:
@@ -111,14 +116,21 @@ class Authenticator:
         self._touched: dict[int, float] = {}
         self._lock = threading.Lock()
 
-    def authenticate(self, header: str | None, now: float) -> Principal:
+    def authenticate(self, header: str | None, now: float, project: str | None = None) -> Principal:
+        """The token's principal, or the 401. `project`: the path's project, read with the token
+        in one statement (the API's routes: every one names a project)."""
         if not header:
             raise _unauthorized()
         kind, _, token = header.partition(" ")
         token = token.strip()
         if kind.lower() != "bearer" or not token.startswith(TOKEN_PREFIX) or len(token) > 200:
             raise _unauthorized()
-        row = self.db.token_by_hash(hash_token(token))
+        found: ProjectRow | None = None
+        looked_up = project if project is not None and valid_project_name(project) else None
+        if looked_up is not None:
+            row, found = self.db.token_with_project(hash_token(token), looked_up)
+        else:
+            row = self.db.token_by_hash(hash_token(token))
         if row is None or row.get("revoked_at") is not None:
             raise _unauthorized()
         expires = row.get("expires_at")
@@ -133,7 +145,7 @@ class Authenticator:
             self.db.touch_token(token_id, now)
         project_id = row.get("project_id")
         return Principal(token_id, int(row["org_id"]), None if project_id is None else int(project_id),
-                         str(row["scope"]), str(row.get("prefix") or ""))
+                         str(row["scope"]), str(row.get("prefix") or ""), looked_up, found)
 
 
 def require_scope(principal: Principal, need: str) -> None:
@@ -154,7 +166,7 @@ def resolve_project(db: TokenStore, principal: Principal, name: str, now: float,
     write scope creates a project it does not find (the caller passes it for a push only)."""
     if not valid_project_name(name):
         raise not_found(name)
-    project = db.find_project(principal.org_id, name)
+    project = principal.project_row if principal.looked_up == name else db.find_project(principal.org_id, name)
     if principal.project_id is not None:
         if project is None or int(project["id"]) != principal.project_id:
             raise not_found(name)

@@ -2,10 +2,10 @@
 
 `create_dashboard(db, *, limiter, now, review_client, prefix="/ui")` builds a Starlette app that
 `server.app.create_app` mounts at `prefix`. Who may see what (`dashboard_auth`): a server token
-signs in once and becomes an in-memory session; `dashboard_auth.guard` (`web.guard`'s pieces around
-that policy) checks it, the CSRF token and the origin before any route runs. The routes then
-apply the API's own rules, in the API's order (`auth.require_scope`, then `auth.resolve_project`):
-a project token sees its project only, an
+signs in once and becomes a session kept in the team database (any replica serves it);
+`dashboard_auth.guard` (`web.guard`'s pieces around that policy) checks it, the CSRF token and
+the origin before any route runs. The routes then apply the API's own rules, in the API's order
+(`auth.require_scope`, then `auth.resolve_project`): a project token sees its project only, an
 org token its org's projects, anything else is the same 404 whether it exists or not; `read`
 browses; `admin` also sees the review queue and decides (`TeamDB.decide` as `review_client`, the
 path of `POST /v1/…/review/{id}`: an approval is logged as an ADD that clients pull; each form
@@ -88,7 +88,7 @@ def create_dashboard(db: TeamDB, *, limiter: RateLimiter, now: Callable[[], floa
     env = render.environment(os.path.join(HERE, "templates"), now=now, static=static, static_prefix=prefix)
     env.filters["seg"] = lambda value: quote(str(value), safe="")  # one path segment of a URL
     env.filters["day"] = lambda iso: charts.day_label(_day_number(str(iso)))
-    pages = _Pages(db, env, sessions or dashboard_auth.Sessions(), now, review_client, prefix)
+    pages = _Pages(db, env, sessions or dashboard_auth.Sessions(db), now, review_client, prefix)
     routes = [
         Route("/", pages.wrap(pages.home), methods=["GET"]),
         Route("/signin", pages.wrap(pages.signin_page), methods=["GET"]),

@@ -3,21 +3,23 @@
 Sign-in: the form of `GET /ui/` posts a server token (the API's own, from `ace server token
 create`) to `/ui/signin`; the route checks it exactly as the API does (`auth.Authenticator`:
 missing, unknown, expired and revoked tokens alike are refused) and opens a `Session` here: a
-random id (32 bytes) kept in this process's memory with the token's id, org, project and scope,
-the session's own CSRF token and an expiry (`SESSION_TTL_S` from now, never later than the
-token's own expiry). The browser holds only the session id, in an HttpOnly, SameSite=Strict
+random id (32 bytes), kept in the team database by its SHA-256 (`TeamDB.open_session`) with the
+token's id, a label, the session's own CSRF token and an expiry (`SESSION_TTL_S` from now, never
+later than the token's own expiry) — so a browser signed in on one replica is served by any other
+on the same database. The browser holds only the session id, in an HttpOnly, SameSite=Strict
 cookie scoped to the dashboard's path (Secure, and named `__Secure-…`, when the request came over
 https — through a proxy, uvicorn's forwarded-proto handling says so); the token itself is never
-put in a cookie, a page or a URL. A restart signs everyone out.
+put in a cookie, a page or a URL. A restart signs no one out; signing out ends the session
+everywhere.
 
 `guard` builds the middleware stack around the dashboard app from `web.guard`'s pieces and this
 dashboard's own two, so every request is checked before any route runs (no route can forget it):
 - websockets are closed; every answer carries `web.guard`'s security headers (strict CSP, no
   framing, nosniff) and no-store unless a route says otherwise;
 - `SessionAuth`: static files (`/static/…`: the package's CSS and JS) answer to anyone, GET and HEAD
-  only; otherwise the session cookie is looked up, and a session whose token has been revoked or has
-  expired since is ended (one `token_by_id` lookup per request: a revocation takes effect at the next
-  click); without a session only the sign-in page (`GET /`, `GET /signin`) and the sign-in (`POST
+  only; otherwise the session cookie is looked up with its token (one join per request), and a
+  session whose token has been revoked or has expired since is ended (a revocation takes effect at
+  the next click); without a session only the sign-in page (`GET /`, `GET /signin`) and the sign-in (`POST
   /signin`) answer; any other GET or HEAD is redirected (303) to the sign-in page, anything else is 401;
 - methods other than GET, HEAD and POST: 405 (`web.guard.Methods`);
 - `TokenRate`: a request with a session takes one unit of its token's rate from the API's
@@ -29,11 +31,12 @@ dashboard's own two, so every request is checked before any route runs (no route
   header `X-CSRF-Token`); else 403 / 413 / 415. The route gets the form parsed (`request.state.form`).
 No Host allow-list here: the team server is meant to be reached by its public name through a proxy.
 
-Cost: stdlib plus `web.guard`; a request with a session costs a dict lookup and one indexed query.
+Cost: stdlib plus `web.guard`; a request with a session costs one indexed join (and a rate take).
 """
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 import threading
 from collections.abc import Callable
@@ -45,6 +48,7 @@ from urllib.parse import quote
 from starlette.concurrency import run_in_threadpool
 
 from ..store.team.records import TokenRow
+from ..store.team.shared import SessionRow
 from ..web import guard as web_guard
 from ..web.guard import cookie_value, plain, request_headers, see_other
 from .auth import Principal
@@ -54,7 +58,6 @@ if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
 
 SESSION_TTL_S = 12 * 3600.0
-MAX_SESSIONS = 10_000
 MAX_FORM_BYTES = 64 * 1024
 TOUCH_EVERY_S = 60.0
 COOKIE = "ace_team_ui"
@@ -71,6 +74,15 @@ class TokenRows(Protocol):
     def touch_token(self, token_id: int, now: float) -> None: ...
 
 
+class SessionStore(Protocol):
+    """The part of `TeamDB` that keeps the sessions (`store.team.shared`)."""
+
+    def open_session(self, id_hash: str, token_id: int, label: str, csrf: str, now: float,
+                     expires_at: float) -> None: ...
+    def session(self, id_hash: str, now: float) -> SessionRow | None: ...
+    def end_session(self, id_hash: str) -> bool: ...
+
+
 @dataclass(frozen=True)
 class Session:
     id: str
@@ -81,46 +93,38 @@ class Session:
     expires_at: float
 
 
-class Sessions:
-    """The open sessions of this process, by id. Thread-safe; at most `max_sessions` (past that,
-    the expired ones are dropped, then those closest to their end)."""
+def _hash(session_id: str) -> str:
+    return hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()
 
-    def __init__(self, ttl_s: float = SESSION_TTL_S, max_sessions: int = MAX_SESSIONS) -> None:
+
+class Sessions:
+    """The open sessions, in the team database by the SHA-256 of their id (module docstring):
+    every replica on that database sees the same ones. Thread-safe (each call one transaction)."""
+
+    def __init__(self, store: SessionStore, ttl_s: float = SESSION_TTL_S) -> None:
+        self.store = store
         self.ttl_s = float(ttl_s)
-        self.max_sessions = int(max_sessions)
-        self._by_id: dict[str, Session] = {}
-        self._lock = threading.Lock()
 
     def open(self, principal: Principal, label: str, token_expires_at: float | None, now: float) -> Session:
         expires = now + self.ttl_s
         if token_expires_at is not None:
             expires = min(expires, float(token_expires_at))
         session = Session(secrets.token_urlsafe(32), principal, label, secrets.token_urlsafe(32), now, expires)
-        with self._lock:
-            if len(self._by_id) >= self.max_sessions:
-                self._by_id = {k: s for k, s in self._by_id.items() if s.expires_at > now}
-                while len(self._by_id) >= self.max_sessions:
-                    del self._by_id[min(self._by_id, key=lambda k: self._by_id[k].expires_at)]
-            self._by_id[session.id] = session
+        self.store.open_session(_hash(session.id), principal.token_id, label, session.csrf, now, expires)
         return session
 
     def get(self, session_id: str | None, now: float) -> Session | None:
-        if not session_id:
+        """The live session of `session_id` whose token is still valid, or None."""
+        if not session_id or len(session_id) > 200:
             return None
-        with self._lock:
-            found = self._by_id.get(session_id)
-            if found is not None and found.expires_at <= now:
-                del self._by_id[session_id]
-                return None
-            return found
+        row = self.store.session(_hash(session_id), now)
+        if row is None:
+            return None
+        principal = Principal(row["token_id"], row["org_id"], row["project_id"], row["scope"], row["prefix"])
+        return Session(session_id, principal, row["label"], row["csrf"], row["created_at"], row["expires_at"])
 
     def end(self, session_id: str) -> bool:
-        with self._lock:
-            return self._by_id.pop(session_id, None) is not None
-
-    def __len__(self) -> int:
-        with self._lock:
-            return len(self._by_id)
+        return self.store.end_session(_hash(session_id))
 
 
 def cookie_name(scope: Scope) -> str:
@@ -195,16 +199,11 @@ class SessionAuth:
         self._lock = threading.Lock()
 
     def _session(self, session_id: str | None, now: float) -> Session | None:
-        """The live session of the cookie, or None; ends one whose token is no longer valid."""
+        """The live session of the cookie, or None (`Sessions.get` ends one whose token is no longer valid)."""
         session = self.sessions.get(session_id, now)
         if session is None:
             return None
         token_id = session.principal.token_id
-        row = self.db.token_by_id(token_id)
-        expires = None if row is None else row.get("expires_at")
-        if row is None or row.get("revoked_at") is not None or (expires is not None and float(expires) <= now):
-            self.sessions.end(session.id)
-            return None
         with self._lock:  # last_used_at needs minute precision, as for the API
             due = now - self._touched.get(token_id, float("-inf")) >= TOUCH_EVERY_S
             if due:
@@ -258,7 +257,8 @@ class TokenRate:
         if _signing_in(scope):
             client = scope.get("client") or ("", 0)
             key = ("ui-signin", client[0])
-        if key is not None and (wait := self.limiter.take(key, self.now())) > 0:
+        # A shared limiter takes from the database: off the event loop, like every query.
+        if key is not None and (wait := await run_in_threadpool(self.limiter.take, key, self.now())) > 0:
             await plain(send, 429, f"429 Too Many Requests: over this token's rate limit; retry in {wait:.1f} s.\n",
                          [(b"retry-after", retry_after(wait).encode())])
             return

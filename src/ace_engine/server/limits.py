@@ -10,10 +10,13 @@ a chunked upload without a length is stopped at the limit too, and the server ne
 `RateLimiter(rate_per_second, burst)` is a token bucket per key (the token id): each request takes
 one; the bucket refills at `rate_per_second` up to `burst`. `take(key, now)` returns 0.0 when the
 request may go on, else the seconds until it could (the route answers 429 with `Retry-After`).
-Thread-safe (one lock; a take is a few float operations). Buckets live in memory, per process:
-several server processes each allow the rate (docs/team-server.md).
+Given a `store` (the server passes its `TeamDB`), the buckets live in the database (`take_rate`:
+one upsert a take), so every replica and worker on that database spends one bucket per token: a
+token's burst is shared (docs/team-server.md, "Running several replicas"). Without one they live
+in this process's memory (one lock; a take is a few float operations).
 
-Cost: stdlib only; the middleware buffers at most `max_bytes` per request in flight.
+Cost: stdlib only; a shared take is one upsert (in the caller's thread: never on the event loop);
+the middleware buffers at most `max_bytes` per request in flight.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from __future__ import annotations
 import json
 import math
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from ..web.guard import read_body, replay_body
 
@@ -76,19 +79,38 @@ class BodyLimit:
         await self.app(scope, replay_body(body, then=receive), send)
 
 
+class BucketStore(Protocol):
+    """The part of `TeamDB` that keeps shared buckets."""
+
+    def take_rate(self, bucket: str, rate: float, burst: float, now: float) -> float: ...
+
+
+def bucket_name(key: object) -> str:
+    """A key as the database names its bucket: a token id `t<id>`, a tuple joined with `:`."""
+    if isinstance(key, int):
+        return f"t{key}"
+    if isinstance(key, tuple):
+        return ":".join(str(part) for part in key)
+    return str(key)
+
+
 class RateLimiter:
     """A token bucket per key: `rate_per_second` refill, at most `burst` in the bucket."""
 
-    def __init__(self, rate_per_second: float = DEFAULT_RATE_PER_SECOND, burst: int = DEFAULT_BURST) -> None:
+    def __init__(self, rate_per_second: float = DEFAULT_RATE_PER_SECOND, burst: int = DEFAULT_BURST,
+                 store: BucketStore | None = None) -> None:
         if rate_per_second <= 0 or burst < 1:
             raise ValueError("the rate must be > 0 per second and the burst at least 1")
         self.rate = float(rate_per_second)
         self.burst = float(burst)
+        self.store = store
         self._buckets: dict[object, tuple[float, float]] = {}  # key -> (tokens, at)
         self._lock = threading.Lock()
 
     def take(self, key: object, now: float) -> float:
         """0.0 if a request for `key` may go on now (one token taken), else the seconds to wait."""
+        if self.store is not None:
+            return self.store.take_rate(bucket_name(key), self.rate, self.burst, now)
         with self._lock:
             tokens, at = self._buckets.get(key, (self.burst, now))
             tokens = min(self.burst, tokens + max(0.0, now - at) * self.rate)

@@ -149,10 +149,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                   "clients": {"type": "integer"}}},
 }
 
+MAX_WAIT = 30  # seconds a pull may wait for the next delta (under the usual proxies' 60 s idle timeout)
 # Query parameters, by route: name -> (schema, default).
 QUERY: dict[str, dict[str, tuple[dict[str, Any], int]]] = {
     "pull": {"after": ({"type": "integer", "minimum": 0, "maximum": MAX_SEQ}, 0),
-             "limit": ({"type": "integer", "minimum": 1, "maximum": MAX_PULL}, DEFAULT_PULL)},
+             "limit": ({"type": "integer", "minimum": 1, "maximum": MAX_PULL}, DEFAULT_PULL),
+             # long-poll: with nothing after `after`, wait up to this many seconds for a delta
+             "wait": ({"type": "integer", "minimum": 0, "maximum": MAX_WAIT}, 0)},
     "stats": {"days": ({"type": "integer", "minimum": 1, "maximum": MAX_DAYS}, 30)},
 }
 PROJECT_PARAM = {"type": "string", "minLength": 1, "maxLength": 128,

@@ -118,6 +118,11 @@ class MaintenanceSQL(StoreBase):
                 # --transcript`) goes with age.
                 conn.execute("DELETE FROM session_summaries WHERE last_at < ?"
                              " AND session_id NOT IN (SELECT session_id FROM sessions)", (cutoff,))
+                # A lesson's situations are copies of prompts: they age out like the prompts, and the
+                # vector folded from them goes too (search then uses the lesson's own until refolded).
+                conn.execute("DELETE FROM bullet_vectors WHERE model LIKE '%+situations' AND bullet_id IN"
+                             " (SELECT bullet_id FROM lesson_situations WHERE last_seen_at < ?)", (cutoff,))
+                conn.execute("DELETE FROM lesson_situations WHERE last_seen_at < ?", (cutoff,))
                 if self.live_bytes() > max_bytes:
                     candidates = self._gc_candidates(now)
                     removed["kept_running"] = conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] - len(

@@ -204,7 +204,7 @@ class PlaybookSQL(StoreBase):
 
     def purge_bullets(self, ids: Sequence[str]) -> int:
         """Delete bullets with every row that refers to them (change log, injections, pins,
-        vectors) and their full-text index entries, with `secure_delete` on so the text is
+        vectors, situations) and their full-text index entries, with `secure_delete` on so the text is
         overwritten rather than left in free pages; then the FTS index is merged (`optimize`),
         because FTS5 only marks deleted entries until its segments are merged. Call `reclaim()`
         after the transaction to give the space back. Returns how many bullets were deleted."""
@@ -216,7 +216,8 @@ class PlaybookSQL(StoreBase):
             for start in range(0, len(ids), 500):
                 chunk = list(ids[start:start + 500])
                 marks = ",".join("?" * len(chunk))
-                for table in ("injections", "pins", "bullet_vectors", "bullet_changes", "team_counts"):
+                for table in ("injections", "pins", "bullet_vectors", "bullet_changes", "team_counts",
+                              "lesson_situations"):
                     self.conn.execute(f"DELETE FROM {table} WHERE bullet_id IN ({marks})", chunk)
                 deleted += self.conn.execute(f"DELETE FROM bullets WHERE id IN ({marks})", chunk).rowcount
             # The packs hold the deleted bullets' ids and sign codes: rebuilt on the next search.
@@ -372,14 +373,17 @@ class PlaybookSQL(StoreBase):
         return f"{row[0]}:{row[1]}"
 
     def vector_codes(self, model: str, project_id: int | None, include_global: bool,
-                     width: int) -> list[tuple[int, bytes]]:
+                     width: int, prefer: str | None = None) -> list[tuple[int, bytes]]:
         """(bullet rowid, first `width` bytes of the vector) of the scope's bullets that are not
-        archived and have a current vector of `model`: what a pack is built from."""
+        archived and have a current vector of `model` — or of `prefer` when they have a current
+        one of that too (a lesson folded with its situations): what a pack is built from."""
         where, params = self._scope(project_id, include_global)
         return self.conn.execute(
-            f"SELECT b.rowid, substr(v.vector, 1, ?) FROM bullet_vectors v JOIN bullets b ON b.id = v.bullet_id"
+            f"SELECT b.rowid, substr(coalesce(f.vector, v.vector), 1, ?) FROM bullet_vectors v"
+            f" JOIN bullets b ON b.id = v.bullet_id LEFT JOIN bullet_vectors f ON f.bullet_id = b.id"
+            f" AND f.model = ? AND f.content_key = b.content_key"
             f" WHERE {where} AND b.status != 'archived' AND v.model = ? AND v.content_key = b.content_key"
-            " ORDER BY b.rowid", (width,) + params + (model,)).fetchall()
+            " ORDER BY b.rowid", (width, prefer or "") + params + (model,)).fetchall()
 
     def vector_pack(self, model: str, project_id: int | None,
                     include_global: bool = True) -> tuple[str, bytes, bytes] | None:

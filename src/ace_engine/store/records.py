@@ -51,6 +51,19 @@ class PinRow(TypedDict):
     expires_at: float
 
 
+class SituationRow(TypedDict):
+    """A moment a lesson serves, kept as one of its search keys (`situations()`, issue 24)."""
+
+    id: int
+    bullet_id: str
+    kind: str  # prompt / error / command / file
+    text: str
+    session_id: str | None
+    seen: int
+    created_at: float
+    last_seen_at: float
+
+
 # -- jobs and the history the heuristics mine (jobs_sql) ---------------------------------------------
 
 

@@ -357,6 +357,27 @@ MIGRATIONS: list[tuple[str, str]] = [
     );
     CREATE INDEX session_summaries_recent ON session_summaries(project_id, carry, last_at);
     """),
+    # 9: situations (retrieval/situations.py, issue 24). The moments a lesson serves, kept as search
+    # keys beside it: the prompts of the sessions it was learned and confirmed in, its error signature,
+    # command, files. Capped per lesson by the writer; `vector` is the embedder `model`'s vector of
+    # `text` (NULL until embedded). Never injected: the lesson's own text is what an agent sees.
+    ("lesson_situations", """
+    CREATE TABLE lesson_situations (
+        id INTEGER PRIMARY KEY,
+        bullet_id TEXT NOT NULL,
+        kind TEXT NOT NULL,                -- prompt / error / command / file
+        text TEXT NOT NULL,                -- redacted (the store's connection), capped
+        text_key TEXT NOT NULL,            -- the text normalized: one row per distinct situation
+        session_id TEXT,                   -- the session it was last seen in
+        seen INTEGER NOT NULL DEFAULT 1,   -- sessions it was seen in (learned, then confirmed)
+        model TEXT,
+        vector BLOB,
+        created_at REAL NOT NULL,
+        last_seen_at REAL NOT NULL,
+        UNIQUE (bullet_id, text_key)
+    );
+    CREATE INDEX lesson_situations_vector ON lesson_situations(model, bullet_id);
+    """),
 ]
 
 LATEST = len(MIGRATIONS)

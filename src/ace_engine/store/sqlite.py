@@ -34,6 +34,7 @@ from .maintenance_sql import MaintenanceSQL
 from .meta_sql import MetaSQL
 from .playbook_sql import PlaybookSQL
 from .schema import MIGRATIONS, migrate
+from .situations_sql import SituationsSQL
 from .sync_sql import SyncSQL
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks must not import `typing` (~3 ms)
@@ -58,7 +59,7 @@ def _refuse_symlinks(path: str) -> None:
         os.close(paths.open_nofollow(path, os.O_RDWR | os.O_CREAT, 0o600))
 
 
-class SQLiteStore(CaptureSQL, PlaybookSQL, JobsSQL, MaintenanceSQL, MetaSQL, SyncSQL, ContinuitySQL):
+class SQLiteStore(CaptureSQL, PlaybookSQL, SituationsSQL, JobsSQL, MaintenanceSQL, MetaSQL, SyncSQL, ContinuitySQL):
     def __init__(self, path: str | None = None, *, busy_timeout_ms: int = 2000,
                  migrations: Sequence[tuple[str, str]] = MIGRATIONS) -> None:
         self.path = path or paths.db_path()

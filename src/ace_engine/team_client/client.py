@@ -25,6 +25,7 @@ CONNECT_SECONDS = 5.0
 READ_SECONDS = 30.0
 MAX_PUSH = 500  # deltas per push (the protocol's limit)
 MAX_PULL = 1000
+MAX_WAIT = 30  # the longest a pull may wait on the server (its `wait` parameter's maximum)
 # What an unreachable server costs, said only where it is true: a failed push or pull loses nothing.
 NOTHING_LOST = " Nothing is lost: local changes wait for the next push"
 _SYNCING = ("pushing", "pulling")
@@ -94,9 +95,17 @@ class TeamClient:
                               "pushed, the next push sends them again")
         return answer
 
-    def pull(self, project: str, after: int, limit: int = 500) -> dict[str, Any]:
+    def pull(self, project: str, after: int, limit: int = 500, wait: int = 0) -> dict[str, Any]:
+        """Deltas after `after`. `wait` > 0 long-polls: with nothing new, the server holds the
+        request up to `wait` seconds (at most MAX_WAIT) and answers as soon as a delta is logged,
+        so a client that follows the team asks once per change, not once per poll interval."""
+        params = {"after": int(after), "limit": max(1, min(int(limit), MAX_PULL))}
+        extra: dict[str, Any] = {}
+        if wait > 0:
+            params["wait"] = min(int(wait), MAX_WAIT)
+            extra["timeout"] = httpx.Timeout(READ_SECONDS + params["wait"], connect=CONNECT_SECONDS)
         answer = self._call("GET", f"/v1/projects/{_quote(project)}/deltas", project=project, what="pulling",
-                            params={"after": int(after), "limit": max(1, min(int(limit), MAX_PULL))})
+                            params=params, **extra)
         if not isinstance(answer.get("deltas"), list):
             raise RemoteError(f"{self.url} answered a pull without a list of deltas; is it an ace server?")
         return answer

@@ -41,7 +41,7 @@ import time
 from collections.abc import Sequence
 from typing import Literal, cast
 
-from . import ops, views
+from . import batch, ops, pull, shared, views
 from .dialect import Conflict, Dialect, NotFound, TeamDBError, Tx, open_dialect
 from .ops import ClientTaken, Rules, Stale, content_hash
 from .records import (
@@ -56,6 +56,7 @@ from .records import (
     ProjectOverview,
     ProjectRow,
     ProjectSummary,
+    PullPage,
     ReviewEntry,
     SectionCount,
     Stats,
@@ -80,6 +81,8 @@ class TeamDB:
         self._d = dialect
         self.dialect = dialect.name
         self.default_org = 0
+        self.batched = True  # False: every push delta by delta (the tests hold both paths to one result)
+        self.log_cache = pull.LogCache()
 
     @classmethod
     def open(cls, url: str | None = None, *, now: float | None = None,
@@ -164,9 +167,26 @@ class TeamDB:
             return cast("TokenRow | None", tx.one(f"SELECT {_TOKEN_COLUMNS} FROM tokens t WHERE t.token_hash = ?",
                                                   (token_hash,)))
 
+    def token_with_project(self, token_hash: str, name: str) -> tuple[TokenRow | None, ProjectRow | None]:
+        """`token_by_hash`, and the project `name` of the token's org (None: no such project), in
+        one statement: every API request needs both."""
+        with self._d.read() as tx:
+            row = tx.one(f"SELECT {_TOKEN_COLUMNS}, p.id AS p_id, p.name AS p_name, p.last_seq AS p_last_seq "
+                         "FROM tokens t LEFT JOIN projects p ON p.org_id = t.org_id AND p.name = ? "
+                         "WHERE t.token_hash = ?", (name, token_hash))
+        if row is None:
+            return None, None
+        project: ProjectRow | None = None
+        if row["p_id"] is not None:
+            project = {"id": int(row["p_id"]), "org_id": int(row["org_id"]), "name": str(row["p_name"]),
+                       "last_seq": int(row["p_last_seq"])}
+        for extra in ("p_id", "p_name", "p_last_seq"):
+            del row[extra]
+        return cast("TokenRow", row), project
+
     def touch_token(self, token_id: int, now: float) -> None:
         """Record a use; at most one write a minute per token (the condition is in the UPDATE)."""
-        with self._d.write() as tx:
+        with self._d.single() as tx:
             tx.execute("UPDATE tokens SET last_used_at = ? WHERE id = ? AND "
                        "(last_used_at IS NULL OR last_used_at < ?)", (now, token_id, now - TOUCH_EVERY_S))
 
@@ -206,13 +226,19 @@ class TeamDB:
 
     def apply_deltas(self, project_id: int, client_id: str, items: Sequence[DeltaItem],
                      now: float, rules: Rules = ops.NO_RULES) -> list[DeltaResult]:
-        """A push's deltas, `(key, op, lesson_id, body, status)` each, in ONE transaction: the
-        project's lock is taken and the commit (a disk flush) paid once per push instead of once
-        per delta — the lock is held through the commit, so per-delta transactions capped a
-        project at a few hundred deltas a second whatever the number of pushers. With
-        `rules.token_id`, the client id is bound to that token first (`ClientTaken` otherwise).
-        Each delta is handled in order as `apply_delta` describes (a key repeated within the push
-        answers `duplicate`); a storage error rolls the whole push back, and the client's retry is
+        """A push's deltas, `(key, op, lesson_id, body, status)` each: `apply_push`'s results."""
+        return self.apply_push(project_id, client_id, items, now, rules)[0]
+
+    def apply_push(self, project_id: int, client_id: str, items: Sequence[DeltaItem],
+                   now: float, rules: Rules = ops.NO_RULES) -> tuple[list[DeltaResult], int]:
+        """A push's deltas in ONE transaction, and the project's last_seq after it: the project's
+        lock is taken and the commit (a disk flush) paid once per push instead of once per delta —
+        the lock is held through the commit, so what the push does while holding it bounds a
+        project's throughput whatever the number of pushers. With `rules.token_id`, the client id
+        is bound to that token first (`ClientTaken` otherwise). A push of new lessons' ADDs and of
+        TAGs (the bulk of what clients push) is batched (`batch`: a few statements per push); any
+        other goes delta by delta as `apply_delta` describes (a key repeated within the push
+        answers `duplicate`). A storage error rolls the whole push back, and the client's retry is
         safe (idempotency keys). Should a concurrent push of the same keys collide on a unique
         constraint, the push is redone delta by delta, where the loser of each key answers
         `duplicate`."""
@@ -223,18 +249,36 @@ class TeamDB:
                 raise TeamDBError(f"apply_delta status must be 'active' or 'quarantined', not {status!r}")
         try:
             with self._d.write() as tx:
-                ops.lock_project(tx, project_id)
+                last = ops.lock_project(tx, project_id)
                 if rules.token_id is not None:
                     ops.bind_client(tx, project_id, client_id, rules.token_id, now)
-                return [self._apply_one(tx, project_id, client_id, item, now, rules) for item in items]
+                found = batch.plan(tx, project_id, client_id, items, now, rules) if self.batched else None
+                if found is not None:
+                    return batch.apply(tx, project_id, client_id, items, found, last, now, rules)
+                results = [self._apply_one(tx, project_id, client_id, item, now, rules) for item in items]
+                return results, int(tx.value("SELECT last_seq FROM projects WHERE id = ?", (project_id,)))
         except Conflict:
             if len(items) > 1:
-                return [self.apply_deltas(project_id, client_id, [item], now, rules)[0] for item in items]
+                results = [self.apply_push(project_id, client_id, [item], now, rules)[0][0] for item in items]
+                return results, self._last_seq(project_id)
             with self._d.read() as tx:  # a concurrent push of the same key committed first
                 seen = self._seen(tx, project_id, client_id, items[0][0])
             if seen is None:
                 raise
-            return [seen]
+            return [seen], self._last_seq(project_id)
+
+    def last_seqs(self, project_ids: Sequence[int]) -> dict[int, int]:
+        """{project id: last_seq} of the given projects, in one query (the long-poll's check)."""
+        ids = [int(p) for p in project_ids][:1000]
+        if not ids:
+            return {}
+        with self._d.read() as tx:
+            rows = tx.all(f"SELECT id, last_seq FROM projects WHERE id IN ({', '.join('?' * len(ids))})", ids)
+        return {int(r["id"]): int(r["last_seq"]) for r in rows}
+
+    def _last_seq(self, project_id: int) -> int:
+        with self._d.read() as tx:
+            return int(tx.value("SELECT last_seq FROM projects WHERE id = ?", (project_id,)) or 0)
 
     def _apply_one(self, tx: Tx, project_id: int, client_id: str,
                    item: DeltaItem, now: float, rules: Rules) -> DeltaResult:
@@ -273,16 +317,14 @@ class TeamDB:
                 out.append(delta)
             return out
 
+    def pull_page(self, project_id: int, after_seq: int, limit: int) -> PullPage:
+        """`deltas_after`'s page as JSON text, one string per delta, with the project's `last_seq`
+        and whether `more` follow (`pull.page`: from this process's log cache where it can)."""
+        return pull.page(self._d, self.log_cache, project_id, after_seq, limit)
+
     @staticmethod
     def _counts(tx: Tx, project_id: int, lesson_ids: list[str]) -> dict[str, dict[str, list[int]]]:
-        found: dict[str, dict[str, list[int]]] = {}
-        for start in range(0, len(lesson_ids), 500):
-            chunk = lesson_ids[start:start + 500]
-            for row in tx.all(f"SELECT lesson_id, client_id, helpful, harmful FROM counters WHERE project_id = ? "
-                              f"AND lesson_id IN ({', '.join('?' * len(chunk))}) ORDER BY client_id",
-                              (project_id, *chunk)):
-                found.setdefault(row["lesson_id"], {})[row["client_id"]] = [int(row["helpful"]), int(row["harmful"])]
-        return found
+        return pull.counts(tx, project_id, lesson_ids)
 
     # -- review ---------------------------------------------------------------------------------------
 
@@ -382,6 +424,21 @@ class TeamDB:
                 "top": [{"lesson_id": r["lesson_id"], "content": r["content"], "helpful": as_int(r["helpful"]),
                          "harmful": as_int(r["harmful"])} for r in top],
                 "clients": as_int(clients)}
+
+    # -- state the replicas share (`shared`) ----------------------------------------------------------
+
+    def take_rate(self, bucket: str, rate: float, burst: float, now: float) -> float:
+        return shared.take_rate(self._d, bucket, rate, burst, now)
+
+    def open_session(self, id_hash: str, token_id: int, label: str, csrf: str, now: float,
+                     expires_at: float) -> None:
+        shared.open_session(self._d, id_hash, token_id, label, csrf, now, expires_at)
+
+    def session(self, id_hash: str, now: float) -> shared.SessionRow | None:
+        return shared.session(self._d, id_hash, now)
+
+    def end_session(self, id_hash: str) -> bool:
+        return shared.end_session(self._d, id_hash)
 
     # -- the dashboard's reads (`views`) --------------------------------------------------------------
 

@@ -8,14 +8,23 @@ direct connection is tried first, so a wrong URL or a dead server is one line wi
 `dialect.write()` and `dialect.read()` are context managers yielding a `Tx`: one transaction,
 committed when the block ends, rolled back when it raises. A write transaction on SQLite takes
 the write lock up front (`BEGIN IMMEDIATE`); on PostgreSQL it runs in READ COMMITTED and callers
-serialise on row locks. Statements are written once with `?` placeholders (`Tx` turns them into
-`%s` for psycopg). Driver errors come out as `TeamDBError`, a unique-constraint violation as its
-subclass `Conflict`, so a caller can tell "someone else inserted this first".
+serialise on row locks. On PostgreSQL a `read()` block runs in autocommit: under READ COMMITTED
+each statement has its own snapshot either way, and BEGIN / COMMIT would be two more round trips
+per request. `dialect.single()` is for ONE write statement (an upsert, a touch): autocommit on
+both engines, so the statement is its own transaction. `Tx.all_many` sends several queries at
+once and `Tx.pipeline()` several writes (PostgreSQL's pipeline mode: one round trip instead of
+one per statement, which matters most inside a push, under the project's lock). `Tx.stream`
+yields rows as they arrive (psycopg's chunked `stream`, a lazy cursor on SQLite), so a large read
+never holds the whole result as rows. `json_text` selects a JSON column as its text
+(`body::text`), for a caller that passes it on without parsing it. Statements are written once
+with `?` placeholders (`Tx` turns them into `%s` for psycopg). Driver errors come out as
+`TeamDBError`, a unique-constraint violation as its subclass `Conflict`, so a caller can tell
+"someone else inserted this first".
 
 SQLite: one connection per thread (uvicorn runs sync routes in a thread pool), WAL, busy timeout
 5 s, foreign keys on; the file is created 0600 (never through a symlink) in a private directory.
-Connecting, the PRAGMAs, `pg_advisory_xact_lock`, `day_sql` (the UTC day number of a time column)
-and the schema's column types are the only places the two engines differ.
+Connecting, the PRAGMAs, `pg_advisory_xact_lock`, `day_sql` (the UTC day number of a time column),
+`least` / `greatest` and the schema's column types are the only places the two engines differ.
 
 Cost: stdlib only until a PostgreSQL URL is opened.
 """
@@ -74,7 +83,7 @@ def _first_line(exc: BaseException) -> str:
     return lines[0] if lines else type(exc).__name__
 
 
-@lru_cache(maxsize=512)
+@lru_cache(maxsize=4096)  # multi-row INSERTs come in many lengths
 def _pyformat(sql: str) -> str:
     return sql.replace("%", "%%").replace("?", "%s")
 
@@ -102,6 +111,45 @@ class Tx:
         names = [d[0] for d in cur.description]
         return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 
+    def stream(self, sql: str, params: Sequence[SQLParam] = (), size: int = 200) -> Iterator[tuple[Any, ...]]:
+        """The rows of a query as tuples, fetched `size` at a time (module docstring)."""
+        if self.pyformat:
+            yield from self.cur.stream(_pyformat(sql), tuple(params), size=size)
+            return
+        self.cur.execute(sql, tuple(params))
+        while batch := self.cur.fetchmany(size):
+            yield from batch
+
+    def all_many(self, queries: Sequence[tuple[str, Sequence[SQLParam]]]) -> list[list[Row]]:
+        """Several queries' rows, sent together: one round trip on PostgreSQL (pipeline mode, a
+        cursor each), one after the other on SQLite (in process: nothing to save)."""
+        if not self.pyformat:
+            return [self.all(sql, params) for sql, params in queries]
+        conn = self.cur.connection
+        cursors = [conn.cursor() for _ in queries]
+        try:
+            with conn.pipeline():
+                for cur, (sql, params) in zip(cursors, queries, strict=True):
+                    cur.execute(_pyformat(sql), tuple(params))
+            out = []
+            for cur in cursors:
+                names = [d[0] for d in cur.description]
+                out.append([dict(zip(names, row, strict=True)) for row in cur.fetchall()])
+            return out
+        finally:
+            for cur in cursors:
+                cur.close()
+
+    @contextmanager
+    def pipeline(self) -> Iterator[None]:
+        """Statements run inside are sent without waiting for each answer (PostgreSQL's pipeline
+        mode: one round trip for all, errors raised at the end); their results are not read."""
+        if not self.pyformat:
+            yield
+            return
+        with self.cur.connection.pipeline():
+            yield
+
     def one(self, sql: str, params: Sequence[SQLParam] = ()) -> Row | None:
         rows = self.all(sql, params)
         return rows[0] if rows else None
@@ -123,6 +171,13 @@ class Dialect:
     id_type: str
     json_type: str
     day_sql: str  # the UTC day number (days since the epoch) of a column named `created_at`
+    least: str  # the two-or-more-argument minimum (SQLite's scalar MIN, PostgreSQL's LEAST)
+    greatest: str
+    json_text: str  # a JSON column as text: `{}` formatted with the column's name
+
+    def single(self) -> AbstractContextManager[Tx]:
+        """One write statement as its own transaction (autocommit)."""
+        raise NotImplementedError
 
     def write(self) -> AbstractContextManager[Tx]:
         raise NotImplementedError
@@ -142,6 +197,8 @@ class SQLiteDialect(Dialect):
     id_type = "INTEGER PRIMARY KEY AUTOINCREMENT"
     json_type = "TEXT"
     day_sql = "CAST(created_at / 86400 AS INTEGER)"  # truncation is floor for times after 1970
+    least, greatest = "MIN", "MAX"
+    json_text = "{}"
 
     def __init__(self, path: str) -> None:
         if sqlite3.sqlite_version_info < MIN_SQLITE:
@@ -201,6 +258,20 @@ class SQLiteDialect(Dialect):
     def write(self) -> AbstractContextManager[Tx]:
         return self._transaction("BEGIN IMMEDIATE")
 
+    @contextmanager
+    def _autocommit(self) -> Iterator[Tx]:
+        try:
+            yield Tx(self._conn().cursor(), pyformat=False, loads=True)  # no BEGIN: each statement commits
+        except sqlite3.IntegrityError as exc:
+            if "UNIQUE" in str(exc):
+                raise Conflict(str(exc)) from exc
+            raise TeamDBError(f"team database {self.path}: {exc}") from exc
+        except sqlite3.Error as exc:
+            raise TeamDBError(f"team database {self.path}: {exc}") from exc
+
+    def single(self) -> AbstractContextManager[Tx]:
+        return self._autocommit()
+
     def read(self) -> AbstractContextManager[Tx]:
         return self._transaction("BEGIN")  # deferred: one snapshot for the reads of the block
 
@@ -220,6 +291,8 @@ class PostgresDialect(Dialect):
     id_type = "BIGSERIAL PRIMARY KEY"
     json_type = "JSONB"
     day_sql = "CAST(FLOOR(created_at / 86400) AS BIGINT)"  # CAST alone would round
+    least, greatest = "LEAST", "GREATEST"
+    json_text = "{}::text"
 
     def __init__(self, url: str) -> None:
         try:
@@ -253,11 +326,18 @@ class PostgresDialect(Dialect):
                               f"the URL and that PostgreSQL is running and accepts this user") from exc
 
     @contextmanager
-    def _transaction(self) -> Iterator[Tx]:
+    def _transaction(self, autocommit: bool = False) -> Iterator[Tx]:
         errors = self._psycopg.errors
         try:
-            with self.pool.connection() as conn, conn.cursor() as cur:
-                yield Tx(cur, pyformat=True, loads=False)
+            with self.pool.connection() as conn:
+                if autocommit:
+                    conn.autocommit = True
+                try:
+                    with conn.cursor() as cur:
+                        yield Tx(cur, pyformat=True, loads=False)
+                finally:
+                    if autocommit and not conn.closed:
+                        conn.autocommit = False  # as `configure` left it, for the pool's next user
         except errors.UniqueViolation as exc:
             raise Conflict(str(exc)) from exc
         except self._psycopg.Error as exc:
@@ -267,7 +347,10 @@ class PostgresDialect(Dialect):
         return self._transaction()
 
     def read(self) -> AbstractContextManager[Tx]:
-        return self._transaction()
+        return self._transaction(autocommit=True)  # READ COMMITTED: a snapshot per statement either way
+
+    def single(self) -> AbstractContextManager[Tx]:
+        return self._transaction(autocommit=True)
 
     def migration_lock(self, tx: Tx) -> None:
         tx.value("SELECT pg_advisory_xact_lock(?)", (MIGRATION_LOCK,))

@@ -42,7 +42,7 @@ from .dialect import NotFound, TeamDBError, Tx
 from .records import Decision, DeltaResult, JSONObject, LessonFields, TeamLesson
 
 __all__ = ["MARKS_PER_DAY", "OPS", "TEAM_MARKS_PER_DAY", "ClientTaken", "Rules", "Stale", "apply", "bind_client",
-           "content_hash", "decide", "grant", "lock_project"]
+           "content_hash", "count", "decide", "grant", "lock_project"]
 
 OPS = ("ADD", "UPDATE", "TAG", "MERGE", "QUARANTINE", "REMOVE")
 IN_REVIEW = ("quarantined", "rejected")
@@ -266,7 +266,8 @@ def _update(tx: Tx, project_id: int, client_id: str, key: str, lesson: TeamLesso
     return _result("applied", seq)
 
 
-def _count(value: object) -> int:
+def count(value: object) -> int:
+    """A TAG's count as the server keeps it: a whole number ≥ 0 (anything else is 0)."""
     if not isinstance(value, (int, float, str)):  # JSON: null, a list, an object
         return 0
     try:
@@ -303,7 +304,7 @@ def _bounded(tx: Tx, project_id: int, lesson_id: str, holder: str, old: tuple[in
 def _tag(tx: Tx, project_id: int, client_id: str, key: str, lesson_id: str, body: JSONObject,
          now: float, rules: Rules = NO_RULES) -> Result:
     # Absolute counts, max kept: a retry, a replay or an older value never lowers or double-counts.
-    asked = (_count(body.get("helpful")), _count(body.get("harmful")))
+    asked = (count(body.get("helpful")), count(body.get("harmful")))
     row = tx.one("SELECT helpful, harmful FROM counters WHERE project_id = ? AND lesson_id = ? AND client_id = ?",
                  (project_id, lesson_id, client_id))
     old = (int(row["helpful"]), int(row["harmful"])) if row else (0, 0)

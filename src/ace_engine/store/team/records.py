@@ -15,9 +15,9 @@ from __future__ import annotations
 from typing import Any, SupportsInt, TypedDict
 
 __all__ = ["ClientActivity", "Decision", "DeltaItem", "DeltaResult", "JSONObject", "LessonFields", "LessonPage",
-           "LessonState", "LogEntry", "PageRow", "ProjectOverview", "ProjectRow", "ProjectSummary", "ReviewEntry",
-           "SQLParam", "SectionCount", "Stats", "StatsDay", "TeamLesson", "TokenListRow", "TokenRow", "TopLesson",
-           "VersionRow", "as_int"]
+           "LessonState", "LogEntry", "PageRow", "ProjectOverview", "ProjectRow", "ProjectSummary", "PullPage",
+           "ReviewEntry", "SQLParam", "SectionCount", "Stats", "StatsDay", "TeamLesson", "TokenListRow", "TokenRow",
+           "TopLesson", "VersionRow", "as_int"]
 
 JSONObject = dict[str, Any]  # a delta's body: the client's JSON, and what the log keeps of it
 SQLParam = str | int | float | None
@@ -62,6 +62,14 @@ class DeltaResult(TypedDict):
     status: str  # applied | duplicate | quarantined | rejected
     seq: int | None
     reason: str | None
+
+
+class PullPage(TypedDict):
+    """A page of the log as the pull route sends it: each delta already JSON text (`TeamDB.pull_page`)."""
+
+    deltas: list[str]
+    last_seq: int
+    more: bool
 
 
 class Decision(TypedDict):

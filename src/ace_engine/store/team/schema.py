@@ -21,6 +21,11 @@ server writes), `client_tokens` (which token owns a client id in a project: no t
 another's client) and `mark_budget` (helpful / harmful marks accepted per lesson, token and UTC
 day, so one token's counts grow by a bounded amount a day whatever client ids it invents).
 
+Migration 3 (stateless replicas: any number of server processes on one database behave as one,
+docs/team-server.md "Running several replicas"): `ui_sessions` (a dashboard session by the SHA-256
+of its cookie's id: signed in on one replica, served by another) and `rate_buckets` (a token
+bucket per key, taken in one upsert, so a token's burst is shared by every replica).
+
 Cost: importing defines strings; rendering is two `str.replace` per script.
 """
 
@@ -141,6 +146,24 @@ MIGRATIONS: list[tuple[str, str]] = [
         harmful BIGINT NOT NULL DEFAULT 0,
         PRIMARY KEY (project_id, lesson_id, holder, day)
     );
+    """),
+    ("shared state", """
+    CREATE TABLE ui_sessions (
+        id_hash TEXT PRIMARY KEY,                -- SHA-256 hex of the cookie's session id
+        token_id BIGINT NOT NULL,
+        label TEXT NOT NULL,
+        csrf TEXT NOT NULL,
+        created_at DOUBLE PRECISION NOT NULL,
+        expires_at DOUBLE PRECISION NOT NULL
+    );
+    CREATE INDEX ui_sessions_expiry ON ui_sessions(expires_at);
+    CREATE TABLE rate_buckets (
+        bucket TEXT PRIMARY KEY,                 -- `t<token id>`, or `signin:<address>`
+        tokens DOUBLE PRECISION NOT NULL,        -- what is left after the last take
+        at DOUBLE PRECISION NOT NULL,            -- when it was last taken from
+        ok INTEGER NOT NULL DEFAULT 1            -- whether the last take was allowed
+    );
+    CREATE INDEX rate_buckets_at ON rate_buckets(at);
     """),
 ]
 

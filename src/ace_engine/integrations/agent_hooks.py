@@ -1,0 +1,106 @@
+"""The hook entries ace-engine writes for Codex CLI and Gemini CLI, merged into a JSON hooks object.
+
+Both agents read Claude Code's layout — `{"hooks": {EVENT: [{"matcher"?, "hooks": [{"type":
+"command", "command", "timeout"}]}]}}` — Codex from `hooks.json`, Gemini from `settings.json`.
+An installed handler runs this package's launcher with the agent and its own event name
+(`[python, "-I", LAUNCHER, AGENT, EVENT]`), which `hooks.agents` adapts; the events are the
+agent's that ace-engine handles (`hooks.agents.EVENTS_BY_AGENT`), each with the timeout Claude
+Code gets for the same event, in the agent's unit (Codex: seconds, Gemini: milliseconds).
+
+`merge(data, agent, python)` / `strip(data)` change only handlers that run ace-engine's hooks
+(`claude_settings.is_ours`): other keys, other tools' hooks and their order are kept. Reading,
+refusing malformed files and writing with a backup are `claude_settings.load` / `write`.
+
+Cost: pure data; no file access here.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from typing import Any
+
+from ..hooks.agents import EVENTS_BY_AGENT
+from ..hooks.events import EVENTS
+from .claude_settings import LAUNCHER, _strip_ours, is_ours
+
+# Per agent: the unit its `timeout` is in (ms per second), and the matchers for tool events.
+TIMEOUT_SCALE = {"codex": 1, "gemini": 1000}
+MATCHERS: dict[str, dict[str, str]] = {
+    # Codex edits files with apply_patch (a domain may shift) and runs commands as `Bash`.
+    "codex": {"PreToolUse": "apply_patch", "PermissionRequest": "Bash"},
+    "gemini": {},
+}
+
+
+def hook_argv(agent: str, event: str, python: str | None = None) -> list[str]:
+    return [python or sys.executable, "-I", LAUNCHER, agent, event]
+
+
+def hook_command(agent: str, event: str, python: str | None = None) -> str:
+    return shlex.join(hook_argv(agent, event, python))
+
+
+def desired_entries(agent: str, python: str | None = None) -> dict[str, dict[str, Any]]:
+    """{agent's event: the matcher group ace-engine installs for it}."""
+    entries: dict[str, dict[str, Any]] = {}
+    for native, ours in EVENTS_BY_AGENT[agent].items():
+        handler: dict[str, Any] = {"type": "command", "command": hook_command(agent, native, python),
+                                   "timeout": EVENTS[ours]["timeout"] * TIMEOUT_SCALE[agent]}
+        if agent == "gemini":
+            handler = {"name": f"ace-engine {native}", **handler}
+        group: dict[str, Any] = {"hooks": [handler]}
+        if MATCHERS[agent].get(native):
+            group = {"matcher": MATCHERS[agent][native], **group}
+        entries[native] = group
+    return entries
+
+
+def merge(data: dict[str, Any], agent: str, python: str | None = None) -> tuple[dict[str, Any], list[str]]:
+    """`data` with ace-engine's hooks for `agent` in it, and the events changed ([] = as wanted)."""
+    hooks = dict(data.get("hooks") or {})
+    changed = []
+    for event, group in desired_entries(agent, python).items():
+        groups = list(hooks.get(event) or [])
+        if group in groups and sum(1 for g in groups for h in (g.get("hooks") or []) if is_ours(h)) == 1:
+            continue
+        kept, _ = _strip_ours(groups)
+        hooks[event] = kept + [group]
+        changed.append(event)
+    if not changed:
+        return data, []
+    return {**data, "hooks": hooks}, changed
+
+
+def strip(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """`data` without ace-engine's hook handlers (and the event lists they alone filled)."""
+    hooks = dict(data.get("hooks") or {})
+    removed = []
+    for event in list(hooks):
+        kept, changed = _strip_ours(hooks[event])
+        if not changed:
+            continue
+        removed.append(event)
+        if kept:
+            hooks[event] = kept
+        else:
+            del hooks[event]
+    if not removed:
+        return data, []
+    out = dict(data)
+    if hooks:
+        out["hooks"] = hooks
+    else:
+        out.pop("hooks", None)
+    return out, removed
+
+
+def installed(data: dict[str, Any]) -> dict[str, str]:
+    """{event: command} of ace-engine's handlers in a hooks object."""
+    found = {}
+    for event, groups in (data.get("hooks") or {}).items():
+        for group in groups if isinstance(groups, list) else []:
+            for handler in (group.get("hooks") or []) if isinstance(group, dict) else []:
+                if is_ours(handler):
+                    found[event] = str(handler.get("command", ""))
+    return found

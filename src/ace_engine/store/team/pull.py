@@ -1,0 +1,97 @@
+"""The pull's page: logged deltas as JSON text, from this process's cache where it can.
+
+Contract: `page(d, cache, project_id, after, limit)` answers `TeamDB.pull_page`: the logged deltas
+after `after` (at most `limit`), each as JSON text (`delta_json`: the log's columns, then the stored
+body's own members as the database holds them, never parsed and serialised again, then a TAG's
+current `counts`), with the project's `last_seq` and whether `more` follow, in one read.
+`LogCache` keeps those texts by (project, seq) in this process. A logged delta never changes
+(nothing updates or deletes a `deltas` row) and seqs are gap-free, so the page is exactly seqs
+after+1 … min(last_seq, after+limit): every client of a project pulls the same recent deltas, and
+all but the first pull of each come from memory (only TAG counts are read every time). That holds
+across replicas for the same reason. Rows missing from the cache are streamed (`Tx.stream`).
+`counts(tx, …)`: the per-client counts of lessons, `{lesson: {client: [helpful, harmful]}}`.
+
+Cost: per pull, one `last_seq` read, one counts read when the page has TAGs, and the log rows
+this process has not seen; memory: at most `LogCache.size` texts (~300 B each).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+
+from .dialect import Dialect, Tx
+from .records import PullPage
+
+__all__ = ["LogCache", "counts", "delta_json", "page"]
+
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+Entry = tuple[str, str, str]  # (delta_json text, op, lesson_id)
+
+
+def delta_json(seq: int, op: str, lesson_id: str, key: str, client_id: str, created_at: float, body: str) -> str:
+    """One LoggedDelta as JSON text WITHOUT its closing brace (a TAG's `counts` go there): the log's
+    columns, then the stored body's own members (its text as stored, not parsed)."""
+    head = (f'{{"seq":{int(seq)},"op":{_dumps(op)},"lesson_id":{_dumps(lesson_id)},"key":{_dumps(key)},'
+            f'"client_id":{_dumps(client_id)},"created_at":{_dumps(created_at)}')
+    inner = body.strip()[1:-1].strip()  # the object's members, without its braces
+    return head + ("," + inner if inner else "")
+
+
+class LogCache:
+    """Logged deltas' JSON text by (project id, seq), the most recent `size` of them (module contract)."""
+
+    def __init__(self, size: int = 50_000) -> None:
+        self.size = size
+        self._rows: OrderedDict[tuple[int, int], Entry] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, project_id: int, seqs: range) -> dict[int, Entry]:
+        with self._lock:
+            rows = self._rows
+            return {s: found for s in seqs if (found := rows.get((project_id, s))) is not None}
+
+    def put(self, project_id: int, entries: dict[int, Entry]) -> None:
+        with self._lock:
+            for seq, entry in entries.items():
+                self._rows[(project_id, seq)] = entry
+            while len(self._rows) > self.size:
+                self._rows.popitem(last=False)  # the oldest put first: old deltas are pulled least
+
+
+def counts(tx: Tx, project_id: int, lesson_ids: list[str]) -> dict[str, dict[str, list[int]]]:
+    found: dict[str, dict[str, list[int]]] = {}
+    for start in range(0, len(lesson_ids), 500):
+        chunk = lesson_ids[start:start + 500]
+        for row in tx.all(f"SELECT lesson_id, client_id, helpful, harmful FROM counters WHERE project_id = ? "
+                          f"AND lesson_id IN ({', '.join('?' * len(chunk))}) ORDER BY client_id",
+                          (project_id, *chunk)):
+            found.setdefault(row["lesson_id"], {})[row["client_id"]] = [int(row["helpful"]), int(row["harmful"])]
+    return found
+
+
+def page(d: Dialect, cache: LogCache, project_id: int, after_seq: int, limit: int) -> PullPage:
+    """The pull's page (module contract)."""
+    limit = max(0, int(limit))
+    after_seq = max(0, int(after_seq))
+    with d.read() as tx:
+        last = int(tx.value("SELECT last_seq FROM projects WHERE id = ?", (project_id,)) or 0)
+        wanted = range(after_seq + 1, min(last, after_seq + limit) + 1)
+        found = cache.get(project_id, wanted) if wanted else {}
+        missing = [s for s in wanted if s not in found]
+        if missing:
+            body = d.json_text.format("body")
+            fetched = {int(r[0]): (delta_json(r[0], r[1], r[2], r[3], r[4], r[5],
+                                              r[6] if isinstance(r[6], str) else "{}"), str(r[1]), str(r[2]))
+                       for r in tx.stream(f"SELECT seq, op, lesson_id, idem_key, client_id, created_at, {body} "
+                                          "FROM deltas WHERE project_id = ? AND seq >= ? AND seq <= ? ORDER BY seq",
+                                          (project_id, missing[0], missing[-1]))}
+            cache.put(project_id, fetched)
+            found.update(fetched)
+        entries = [found[s] for s in wanted if s in found]
+        tagged = sorted({lesson for _, op, lesson in entries if op == "TAG"})
+        current = counts(tx, project_id, tagged) if tagged else {}
+    deltas = [text + (f',"counts":{_dumps(current.get(lesson, {}))}}}' if op == "TAG" else "}")
+              for text, op, lesson in entries]
+    return {"deltas": deltas, "last_seq": last, "more": last > after_seq + limit}

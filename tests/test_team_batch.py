@@ -1,0 +1,110 @@
+"""The batched push (`store/team/batch.py`) and the pull's JSON text, held to the delta-by-delta path
+they replace: the same pushes applied to two databases, one batched and one not, give the same
+results, seqs and rows in every table; a pull page's JSON text says what `deltas_after` says. Both
+engines: a real SQLite file and the real PostgreSQL (a schema per test, as in test_team_store)."""
+
+import json
+import random
+
+from ace_engine.store.team.db import Rules, TeamDB
+from ace_engine.store.team.ops import MARKS_PER_DAY
+from test_team_store import pg_admin, url  # noqa: F401  (fixtures: both engines, a schema per test)
+
+T0 = 1_700_000_000.0
+TABLES = {
+    "lessons": "project_id, lesson_id, section, content, domains, status, origin_client, version, concerns, "
+               "held_status, held_version, client_note, created_at, updated_at",
+    "lesson_versions": "project_id, lesson_id, version, content, section, domains, client_id, seq, created_at",
+    "deltas": "project_id, seq, client_id, idem_key, op, lesson_id, body, created_at",
+    "delta_keys": "project_id, client_id, idem_key, seq, status, created_at",
+    "counters": "project_id, lesson_id, client_id, helpful, harmful, updated_at",
+    "mark_budget": "project_id, lesson_id, holder, day, helpful, harmful",
+}
+
+
+def pushes(seed: int) -> list[tuple[str, list[tuple]]]:
+    """Random pushes (client, items) mixing new ADDs, TAGs, repeated keys, held and malformed ADDs, TAGs of
+    unknown lessons, and now and then an UPDATE (which sends that push delta by delta)."""
+    rng = random.Random(seed)
+    ids: list[str] = []
+    out = []
+    for p in range(40):
+        client = rng.choice(["c1", "c2", "c3"])
+        items = []
+        for i in range(rng.randint(1, 12)):
+            roll = rng.random()
+            key = f"{client}:{p}:{i}" if rng.random() > 0.1 or not out else rng.choice(out)[1][0][0]
+            if roll < 0.45 or not ids:
+                lesson_id = f"ctx-{rng.getrandbits(64):016x}"
+                ids.append(lesson_id)
+                body = {"content": f"Lesson {lesson_id}: run the migrations first", "section": "strategies",
+                        "domains": ["python", "db"]}
+                status = "active"
+                if rng.random() < 0.1:
+                    status, body["concerns"] = "quarantined", ["pipes a download into a shell"]
+                if rng.random() < 0.05:
+                    body.pop("content")
+                items.append((key, "ADD", lesson_id, body, status))
+            elif roll < 0.9:
+                target = rng.choice(ids) if rng.random() > 0.05 else "ctx-ffffffffffffffff"
+                items.append((key, "TAG", target, {"helpful": rng.randint(0, 12), "harmful": rng.randint(0, 3)},
+                              "active"))
+            else:
+                items.append((key, "UPDATE", rng.choice(ids), {"content": f"Edited in push {p}"}, "active"))
+        out.append((client, items))
+    return out
+
+
+def state(db: TeamDB) -> dict[str, list]:
+    out = {}
+    with db._d.read() as tx:
+        for table, columns in TABLES.items():
+            rows = tx.all(f"SELECT {columns} FROM {table} ORDER BY {columns}")
+            out[table] = [{k: tx.json(v) if k in ("domains", "concerns", "body") else v for k, v in r.items()}
+                          for r in rows]
+    return out
+
+
+def test_a_batched_push_does_what_the_delta_by_delta_path_does(url, tmp_path):  # noqa: F811
+    other = url.replace("team-server.db", "other.db") if url.startswith("sqlite") else None
+    if other is None:  # PostgreSQL: a second schema beside the fixture's
+        import secrets
+
+        import psycopg
+
+        from conftest import PG_URL
+        schema = f"ace_t_{secrets.token_hex(6)}"
+        with psycopg.connect(PG_URL, autocommit=True) as admin:
+            admin.execute(f"CREATE SCHEMA {schema}")
+        other = f"{PG_URL}?options=-csearch_path%3D{schema}"
+    else:
+        schema = None
+    fast, slow = TeamDB.open(url, now=T0), TeamDB.open(other, now=T0)
+    try:
+        slow.batched = False
+        projects = [db.ensure_project(db.default_org, "widget", T0)["id"] for db in (fast, slow)]
+        rules = Rules(token_id=None, marks_per_day=MARKS_PER_DAY)
+        batched = 0
+        for n, (client, items) in enumerate(pushes(7)):
+            now = T0 + n * 3600  # the pushes span days: the mark budget turns over
+            a = fast.apply_push(projects[0], client, items, now, rules)
+            b = slow.apply_push(projects[1], client, items, now, rules)
+            assert a == b, (n, items)
+            batched += all(op in ("ADD", "TAG") for _, op, *_ in items)
+        assert batched > 10  # the batched path did run, and often
+        assert state(fast) == state(slow)
+        page, rows = fast.pull_page(projects[0], 3, 1000), fast.deltas_after(projects[0], 3, 1000)
+        assert [json.loads(text) for text in page["deltas"]] == rows and rows
+        assert page["last_seq"] == rows[-1]["seq"] and page["more"] is False
+        assert any(r["op"] == "TAG" and r["counts"] for r in rows)
+        short = fast.pull_page(projects[0], 0, 5)
+        assert short["more"] is True and [json.loads(t)["seq"] for t in short["deltas"]] == [1, 2, 3, 4, 5]
+    finally:
+        fast.close()
+        slow.close()
+        if schema:
+            import psycopg
+
+            from conftest import PG_URL
+            with psycopg.connect(PG_URL, autocommit=True) as admin:
+                admin.execute(f"DROP SCHEMA {schema} CASCADE")
