@@ -153,6 +153,11 @@ def _unparen(piece: str) -> str:
 
 def parts(command: str) -> list[str]:
     """The commands of a `a && b; c` line, each cleaned of env assignments, wrappers and output filters."""
+    return list(_parts(command))
+
+
+@lru_cache(maxsize=4096)  # pure, and the change-finder asks for every step's parts several times
+def _parts(command: str) -> tuple[str, ...]:
     out = []
     for piece in _split(clean(command)):
         piece = _unparen(piece)
@@ -164,7 +169,7 @@ def parts(command: str) -> list[str]:
         piece = _strip_filters(piece)
         if piece:
             out.append(piece)
-    return out
+    return tuple(out)
 
 
 @lru_cache(maxsize=4096)  # pure, and called for every step by several miners
