@@ -76,7 +76,8 @@ _HOOK_TOOLS = ("mix format", "credo", "dialyzer", "markdownlint", "eslint", "pre
 _RUN_INSTRUCTION = re.compile(r"\bRun ['\"`]([^'\"`\n]{3,60})['\"`]", re.IGNORECASE)
 _FRAME = re.compile(r'File "([^"]+)", line \d+, in (\w+)')
 LINT_KINDS = ("lint", "format")
-CAP = 280  # `lesson_parts.candidate` cuts a lesson's end past this
+CAP = 280  # a lesson's length (`lesson_parts.candidate`); a fix lesson's signature and place give way first
+FIX_CHARS = 110  # the least a fix's change is shown in (its new side; the old side half): never cut to `→ …`
 # A test runner's verdict on one test, up to and including the test's name (Go, pytest, TAP, ExUnit, jest).
 _TEST_VERDICT = re.compile(r"^(?:--- FAIL:|FAIL(?:ED)?:?|not ok \d+(?: -)?|\d+\) test|[✗×✕])\s*\S+")
 _ERROR_WORDS = re.compile(r"error|exception|panic|expected|assert|undefined|cannot|can't|not found|no such|"
@@ -225,17 +226,18 @@ def _fix_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
     # A rule of ~240 characters: the signature first (its telling end is what the next session
     # recognises), the change gets what is left (at least 50).
     if config:
-        diff = _diffs(fix_edits, 70) or "editing it"  # a payload's edit may name only its file
+        diff = _diffs(fix_edits, FIX_CHARS) or "editing it"  # a payload's edit may name only its file
         content = f"{cmd} needs {diff} in {where}: without it, {_fails_with(sig, root, 90)}."
     else:
-        # Over the cap, the end (the fix) would be cut: the signature gives way first (down to 60, its
-        # head and telling end), then the place (its first file only).
+        # Over the cap, the signature gives way first (down to 80: its head and telling end), then the
+        # place (its first file only); the fix is never cut: past that the lesson is longer.
         first, said = _where(fix_edits[:1], output, root), _sig(sig, root, 110)
+        # The fix is the lesson: each change gets at least FIX_CHARS (what the next session must write).
         if e["throwaway"]:
-            diff = _diffs(fix_edits, max(70, 250 - len(said) - len(where) - 30)) or "editing it"
+            diff = _diffs(fix_edits, max(FIX_CHARS, 250 - len(said) - len(where) - 30)) or "editing it"
         else:
-            diff = _diffs(fix_edits, max(60, 240 - len(said) - len(where) - len(cmd) - 40)) or "editing it"
-        for limit, place in ((110, where), (95, where), (80, where), (80, first), (60, first)):
+            diff = _diffs(fix_edits, max(FIX_CHARS, 240 - len(said) - len(where) - len(cmd) - 40)) or "editing it"
+        for limit, place in ((110, where), (95, where), (80, where), (80, first)):
             said = _sig(sig, root, limit)
             content = f"{said} comes from {place}; the fix: {diff}." if e["throwaway"] else \
                 f"When {cmd} fails with {said}, look in {place}; the fix: {diff}."
@@ -247,7 +249,7 @@ def _fix_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
         return None  # which test failed, not why: the next session's failing test is another one
     strong = not (e["self_inflicted"] and not environment)
     return _candidate(content, "error_fix", 0.85 if strong else 0.5, _evidence(e),
-                      e["fails"] + e["fixes"] + [passed], files=files)
+                      e["fails"] + e["fixes"] + [passed], files=files, limit=max(CAP, len(content)))
 
 
 def _names_only_a_test(sig: str | None) -> bool:

@@ -47,9 +47,10 @@ def fails_with(sig: str | None, root: str | None, limit: int = 150) -> str:
 
 
 def candidate(content: str, kind: str, confidence: float, evidence: str, steps: Sequence[Step],
-               section: str = "troubleshooting_and_pitfalls", files: Sequence[str] = ()) -> Candidate:
-    cand: Candidate = {"content": sentence(content, 280), "section": section, "kind": kind, "confidence": confidence,
-                       "evidence": evidence[:800], "source_steps": [s["step"] for s in steps]}
+               section: str = "troubleshooting_and_pitfalls", files: Sequence[str] = (), limit: int = 280) -> Candidate:
+    cand: Candidate = {"content": sentence(content, min(limit, 400)), "section": section, "kind": kind,
+                       "confidence": confidence, "evidence": evidence[:800],
+                       "source_steps": [s["step"] for s in steps]}
     if files:
         cand["files"] = list(files)[:10]
     return cand
