@@ -1,7 +1,8 @@
 """Team server load test: N clients pushing and pulling on loopback for a while, then an audit.
 
     python bench/server_load.py [--clients 50] [--seconds 60] [--database postgresql://…|sqlite]
-                                [--replicas 1] [--workers 1] [--out bench/results/server_load.json]
+                                [--replicas 1] [--workers 1] [--no-access-log]
+                                [--out bench/results/server_load.json]
 
 Starts real `ace server run` processes (uvicorn) on free ports (`--replicas`, each with `--workers`),
 on a fresh PostgreSQL database (created on 127.0.0.1:5432 and dropped afterwards) unless `--database`
@@ -17,9 +18,9 @@ Then the audit, which makes the run fail on any loss or duplication:
 - every retried delta answered `duplicate` with the seq of its first push.
 
 Reports throughput (requests and deltas per second), latency percentiles per route, and the CPU
-the server processes (and this database's PostgreSQL backends, and the clients) used during the run, read from /proc: on a
-machine shared with other work, deltas per server CPU-second is the figure that does not move with
-the neighbours' load (wall-clock throughput does).
+the server processes (and this database's PostgreSQL backends, and the clients) used during the
+run, read from /proc: on a machine shared with other work, deltas per server CPU-second is the
+figure that does not move with the neighbours' load (wall-clock throughput does).
 """
 
 from __future__ import annotations
@@ -274,6 +275,8 @@ def main() -> None:
                              "PostgreSQL database on 127.0.0.1:5432, dropped afterwards)")
     parser.add_argument("--replicas", type=int, default=1, help="server processes on one database")
     parser.add_argument("--workers", type=int, default=1, help="`ace server run --workers` of each replica")
+    parser.add_argument("--no-access-log", action="store_true",
+                        help="run the servers as compose.yaml does (the proxy logs): ~5%% of server CPU")
     parser.add_argument("--out", default=os.path.join(HERE, "results", "server_load.json"))
     args = parser.parse_args()
 
@@ -300,6 +303,7 @@ def main() -> None:
             for _ in range(args.replicas):
                 port = free_port()
                 extra = ["--workers", str(args.workers)] if args.workers > 1 else []
+                extra += ["--no-access-log"] if args.no_access_log else []
                 servers.append(subprocess.Popen(
                     [sys.executable, "-m", "ace_engine.cli", "server", "run", "--database", database,
                      "--port", str(port), "--rate", "100000", *extra],
@@ -312,7 +316,8 @@ def main() -> None:
                             break
                     except OSError:
                         if servers[-1].poll() is not None or time.monotonic() > deadline:
-                            raise SystemExit(f"the server did not start: {servers[-1].stderr.read().decode()[-2000:]}")
+                            why = servers[-1].stderr.read().decode()[-2000:] if servers[-1].stderr else ""
+                            raise SystemExit(f"the server did not start: {why}") from None
                         time.sleep(0.2)
             time.sleep(1.0)  # workers past the first bind late: let them all start before counting CPU
             dbname = database.rsplit("/", 1)[-1].split("?")[0]
@@ -341,6 +346,7 @@ def main() -> None:
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "cpus": os.cpu_count(),
         "database": "postgresql" if database.startswith("postgresql") else "sqlite",
         "clients": args.clients, "replicas": args.replicas, "workers": args.workers,
+        "access_log": not args.no_access_log,
         "seconds": round(elapsed, 1), "batch": BATCH,
         "requests_per_second": round((len(pushes) + len(pulls)) / elapsed, 1),
         "deltas_per_second": round(checked["deltas_applied"] / elapsed, 1),

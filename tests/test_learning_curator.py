@@ -405,13 +405,14 @@ def _observe(pb, content, session, grade, *, settings=None, section="troubleshoo
 
 
 @pytest.mark.parametrize("observations,settings,status,sessions,evidence", [
-    # one observation: active at once when graded strong (an error, its fix, a passing re-run), else a candidate
+    # one observation: active at once when graded high (an error, its fix, a passing re-run) or when its
+    # evidence is strong (issue 27: a failure, the change and the passing run identified), else a candidate
     ([("s1", 0.8, WEAK)], {}, "active", 1, 0.8),
     ([("s1", 0.65, WEAK)], {}, "candidate", 1, 0.65),
-    ([("s1", 0.5, STRONG)], {}, "candidate", 1, 0.5),  # strong evidence graded low waits one session
+    ([("s1", 0.5, STRONG)], {}, "active", 1, 0.5),  # strong evidence graded low: a lesson at once
     # the same session twice counts once (its strongest observation)…
     ([("s1", 0.65, WEAK), ("s1", 0.7, WEAK)], {}, "candidate", 1, 0.7),
-    ([("s1", 0.5, STRONG), ("s1", 0.5, STRONG)], {}, "candidate", 1, 0.5),  # …for the tier too
+    ([("s1", 0.5, STRONG), ("s1", 0.5, STRONG)], {}, "active", 1, 0.5),  # …for the tier too
     # …and one strong observation is enough on its own
     ([("s1", 0.65, WEAK), ("s1", 0.85, WEAK)], {}, "active", 1, 0.85),
     # weak evidence recurring in another session: noisy-OR, promoted at ≥ 0.8 over ≥ 2 sessions
@@ -421,18 +422,20 @@ def _observe(pb, content, session, grade, *, settings=None, section="troubleshoo
     ([("s1", 0.55, WEAK), ("s2", 0.55, WEAK), ("s3", 0.55, WEAK)], {}, "active", 3, 0.9089),
     ([("s1", 0.5, WEAK), ("s2", 0.5, WEAK)], {}, "candidate", 2, 0.75),
     ([("s1", 0.9, WEAK), ("s2", 0.9, WEAK), ("s3", 0.9, WEAK)], {}, "active", 3, 0.95),  # capped: never certain
-    # strong evidence in two sessions — the same failure fixed the same way again — is a lesson,
-    # whatever its grade (issue 21: 0.5 twice is 0.75, and a new user saw nothing used)…
+    # strong evidence is a lesson whatever its grade (issue 21: 0.5 twice is 0.75, and a new user saw
+    # nothing used; issue 27: nor at the first recurrence)…
     ([("s1", 0.5, STRONG), ("s2", 0.5, STRONG)], {}, "active", 2, 0.75),
     ([("s1", 0.55, STRONG), ("s2", 0.55, STRONG)], {}, "active", 2, 0.7975),
-    # …but one strong session and one weak are not two strong ones
-    ([("s1", 0.5, STRONG), ("s2", 0.5, WEAK)], {}, "candidate", 2, 0.75),
-    ([("s1", 0.4, WEAK), ("s2", 0.4, UNRESOLVED), ("s3", 0.4, STRONG)], {}, "candidate", 3, 0.784),
+    ([("s1", 0.5, STRONG), ("s2", 0.5, WEAK)], {}, "active", 2, 0.75),
+    # …and a candidate observed with strong evidence later is promoted then
+    ([("s1", 0.5, WEAK), ("s2", 0.5, STRONG)], {}, "active", 2, 0.75),
+    ([("s1", 0.4, WEAK), ("s2", 0.4, UNRESOLVED), ("s3", 0.4, STRONG)], {}, "active", 3, 0.784),
+    ([("s1", 0.4, WEAK), ("s2", 0.4, UNRESOLVED)], {}, "candidate", 2, 0.64),  # weak evidence waits
     # the two settings
     ([("s1", 0.7, WEAK), ("s2", 0.7, WEAK)], {"promote_min_observations": 3}, "candidate", 2, 0.91),
     ([("s1", 0.7, WEAK), ("s2", 0.7, WEAK), ("s3", 0.7, WEAK)], {"promote_min_observations": 3}, "active", 3, 0.95),
-    ([("s1", 0.5, STRONG), ("s2", 0.5, STRONG)], {"promote_min_observations": 3}, "candidate", 2, 0.75),
-    ([("s1", 0.5, STRONG)], {"promote_min_observations": 1}, "candidate", 1, 0.5),  # never one session alone
+    ([("s1", 0.5, STRONG), ("s2", 0.5, STRONG)], {"promote_min_observations": 3}, "active", 2, 0.75),
+    ([("s1", 0.5, WEAK), ("s2", 0.5, WEAK)], {"promote_min_observations": 1}, "candidate", 2, 0.75),
     ([("s1", 0.8, WEAK)], {"promote_confidence": 0.9}, "candidate", 1, 0.8),
     ([("s1", 0.8, WEAK), ("s2", 0.6, WEAK)], {"promote_confidence": 0.9}, "active", 2, 0.92),
 ])
@@ -446,21 +449,71 @@ def test_the_promotion_rule(pb, observations, settings, status, sessions, eviden
     assert prov["strong_sessions"] == list(dict.fromkeys(s for s, _, steps in observations if steps is STRONG))
     assert bullet["confidence"] == 0.5, "usefulness (helpful / harmful marks) is another confidence"
     ops = [c["op"] for c in reversed(pb.store.changes(bullet_id=bullet["id"]))]
-    promoted = observations[0][1] < cfg(**settings)["learning.promote_confidence"] and status == "active"
+    first_grade, first_steps = observations[0][1], observations[0][2]
+    promoted = status == "active" and first_grade < cfg(**settings)["learning.promote_confidence"] and \
+        first_steps is not STRONG
     assert ("PROMOTE" in ops) is promoted
     if promoted:
         (promote,) = [c for c in pb.store.changes(bullet_id=bullet["id"]) if c["op"] == "PROMOTE"]
         assert promote["source"] == "learning" and f"seen in {sessions} sessions" in promote["reason"]
 
 
-def test_the_users_correction_in_two_sessions_is_strong_evidence(pb):
+def test_the_users_correction_is_strong_evidence_a_lesson_at_once(pb):
     rule = "Use pnpm, not npm, in this repo (the user's correction)."
-    for session in ("s1", "s2"):
-        _observe(pb, rule, session, 0.6, steps=(), kind="user_correction", section="strategies_and_hard_rules")
+    _observe(pb, rule, "s1", 0.6, steps=(), kind="user_correction", section="strategies_and_hard_rules")
     (bullet,) = pb.bullets(statuses=("active", "candidate"))
-    assert bullet["status"] == "active" and bullet["provenance"]["strong_sessions"] == ["s1", "s2"]
+    assert bullet["status"] == "active" and bullet["confidence"] == 0.5, "modest: the usefulness prior"
+    (add,) = [c for c in pb.store.changes(bullet_id=bullet["id"]) if c["op"] == "ADD"]
+    assert add["reason"].startswith("learned on strong evidence")
+    _observe(pb, rule, "s2", 0.6, steps=(), kind="user_correction", section="strategies_and_hard_rules")
+    (bullet,) = pb.bullets(statuses=("active", "candidate"))
+    assert bullet["provenance"]["strong_sessions"] == ["s1", "s2"]
+    assert not [c for c in pb.store.changes(bullet_id=bullet["id"]) if c["op"] == "PROMOTE"]
+
+
+def test_a_weak_candidate_seen_with_strong_evidence_is_promoted_saying_why(pb):
+    _observe(pb, LESSON, "s1", 0.5, steps=WEAK)
+    assert pb.bullets(statuses=("candidate",))
+    _observe(pb, LESSON, "s2", 0.5, steps=STRONG)
+    (bullet,) = pb.bullets()
     (promote,) = [c for c in pb.store.changes(bullet_id=bullet["id"]) if c["op"] == "PROMOTE"]
-    assert "a failure and its fix (or the user's correction) in 2" in promote["reason"]
+    assert "a failure and its fix (or the user's correction) in 1 of them" in promote["reason"]
+
+
+# The bound on showing lessons early (issue 27): a new lesson that misleads is retired after
+# `curator.RETIRE_HARMFUL` (2) harmful outcomes, or one explicit "that was wrong" (weight 3).
+@pytest.mark.parametrize("marks,retired", [
+    ([], False),
+    ([("harmful", False)], False),                       # one failed task around it: still shown
+    ([("harmful", False), ("harmful", False)], True),    # two: retired
+    ([("harmful", True)], True),                         # the user's explicit mark: retired at once
+    ([("helpful", False), ("harmful", False), ("harmful", False)], False),  # it helped once: the general rule
+])
+def test_a_new_lesson_that_misleads_is_retired_quickly(pb, marks, retired):
+    _observe(pb, LESSON, "s1", 0.5, steps=STRONG)
+    (bullet,) = pb.bullets()
+    for tag, explicit in marks:
+        pb.tag(bullet["id"], tag, explicit=explicit, source="user" if explicit else "learning")
+    Curator(pb, cfg()).curate({"candidates": [], "tags": []}, traj(session="s9"))  # the next curation prunes
+    status = pb.store.get_bullet(bullet["id"])["status"]
+    assert status == ("archived" if retired else "active")
+    if retired:
+        (remove,) = [c for c in pb.store.changes(bullet_id=bullet["id"]) if c["op"] == "REMOVE"]
+        assert "a new lesson (seen in one session)" in remove["reason"] and "retired at 2" in remove["reason"]
+        # Observed again, it stays retired: it was archived for doing harm, not for being unused.
+        _observe(pb, LESSON, "s10", 0.5, steps=STRONG)
+        assert pb.store.get_bullet(bullet["id"])["status"] == "archived"
+
+
+def test_the_retirement_bound_spares_confirmed_and_hand_written_lessons(pb):
+    _observe(pb, LESSON, "s1", 0.5, steps=STRONG)
+    _observe(pb, LESSON, "s2", 0.5, steps=STRONG)  # confirmed in a second session
+    (confirmed,) = pb.bullets()
+    mine, _ = pb.add("Run `make proto` after editing `api/service.proto`.", "strategies")  # the user's own
+    for bullet_id in (confirmed["id"], mine["id"]):
+        pb.tag(bullet_id, "harmful", count=2, source="learning")
+    Curator(pb, cfg()).curate({"candidates": [], "tags": []}, traj(session="s9"))
+    assert {b["id"] for b in pb.bullets()} == {confirmed["id"], mine["id"]}
 
 
 @pytest.mark.parametrize("steps,strong", [
@@ -488,7 +541,7 @@ def test_an_ungraded_lesson_is_added_active_as_before(pb):
 def test_variants_seen_in_several_sessions_become_one_general_lesson(pb):
     pushes = [VARIANTS[0][0], VARIANTS[0][1],
               VARIANTS[0][0].replace("spotter-gqc", "chore/bump-deps"), VARIANTS[0][0].replace("spotter-gqc", "wip-42")]
-    stats = [_observe(pb, text, f"s{n}", 0.65) for n, text in enumerate(pushes)]
+    stats = [_observe(pb, text, f"s{n}", 0.65, steps=WEAK) for n, text in enumerate(pushes)]  # weak: waits
     assert [(s["created"], s["updated"], s["held"], s["promoted"]) for s in stats] == [
         (1, 0, 1, 0), (0, 1, 0, 1), (0, 1, 0, 0), (0, 1, 0, 0)]
     (bullet,) = pb.bullets(statuses=("active", "candidate", "archived"))
@@ -544,7 +597,7 @@ def test_a_candidate_is_never_injected_nor_found(pb, git_project):
     from ace_engine.retrieval.search import search
 
     prompt = "mix test fails: Phoenix LiveView requires lazy_html as a test dependency"
-    _observe(pb, LESSON, "s1", 0.65)
+    _observe(pb, LESSON, "s1", 0.65, steps=WEAK)
     (held,) = pb.bullets(statuses=("candidate",))
     other, _ = pb.add("Run `mix format` before committing: the pre-commit hook rejects unformatted files.", "strategies")
     project = identify(str(git_project))
@@ -565,7 +618,7 @@ def test_candidates_are_pruned_when_not_seen_again_and_come_back_as_candidates(p
     now = time.time()
     _observe(pb, LESSON, "s1", 0.55, now=now - 100 * 86400, steps=WEAK)
     fresh = "When `mix test` fails with `no :secret_key_base configuration found`: set it in config/test.exs."
-    stats = _observe(pb, fresh, "s2", 0.6, now=now)
+    stats = _observe(pb, fresh, "s2", 0.6, now=now, steps=WEAK)
     assert (stats["held"], stats["pruned"]) == (1, 1)
     assert Curator(pb, cfg(), now=now).curate({"candidates": [], "tags": []}, traj())["pruned"] == 0
     status = {b["content"]: b["status"] for b in pb.bullets(statuses=("candidate", "archived"))}

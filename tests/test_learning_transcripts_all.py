@@ -85,7 +85,9 @@ def test_all_transcripts_backfills_this_project_and_its_worktrees_once(ace_home,
                        ("s-main", "session", 2, 2), ("s-wt", "session", 1, 1)]
     assert [f["error"] for f in result["files"] if f.get("error")] == [
         f"{folder_of(projects, main) / 's-broken.jsonl'} holds JSON lines but no Claude Code entries (none has a "
-        "`type`); give a Claude Code transcript (~/.claude/projects/<project folder>/<session id>.jsonl)"]
+        "`type`); give a Claude Code transcript (~/.claude/projects/<project folder>/<session id>.jsonl), a Codex "
+        "CLI rollout (~/.codex/sessions/YYYY/MM/DD/rollout-….jsonl) or a Gemini CLI chat "
+        "(~/.gemini/tmp/<project>/chats/session-….jsonl)"]
     assert result["totals"]["learned"] == 5 and result["totals"]["unreadable"] == 1
     assert result["skips"] == {"internal_agent": 1}
     assert result["project"] == {"key": f"path:{main}", "root": str(main), "name": "calc",
@@ -116,6 +118,7 @@ def test_claude_config_dir_is_where_transcripts_are_looked_for(ace_home, repo, t
     assert result["folder"] == str(config / "projects") and [f["session_id"] for f in result["files"]] == ["s-1"]
     code, out, err = ace("learn", "--all-transcripts", cwd=main)
     assert code == 1 and "no Claude Code transcripts folder at" in err and "CLAUDE_CONFIG_DIR" in err
+    assert "CODEX_HOME" in err
 
 
 def test_a_project_without_transcripts_says_so(ace_home, repo, _private_environment):

@@ -101,10 +101,24 @@ def test_ace_embed_fills_in_situations_and_folds_written_without_vectors(playboo
 
 
 def test_a_v8_store_gains_the_situations_table_through_migration_9(tmp_path):
+    """A store the release before situations wrote — its tables made by migrations 1-8 alone, a
+    lesson written by plain SQL (today's code would read later columns) — opens at the latest
+    version and takes situations."""
+    import sqlite3
+
     path = str(tmp_path / "old.db")
     assert schema.MIGRATIONS[8][0] == "lesson_situations"
-    with SQLiteStore(path, migrations=schema.MIGRATIONS[:8]) as old:
-        Playbook(old, None).add(PUSH, "strategies_and_hard_rules")
+    con = sqlite3.connect(path, isolation_level=None)
+    try:
+        for _name, script in schema.MIGRATIONS[:8]:  # released migrations never change
+            con.executescript(script)
+        con.execute("PRAGMA user_version=8")
+        con.execute("INSERT INTO bullets(id, project_id, section, content, domains, status, provenance,"
+                    " content_key, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                    ("ctx-old0001", None, "strategies_and_hard_rules", PUSH, "git", "active",
+                     json.dumps({"source": "learning"}), "k-old", 900.0, 900.0))
+    finally:
+        con.close()
     with SQLiteStore(path) as new:
         assert new.schema_version() == schema.LATEST
         (bullet,) = new.list_bullets(None)

@@ -576,6 +576,7 @@ def test_does_it_help_page(ui, seeded):
     runs = page.split('id="runs-h"')[1]
     assert "fix the login test" in runs and "outcome-success" in runs
     assert client.get("/help", params={"days": 365}).status_code == 200
+    assert "<em>recurring moment</em>" in page and "<em>spared</em>" in page  # the replay bench's measure
 
 
 def test_health_page(ui, seeded, monkeypatch):

@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 @json_option
 @click.pass_context
 def sessions(ctx, project_dir, all_projects, limit, as_json):
-    """Captured Claude Code sessions, newest first; `ace sessions show ID`: one, its summary on top."""
+    """Captured sessions (Claude Code, Codex CLI, Gemini CLI; learned from a transcript or imported),
+    newest first; `ace sessions show ID`: one, its summary on top."""
     # `show` is registered by recent_cmds.py, next to the summaries it shows.
     if ctx.invoked_subcommand is not None:
         return
@@ -44,8 +45,11 @@ def sessions(ctx, project_dir, all_projects, limit, as_json):
     if not rows:
         say("No sessions captured yet. Is ace-engine on? Try `ace status`.")
         return
-    table(None, ["session", "project", "started", "status", "tools (failed)", "messages"], [
-        [r["session_id"], r["project"], when(r["started_at"]),
+    from ..core import agents
+
+    table(None, ["session", "agent", "project", "started", "status", "tools (failed)", "messages"], [
+        [r["session_id"], agents.label(r.get("agent")) + (" (claude-mem)" if r.get("source") == "claude-mem" else ""),
+         r["project"], when(r["started_at"]),
          r["status"] + (f" ({r['end_reason']})" if r["end_reason"] else ""),
          f"{r['tool_events']} ({r['tool_failures']})", r["messages"]]
         for r in rows

@@ -28,7 +28,8 @@ if TYPE_CHECKING:
               help="Learn from a Claude Code transcript (JSONL) instead of the queue.")
 @click.option("--all-transcripts", is_flag=True,
               help="Learn every session of this project that Claude Code kept (~/.claude/projects, or "
-                   "$CLAUDE_CONFIG_DIR/projects), worktrees included. Turns learned before are skipped.")
+                   "$CLAUDE_CONFIG_DIR/projects), Codex CLI kept ($CODEX_HOME/sessions, ~/.codex/sessions) "
+                   "and Gemini CLI kept (~/.gemini/tmp), worktrees included. Turns learned before are skipped.")
 @click.option("--stdin", "from_stdin", is_flag=True,
               help="Read the ACE plugin's learn payload (JSON) from stdin and answer its learning_statistics.")
 @click.option("--session", "session_id", default=None,
@@ -144,15 +145,20 @@ def _learn_all(project, given, force, reflector, as_json):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..learning import transcript_learn
+    from ..observe import transcript_formats
 
     cfg = load_config(project.root)
     folder = transcript_learn.claude_projects_dir()
-    if not os.path.isdir(folder):
-        fail(f"no Claude Code transcripts folder at {folder}; run Claude Code in this project first "
-             "(or set CLAUDE_CONFIG_DIR to the configuration directory it uses)")
+    others = [d for d in (transcript_formats.codex_sessions_dir(), transcript_formats.gemini_tmp_dir())
+              if os.path.isdir(d)]
+    if not os.path.isdir(folder) and not others:
+        fail(f"no Claude Code transcripts folder at {folder}, nor Codex CLI's "
+             f"({transcript_formats.codex_sessions_dir()}) or Gemini CLI's ({transcript_formats.gemini_tmp_dir()}); "
+             "run one of them in this project first "
+             "(or set CLAUDE_CONFIG_DIR, CODEX_HOME or GEMINI_CLI_HOME to the directory it uses)")
     reason = "--project" if given else (
         "the git repository `ace learn` ran in" if find_git_root(os.getcwd()) else "the directory `ace learn` ran in")
-    found = transcript_learn.find_transcripts(project, folder)
+    found = transcript_learn.find_all(project, folder)
 
     def line(n, total, item, row):
         text = f"[{n}/{total}] {os.path.basename(item['path'])}: {_brief(row)}"
@@ -175,7 +181,8 @@ def _learn_all(project, given, force, reflector, as_json):
     if not result["files"]:
         say("No transcript in {} ran in {} or one of its worktrees.", folder, where["root"])
         return
-    say("Read {} from {}.", plural(totals["files"], "transcript"), folder)
+    say("Read {} from {}.", plural(totals["files"], "transcript"),
+        ", ".join(dict.fromkeys(_where(f["path"], folder) for f in result["files"])))
     say("{}: {} learned, {} not worth learning, {} learned before; {} created, {} updated, {} merged.",
         plural(totals.get("turns", 0), "turn"),
         *(totals.get(k, 0) for k in ("learned", "not_worth_learning", "learned_before")),
@@ -192,6 +199,16 @@ def _learn_all(project, given, force, reflector, as_json):
     skipped = transcript_learn.describe_skips(result["skips"], sorted(set(result["notes"])))
     if skipped:
         say("Skipped: {}.", skipped)
+
+
+def _where(path, folder):
+    """The folder a transcript was found in: Claude Code's, else its agent's top folder."""
+    from ..observe import transcript_formats
+
+    for top in (folder, transcript_formats.codex_sessions_dir(), transcript_formats.gemini_tmp_dir()):
+        if path.startswith(os.path.join(top, "")):
+            return top
+    return os.path.dirname(path)
 
 
 def _brief(row):

@@ -303,14 +303,18 @@ def domains(project_dir, as_json):
 def show(bullet_id, as_json):
     """Everything about one bullet (a unique id prefix is enough): counters, confidence, domains,
     provenance and its change history."""
+    from ..core import agents as agents_mod
     from .history_cmds import _what
 
     with open_store() as store:
         bullet = get_bullet(Playbook(store, None), bullet_id)
         changes = store.changes(bullet_id=bullet["id"], limit=1000)
         project = store.project_row(bullet["project_id"]) if bullet["project_id"] is not None else None
+        # Which agents' sessions taught and confirmed it (issue 25: one playbook for every agent).
+        agents = agents_mod.lesson_agents(bullet, store.session_agents(agents_mod.provenance_sessions(bullet)))
     if as_json:
-        return emit_json({"bullet": public_bullet(bullet), "project": project["key"] if project else None,
+        return emit_json({"bullet": public_bullet(bullet), "agents": agents,
+                          "project": project["key"] if project else None,
                           "changes": [{**change, "created_at_iso": iso(change["created_at"])} for change in changes]})
     helpful, harmful = totals(bullet)
     scope = f"project {project['name']}" if project else "global"
@@ -319,6 +323,9 @@ def show(bullet_id, as_json):
     rows = [
         ["id", bullet["id"]], ["status", bullet["status"]], ["scope", scope], ["section", bullet["section"]],
         ["lesson", bullet["content"]], ["domains", ", ".join(bullet["domains"]) or "-"],
+        ["agent", (agents_mod.label(agents[0]) + (
+            f" (also confirmed in: {', '.join(map(agents_mod.label, agents[1:]))})" if agents[1:] else ""))
+         if agents else "-"],
         ["helpful", f"{helpful} ({bullet['helpful_explicit']} explicit, each counts 3×)"],
         ["harmful", f"{harmful} ({bullet['harmful_explicit']} explicit, each counts 3×)"],
         ["confidence", f"{bullet['confidence']:.2f}"],

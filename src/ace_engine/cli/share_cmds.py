@@ -20,6 +20,7 @@ from ..core.files import atomic_write
 from ..integrations import agent_files
 from ..playbook import rescreen, safety, transfer
 from ..playbook.playbook import Playbook
+from . import import_cmds
 from .common import json_option, load_config, open_store, project_of, project_option
 from .output import console, emit_json, fail, json_safe, plural, say, table
 from .playbook_common import known_project_id
@@ -64,19 +65,39 @@ def export_cmd(output, force, all_projects, project_dir, as_json):
 
 
 @click.command("import")
-@click.argument("file", type=click.Path(dir_okay=False, exists=True))
+@click.argument("file", required=False, type=click.Path(dir_okay=False))
 @click.option("--trust", is_flag=True,
               help="Believe the file's status, scope (global) and counters: only for a file you vouch for, "
                    "such as your own export. Flagged lessons are quarantined all the same.")
+@click.option("--from", "source", type=click.Choice(import_cmds.SOURCES), default=None,
+              help="Bring in another memory tool's history instead: FILE is its database (claude-mem: "
+                   "~/.claude-mem/claude-mem.db by default).")
+@click.option("--dry-run", is_flag=True, help="With --from: read everything and say what would come, write nothing.")
 @project_option
 @json_option
-def import_cmd(file, trust, project_dir, as_json):
+def import_cmd(file, trust, source, dry_run, project_dir, as_json):
     """Import bullets from FILE: an `ace export`, or a JSON list of {content, section, domain?,
     helpful?, harmful?} objects. A file can come from anyone, so by default only its lessons'
     words, section and domains are taken: each comes in as a new lesson of this project with zero
     counters, and any the safety policy flags waits in `ace review`. Bullets already in the
     playbook are never duplicated; importing the same file twice changes nothing. Every item is
-    checked first: one bad item and nothing is imported."""
+    checked first: one bad item and nothing is imported.
+
+    `ace import --from claude-mem [PATH]` brings a claude-mem history in: its sessions (prompts and
+    observations, found by the MCP search_history), their summaries and, from its observations of
+    fixes, gotchas and decisions, candidate lessons — each into the project it belongs to (the
+    repository you run it in, or one ace-engine knows, by name; --project: only that one). The
+    database is opened read-only; --dry-run writes nothing."""
+    if source:
+        if trust:
+            fail("--trust is for playbook files; a claude-mem import always comes in as candidates")
+        return import_cmds.run(source, file, project_dir, dry_run, as_json)
+    if dry_run:
+        fail("--dry-run goes with --from (e.g. `ace import --from claude-mem --dry-run`)")
+    if not file:
+        fail("give the FILE to import (an `ace export`), or --from claude-mem")
+    if not os.path.isfile(file):
+        fail(f"{file} does not exist or is not a file")
     project = project_of(project_dir)
     name = os.path.basename(file)
     cfg = load_config(project.root)

@@ -149,6 +149,7 @@ class SessionSummary(TypedDict):
     tool_failures: int
     messages: int
     hook_events: int
+    agent: NotRequired[str | None]  # the coding agent (migration 10, issue 25); None: Claude Code
 
 
 class SessionRow(TypedDict):
@@ -221,6 +222,7 @@ class Bullet(TypedDict):
     last_used_at: float | None
     retrieval_count: int
     origin: NotRequired[str | None]  # None: learned here; "team": pulled from the project's team server
+    agent: NotRequired[str | None]  # the coding agent whose session taught it (claude / codex / gemini…)
     rowid: NotRequired[int]  # the store's row id (FTS join), on rows read back
     bm25: NotRequired[float]  # `fts_candidates`: FTS5 rank (lower is better)
 
@@ -436,6 +438,7 @@ class Trajectory(TypedDict):
     # what the agent wrote vs. what came back, per event in order (`observe/origins.py`): the
     # learner's evidence for the origins of a lesson's risky parts; set by the learner, never a payload's
     origin_evidence: NotRequired[list[dict[str, Any]]]
+    agent: NotRequired[str | None]  # the coding agent of the session (claude / codex / gemini), issue 25
 
 
 class Candidate(TypedDict):

@@ -1,6 +1,7 @@
 """Injection: which bullets go back into Claude Code's context, and when.
 
-SessionStart (startup / resume / clear) → a digest of the most valuable bullets, `<ace-playbook>`,
+SessionStart (startup / resume / clear) → a digest of the bullets most likely needed (`digest.py`:
+this repository's recent failures and open ends first), `<ace-playbook>`,
 on startup and clear after where the last sessions left off, `<ace-recent-context>` (continuity/);
 UserPromptSubmit → the best matches for the prompt, `<ace-patterns>`, without repeating bullets
 already shown in this session (unless compaction wiped them from the context since);
@@ -120,7 +121,9 @@ def session_start(ctx: Context, source: str | None) -> str | None:
     # A resumed conversation holds the recent context it started with; startup and clear get it.
     recent, used = ("", 0) if source == "resume" else _recent_context(ctx, cfg["inject.session_start_tokens"])
     in_context = _shown_ids(ctx)  # e.g. the block recalled after a compaction
-    bullets = [b for b in top(store, ctx.project_id, 40, cfg=cfg) if b["id"] not in in_context]
+    from .digest import select  # this repository's recent failures and open ends first (issue 27)
+
+    bullets = select(store, ctx.project_id, session_id, top(store, ctx.project_id, 40, cfg=cfg), in_context)
     text, shown = render_digest(bullets, _rest(cfg["inject.session_start_tokens"], used, recent, MAX_CHARS))
     _record(ctx, "SessionStart", shown)
     return _joined(recent, text)

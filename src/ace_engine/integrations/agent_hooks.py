@@ -22,7 +22,7 @@ from typing import Any
 
 from ..hooks.agents import EVENTS_BY_AGENT
 from ..hooks.events import EVENTS
-from .claude_settings import LAUNCHER, _strip_ours, is_ours
+from .claude_settings import LAUNCHER, _strip_ours, is_ours, strip_hooks
 
 # Per agent: the unit its `timeout` is in (ms per second), and the matchers for tool events.
 TIMEOUT_SCALE = {"codex": 1, "gemini": 1000}
@@ -72,27 +72,7 @@ def merge(data: dict[str, Any], agent: str, python: str | None = None) -> tuple[
     return {**data, "hooks": hooks}, changed
 
 
-def strip(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """`data` without ace-engine's hook handlers (and the event lists they alone filled)."""
-    hooks = dict(data.get("hooks") or {})
-    removed = []
-    for event in list(hooks):
-        kept, changed = _strip_ours(hooks[event])
-        if not changed:
-            continue
-        removed.append(event)
-        if kept:
-            hooks[event] = kept
-        else:
-            del hooks[event]
-    if not removed:
-        return data, []
-    out = dict(data)
-    if hooks:
-        out["hooks"] = hooks
-    else:
-        out.pop("hooks", None)
-    return out, removed
+strip = strip_hooks  # the same rule as Claude Code's settings: our handlers out, others' kept
 
 
 def installed(data: dict[str, Any]) -> dict[str, str]:

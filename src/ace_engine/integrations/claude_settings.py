@@ -177,12 +177,9 @@ def install(path: str, python: str | None = None) -> dict:
     return {"path": path, "changed": True, "events": changed_events, "backup": backup}
 
 
-def uninstall(path: str) -> dict:
-    """Remove exactly our hook entries (and the containers they alone filled)."""
-    current = load(path)
-    if current is None:
-        return {"path": path, "changed": False, "events": [], "backup": None}
-    data = dict(current)
+def strip_hooks(data: dict) -> tuple[dict, list[str]]:
+    """`data` without ace-engine's hook handlers (and the event lists they alone filled), and the
+    events it changed; the same for every agent whose config holds Claude Code-shaped `hooks`."""
     hooks = dict(data.get("hooks") or {})
     removed = []
     for event in list(hooks):
@@ -195,11 +192,23 @@ def uninstall(path: str) -> dict:
         else:
             del hooks[event]
     if not removed:
-        return {"path": path, "changed": False, "events": [], "backup": None}
+        return data, []
+    out = dict(data)
     if hooks:
-        data["hooks"] = hooks
+        out["hooks"] = hooks
     else:
-        data.pop("hooks", None)
+        out.pop("hooks", None)
+    return out, removed
+
+
+def uninstall(path: str) -> dict:
+    """Remove exactly our hook entries (and the containers they alone filled)."""
+    current = load(path)
+    if current is None:
+        return {"path": path, "changed": False, "events": [], "backup": None}
+    data, removed = strip_hooks(current)
+    if not removed:
+        return {"path": path, "changed": False, "events": [], "backup": None}
     backup = write(path, data, True)
     if not data:
         # Nothing but our hooks was in it: we created it, so leave nothing behind — not the file,

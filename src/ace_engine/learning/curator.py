@@ -22,7 +22,9 @@ For each candidate lesson, in order:
    (`fts_candidates` with `similarity.neighbour_query`): an indexed lookup, not a pass over the
    playbook;
 5. otherwise a new bullet (ADD): *active* when the reflector's confidence is at least
-   `learning.promote_confidence` (an error, its fix and a passing re-run), else a *candidate* —
+   `learning.promote_confidence` (an error, its fix and a passing re-run) or when the observation
+   is strong evidence (the evidence tier, below) — at the usefulness prior (0.5), a modest
+   confidence that feedback raises or lowers — else a *candidate* —
    kept, listed by `ace patterns --status candidate`, never injected. A candidate without a
    confidence (a producer that gates its own lessons, e.g. code patterns seen in N sessions) is
    added active, as before grades existed.
@@ -32,16 +34,19 @@ keeps the sessions it was seen in (`provenance.sessions`, `observations`), its e
 confidence (`provenance.confidence`: noisy-OR over sessions, a session counting once) and the
 sessions whose evidence was strong (`provenance.strong_sessions`, `strong_evidence`: a failing
 invocation, a later passing one and the change between them among the lesson's steps, or the
-user's own correction). A candidate is promoted (PROMOTE, through `Playbook.promote`, which
-screens it again) when it was seen with strong evidence in `learning.promote_min_observations`
-sessions — the same failure fixed the same way in a later session — or when its evidence
-confidence reaches `learning.promote_confidence` over that many sessions, or one observation
-alone reaches it; `ace keep` promotes one as the user's decision.
+user's own correction). Strong evidence makes a lesson at once (issue 27: a lesson that waits to
+recur cannot help at its first recurrence); a candidate is promoted (PROMOTE, through
+`Playbook.promote`, which screens it again) when it is observed again with strong evidence, or
+when its evidence confidence reaches `learning.promote_confidence` over
+`learning.promote_min_observations` sessions, or one observation alone reaches it; `ace keep`
+promotes one as the user's decision.
 
 Then feedback for the bullets used in the task (`playbook_used`: what the hooks showed, plus ids
 the agent cited): the reflector's own tags first; otherwise, for a bullet plausibly relevant to the
 task (lexical overlap with what was done, or cited), helpful when the task succeeded, harmful when
-it failed. Finally pruning: archive bullets whose confidence fell below `learning.prune_confidence`
+it failed. Finally pruning: archive a new lesson (seen in one session, never helpful) once marked
+harmful `RETIRE_HARMFUL` (2) times (an explicit mark counts 3: the bound on showing lessons
+early), bullets whose confidence fell below `learning.prune_confidence`
 after `learning.prune_min_observations` marks, stale ones (unused for `learning.stale_days`, never
 helpful), candidates not observed again for `learning.stale_days`, and the least valuable active
 ones beyond `learning.max_bullets` / `learning.max_tokens`. A fresh candidate is never pruned for
@@ -82,6 +87,10 @@ NEIGHBOURS = 20
 # Archive reasons that say nothing against a lesson: observed again, it comes back.
 _UNUSED_REASONS = ("unused for", "playbook over its cap", "candidate not observed again")
 EVIDENCE_KEPT = 10
+# The bound on showing a lesson early (issue 27): a new lesson (one session, never helpful) is
+# archived once its harmful marks reach this — two tasks that failed around it, or one explicit
+# "that was wrong" (weight `confidence.EXPLICIT_WEIGHT`). tests/test_learning_curator.py holds it.
+RETIRE_HARMFUL = 2
 SESSIONS_KEPT = 50  # session ids kept per lesson to count each session once
 NEIGHBOUR_STATUSES = ("active", "candidate")
 
@@ -183,11 +192,12 @@ class Curator:
             self._observe(best, provenance, stats, new_content=self._wording(general, content) or general,
                           similarity=best_score)
             return
-        status = "active" if grade is None or grade >= self.promote_confidence else "candidate"
+        strong = bool(provenance["strong_sessions"])  # the evidence tier: strong is a lesson at once
+        status = "active" if grade is None or grade >= self.promote_confidence or strong else "candidate"
+        how = " as a candidate" if status == "candidate" else " on strong evidence" if strong else ""
         bullet, created = self.pb.add(content, section, domains=cand.get("domains"), provenance=provenance,
                                       status=status, source=self.source,
-                                      reason=f"learned{' as a candidate' if status == 'candidate' else ''}: "
-                                             f"{provenance['evidence'][:200]}",
+                                      reason=f"learned{how}: {provenance['evidence'][:200]}",
                                       session_id=trajectory.get("session_id"), now=self.now)
         stats["created" if created else "updated"] += 1
         if created and bullet["status"] == "candidate":
@@ -243,6 +253,7 @@ class Curator:
             "kind": cand.get("kind"),
             "session_id": trajectory.get("session_id"),
             "agent_id": trajectory.get("agent_id") or None,
+            "agent": trajectory.get("agent") or None,  # which coding agent (issue 25); the store records it
             "job_id": self._job_id,
             "tool_event_ids": [s["tool_event_id"] for s in used if s.get("tool_event_id") is not None],
             "steps": [s.get("step") for s in used],
@@ -298,10 +309,11 @@ class Curator:
                 except PlaybookError:
                     pass  # flagged by the safety policy: only a person may bring it back
         strong = len(prov["strong_sessions"])
-        if bullet["status"] == "candidate" and evidence.promotable(
+        strong_now = bool(_strong_sessions(provenance))  # this observation is strong: a lesson at once
+        if bullet["status"] == "candidate" and (strong_now or evidence.promotable(
                 prov["confidence"], prov["observations"], grade, promote_confidence=self.promote_confidence,
-                min_observations=self.promote_min_observations, strong_sessions=strong):
-            why = f"a failure and its fix (or the user's correction) in {strong} of them" if strong >= 2 else \
+                min_observations=self.promote_min_observations, strong_sessions=strong)):
+            why = f"a failure and its fix (or the user's correction) in {strong} of them" if strong else \
                 f"evidence confidence {prov['confidence']}"
             bullet = self.pb.promote(bullet["id"], source=self.source, session_id=sid, now=self.now,
                                      reason=f"seen in {prov['observations']} sessions, {why}")
@@ -357,6 +369,19 @@ class Curator:
 
     # -- pruning -------------------------------------------------------------------------------------
 
+    def _misleading_new_lessons(self) -> list[Bullet]:
+        """The bound on showing a lesson early (the evidence tier): a lesson this curator learned,
+        seen in one session only and never marked helpful, whose harmful marks reach
+        `RETIRE_HARMFUL` (an explicit mark weighs `confidence.EXPLICIT_WEIGHT`): two tasks that
+        failed around it, or one "that was wrong", and it is gone — where
+        the general rule above waits for `prune_min_observations` marks. The store's confidence
+        index narrows the search: such a lesson's confidence is at most `confidence(0, N)`."""
+        below = evidence.confidence(0, RETIRE_HARMFUL) + 0.0001
+        found = self.store.get_bullets(self.store.low_confidence_bullets(self.pb.project_id, below, 1))
+        return [b for b in found if (b["provenance"] or {}).get("source") == self.source
+                and len(_sessions(b["provenance"] or {})) <= 1
+                and b["helpful"] + b["helpful_explicit"] == 0 and _harm(b) >= RETIRE_HARMFUL]
+
     def _prune(self, stats: dict[str, Any]) -> None:
         pid = self.pb.project_id
         protect = set(stats["touched"])
@@ -368,6 +393,9 @@ class Curator:
                 return
             stats["pruned"] += 1
 
+        for bullet in self._misleading_new_lessons():
+            archive(bullet["id"], f"a new lesson (seen in one session) marked harmful {_harm(bullet):g} times and "
+                                  f"never helpful (retired at {RETIRE_HARMFUL})")
         for bullet_id in self.store.low_confidence_bullets(pid, self.prune_confidence, self.prune_min_observations):
             archive(bullet_id, f"confidence below {self.prune_confidence} after ≥ {self.prune_min_observations} "
                                "observations")
@@ -429,6 +457,10 @@ def strong_evidence(cand: Candidate, steps: list[Step]) -> bool:
                     s.get("kind") == "edit" or s.get("command") for s in ordered[n + 1:m]):
                 return True
     return False
+
+
+def _harm(bullet: Bullet) -> float:
+    return bullet["harmful"] + evidence.EXPLICIT_WEIGHT * bullet["harmful_explicit"]
 
 
 def _strong_sessions(prov: dict[str, Any]) -> list[str]:

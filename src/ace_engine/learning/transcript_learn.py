@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from ..core import config as config_mod
 from ..core import log
 from ..core.project import Project, find_git_root, identify
-from ..observe import origins, transcript
+from ..observe import origins, transcript_formats
 from ..observe import trajectory as traj_mod
 from ..observe.transcript import TranscriptError
 from ..playbook.playbook import Playbook
@@ -64,6 +64,7 @@ SKIP_LABELS: dict[str, tuple[str, str]] = {
     "too_deep": ("line nested too deeply to read (JSON over 100 levels)",
                  "lines nested too deeply to read (JSON over 100 levels)"),
     "unreadable_file": ("unreadable subagent file", "unreadable subagent files"),
+    "cli_notice": ("CLI notice (info, warning, error)", "CLI notices (info, warnings, errors)"),  # Gemini CLI
 }
 _IGNORED = ("abandoned_branch",)  # said apart: not skipped content, a path the conversation left
 _CAPTURED = "this session was captured by the hooks and learned from its events; use --force to learn it again"
@@ -141,11 +142,12 @@ def learn_transcript(store: Store, path: str, project: Project | None = None, *,
     """Learn every turn of a Claude Code transcript (and its subagents' files). Without `project`
     it is chosen by `choose_project(run_dir, the session's directory)`. Returns {session_id, kind,
     project: {key, root, name, reason}, turns, skips, notes, skipped_reason?}."""
-    parsed = transcript.parse_file(path, siblings=_legacy_siblings(path) if siblings is None else siblings)
+    # The format is read from the content: Claude Code's, Codex CLI's or Gemini CLI's (issue 25).
+    parsed = transcript_formats.parse_file(path, siblings=_legacy_siblings(path) if siblings is None else siblings)
     notes = list(parsed["notes"])
     session_id = parsed["session_id"]
     out: dict[str, Any] = {"session_id": session_id, "kind": parsed["kind"], "turns": [], "project": None,
-                           "skips": parsed["skips"], "notes": notes}
+                           "skips": parsed["skips"], "notes": notes, "agent": parsed.get("agent")}
     if parsed["kind"] == "internal":  # nothing to file anywhere: no project to choose
         out["skipped_reason"] = notes[0]
         return out
@@ -177,6 +179,7 @@ def learn_transcript(store: Store, path: str, project: Project | None = None, *,
             traj["project"] = _project_info(project, playbook.project_id)
             traj["git"] = {"branch": parsed["git_branch"]} if parsed.get("git_branch") else {}
             traj["cwd"] = root
+            traj["agent"] = parsed.get("agent")  # which agent's session: its lessons say so (issue 25)
             # Only what the user typed is the user's (`transcript.sender`): a teammate's message or a
             # subagent's prompt sets the task, but teaches no "user's correction", and for the
             # provenance rule it is text someone else wrote, like every non-user entry.
@@ -203,6 +206,7 @@ def learn_transcript(store: Store, path: str, project: Project | None = None, *,
 
     try:
         continuity_update.store_transcript(store, parsed, playbook.project_id, root, cfg, now or time.time())
+        store.set_summary_agent(session_id, parsed.get("agent"))
     except Exception as exc:  # noqa: BLE001 — a summary never fails learning
         log.error("continuity", f"summary of {session_id} failed: {type(exc).__name__}: {exc}")
     if not out["turns"]:
@@ -264,6 +268,19 @@ def find_transcripts(project: Project, projects_dir: str | None = None) -> list[
             cwd = session_of(path, "cwd")
             if belongs(cwd):
                 found.append({"path": path, "session_id": session_of(path), "cwd": cwd, "siblings": []})
+    found.sort(key=lambda item: (_mtime(item["path"]), item["path"]))
+    return found
+
+
+def find_all(project: Project, projects_dir: str | None = None, *, codex_dir: str | None = None,
+             gemini_dir: str | None = None) -> list[dict[str, Any]]:
+    """The project's sessions of every agent, oldest first: Claude Code's (`find_transcripts`, when
+    its folder exists), Codex CLI's rollouts and Gemini CLI's chats (`transcript_formats`)."""
+    base = projects_dir or claude_projects_dir()
+    found = find_transcripts(project, base) if os.path.isdir(base) else []
+    belongs = _belongs(project)
+    found += transcript_formats.find_codex(belongs, codex_dir)
+    found += transcript_formats.find_gemini(belongs, (project.root, project.main_root), gemini_dir)
     found.sort(key=lambda item: (_mtime(item["path"]), item["path"]))
     return found
 

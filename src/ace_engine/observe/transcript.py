@@ -87,7 +87,8 @@ def internal_agent(agent_id: str) -> str | None:
     return next((what for prefix, what in INTERNAL_AGENTS.items() if agent_id.startswith(prefix)), None)
 
 
-def _epoch(stamp: object) -> float | None:
+def epoch(stamp: object) -> float | None:
+    """An ISO-8601 time (`2025-10-29T00:59:38.317Z`) as epoch seconds, else None."""
     if not isinstance(stamp, str):
         return None
     try:
@@ -373,7 +374,7 @@ def parse_entries(entries: list[dict[str, Any]], *, agent_id: str = "", agent_ty
                     text_of[i].strip() and prompt_of(entry, text_of[i], None)[0] is not None):
                 skips["abandoned_branch"] += 1
             continue
-        at = _epoch(entry.get("timestamp")) or last_at or 0.0
+        at = epoch(entry.get("timestamp")) or last_at or 0.0
         last_at = at
         seq += 1
         if kind == "assistant":

@@ -109,9 +109,10 @@ class CaptureSQL(StoreBase):
             s = r.get("session") or {}
             conn.execute(
                 "INSERT OR IGNORE INTO sessions(session_id, project_id, cwd, transcript_path,"
-                " agent_type, source, permission_mode, started_at) VALUES (?,?,?,?,?,?,?,?)",
+                " agent_type, source, permission_mode, started_at, agent) VALUES (?,?,?,?,?,?,?,?,?)",
                 (sid, project_id, s.get("cwd"), s.get("transcript_path"), s.get("agent_type"),
-                 r.get("detail") if event == "SessionStart" else None, s.get("permission_mode"), at),
+                 r.get("detail") if event == "SessionStart" else None, s.get("permission_mode"), at,
+                 s.get("agent")),  # agent: which coding agent (migration 10); None from Claude Code's hooks
             )
             if event == "SessionStart":
                 conn.execute(
@@ -177,7 +178,7 @@ class CaptureSQL(StoreBase):
             f"""
             SELECT s.session_id, p.name AS project, p.root AS project_root, s.cwd, s.source,
                    s.status, s.started_at, s.ended_at, s.end_reason, s.compactions,
-                   s.transcript_path,
+                   s.transcript_path, s.agent,
                    (SELECT COUNT(*) FROM tool_events t WHERE t.session_id = s.session_id) AS tool_events,
                    (SELECT COUNT(*) FROM tool_events t WHERE t.session_id = s.session_id
                         AND t.success = 0) AS tool_failures,

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from .records import CarriedSummary, ContinuityEvents, SummaryInput, SummaryRow
 
 _COLUMNS = ("session_id, project_id, version, kind, summary, text, branch, open_ends, carry, last_at, created_at,"
-            " updated_at")
+            " updated_at, agent")  # agent: migration 10 (issue 25)
 _HOOK_COLUMNS = "session_id, branch, open_ends, last_at, text, kind"
 
 
@@ -43,19 +43,41 @@ def _decoded(row: Any) -> SummaryRow:  # a `_COLUMNS` row (a dict), `summary` de
 class ContinuitySQL(StoreBase):
     def put_session_summary(self, row: SummaryInput, now: float) -> None:
         """Write the summary of `row["session_id"]`: `row` holds project_id, version, kind,
-        summary (a dict), text, branch, open_ends, carry and last_at. A rewrite keeps created_at."""
+        summary (a dict), text, branch, open_ends, carry and last_at, and may hold `agent` (else
+        the session's recorded agent). A rewrite keeps created_at, and the agent unless given."""
         summary = json.dumps(row["summary"], ensure_ascii=False, sort_keys=True, separators=(",", ":"))
         with self.transaction():
             self.conn.execute(
-                f"INSERT INTO session_summaries({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
+                f"INSERT INTO session_summaries({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,"
+                " COALESCE(?, (SELECT agent FROM sessions WHERE session_id = ?)))"
                 " ON CONFLICT(session_id) DO UPDATE SET project_id=excluded.project_id, version=excluded.version,"
+                " agent=COALESCE(excluded.agent, session_summaries.agent),"
                 " kind=excluded.kind, summary=excluded.summary, text=excluded.text, branch=excluded.branch,"
                 " open_ends=excluded.open_ends, carry=excluded.carry, last_at=excluded.last_at,"
                 " updated_at=excluded.updated_at",
                 (row["session_id"], row.get("project_id"), int(row["version"]), row["kind"], summary, row["text"],
                  row.get("branch"), int(row.get("open_ends") or 0), 1 if row.get("carry") else 0,
-                 float(row["last_at"]), now, now),
+                 float(row["last_at"]), now, now, row.get("agent"), row["session_id"]),
             )
+
+    def set_summary_agent(self, session_id: str, agent: str | None) -> None:
+        """Record which agent `session_id` ran in on its summary (a transcript's, learned after the
+        fact: no captured session says it). No summary, or no agent: nothing changes."""
+        if agent:
+            with self.transaction():
+                self.conn.execute("UPDATE session_summaries SET agent = ? WHERE session_id = ?", (agent, session_id))
+
+    def session_agents(self, session_ids: Sequence[str]) -> dict[str, str]:
+        """Per session that says: the agent it ran in (its captured session's, else its summary's)."""
+        ids = [s for s in dict.fromkeys(session_ids) if isinstance(s, str)][:500]
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        rows = self.conn.execute(
+            f"SELECT session_id, agent FROM session_summaries WHERE agent IS NOT NULL AND session_id IN ({marks})"
+            f" UNION ALL SELECT session_id, agent FROM sessions WHERE agent IS NOT NULL AND session_id IN ({marks})",
+            (*ids, *ids)).fetchall()
+        return {r[0]: r[1] for r in rows}
 
     def note_first_head(self, session_id: str, sha: str) -> None:
         """Keep `sha` as the commit `session_id` started on, unless one is kept already (the

@@ -236,6 +236,7 @@ class McpStore(SQLiteStore, ViewsSQL, HistorySQL):
             known = summaries.get(row["session_id"])
             counts = (known["summary"].get("counts") if known else None) or {}
             row.update(origin="transcript", cwd=None, source="transcript", status="learned from transcript",
+                       agent=known.get("agent") if known else None,
                        end_reason=None, compactions=0, transcript_path=None, hook_events=0,
                        tool_events=int(counts.get("tool_calls") or 0),
                        tool_failures=int(counts.get("failed_calls") or 0), messages=int(counts.get("prompts") or 0))

@@ -32,6 +32,7 @@ BULLET_COLUMNS = (
     "id", "project_id", "section", "content", "domains", "helpful", "harmful", "helpful_explicit",
     "harmful_explicit", "confidence", "status", "provenance", "content_key", "created_at",
     "updated_at", "last_used_at", "retrieval_count", "origin",  # origin: schema migration 7 (team sync)
+    "agent",  # migration 10 (issue 25): the coding agent whose session taught it
 )
 _SELECT = "SELECT b.rowid AS rowid, " + ", ".join(f"b.{c}" for c in BULLET_COLUMNS) + " FROM bullets b"
 
@@ -83,15 +84,32 @@ class PlaybookSQL(StoreBase):
     # -- bullets -----------------------------------------------------------------------------------
 
     def insert_bullet(self, b: Bullet) -> None:
+        agent = b.get("agent") or self._agent_of(b["provenance"] or {})
         self.conn.execute(
             f"INSERT INTO bullets({', '.join(BULLET_COLUMNS)}) VALUES ({', '.join('?' * len(BULLET_COLUMNS))})",
             tuple(
                 " ".join(b["domains"]) if c == "domains"
                 else json.dumps(b["provenance"], ensure_ascii=False) if c == "provenance"
+                else agent if c == "agent"
                 else b.get(c)
                 for c in BULLET_COLUMNS
             ),
         )
+
+    def _agent_of(self, provenance: Mapping[str, Any]) -> str | None:
+        """The agent a new lesson came from: its provenance's `agent`, else that of the session it
+        was learned in (the captured session's, else its summary's)."""
+        agent = provenance.get("agent")
+        if isinstance(agent, str) and agent:
+            return agent[:40]
+        session = provenance.get("session_id") or next(iter(provenance.get("sessions") or ()), None)
+        if not isinstance(session, str):
+            return None
+        row = self.conn.execute(
+            "SELECT agent FROM sessions WHERE session_id = ? AND agent IS NOT NULL"
+            " UNION ALL SELECT agent FROM session_summaries WHERE session_id = ? AND agent IS NOT NULL LIMIT 1",
+            (session, session)).fetchone()
+        return row[0] if row else None
 
     def update_bullet(self, bullet_id: str, fields: BulletFields) -> None:
         values: dict[str, Any] = dict(fields)  # the columns as stored, in the order given

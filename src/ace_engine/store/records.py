@@ -10,7 +10,7 @@ a summary's `summary`, a run's `detail`).
 Cost: none at run time.
 """
 
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from ..core._types import MessageRow, SessionSummary, ToolEventRow
 
@@ -199,6 +199,7 @@ class SummaryInput(TypedDict):
     open_ends: int
     carry: bool
     last_at: float
+    agent: NotRequired[str | None]  # which coding agent the session ran in (migration 10); else the session's
 
 
 class SummaryRow(SummaryInput):

@@ -378,6 +378,16 @@ MIGRATIONS: list[tuple[str, str]] = [
     );
     CREATE INDEX lesson_situations_vector ON lesson_situations(model, bullet_id);
     """),
+    # 10: one playbook, every agent (issue 25). Which coding agent a session ran in (`claude`,
+    # `codex`, `gemini`, as the hooks name them; NULL: recorded before agents were, i.e. Claude
+    # Code), and so which one a session summary and a lesson came from (a lesson: the agent of the session it was first
+    # learned in; one imported from claude-mem: the agent claude-mem recorded). Nothing filters by
+    # it: every agent on a repository gets the repository's lessons.
+    ("agents", """
+    ALTER TABLE sessions ADD COLUMN agent TEXT;
+    ALTER TABLE session_summaries ADD COLUMN agent TEXT;
+    ALTER TABLE bullets ADD COLUMN agent TEXT;
+    """),
 ]
 
 LATEST = len(MIGRATIONS)

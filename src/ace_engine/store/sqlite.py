@@ -29,6 +29,7 @@ from ..core import paths
 from ._base import StoreError, sqlite3
 from .capture_sql import CaptureSQL
 from .continuity_sql import ContinuitySQL
+from .import_sql import ImportSQL
 from .jobs_sql import JobsSQL
 from .maintenance_sql import MaintenanceSQL
 from .meta_sql import MetaSQL
@@ -59,7 +60,8 @@ def _refuse_symlinks(path: str) -> None:
         os.close(paths.open_nofollow(path, os.O_RDWR | os.O_CREAT, 0o600))
 
 
-class SQLiteStore(CaptureSQL, PlaybookSQL, SituationsSQL, JobsSQL, MaintenanceSQL, MetaSQL, SyncSQL, ContinuitySQL):
+class SQLiteStore(CaptureSQL, PlaybookSQL, SituationsSQL, JobsSQL, MaintenanceSQL, MetaSQL, SyncSQL, ContinuitySQL,
+                  ImportSQL):
     def __init__(self, path: str | None = None, *, busy_timeout_ms: int = 2000,
                  migrations: Sequence[tuple[str, str]] = MIGRATIONS) -> None:
         self.path = path or paths.db_path()

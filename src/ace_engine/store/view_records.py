@@ -84,6 +84,7 @@ class TimelineSession(TypedDict):
     compactions: int
     source: str | None
     agent_type: str | None
+    agent: str | None  # the coding agent (migration 10); None: Claude Code
     tool_calls: int
     failures: int
     prompts: int

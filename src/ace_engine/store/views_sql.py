@@ -213,7 +213,8 @@ class ViewsSQL(StoreBase):
                                       (project_id,)).fetchone()[0])
         rows = self._rows(
             "SELECT s.session_id, s.status, s.started_at, s.ended_at, s.end_reason, s.compactions, s.source,"
-            " s.agent_type, (SELECT COUNT(*) FROM tool_events t WHERE t.session_id = s.session_id) AS tool_calls,"
+            " s.agent_type, s.agent,"
+            " (SELECT COUNT(*) FROM tool_events t WHERE t.session_id = s.session_id) AS tool_calls,"
             " (SELECT COUNT(*) FROM tool_events t WHERE t.session_id = s.session_id AND t.success = 0) AS failures,"
             " (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.session_id AND m.role = 'user') AS prompts,"
             " (SELECT COUNT(*) FROM injections i WHERE i.session_id = s.session_id) AS shown,"
