@@ -26,8 +26,7 @@ What is read, and what is not (every entry left out is counted under a reason, `
   not work). An agent file given on its own is learned as that subagent's work. Everything read goes
   through the capture sanitizer (private spans, secrets, sizes): a transcript holds what the user typed.
 
-Cost: one pass to read (the tree needs the whole file in memory: bookkeeping entries are kept as their
-tree ids only, no string longer than the caps) and one over the active entries.
+Cost: one read pass (whole tree in memory: bookkeeping kept as tree ids, strings capped), one over the active.
 
 Why one module (~500 lines): the branch walk, the prompt classification and the call / result
 pairing read one entry tree in one pass and keep one set of skip counts, which is the contract;
