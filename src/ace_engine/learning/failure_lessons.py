@@ -247,8 +247,11 @@ def _fix_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
         return None  # a test this task was writing, fixed: task-local, nothing for the next session
     if kind == "test" and not environment and not config and _names_only_a_test(sig):
         return None  # which test failed, not why: the next session's failing test is another one
-    strong = not (e["self_inflicted"] and not environment)
-    return _candidate(content, "error_fix", 0.85 if strong else 0.5, _evidence(e),
+    if e["self_inflicted"] and not environment:
+        # A mistake in code the task had just written, fixed: its steps look like strong evidence to
+        # the curator (failure, edit, pass: a lesson at once), but the rule is the task's own.
+        return None
+    return _candidate(content, "error_fix", 0.85, _evidence(e),
                       e["fails"] + e["fixes"] + [passed], files=files, limit=max(CAP, len(content)))
 
 
