@@ -343,3 +343,14 @@ def test_a_long_signature_gives_way_so_the_fix_is_not_cut():
         bash("python reproduce_bucket_issue.py", "ok")])
     fix = next(c for c in contents(out) if "the fix:" in c)
     assert "_skip_reset" in fix and "create_missing=self.auto_create" in fix and not fix.endswith("….")
+
+
+def test_a_missing_module_there_on_the_rerun_is_not_flakiness():
+    out = reflect([
+        bash("bun test", "error: Cannot find module '@acme/core' from 'src/index.test.ts'", ok=False),
+        bash("bun test", "12 pass")])
+    assert not any("flaky" in c for c in contents(out))
+    timing = reflect([
+        bash("bun test", "error: Test timed out after 5000ms in 'loads the page'", ok=False),
+        bash("bun test", "12 pass")])
+    assert any("flaky" in c for c in contents(timing))

@@ -364,8 +364,10 @@ def lessons(steps: Sequence[Step], root: str | None) -> list[Candidate]:
                                 section="strategies_and_hard_rules")
         edited = [s for s in steps if e["fails"][0]["step"] < s["step"] < e["passed"]["step"]
                   and s.get("kind") == "edit"]
+        # A missing module or tool that is there on the re-run was put there (a build, an install out
+        # of sight): no flakiness.
         if lesson is None and not e["variant"] and not e["fixes"] and not edited and sig and e["passed"]["success"] \
-                and e["passed"].get("kind") != "vcs":
+                and e["passed"].get("kind") != "vcs" and not ENVIRONMENT.search(sig) and not _CANNOT_START.search(sig):
             lesson = _candidate(f"{_shape(e['passed']['command'], root)} is flaky: it failed with "
                                 f"{_sig(sig, root, 110)} and passed when re-run with nothing changed.", "flaky", 0.55,
                                 _evidence(e), e["fails"] + [e["passed"]])
