@@ -387,7 +387,9 @@ def replay_report(modes: list[str], tmp: str) -> dict:
                                             "raw_mrr": raw[split].get("mrr", 0.0), "queries": m["positives"] + m["negatives"]}
                                     for split, m in shown.items()}
         cut = float(runs[label][0]["retrieval.relative_cut"])
-        report["sweep"][label] = retrieval_replay.cut_sweep(rows, cut, [round(0.02 * i, 2) for i in range(8, 26)])
+        semantic = float(runs[label][0]["retrieval.semantic_threshold"])
+        report["sweep"][label] = retrieval_replay.cut_sweep(rows, cut, [round(0.02 * i, 2) for i in range(8, 26)],
+                                                            semantic)
     return report
 
 
@@ -407,12 +409,15 @@ def main() -> None:
                         help="tuned: the set the defaults came from; heldout: paraphrases written blind to the "
                              "ranker")
     parser.add_argument("--out", default=None, help="default bench/results/retrieval[-heldout].json")
-    parser.add_argument("--cut", default="", help="THRESHOLD,RELATIVE_CUT for every row instead of the defaults "
-                                                 "(0.23,0.75: the cut before issue 24)")
+    parser.add_argument("--cut", default="", help="THRESHOLD,RELATIVE_CUT[,SEMANTIC_THRESHOLD] for every row instead "
+                                                 "of the defaults (0.23,0.75,2: the cut before issue 24; "
+                                                 "0.24,0.65,2: its first part)")
     args = parser.parse_args()
     if args.cut:
-        threshold, relative = (float(x) for x in args.cut.split(","))
-        CUT.update({"retrieval.threshold": threshold, "retrieval.relative_cut": relative})
+        values = [float(x) for x in args.cut.split(",")]
+        CUT.update({"retrieval.threshold": values[0], "retrieval.relative_cut": values[1]})
+        if len(values) > 2:
+            CUT["retrieval.semantic_threshold"] = values[2]
     if args.out is None:
         name = "retrieval.json" if args.data == "tuned" else f"retrieval-{args.data}.json"
         args.out = os.path.join(HERE, "results", name)
@@ -549,12 +554,13 @@ def main_replay(args: argparse.Namespace, modes: list[str]) -> None:
                   f"{m['raw_mrr']:>9.3f}{m.get('irrelevant_shown', 0):>9.2f}{m.get('negative_empty', float('nan')):>10.2f}"
                   f"{m['positives']:>5}{m['negatives']:>5}")
     if "auto" in report["sweep"]:
-        print("\nthe cut on the default configuration's raw scores (replay split: R@5 / MRR / negatives empty;"
-              " final split: R@5 / MRR)")
+        print("\nthe cut on the default configuration's raw scores (replay split: R@5 / MRR / negatives empty /"
+              " irrelevant shown per prompt; final split: R@5 / MRR / irrelevant shown)")
         for row in report["sweep"]["auto"]:
             r, f = row.get("replay", {}), row.get("final", {})
             print(f"  threshold {row['threshold']:.2f}: replay {r.get('recall', 0):.3f} / {r.get('mrr', 0):.3f} /"
-                  f" {r.get('negative_empty', 0):.2f}   final {f.get('recall', 0):.3f} / {f.get('mrr', 0):.3f}")
+                  f" {r.get('negative_empty', 0):.2f} / {r.get('irrelevant_shown', 0):.2f}   final"
+                  f" {f.get('recall', 0):.3f} / {f.get('mrr', 0):.3f} / {f.get('irrelevant_shown', 0):.2f}")
     print(f"written to {args.out}")
 
 

@@ -58,7 +58,8 @@ def _search(store, q: dict, cfg: dict, mode: str) -> dict:
                  now=q["now"])
     shown = search(store, q["project_id"], q["prompt"], k=K, cfg=cfg, mode=mode, now=q["now"])
     return {"split": q["split"], "relevant": q["relevant"], "prompt": q["prompt"],
-            "raw": [(h["id"], h["score"]) for h in raw], "shown": [h["id"] for h in shown]}
+            "raw": [(h["id"], h["score"], h.get("score_parts", {}).get("cosine")) for h in raw],
+            "shown": [h["id"] for h in shown]}
 
 
 def walk(path: str, runs: dict[str, tuple[dict, str]]) -> dict[str, list[dict]]:
@@ -118,7 +119,7 @@ def metrics(results: list[dict], key: str = "shown") -> dict:
     """recall@5, MRR (positives), negative_empty and shown-per-negative, irrelevant shown per positive."""
     per: dict[str, dict[str, list[float]]] = {}
     for r in results:
-        ids = [i for i, _ in r["raw"]] if key == "raw" else r[key]
+        ids = [hit[0] for hit in r["raw"]] if key == "raw" else r[key]
         stats = per.setdefault(r["split"], {})
         relevant = set(r["relevant"])
         if relevant:
@@ -133,19 +134,26 @@ def metrics(results: list[dict], key: str = "shown") -> dict:
             for split, stats in sorted(per.items())}
 
 
-def cut(raw: list[tuple[str, float]], threshold: float, relative: float) -> list[str]:
-    """What `search` shows for a threshold and a relative cut, from the raw ranking."""
-    kept = [(i, s) for i, s in raw if s >= threshold]
+def cut(raw: list[tuple[str, float, float | None]], threshold: float, relative: float,
+        semantic_threshold: float = 2.0) -> list[str]:
+    """What `search` shows for a threshold, a relative cut and a semantic threshold (the best hit passing
+    on its cosine alone: `retrieval.search._cut`), from the raw ranking."""
+    kept = [(i, s) for i, s, _ in raw if s >= threshold]
+    from ace_engine.retrieval.search import SEMANTIC_ALLOWANCE
+
+    if raw and threshold - SEMANTIC_ALLOWANCE <= raw[0][1] < threshold and (raw[0][2] or 0.0) >= semantic_threshold:
+        kept = [raw[0][:2]]
     if kept and relative > 0:
         best = max(s for _, s in kept)
         kept = [(i, s) for i, s in kept if s >= relative * best]
     return [i for i, _ in kept]
 
 
-def cut_sweep(results: list[dict], relative: float, thresholds: list[float]) -> list[dict]:
+def cut_sweep(results: list[dict], relative: float, thresholds: list[float],
+              semantic_threshold: float = 2.0) -> list[dict]:
     """Per threshold: the replay split's and final split's metrics when that cut is applied to the raw scores."""
     rows = []
     for t in thresholds:
-        shown = [{**r, "shown": cut(r["raw"], t, relative)} for r in results]
+        shown = [{**r, "shown": cut(r["raw"], t, relative, semantic_threshold)} for r in results]
         rows.append({"threshold": t, **metrics(shown)})
     return rows

@@ -102,9 +102,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("continuity.llm_narrative", True,
             "with an llm.provider, add a short narrative to each session summary (within the llm.* budgets)"),
     # Retrieval: how the playbook is searched (see `retrieval/search.py` for what each weight does).
-    Setting("retrieval.threshold", 0.24,
+    Setting("retrieval.threshold", 0.28,
             "minimum score (0..1) of a bullet to be injected; empty results are fine", project=True),
-    Setting("retrieval.relative_cut", 0.65,
+    Setting("retrieval.semantic_threshold", 0.36,
+            "the best hit is injected a little under `threshold` (0.08) too when its cosine reaches this (a "
+            "paraphrase sharing no word with the lesson); 1 turns this off", project=True),
+    Setting("retrieval.relative_cut", 0.85,
             "drop a hit scoring below this share of the best hit's score (0 keeps all above the threshold)",
             project=True),
     Setting("retrieval.candidates", 40, "how many full-text matches are re-ranked per search", project=True),

@@ -8,6 +8,7 @@ worker) catches `AceError` or the narrower class it can handle.
     AceError
     ├── ConfigError        config.py: a config file or variable that cannot be used
     ├── StoreError         store/: the store cannot be opened or used
+    ├── ClaudeMemError     store/claude_mem_sql.py: a claude-mem database that cannot be read (`ace import`)
     ├── UnsafeDirError     paths.py: a data directory not private to the user (also a PermissionError)
     ├── SettingsError      integrations/claude_settings.py: Claude Code's settings file can't be changed
     ├── SyncError          integrations/agent_files.py: `ace sync` refused a target
@@ -21,9 +22,9 @@ worker) catches `AceError` or the narrower class it can handle.
     ├── TranscriptError    observe/transcript.py: a transcript file that cannot be read
     ├── ToolError          mcp_server/answer.py: an MCP tool call refused, with the reason the agent sees
     ├── McpUnavailable     mcp_server/server.py: `ace mcp` without the `mcp` package (names the install)
-    ├── RemoteError        sync/remote.py: a team-server binding or exchange that cannot go on
-    │   ├── Unreachable    sync/client.py: the server did not answer
-    │   └── ServerRefused  sync/client.py: the server answered with a refusal (its reason kept)
+    ├── RemoteError        team_client/remote.py: a team-server binding or exchange that cannot go on
+    │   ├── Unreachable    team_client/client.py: the server did not answer
+    │   └── ServerRefused  team_client/client.py: the server answered with a refusal (its reason kept)
     ├── ApiError           server/auth.py: a team API request refused (status, code, message)
     ├── TeamDBError        store/team/: the team server's storage refused an operation
     │   ├── Conflict, NotFound       dialect.py: a write that conflicts / a row that is not there
