@@ -114,8 +114,8 @@ def test_a_fix_in_project_code_after_a_throwaway_repro_is_stated_as_its_cause():
                   "    if dtype is None:\n        dtype = float\n    x = normalize(dtype)\n"),
              bash("python /work/shop/reproduce.py", "ok")]
     (lesson,) = active(reflect(steps))
-    assert lesson == ("`TypeError: dtype must be known for auto-chunking` comes from `eye` in "
-                      "dask/array/creation.py; the fix: added `if dtype is None: / dtype = float`.")
+    assert lesson == ("`TypeError: dtype must be known for auto-chunking`: the cause was in `eye` in "
+                      "dask/array/creation.py, fixed by added `if dtype is None: / dtype = float`.")
     assert "reproduce.py" not in lesson
 
 
@@ -144,14 +144,13 @@ def test_a_run_on_another_file_does_not_prove_a_fix():
     assert [c for c in reflect(narrower) if c["kind"] == "command_variant"] == []
 
 
-def test_a_mistake_in_code_the_task_just_wrote_is_no_lesson():
-    """Failure, edit, pass: the curator's evidence tier would make it a lesson at once, but the rule
-    ("import regexp") is the task's own."""
+def test_a_mistake_in_code_the_task_just_wrote_stays_a_candidate():
     steps = [edit("cmd/paths.go", 'import (\n\t"regexp"\n)\n', "import (\n)\n"),
              bash("go test ./...", "cmd/paths.go:12:9: undefined: regexp", ok=False),
              edit("cmd/paths.go", "import (\n)\n", 'import (\n\t"regexp"\n)\n'),
              bash("go test ./...", "ok  example.com/cmd 0.2s")]
-    assert not [c for c in reflect(steps) if c["kind"] == "error_fix"]
+    cands = [c for c in reflect(steps) if c["kind"] == "error_fix"]
+    assert cands and all(c["confidence"] < 0.8 for c in cands)
 
 
 def test_a_command_that_must_run_first_and_a_streak_keeps_the_telling_error():
