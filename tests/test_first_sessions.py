@@ -18,17 +18,17 @@ from conftest import ace
 from hookutil import check_answer, payload, run_hook
 from learnutil import bullets, wait_for_learning
 
-FAILURE = ("Exit code 1\nF                                       [100%]\n"
-           "FAILED tests/test_calc.py::test_total - NameError: name 'Decimal' is not defined\n"
-           "src/calc.py:4: NameError\n1 failed in 0.04s")
-FIXED_BY = "from decimal import Decimal"
+FAILURE = ("Exit code 1\nF.                                      [100%]\n"
+           "FAILED tests/test_calc.py::test_add - assert -1 == 3\n"
+           "src/calc.py:2: AssertionError\n1 failed, 1 passed in 0.04s")
+FIXED_BY = "return a + b"
 
 
 @pytest.fixture
 def project(ace_home, git_project, monkeypatch):
     monkeypatch.setenv("ACE_LEARNING_LINGER_SECONDS", "0")  # the worker exits when the queue is empty
     (git_project / "src").mkdir()
-    (git_project / "src" / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    (git_project / "src" / "calc.py").write_text("def add(a, b):\n    return a - b\n")  # the repository's bug
     return git_project
 
 
@@ -39,10 +39,10 @@ def hook(event, cwd, session, **fields):
 
 
 def session(cwd, sid, n):
-    """The agent adds a helper, breaks the tests with a missing import, adds it, and they pass: the
-    failure is its own doing (the learner grades such a lesson low, 0.5, but its evidence is strong)."""
+    """The agent runs the tests, which fail on a bug the repository had (not one the task wrote: that
+    would be the task's own rule, no lesson), fixes it where the failure points, and they pass."""
     start = hook("SessionStart", cwd, sid, source="startup")
-    prompt = hook("UserPromptSubmit", cwd, sid, prompt="add a total() helper to calc.py that sums prices exactly")
+    prompt = hook("UserPromptSubmit", cwd, sid, prompt="the calc tests fail, fix them")
     path = os.path.join(str(cwd), "src", "calc.py")
 
     def tool(event, name, tool_input, k, **more):
@@ -50,16 +50,13 @@ def session(cwd, sid, n):
 
     tool("PostToolUse", "Read", {"file_path": path}, 1,
          tool_response={"type": "text", "file": {"filePath": path, "content": "x", "numLines": 2}})
-    tool("PostToolUse", "Edit", {"file_path": path, "old_string": "def add(a, b):",
-                                 "new_string": "def total(xs):\n    return sum(Decimal(x) for x in xs)\n\ndef add(a, b):"},
-         2, tool_response={"filePath": path})
     tool("PostToolUseFailure", "Bash", {"command": "python -m pytest -q"}, 3, error=FAILURE, is_interrupt=False)
-    tool("PostToolUse", "Edit", {"file_path": path, "old_string": "def total(xs):",
-                                 "new_string": f"{FIXED_BY}\n\ndef total(xs):"}, 4, tool_response={"filePath": path})
+    tool("PostToolUse", "Edit", {"file_path": path, "old_string": "return a - b",
+                                 "new_string": FIXED_BY}, 4, tool_response={"filePath": path})
     tool("PostToolUse", "Bash", {"command": "python -m pytest -q"}, 5,
-         tool_response={"stdout": ".                                       [100%]\n2 passed in 0.02s", "stderr": "",
+         tool_response={"stdout": "..                                      [100%]\n2 passed in 0.02s", "stderr": "",
                         "interrupted": False, "isImage": False})
-    hook("Stop", cwd, sid, stop_hook_active=False, last_assistant_message="Added total(); the tests pass.")
+    hook("Stop", cwd, sid, stop_hook_active=False, last_assistant_message="Fixed add(); the tests pass.")
     return start, prompt
 
 
@@ -68,7 +65,7 @@ def context(answer) -> str:
 
 
 def lesson(ace_home):
-    found = [b for b in bullets(ace_home) if "NameError" in b["content"] and FIXED_BY in b["content"]]
+    found = [b for b in bullets(ace_home) if "assert -1 == 3" in b["content"] and FIXED_BY in b["content"]]
     assert len(found) == 1, [b["content"] for b in bullets(ace_home)]
     return found[0]
 
@@ -82,7 +79,7 @@ def test_a_failure_and_its_fix_make_a_lesson_used_in_the_next_session(project, a
     # a modest confidence that the next sessions' outcomes raise or lower.
     assert learned["status"] == "active" and learned["confidence"] == 0.5
     prov = json.loads(learned["provenance"])
-    assert prov["confidence"] == 0.5 and prov["strong_sessions"] == ["first"]
+    assert prov["confidence"] == 0.85 and prov["strong_sessions"] == ["first"]  # the evidence's own grade
 
     second, prompt = session(project, "second", 2)
     assert learned["id"] in context(second) + context(prompt), "the second time, the agent already knows"

@@ -280,3 +280,14 @@ def test_trusted_hosts_match_exactly():
 ])
 def test_secrets_in_lessons(lesson, secret):
     assert safety.contains_secret(lesson) is secret
+
+
+def test_a_missing_module_there_on_the_rerun_is_not_flakiness():
+    out = reflect([
+        bash("bun test", "error: Cannot find module '@acme/core' from 'src/index.test.ts'", ok=False),
+        bash("bun test", "12 pass")])
+    assert not any("flaky" in c for c in contents(out))
+    timing = reflect([
+        bash("bun test", "error: Test timed out after 5000ms in 'loads the page'", ok=False),
+        bash("bun test", "12 pass")])
+    assert any("flaky" in c for c in contents(timing))

@@ -66,6 +66,9 @@ _HOOK_TOOLS = ("mix format", "credo", "dialyzer", "markdownlint", "eslint", "pre
 _RUN_INSTRUCTION = re.compile(r"\bRun ['\"`]([^'\"`\n]{3,60})['\"`]", re.IGNORECASE)
 _FRAME = re.compile(r'File "([^"]+)", line \d+, in (\w+)')
 LINT_KINDS = ("lint", "format")
+# A tool or module the command could not find: something the project must build or install first.
+_CANNOT_START = re.compile(r"Could not locate executable|command not found|not found in PATH|Cannot find module|"
+                           r"ENOENT|spawn \S+ ENOENT", re.IGNORECASE)
 
 
 _CD = re.compile(r"^cd\s+(?P<dir>\"[^\"]+\"|'[^']+'|\S+)$")
@@ -217,9 +220,11 @@ def _fix_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
         content = f"{_sig(sig, root)}: the cause was in {where}, fixed by {diff}."
     else:
         content = f"When {cmd} fails with {_sig(sig, root)}: the cause was in {where}, fixed by {diff}."
-    strong = not (e["self_inflicted"] and not environment)
-    return _candidate(content, "error_fix", 0.85 if strong else 0.5, _evidence(e),
-                      e["fails"] + e["fixes"] + [passed], files=files)
+    if e["self_inflicted"] and not environment:
+        # A mistake in code the task had just written, fixed: its steps look like strong evidence to
+        # the curator (failure, edit, pass: a lesson at once), but the rule is the task's own.
+        return None
+    return _candidate(content, "error_fix", 0.85, _evidence(e), e["fails"] + e["fixes"] + [passed], files=files)
 
 
 def _failing_part(command: str, output: str) -> str:
@@ -312,8 +317,10 @@ def lessons(steps: Sequence[Step], root: str | None) -> list[Candidate]:
                                 section="strategies_and_hard_rules")
         edited = [s for s in steps if e["fails"][0]["step"] < s["step"] < e["passed"]["step"]
                   and s.get("kind") == "edit"]
+        # A missing module or tool that is there on the re-run was put there (a build, an install out
+        # of sight): no flakiness.
         if lesson is None and not e["variant"] and not e["fixes"] and not edited and sig and e["passed"]["success"] \
-                and e["passed"].get("kind") != "vcs":
+                and e["passed"].get("kind") != "vcs" and not ENVIRONMENT.search(sig) and not _CANNOT_START.search(sig):
             lesson = _candidate(f"{_shape(e['passed']['command'], root)} is flaky: it failed with "
                                 f"{_sig(sig, root, 110)} and passed when re-run with nothing changed.", "flaky", 0.55,
                                 _evidence(e), e["fails"] + [e["passed"]])
