@@ -44,6 +44,7 @@ SECOND_PROMPT = "where were we?"
 SECOND_FINAL = "We were fixing calc.py."
 RESUME_FINAL = "Back on it."
 SUMMARY_TIMEOUT = 60.0
+USER_LESSON = "calc.py keeps one function per arithmetic operation; tests live in test_calc.py."
 
 
 def first_session_script(project: Path) -> list:
@@ -123,6 +124,10 @@ def story(claude_bin, tmp_path_factory) -> Story:
         wait_until(lambda: not worker_processes(scn.ace_home), 10.0)
         scn.runs["second"] = run_claude(claude_bin, project, home, server, SECOND_PROMPT,
                                         script=[SECOND_FINAL], env=env).check()
+        # A lesson of the user's, added since session 1: its resume has a digest to give (the learner's
+        # lessons of session 1 — a command that merely ran, a failure left open — are not digest material).
+        added = ace_json(env, home, "add", USER_LESSON, "--section", "rules", "--project", str(project))
+        assert added.get("id"), added
         scn.runs["resume_first"] = run_claude(claude_bin, project, home, server, "continue",
                                               resume=scn.runs["first"].session_id, script=[RESUME_FINAL],
                                               env=env).check()
@@ -192,7 +197,7 @@ def test_resuming_does_not_repeat_it(story, run, shown_before):
     answers = [a for a in hook_attachments(story.runs[run].transcript_path)
                if a.get("type") == "hook_success" and a.get("hookName") == "SessionStart:resume"]
     assert not any("ace-recent-context" in str(a.get("stdout")) for a in answers), answers
-    if run == "resume_first":  # control: that hook did answer on resume (with the lessons learned since)
+    if run == "resume_first":  # control: that hook did answer on resume (with the lesson added since)
         assert any("<ace-playbook>" in str(a.get("stdout")) for a in answers), answers
 
 
