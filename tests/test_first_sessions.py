@@ -109,6 +109,8 @@ def test_a_lesson_waiting_to_recur_is_shown_to_the_user_not_the_agent(project, a
     assert json.loads(ace("patterns", "--json", cwd=project).output)["waiting"] >= 1
     status = ace("status", cwd=project)
     assert status.exit_code == 0 and "Waiting to recur" in status.output and held["id"] in status.output
+    waiting = json.loads(ace("status", "--json", cwd=project).output)["waiting"]
+    assert waiting["count"] >= 1 and held["id"] in [b["id"] for b in waiting["newest"]]
     line = status_line({"session_id": "first", "cwd": str(project)})
     assert "learned today (" in line and "waiting)" in line
     second, prompt = session(project, "second", 2)

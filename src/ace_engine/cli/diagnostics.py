@@ -78,6 +78,11 @@ def status(project_dir: str) -> dict:
                 report["counts_project"] = store.counts(project.key)
                 report["counts_total"] = store.counts()
                 report["last_activity"] = store.last_activity(project.key)
+                from .playbook_common import waiting  # lessons seen once on weak evidence, waiting to recur
+
+                total, newest = waiting(store, store.project_id(project.key))
+                report["waiting"] = {"count": total, "newest": [
+                    {"id": b["id"], "content": b["content"], "section": b["section"]} for b in newest]}
         except StoreError as exc:
             report["store"]["error"] = str(exc)
     return report

@@ -230,7 +230,8 @@ def status(project_dir, as_json):
         say("Last activity here: {}", when(report["last_activity"]))
         from .playbook_common import show_waiting_for  # the lessons waiting to recur, as `ace patterns` lists them
 
-        show_waiting_for(p["key"])
+        if (report.get("waiting") or {}).get("count"):
+            show_waiting_for(p["key"])
     if report["spooled_records"]:
         say("[yellow]{} spooled[/] — `ace doctor --fix` writes them", plural(report["spooled_records"], "record"))
     if report["degraded"]:
