@@ -36,6 +36,7 @@ import os
 import re
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from functools import lru_cache
@@ -251,10 +252,26 @@ class SQLiteDialect(Dialect):
                                       f"symlinks to its database. Remove it or give the real path")
             if not os.path.lexists(self.path):
                 os.close(paths.open_nofollow(self.path, os.O_RDWR | os.O_CREAT, 0o600))
-            self._conn().execute("PRAGMA journal_mode=WAL")  # persistent: once per file is enough
+            self._wal(self._conn())
         except (sqlite3.Error, OSError) as exc:
             raise TeamDBError(f"cannot open the team database {self.path}: {exc}; check the path "
                               f"and its directory's permissions") from exc
+
+    @staticmethod
+    def _wal(conn: sqlite3.Connection) -> None:
+        """WAL mode, persistent: once per file is enough. Switching takes an exclusive lock, which
+        SQLite may refuse at once ("database is locked") while another process or thread switches
+        it or migrates (replicas or `--workers N` starting together): read the mode first, and
+        retry the switch for up to the busy timeout."""
+        for attempt in range(50):
+            try:
+                if str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+                    conn.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or attempt == 49:
+                    raise
+                time.sleep(0.1)
 
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
