@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..capture.records import sanitize_value
 from ..capture.text import sanitize
-from .transcript import MAX_DEPTH, TranscriptError, _shrink, _too_deep
+from .transcript import MAX_DEPTH, TranscriptError, _shrink, _too_deep, opened
 
 if TYPE_CHECKING:
     from ..core.config import Config
@@ -71,19 +71,10 @@ def command_output(text: str) -> str:
 
 def read_records(path: str, hint: str) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """(the file's JSON objects in order, {unreadable_line, too_deep} counts)."""
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            raise TranscriptError(f"{path} is not a regular file; {hint}")
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            head = fh.read(1)
-            fh.seek(0)
-            lines = [raw for raw in fh if raw.strip()]
-    except FileNotFoundError:
-        raise TranscriptError(f"{path} does not exist; {hint}") from None
-    except IsADirectoryError:
-        raise TranscriptError(f"{path} is a directory; {hint}, or use --all-transcripts") from None
-    except OSError as exc:
-        raise TranscriptError(f"cannot read {path} ({exc.strerror or exc}); check its permissions") from None
+    with opened(path, hint) as fh:
+        head = fh.read(1)
+        fh.seek(0)
+        lines = [raw for raw in fh if raw.strip()]
     if not lines:
         raise TranscriptError(f"{path} is empty; {hint}")
     counts = {"unreadable_line": 0, "too_deep": 0}

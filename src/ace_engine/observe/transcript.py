@@ -44,9 +44,10 @@ import os
 import re
 import stat
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ..capture.records import sanitize_value
 from ..capture.text import cap, sanitize
@@ -137,24 +138,31 @@ def _too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
     return False
 
 
+@contextmanager
+def opened(path: str, hint: str) -> Iterator[TextIO]:
+    """`path` open for reading as text, for every agent's session file; any failure to open or
+    read it (missing, a directory, a FIFO or device, which would block, no permission, an I/O
+    error) is a TranscriptError that names it and `hint`."""
+    try:
+        if not os.path.isdir(path) and not stat.S_ISREG(os.stat(path).st_mode):
+            raise TranscriptError(f"{path} is not a regular file; {hint}")
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            yield fh
+    except FileNotFoundError:
+        raise TranscriptError(f"{path} does not exist; {hint}") from None
+    except IsADirectoryError:
+        raise TranscriptError(f"{path} is a directory; {hint}, or use --all-transcripts") from None
+    except OSError as exc:
+        raise TranscriptError(f"cannot read {path} ({exc.strerror or exc}); check its permissions") from None
+
+
 def read_entries(path: str) -> tuple[list[dict[str, Any]], dict[str, Any], int]:
     """(entries, {session_id, cwd, git_branch, agent_type} as first recorded, bad lines).
     Raises TranscriptError, naming the fix, for a missing, unreadable, empty or non-JSONL file."""
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode) and not os.path.isdir(path):
-            # A FIFO, socket or device would block or never end: a transcript is a file.
-            raise TranscriptError(f"{path} is not a regular file; {HINT}")
-        fh = open(path, encoding="utf-8", errors="replace")
-    except FileNotFoundError:
-        raise TranscriptError(f"{path} does not exist; {HINT}") from None
-    except IsADirectoryError:
-        raise TranscriptError(f"{path} is a directory; {HINT}, or use --all-transcripts") from None
-    except OSError as exc:
-        raise TranscriptError(f"cannot read {path} ({exc.strerror or exc}); check its permissions") from None
     entries: list[dict[str, Any]] = []
     info: dict[str, Any] = dict.fromkeys(("session_id", "cwd", "git_branch", "agent_type"))
     lines = bad = deep = 0
-    with fh:
+    with opened(path, HINT) as fh:
         for raw in fh:
             if not raw.strip():
                 continue
