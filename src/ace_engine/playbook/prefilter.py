@@ -87,27 +87,9 @@ def _score(need: frozenset[str]) -> tuple[int, int]:
 
 
 def _need(items: list[Any]) -> frozenset[str] | None:
-    """What a sequence of parse items requires (None: nothing)."""
-    best: frozenset[str] | None = None
-    run: list[str] = []
-
-    def consider(need: frozenset[str] | None) -> None:
-        nonlocal best
-        if need and (best is None or _score(need) > _score(best)):
-            best = need
-
-    for op, arg in items:
-        name = str(op)
-        if name == "LITERAL" and arg < 128:
-            run.append(chr(arg).lower())
-            continue
-        if run:
-            consider(frozenset(["".join(run)]))
-            run = []
-        consider(_item(name, arg))
-    if run:
-        consider(frozenset(["".join(run)]))
-    return best
+    """What a sequence of parse items requires (None: nothing): the most telling of the sets it
+    needs (`_all`), the first of equals."""
+    return max(_all(items), key=_score, default=None)
 
 
 def _item(name: str, arg: Any) -> frozenset[str] | None:
