@@ -126,6 +126,17 @@ def merge_toml(text: str, data: dict[str, Any], python: str | None, with_mcp: bo
 
 def strip_toml(text: str) -> tuple[str, list[str]]:
     """`config.toml` without the lines `merge_toml` added (and the `[mcp_servers.ace]` table)."""
+    return _without_ours(text, marked_lines=True)
+
+
+def _strip_server(text: str) -> tuple[str, list[str]]:
+    """Only our `[mcp_servers.ace]` table out of a `config.toml`."""
+    return _without_ours(text, marked_lines=False)
+
+
+def _without_ours(text: str, *, marked_lines: bool) -> tuple[str, list[str]]:
+    """`text` without our `[mcp_servers.ace]` table and, with `marked_lines`, every other line
+    `merge_toml` marked as ours; and the tables / keys removed."""
     out: list[str] = []
     removed: list[str] = []
     in_ours = False
@@ -133,34 +144,16 @@ def strip_toml(text: str) -> tuple[str, list[str]]:
         m = _HEADER.match(line)
         if m:
             in_ours = line.rstrip().endswith(MARK) and m.group(1) == f"mcp_servers.{SERVER}"
-        if line.rstrip().endswith(MARK) or in_ours:
+        if in_ours or (marked_lines and line.rstrip().endswith(MARK)):
             if m:
                 removed.append(m.group(1))
-            elif line.strip().startswith("hooks"):
+            elif marked_lines and line.strip().startswith("hooks"):
                 removed.append("features.hooks")
             continue
         out.append(line)
     while out and not out[-1].strip():
         out.pop()
     return ("\n".join(out) + "\n") if out else "", removed
-
-
-def _strip_server(text: str) -> tuple[str, list[str]]:
-    """Only our `[mcp_servers.ace]` table out of a `config.toml`."""
-    lines: list[str] = []
-    removed: list[str] = []
-    in_ours = False
-    for line in text.splitlines():
-        m = _HEADER.match(line)
-        if m:
-            in_ours = line.rstrip().endswith(MARK) and m.group(1) == f"mcp_servers.{SERVER}"
-            if in_ours:
-                removed.append(m.group(1))
-        if not in_ours:
-            lines.append(line)
-    while lines and not lines[-1].strip():
-        lines.pop()
-    return ("\n".join(lines) + "\n") if lines else "", removed
 
 
 def install(scope: str, project_root: str, python: str | None = None, with_mcp: bool = True) -> dict[str, Any]:
