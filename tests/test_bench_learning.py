@@ -8,6 +8,7 @@ Skips when the copied data or the venv's `ace` is missing.
 """
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -49,8 +50,10 @@ def _in_range(summary: dict) -> None:
     assert 0 <= summary["bullets_matching_gold"] <= summary["bullets"]
     assert 0 <= summary["junk_bullets"] <= summary["bullets"]
     assert 0 <= summary["prompts_closed"] <= summary["prompts"]
-    assert summary["seconds_per_session_median"] > 0
-    assert 0 < summary["learn_seconds_median"] <= summary["seconds_per_session_max"]
+    # Times are reported, not judged here: the learning bench's budget is its own (learning_bench.py).
+    for key in ("seconds_per_session_median", "learn_seconds_median", "seconds_per_session_max"):
+        value = summary[key]
+        assert isinstance(value, (int, float)) and math.isfinite(value) and value >= 0, (key, value)
 
 
 def test_bench_scores_copied_dev_sessions(tmp_path):
