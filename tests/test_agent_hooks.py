@@ -203,6 +203,14 @@ def test_codex_exit_code_reader_is_bounded_and_tolerant(tmp_path):
     assert agents.codex_exit_code(str(path), "call-1") == 2
     assert agents.codex_exit_code(str(tmp_path / "missing"), "call-1") is None
     assert agents.codex_exit_code(None, "call-1") is None
+    # A FIFO (or any non-file) named as the rollout: nothing is read and nothing waits for a writer.
+    fifo = tmp_path / "rollout.fifo"
+    os.mkfifo(fifo)
+    done = subprocess.run([sys.executable, "-c", "import sys; from ace_engine.hooks import agents; "
+                           "print(agents.codex_exit_code(sys.argv[1], 'call-1'))", str(fifo)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "None", done.stderr
+    assert agents.codex_exit_code(str(tmp_path), "call-1") is None  # a directory
 
 
 def test_codex_apply_patch_is_captured_as_the_edit_it_made(ace_home, git_project):

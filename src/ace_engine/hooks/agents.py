@@ -30,6 +30,7 @@ of a shell call reads at most the last 256 KB of the rollout file.
 import json
 import os
 import re
+import stat  # already loaded by `os`
 
 from ..capture.tools import to_canonical
 
@@ -148,7 +149,12 @@ def codex_exit_code(transcript_path: object, call_id: object) -> int | None:
     if not isinstance(transcript_path, str) or not isinstance(call_id, str) or not call_id:
         return None
     try:
-        with open(transcript_path, "rb") as fh:
+        # Non-blocking open and a regular-file check: a FIFO named here would otherwise hang the hook.
+        fd = os.open(transcript_path, os.O_RDONLY | os.O_NONBLOCK)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            return None
+        with open(fd, "rb") as fh:
             size = fh.seek(0, os.SEEK_END)
             fh.seek(max(0, size - _CODEX_TAIL))
             tail = fh.read(_CODEX_TAIL)
