@@ -114,8 +114,8 @@ def test_a_fix_in_project_code_after_a_throwaway_repro_is_stated_as_its_cause():
                   "    if dtype is None:\n        dtype = float\n    x = normalize(dtype)\n"),
              bash("python /work/shop/reproduce.py", "ok")]
     (lesson,) = active(reflect(steps))
-    assert lesson == ("`TypeError: dtype must be known for auto-chunking`: the cause was in `eye` in "
-                      "dask/array/creation.py, fixed by added `if dtype is None: / dtype = float`.")
+    assert lesson == ("`TypeError: dtype must be known for auto-chunking` comes from `eye` in "
+                      "dask/array/creation.py; the fix: added `if dtype is None: / dtype = float`.")
     assert "reproduce.py" not in lesson
 
 

@@ -239,7 +239,8 @@ def test_lease_expiry_hands_the_job_to_another_worker_and_the_late_one_rolls_bac
             assert store.finish_job(first, "done", {}, None, time.time()) is False
         pipeline.learn_job(store, second)
         assert store.get_job(job["id"])["status"] == "done"
-        assert len(store.list_bullets(job["project_id"], statuses=("active", "candidate"))) == 2
+        # One lesson: the fix (`python -m pytest -q` is the obvious command, no lesson of its own).
+        assert len(store.list_bullets(job["project_id"], statuses=("active", "candidate"))) == 1
 
 
 class _Broken:
@@ -277,7 +278,7 @@ def test_failures_back_off_exponentially_keep_the_error_and_stop_after_max_attem
         claimed = store.claim_job(pid, os.getpid(), t + 1, 60)
         # A failing LLM reflector is not a failed job: the heuristics take over.
         summary = pipeline.learn_job(store, claimed, reflector=broken)
-        assert summary["created"] == 2
+        assert summary["created"] == 1  # the fix; the obvious test command is no lesson
         assert rows(ace_home, "SELECT reflector FROM learning_runs")[0]["reflector"] == "heuristic (fallback from broken)"
 
 

@@ -433,6 +433,17 @@ internal/api/handler.go:31:2: Error return value of `w.Write` is not checked (er
 ────────────────────────────────────
 summary: (done in 3.21 seconds)
 🥊  golangci""", "internal/api/handler.go: Error return value of `w.Write` is not checked (errcheck)"),
+    ("golangci-lint dupl", """[lint] $ golangci-lint run ./...
+internal/api/handler_test.go:90: 90-109 lines are duplicate of `internal/api/handler_test.go:111-130` (dupl)
+func TestHandlerDefaults(t *testing.T) {
+	if payload == nil {
+		t.Fatal("Expected non-nil payload")
+	}
+}
+1 issues:
+* dupl: 1""", "internal/api/handler_test.go: lines are duplicate of `internal/api/handler_test.go:111-130` (dupl)"),
+    ("go package header", """cmd/app/settings.go:1: : # example.com/app/cmd/app [example.com/app/cmd/app.test]
+cmd/app/settings_test.go:12:2: undefined: loadStrict (typecheck)""", "cmd/app/settings_test.go: undefined: loadStrict (typecheck)"),
     # -- git -------------------------------------------------------------------------------------
     ("push rejected", """To github.com:acme/shop.git
  ! [rejected]        feature/cart -> feature/cart (fetch first)

@@ -350,3 +350,51 @@ def test_a_real_orphaned_subagent_file_is_learned(ace_home, git_project, tmp_pat
     result = json.loads(out)
     assert result["kind"] == "subagent" and len(result["turns"]) == 1
     assert result["turns"][0]["task"].startswith("Search hex.pm for the latest versions")
+
+
+def test_records_of_claude_code_2_1_2xx_to_3xx_are_read_without_loss(tmp_path):
+    """A prompt the user typed while the agent worked is a `queued_command` attachment in 2.1.2xx+;
+    `mode`, `attachment`, title and bookkeeping records sit in the tree between the work."""
+    t = Transcript("/home/dev/shop")
+    t.prompt("run the tests")
+    t.add("mode", mode="normal")
+    t.add("attachment", attachment={"type": "hook_success", "hookName": "SessionStart:startup", "content": ""})
+    t.calls(("c1", "Bash", {"command": "pytest -q"}, "3 passed", False))
+    t.add("attachment", attachment={"type": "queued_command", "commandMode": "prompt", "origin": {"kind": "human"},
+                                    "prompt": "no, use uv run pytest instead of pytest"})
+    t.add("attachment", attachment={"type": "queued_command", "commandMode": "task-notification",
+                                    "prompt": "<task-notification>\n<task-id>b1</task-id>\n</task-notification>"})
+    t.add("attachment", attachment={"type": "queued_command", "commandMode": "prompt", "isMeta": True,
+                                    "origin": {"kind": "peer", "from": "reviewer"}, "prompt": "<agent-message>ok"})
+    t.add("ai-title", aiTitle="tests")
+    t.calls(("c2", "Bash", {"command": "uv run pytest -q"}, "3 passed", False))
+    t.reply("Done.")
+    parsed = transcript.parse_file(str(t.write(tmp_path / "s.jsonl")))
+    (agent,) = parsed["agents"]
+    users = [(m["text"], m["by"]) for m in agent["messages"] if m["role"] == "user"]
+    assert users == [("run the tests", "user"), ("no, use uv run pytest instead of pytest", "user")]
+    assert commands_of(parsed) == ["pytest -q", "uv run pytest -q"]
+    assert parsed["skips"].get("task_notification") == 1 and parsed["skips"].get("injected_context") == 1
+
+
+REAL_2_1_232 = Path(__file__).parent.parent / "bench" / "corpus" / "trajectories" / "entirecontext-39m0cv.jsonl"
+
+
+@pytest.mark.skipif(not REAL_2_1_232.exists(), reason="the grown corpus is not in this checkout")
+def test_ace_learn_transcript_reads_a_real_claude_code_2_1_232_session_without_loss(ace_home, git_project):
+    """A real session (teslamint/entirecontext, MIT; bench/corpus/SOURCES.md) written by Claude Code
+    2.1.232: `attachment`, `mode`, `permission-mode`, `ai-title`, `pr-link`, `queue-operation` and
+    `file-history-delta` records between the work. Every tool call of the file is read."""
+    calls = set()
+    for line in REAL_2_1_232.read_text(encoding="utf-8").splitlines():
+        entry = json.loads(line)
+        if entry.get("type") == "assistant":
+            calls |= {b["id"] for b in entry["message"].get("content") or []
+                      if isinstance(b, dict) and b.get("type") == "tool_use"}
+    parsed = transcript.parse_file(str(REAL_2_1_232))
+    assert parsed["bad_lines"] == 0 and {e["tool_use_id"] for e in parsed["agents"][0]["events"]} == calls
+    code, out, err = ace("learn", "--transcript", str(REAL_2_1_232), "--project", str(git_project), "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["turns"] and not any(t["status"] == "error" for t in result["turns"])
+    assert result["skips"] == {"injected_context": 3, "task_notification": 2}

@@ -262,6 +262,7 @@ def test_selected_steps_fit_the_budget_and_keep_failures_first(n, failures, budg
 # recorded answers in tests/fixtures/llm_answers/, and add the new version's fingerprint here.
 PROMPT_FINGERPRINTS = {
     "reflector-2026-11-23.1": "4eacd13a3d66821da03d7c50f520f728b3f620ea7a67da120ac8ad4f748e85d4",
+    "reflector-2026-11-27.1": "5bddbd75481f09fb65d2e09d0ca9a2ec2647903dc91514cb43d0055ac23f62e5",  # change-based hints with the steps they rest on; rules under 200 chars
 }
 
 
@@ -504,6 +505,30 @@ def test_hinted_steps_are_shown_even_in_a_long_trajectory():
     assert "[h1] (strategies; probe; steps 300, 302) Reading src/file_300.py first" in rendered.text
     assert rendered.hints == {"h1": hint}
     assert len(rendered.text) <= llm_prompt.MAX_PROMPT_CHARS + 500
+
+
+def test_a_change_based_hint_carries_the_steps_it_rests_on():
+    """The offline change-finder's candidate reaches the model with the failing and passing runs it
+    compared, so the model can check the change against the steps (issue 23)."""
+    from ace_engine.learning.heuristics import HeuristicReflector
+    out = ("fatal: The current branch feat-x has no upstream branch.\nTo push the current branch and set the "
+           "remote as upstream, use\n\n    git push --set-upstream origin feat-x\n")
+    steps = [traj_mod.enrich({"step": 1, "tool": "Edit", "action": "edit lib/a.ex", "files": ["lib/a.ex"],
+                              "result": "ok", "success": True}, 1),
+             traj_mod.enrich({"step": 2, "tool": "Bash", "action": "$ git push", "result": "failed: " + out,
+                              "success": False}, 2),
+             traj_mod.enrich({"step": 3, "tool": "Bash", "action": "$ git push --set-upstream origin feat-x",
+                              "result": "branch 'feat-x' set up to track 'origin/feat-x'.", "success": True}, 3)]
+    steps[1]["output"] = out
+    traj = {"task": "ship it", "trajectory": steps, "project": {"root": "/home/dev/spot"}}
+    hints = HeuristicReflector().reflect(traj, [])["candidates"]
+    assert [h["kind"] for h in hints] == ["command_change"] and hints[0]["source_steps"] == [2, 3]
+    text = llm_prompt.render(traj, [], hints).text
+    block = text.split("<offline_candidates>\n", 1)[1].split("\n</offline_candidates>", 1)[0]
+    head, rests = block.splitlines()
+    assert head.startswith("[h1] (strategies_and_hard_rules; command_change; confidence 0.85; steps 2, 3) `git push` "
+                           "here needs `--set-upstream origin <branch>`")
+    assert rests.startswith("    rests on: step 2: $ git push → failed") and "step 3: $ git push --set-upstream" in rests
 
 
 def test_an_edit_is_shown_by_its_change_and_hints_are_fenced():

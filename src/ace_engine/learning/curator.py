@@ -72,7 +72,7 @@ from ..observe.trajectory import text_of
 from ..playbook import confidence as evidence
 from ..playbook import sections
 from ..playbook.playbook import PlaybookError, clean_content, content_key
-from . import quality
+from . import changes, quality
 from . import similarity as sim
 
 if TYPE_CHECKING:
@@ -432,8 +432,10 @@ def strong_evidence(cand: Candidate, steps: list[Step]) -> bool:
     """Is this observation strong evidence (`playbook/confidence.py`, the evidence tier)? The
     user's own correction is; otherwise the lesson's steps must hold a failing invocation, a
     later passing run of the same check (`commands.same_check`), and a change between them (an
-    edit, or another command: the fix is identified). A failure never resolved, a slow step, a
-    command that merely passed, files edited together: weak — they wait to recur."""
+    edit, or another command: the fix is identified) — or in the invocation itself
+    (`changes.command_change`: the tool's suggested flag, another directory, the argument the error
+    named). A failure never resolved, a slow step, a command that merely passed, files edited
+    together: weak — they wait to recur."""
     if cand.get("kind") == "user_correction":
         return True
     ordered = sorted(steps, key=lambda s: s.get("step") or 0)
@@ -441,9 +443,15 @@ def strong_evidence(cand: Candidate, steps: list[Step]) -> bool:
         failed = fail.get("command")
         if not failed or fail.get("success") is not False or fail.get("kind") == "readonly":
             continue
-        for m in range(n + 2, len(ordered)):
+        for m in range(n + 1, len(ordered)):
             again = ordered[m]
             passed = again.get("command")
+            d = changes.command_change(fail, again, None) if again.get("success") is True and passed \
+                else None
+            if d and (d["suggested"] or d["swapped"] or d["cwd"][0] != d["cwd"][1]):
+                return True
+            if m == n + 1:
+                continue
             rerun = bool(passed) and commands.same_check(failed, str(passed))
             if rerun and again.get("success") is True and any(
                     s.get("kind") == "edit" or s.get("command") for s in ordered[n + 1:m]):

@@ -32,6 +32,12 @@ _DEFINITION = re.compile(
     r"|(?:export\s+)?(?:const|let)\s+([A-Za-z_]\w*)\s*=\s*(?:async\s*)?\("
     r"|(?:(?:public|private|protected|internal|static|final|override|suspend)\s+)+[\w<>\[\],. ]*?([A-Za-z_]\w*)\s*\()")
 _COMMENT = re.compile(r"^\s*(?:#|//|/\*|\*|--|;|<!--|%)")
+# A comment that tells a tool what to do is code: `//nolint:errcheck`, `# no-qa: E501` (spelled without the dash), `# type: ignore`,
+# `// eslint-disable-next-line`, `// @ts-expect-error`, `# rubocop:disable`, `//go:build`, `# pragma`.
+_DIRECTIVE = re.compile(r"(?:#|//|/\*|--)\s*(?:nolint|no[q]a|type:\s*ignore|pyright:|mypy:|eslint-disable|"
+                        r"@ts-(?:ignore|expect-error|nocheck)|biome-ignore|rubocop:|go:(?:build|generate|embed)|"
+                        r"pragma|NOSONAR|istanbul ignore|c8 ignore|prettier-ignore|deno-lint-ignore|swiftlint:|"
+                        r"ktlint-disable|@Suppress|credo:|sobelow_skip|dialyzer)", re.IGNORECASE)
 _DOCSTRING_FENCE = re.compile(r'^\s*[rRbBuU]?(?:"""|\'\'\')')
 _MAX_SHOWN = 3
 
@@ -86,11 +92,13 @@ def change(tool: str, data: Any, file: str = "") -> Change | None:
             for i in range(i1, i2):
                 line = a[i].strip()
                 if line:
-                    (prose_removed if i in skip_a or _COMMENT.match(a[i]) else removed).append(line)
+                    (prose_removed if i in skip_a or _COMMENT.match(a[i]) and not _DIRECTIVE.search(a[i])
+                     else removed).append(line)
             for j in range(j1, j2):
                 line = b[j].strip()
                 if line:
-                    (prose_added if j in skip_b or _COMMENT.match(b[j]) else added).append(line)
+                    (prose_added if j in skip_b or _COMMENT.match(b[j]) and not _DIRECTIVE.search(b[j])
+                     else added).append(line)
     code = bool(removed or added)
     if not code:
         removed, added = prose_removed, prose_added
@@ -107,12 +115,20 @@ def change(tool: str, data: Any, file: str = "") -> Change | None:
 def _span(lines: list[str], limit: int) -> str:
     shown = lines[:_MAX_SHOWN]
     text = " / ".join(" ".join(x.split()) for x in shown)
-    more = f" (+{len(lines) - len(shown)} lines)" if len(lines) > len(shown) else ""
-    return code(text, limit) + more
+    if len(lines) > len(shown):  # a longer change: its first lines stand for it (a count is noise to a reader)
+        text += " / …"
+    return code(text, limit)
 
 
-def describe(ch: Change, limit: int = 110) -> str:
-    """The change in a few words: `removed` → `added`, `added X`, or `removed X`."""
+def describe(ch: Change, limit: int = 110, *, new_only: bool = False) -> str:
+    """The change in a few words: `removed` → `added`, `added X`, or `removed X`; with `new_only`,
+    a replacement shows only what it wrote (`→ X`): the rule is the new code, and two cut spans of
+    similar lines can read the same."""
+    if ch["removed"] and ch["added"]:
+        before, after = _span(ch["removed"], limit // 2), _span(ch["added"], limit)
+        a, b = re.sub(r"\W", "", before), re.sub(r"\W", "", after)
+        if new_only or b.startswith(a) or a.startswith(b):
+            return f"writing {after}"  # cut, the two sides would read the same
     if ch["removed"] and ch["added"]:
         return f"{_span(ch['removed'], limit // 2)} → {_span(ch['added'], limit)}"
     if ch["added"]:

@@ -32,6 +32,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
 from ..observe import commands
+from ..observe.commands import and_parts as _and_parts
+from ..observe.commands import covers
+from ..observe.commands import targets as _targets
 
 Step = Mapping[str, Any]
 
@@ -44,7 +47,9 @@ CONFIG_FILE = re.compile(
 _TEST_FILE = re.compile(r"(?:^|/)(?:tests?|spec|__tests__)/|(?:^|/)test_[^/]*$|_test\.\w+$|_spec\.\w+$|"
                         r"\.(?:test|spec)\.[jt]sx?$|Test\.(?:java|kt)$")
 # Commands that never fix anything: moving around, looking, cleaning up scratch files.
-_NOT_A_FIX = re.compile(r"^(?:cd|ls|cat|echo|printf|sleep|rm|mkdir -p /tmp|true|clear|pwd|which|source)\b")
+_NOT_A_FIX = re.compile(r"^(?:cd|ls|cat|echo|printf|sleep|rm|mkdir -p /tmp|true|clear|pwd|which|source)\b|"
+                        r"^gh (?:api(?!.*\s(?:-X|--method)\s*(?:POST|PUT|PATCH|DELETE))|pr (?:view|list|checks|diff)|"
+                        r"run (?:view|list|watch)|issue (?:view|list)|repo view)\b")
 # A check that changes files: a formatter (`commands.kind` says "format"), or a linter told to fix.
 _FIXING_FLAG = re.compile(r"\s--fix\b|\s--write\b|\s-w\b|\s-a\b|\s--autocorrect\b")
 # `cmd || echo failed`, `cmd || true`: exits 0 whatever `cmd` did, so its success proves nothing.
@@ -67,22 +72,6 @@ def real_failure(step: Step) -> bool:
     return not step["success"] and step.get("failure", "failed") == "failed" and not step.get("interrupted")
 
 
-def _targets(command: str) -> set[str]:
-    """The file / test arguments of a command (what it runs on), normalised."""
-    words = commands.key(command).split()[1:]
-    return {w.lstrip("./") for w in words if ("/" in w or "." in w.strip("./")) and not w.startswith("-")}
-
-
-def covers(later: str, fail: str) -> bool:
-    """Does a run of `later` show that the failure of `fail` is gone?"""
-    if commands.key(later) == commands.key(fail):
-        return True
-    if not commands.same_check(later, fail):
-        return False
-    mine, theirs = _targets(fail), _targets(later)
-    return not theirs or mine <= theirs
-
-
 def created_files(steps: Sequence[Step]) -> set[str]:
     """Files this task created (Write on a path not read or edited before) or put in a temp dir."""
     seen: set[str] = set()
@@ -103,6 +92,20 @@ def throwaway(step: Step, created: set[str]) -> bool:
 def _mentions(output: str, path: str) -> bool:
     name = os.path.basename(path)
     return bool(name) and (path in output or re.search(r"(?<![\w.-])" + re.escape(name) + r"\b", output) is not None)
+
+
+def names_a_run(output: str, runs: Sequence[Step]) -> bool:
+    """Does the failure's output name one of these commands (`Run 'mix deps.get'`, `try npm install`):
+    the tool and its subcommand, as the tool itself would tell the user to type them — or a package
+    one of them installed (`vitest` for `Runner @cloudflare/vitest-pool-workers is not supported`)?"""
+    for run in runs:
+        words = [w for w in commands.key(run.get("command") or "").split() if not w.startswith("-")]
+        named = [f"{re.escape(words[0])}\\s+{re.escape(words[1])}"] if len(words) > 1 else []
+        if run.get("kind") == "install":  # `bun add -d vitest@3.2` names vitest
+            named += [re.escape(n) for w in words[2:] if len(n := re.sub(r"(?<=.)@.*$|[<>=~^].*$", "", w)) > 2]
+        if any(re.search(rf"(?<![\w-]){n}(?![\w])", output) for n in named):
+            return True
+    return False
 
 
 def _fixes(first: Step, fail: Step, passed: Step, steps: Sequence[Step], created: set[str], scripts: set[str]
@@ -144,6 +147,8 @@ def _telling(fails: Sequence[Step]) -> str | None:
 
 _MISSING_TOOL = re.compile(r"(?P<tool>[\w.-]+): (?:command )?not found|command not found: (?P<t2>[\w.-]+)|"
                            r"no such command: '?(?P<t3>[\w.-]+)")
+_CANNOT_RUN = re.compile(r"not found|not installed|No module named|not recognized|Could not locate executable|"
+                         r"no such file or directory|unknown command|is not a \w+ command", re.IGNORECASE)
 _EXCEPTION = re.compile(r"^(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception)\b")
 
 
@@ -174,9 +179,12 @@ def find(steps: Sequence[Step]) -> tuple[list[Episode], list[Step]]:
         streak = [fail]
         passed = None
         for later in runs[i + 1:]:
-            if not covers(later["command"], fail["command"]) and not _same_goal(later, streak[-1]):
+            if not covers(later["command"], fail["command"]) and not any(
+                    _same_goal({**later, "command": c, "kind": commands.kind(c)}, streak[-1])
+                    for c in (later["command"], *_and_parts(later["command"]))):
                 continue
-            if (later["success"] and not _MASKED.search(later["command"])) or _got_past(later, streak):
+            if (later["success"] and not _MASKED.search(later["command"]) and not later.get("background")) \
+                    or _got_past(later, streak):
                 passed = later
                 break
             streak.append(later)
@@ -227,7 +235,17 @@ def _same_goal(later: Step, fail: Step) -> bool:
         mine, theirs = _targets(fail["command"]), _targets(later["command"])
         if mine and theirs and not mine <= theirs:
             return False  # a narrower run passing proves nothing about the wider one
-        return later.get("kind") == kind
+        if later.get("kind") != kind:
+            return False
+        # Another tool for the same kind of check is the same goal only when this one could not run
+        # at all (`pytest: command not found` → `uv run pytest`); `mix test` → `vitest` is another suite.
+        if commands.family(later["command"]) == commands.family(fail["command"]) or _CANNOT_RUN.search(
+                fail.get("error") or ""):
+            return True
+        # A script that ran this tool (`bun run test` printing `$ vitest run`) and the tool run directly.
+        ran = commands.family(later["command"]).split(" ")[0]
+        return len(ran) > 2 and re.search(rf"(?<![\w-]){re.escape(ran)}(?![\w-])", fail.get("output") or "") \
+            is not None
     fam = commands.family(fail["command"])
     if " " in fam and commands.family(later["command"]) == fam:
         return True
@@ -235,4 +253,8 @@ def _same_goal(later: Step, fail: Step) -> bool:
     tool = next((g for g in missing.groups() if g), None) if missing else None
     if tool and later["success"] and re.search(r"\b" + re.escape(tool) + r"\b", later["command"]):
         return True  # the tool is not installed here: whatever ran it after all is the way
+    a, b = commands.key(fail["command"]).split(), commands.key(later["command"]).split()
+    if len(a) > 1 and len(b) > 1 and a[0] == b[0] and os.path.basename(a[1]) == os.path.basename(b[1]) \
+            and not a[1].startswith("-"):
+        return True  # `node assets/build.js` → `cd assets && node build.js`: the same script, run another way
     return later.get("kind") == kind and _similar(later["command"], fail["command"])

@@ -27,9 +27,15 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..observe import commands
-from . import edits
+from . import changes, edits
 from . import episodes as ep
-from .lesson_text import code, local, sentence, spelled
+from .change_lessons import change_lesson
+from .lesson_parts import TRANSIENT
+from .lesson_parts import candidate as _candidate
+from .lesson_parts import evidence as _evidence
+from .lesson_parts import fails_with as _fails_with
+from .lesson_parts import sig_span as _sig
+from .lesson_text import code, local, spelled
 
 if TYPE_CHECKING:
     from ..core._types import Candidate
@@ -52,12 +58,16 @@ ENVIRONMENT = re.compile(
 _MISSING = re.compile(r"Missing script|Unknown task|No rule to make target|is not a task|task .{1,40} "
                       r"(?:not found|does not exist|could not be found)|does not contain (?:a )?recipe|"
                       r"no task named", re.IGNORECASE)
-# Failures of the network or the machine: no code edit fixes them.
-TRANSIENT = re.compile(r"failed to download|Could not resolve host|Connection (?:refused|reset|timed out)|"
-                       r"\bE(?:CONNREFUSED|TIMEDOUT|NOTFOUND|AI_AGAIN)\b|network is unreachable|"
-                       r"Temporary failure in name resolution|503 Service|rate limit|cannot lock ref|"
-                       r"Unable to create '.*\.lock'", re.IGNORECASE)
-_HINT = re.compile(r"^\s*(?:hint|Hint|HINT|help|Did you mean)[:\s]+(.{8,140}?)\s*$", re.MULTILINE)
+# A tool or module the command could not find: something the project must build or install first.
+_CANNOT_START = re.compile(r"Could not locate executable|command not found|not found in PATH|Cannot find module|"
+                           r"ENOENT|spawn \S+ ENOENT", re.IGNORECASE)
+_HINT = re.compile(r"^\s*(?:(?:hint|Hint|HINT|help):\s+|Did you mean\s+)(.{8,140}?)\s*$", re.MULTILINE)
+# A linter names the rule it enforces: `(errcheck)`, `F401`, `[D]`, `(no-unused-vars)`, `(react/no-danger)`;
+# a type checker's `(typecheck)` is a compile error, not a rule.
+_RULE_NAME = re.compile(r"\((?!typecheck\))[a-z][\w-]*(?:/[\w-]+)?\)$|\b[A-Z]{1,4}\d{2,4}\b|^\[[A-Z]\] ")
+# What a compiler says, whoever ran it: not a linter's rule.
+_COMPILE_ERROR = re.compile(r"undefined: |not enough arguments|too many arguments|cannot use |imported and not used|"
+                            r"has no field or method|declared and not used|syntax error|cannot find (?:symbol|name)")
 _HOOK = re.compile(r"pre-commit|precommit|husky|lint-staged|lefthook|hook (?:failed|exited)|"
                    r"validation failed", re.IGNORECASE)
 _HOOK_TOOLS = ("mix format", "credo", "dialyzer", "markdownlint", "eslint", "prettier", "ruff", "black", "flake8",
@@ -66,9 +76,12 @@ _HOOK_TOOLS = ("mix format", "credo", "dialyzer", "markdownlint", "eslint", "pre
 _RUN_INSTRUCTION = re.compile(r"\bRun ['\"`]([^'\"`\n]{3,60})['\"`]", re.IGNORECASE)
 _FRAME = re.compile(r'File "([^"]+)", line \d+, in (\w+)')
 LINT_KINDS = ("lint", "format")
-# A tool or module the command could not find: something the project must build or install first.
-_CANNOT_START = re.compile(r"Could not locate executable|command not found|not found in PATH|Cannot find module|"
-                           r"ENOENT|spawn \S+ ENOENT", re.IGNORECASE)
+CAP = 280  # a lesson's length (`lesson_parts.candidate`); a fix lesson's signature and place give way first
+FIX_CHARS = 110  # the least a fix's change is shown in (its new side; the old side half): never cut to `→ …`
+# A test runner's verdict on one test, up to and including the test's name (Go, pytest, TAP, ExUnit, jest).
+_TEST_VERDICT = re.compile(r"^(?:--- FAIL:|FAIL(?:ED)?:?|not ok \d+(?: -)?|\d+\) test|[✗×✕])\s*\S+")
+_ERROR_WORDS = re.compile(r"error|exception|panic|expected|assert|undefined|cannot|can't|not found|no such|"
+                          r"refused|denied|timed? ?out|missing|invalid|unexpected|nil pointer", re.IGNORECASE)
 
 
 _CD = re.compile(r"^cd\s+(?P<dir>\"[^\"]+\"|'[^']+'|\S+)$")
@@ -89,18 +102,10 @@ def display_command(step: Step, root: str | None) -> str:
     return local(core, root)
 
 
-def _shape(command: str, root: str | None, limit: int = 80) -> str:
+def _shape(command: str, root: str | None, limit: int = 60) -> str:
     """A command as the next session should read it: machine paths and message bodies gone, the
     `cd sub/dir &&` that made it work kept."""
     return code(display_command({"command": command}, root), limit)
-
-
-def _sig(sig: str | None, root: str | None, limit: int = 150) -> str:
-    return code(local(sig or "", root), limit)
-
-
-def _fails_with(sig: str | None, root: str | None, limit: int = 150) -> str:
-    return f"it fails with {_sig(sig, root, limit)}" if sig else "it fails"
 
 
 def _hint(step: Step) -> str:
@@ -116,33 +121,18 @@ def _where(fix_edits: Sequence[Step], output: str, root: str | None) -> str:
         frames = [(f, fn) for f, fn in _FRAME.findall(output) if any(f.endswith(x) for x in files)]
         symbol = frames[-1][1] if frames else None
     where = ", ".join(files[:2]) + (f" and {len(files) - 2} more" if len(files) > 2 else "")
-    return f"`{symbol}` in {where}" if symbol and symbol != "<module>" else where
+    where = where if len(where) <= 70 else files[0] + " and others"
+    return f"`{symbol}` in {where}" if symbol and symbol != "<module>" and len(symbol) < 40 else where
 
 
-def _diffs(fix_edits: Sequence[Step], limit: int) -> str:
-    """The real changes, code before comments and docstrings (shown only when nothing else changed)."""
-    changes = [s["_change"] for s in fix_edits if s.get("_change")]
-    if any(c["code"] for c in changes):
-        changes = [c for c in changes if c["code"]]
-    shown = [edits.describe(c, limit) for c in changes]
-    shown = list(dict.fromkeys(shown))
-    return "; ".join(shown[:2]) + (f" (+{len(shown) - 2} more edits)" if len(shown) > 2 else "")
-
-
-def _candidate(content: str, kind: str, confidence: float, evidence: str, steps: Sequence[Step],
-               section: str = "troubleshooting_and_pitfalls", files: Sequence[str] = ()) -> Candidate:
-    cand: Candidate = {"content": sentence(content), "section": section, "kind": kind, "confidence": confidence,
-                       "evidence": evidence[:800], "source_steps": [s["step"] for s in steps]}
-    if files:
-        cand["files"] = list(files)[:10]
-    return cand
-
-
-def _evidence(e: ep.Episode) -> str:
-    parts = [f"step {f['step']}: {f['action'][:120]} → {f['result'][:120]}" for f in e["fails"][:2]]
-    parts += [f"step {s['step']}: {s['action'][:100]}" for s in e["fixes"][:3]]
-    parts.append(f"step {e['passed']['step']}: {e['passed']['action'][:100]} → {e['passed']['result'][:80]}")
-    return "; ".join(parts)
+def _diffs(fix_edits: Sequence[Step], limit: int, new_only: bool = False) -> str:
+    """The real changes, code before comments and docstrings (shown only when nothing else changed):
+    the first two of the edits `episodes._fixes` kept (those where the error points, when any do)."""
+    found = [s["_change"] for s in fix_edits if s.get("_change")]
+    if any(c["code"] for c in found):
+        found = [c for c in found if c["code"]]
+    shown = list(dict.fromkeys(edits.describe(c, limit, new_only=new_only) for c in found))
+    return "; ".join(shown[:2])
 
 
 def _is_commit(step: Step) -> bool:
@@ -197,54 +187,98 @@ def _fix_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
     environment = bool(sig and ENVIRONMENT.search(sig))
     if not sig and not fix_runs or sig and TRANSIENT.search(sig):
         return None
-    if kind in LINT_KINDS and sig:
-        how = f": fixed by {_diffs(fix_edits, 90)}" if fix_edits else ""
+    if kind in LINT_KINDS and sig and (sig.endswith("(typecheck)") or _COMPILE_ERROR.search(sig)) \
+            and not _RULE_NAME.search(sig):
+        return None  # a compile error the linter passed on: a broken build, no rule for the next session
+    # A linter's rule only when the linter ran: not when it could not start, not when a command run
+    # in between (an install) was all it took.
+    if kind in LINT_KINDS and sig and not environment and not _CANNOT_START.search(sig) and (
+            fix_edits or any(s.get("kind") == "format" for s in fix_runs)):
+        if not _RULE_NAME.search(sig) and e["self_inflicted"]:
+            return None  # an error in code this task had just written: no rule for the next session
+        # The rule's fix is where the linter points; an edit elsewhere in between is other work.
+        pointed = [s for s in fix_edits if any(ep._mentions(output, f) for f in s.get("files") or [])]  # noqa: SLF001
         tools = [s for s in fix_runs if s.get("kind") == "format"]
+        diff = _diffs(pointed, 70)
+        if not tools and (not diff or all(s.get("_change") and not s["_change"]["added"] for s in pointed)):
+            return None  # no fix shown where it points, or the flagged code only deleted: the message says as much
+        how = f": fixed by {diff}" if diff else ""
         how += (", after " if how else ": fixed after ") + _shape(tools[0]["command"], root, 40) if tools else ""
-        content = f"{cmd} enforces {_sig(sig, root, 170)}{how}."
+        content = f"{cmd} enforces {_sig(sig, root, 110)}{how}."
         return _candidate(content, "lint_rule", 0.85, _evidence(e), e["fails"] + e["fixes"] + [passed],
                           section="strategies_and_hard_rules", files=files)
-    if fix_runs and not fix_edits:
+    if fix_runs and not fix_edits and sig:
+        if kind in commands.CHECK_KINDS and not (environment or _CANNOT_START.search(sig) or ep.names_a_run(
+                output, fix_runs)):
+            return None  # a check's own failure (a test that failed) says nothing of what ran in between
         todo = ", then ".join(_shape(s["command"], root, 70) for s in fix_runs[:2])
         content = f"Run {todo} before {cmd}: without it, {_fails_with(sig, root)}."
         return _candidate(content, "error_fix", 0.85, _evidence(e), e["fails"] + e["fixes"] + [passed],
                           section="strategies_and_hard_rules")
+    if kind == "vcs":  # a git failure is fixed by a code edit only where it points (or in configuration)
+        fix_edits = [s for s in fix_edits if any(ep._mentions(output, f) or ep.CONFIG_FILE.search(f)  # noqa: SLF001
+                                                 for f in s.get("files") or [])]
+        files = [f for s in fix_edits for f in s.get("files") or []]
     if not fix_edits:
         return None
-    diff = _diffs(fix_edits, 110) or "editing it"  # a payload's edit may name only its file
     where = _where(fix_edits, output, root)
     config = all(ep.CONFIG_FILE.search(f) for f in files)
+    # A rule of ~240 characters: the signature first (its telling end is what the next session
+    # recognises), the change gets what is left (at least 50).
     if config:
-        content = f"{cmd} needs {diff} in {where}: without it, {_fails_with(sig, root)}."
-    elif e["throwaway"]:
-        content = f"{_sig(sig, root)}: the cause was in {where}, fixed by {diff}."
+        diff = _diffs(fix_edits, FIX_CHARS) or "editing it"  # a payload's edit may name only its file
+        content = f"{cmd} needs {diff} in {where}: without it, {_fails_with(sig, root, 90)}."
     else:
-        content = f"When {cmd} fails with {_sig(sig, root)}: the cause was in {where}, fixed by {diff}."
+        # Over the cap, the signature gives way first (down to 80: its head and telling end), then the
+        # place (its first file only); the fix is never cut: past that the lesson is longer.
+        first, said = _where(fix_edits[:1], output, root), _sig(sig, root, 110)
+        # The fix is the lesson: each change gets at least FIX_CHARS (what the next session must write).
+        if e["throwaway"]:
+            diff = _diffs(fix_edits, max(FIX_CHARS, 250 - len(said) - len(where) - 30)) or "editing it"
+        else:
+            diff = _diffs(fix_edits, max(FIX_CHARS, 240 - len(said) - len(where) - len(cmd) - 40)) or "editing it"
+        for limit, place in ((110, where), (95, where), (80, where), (80, first)):
+            said = _sig(sig, root, limit)
+            content = f"{said} comes from {place}; the fix: {diff}." if e["throwaway"] else \
+                f"When {cmd} fails with {said}, look in {place}; the fix: {diff}."
+            if len(content) <= CAP:
+                break
+    if e["self_inflicted"] and not environment and files and all(ep._TEST_FILE.search(f) for f in files):  # noqa: SLF001
+        return None  # a test this task was writing, fixed: task-local, nothing for the next session
+    if kind == "test" and not environment and not config and _names_only_a_test(sig):
+        return None  # which test failed, not why: the next session's failing test is another one
     if e["self_inflicted"] and not environment:
         # A mistake in code the task had just written, fixed: its steps look like strong evidence to
         # the curator (failure, edit, pass: a lesson at once), but the rule is the task's own.
         return None
-    return _candidate(content, "error_fix", 0.85, _evidence(e), e["fails"] + e["fixes"] + [passed], files=files)
+    return _candidate(content, "error_fix", 0.85, _evidence(e),
+                      e["fails"] + e["fixes"] + [passed], files=files, limit=max(CAP, len(content)))
 
 
-def _failing_part(command: str, output: str) -> str:
-    """In `git add x && git commit`, the part the failure speaks of: the one whose subcommand the
-    output names ("… Use -f if you really want to add them" → `git add x`); else the whole line."""
-    pieces = [p for p in commands.parts(command) if commands.kind(p) not in ("readonly",)]
-    if len(pieces) < 2:
-        return command
-    for piece in pieces:
-        words = piece.split()
-        verb = words[1] if len(words) > 1 and words[1].isalpha() else words[0]
-        if re.search(rf"\b{re.escape(verb)}\b", output):
-            return piece
-    return command
+def _names_only_a_test(sig: str | None) -> bool:
+    """A test runner's verdict line (`--- FAIL: TestX`, `FAILED tests/x.py::t`, `not ok 3 - t`) with no
+    error after the test's name: it says which test failed, not what went wrong."""
+    m = _TEST_VERDICT.match(sig or "")
+    return m is not None and not _ERROR_WORDS.search((sig or "")[m.end():])
+
+
+def _same_action(fail: Step, worked: Step) -> bool:
+    """Is `worked` another way to do what `fail` tried: the same tool and subcommand, or another tool
+    where this one could not run at all (`pnpm: command not found` → `npm test`)?"""
+    mine, theirs = changes._verb(fail["command"]), changes._verb(worked["command"])  # noqa: SLF001
+    if mine[0] == theirs[0]:
+        return mine == theirs or not mine[1] or not theirs[1]
+    kind = commands.kind(fail["command"])
+    same_kind = commands.kind(worked["command"]) == kind and kind in commands.CHECK_KINDS + ("install",)
+    return same_kind and bool(ep._CANNOT_RUN.search(fail.get("error") or ""))  # noqa: SLF001
 
 
 def _environment_lesson(fail: Step, root: str | None, worked: Step | None, sig: str | None) -> Candidate | None:
+    if worked is not None and not _same_action(fail, worked):
+        worked = None  # `git commit` passing says nothing about how to get `git add` past it
     if not sig or not ENVIRONMENT.search(sig) or TRANSIENT.search(sig):
         return None
-    command = _failing_part(fail["command"], fail.get("output") or "") if worked is None else fail["command"]
+    command = changes.failing_part(fail["command"], fail.get("output") or "") if worked is None else fail["command"]
     failed_as, worked_as = _shape(command, root, 70), _shape(worked["command"], root, 90) if worked else ""
     if worked is not None and failed_as == worked_as:  # the same command written another way
         failed_as = code(local(spelled(commands.clean(fail["command"])), root), 70)
@@ -293,24 +327,37 @@ def _same_args(e: ep.Episode) -> bool:
     return args[0] == args[1] or a[:1] != b[:1]
 
 
+def _own_binary(fail: Step, built: set[str]) -> bool:
+    """A binary this session built or put in a temp dir: its usage errors are the session's own."""
+    first = [p.split()[0] for p in commands.parts(fail.get("chain") or fail["command"]) if p.split()]
+    return any(w.rsplit("/", 1)[-1] in built or commands._TMP.match(w) for w in first)  # noqa: SLF001
+
+
 def lessons(steps: Sequence[Step], root: str | None) -> list[Candidate]:
     out = commit_hooks(steps, root)
     hooked = bool(out)
     episodes, unresolved = ep.find(steps)
+    built = {m.group(1).rsplit("/", 1)[-1] for s in steps  # binaries this session built (`go build -o x`)
+             for m in re.finditer(r"\s-o\s+(\S+)", (s.get("chain") or s.get("command") or ""))}
     for e in episodes:
         if e["passed"]["step"] < 1:
             continue  # all in the previous turn: learned there
         if any(_is_commit(f) for f in e["fails"]) and hooked:
             continue  # the pre-commit lesson covers it
         sig = e["signature"]
-        lesson = None
-        if e["variant"]:
+        lesson = change_lesson(e, root)
+        if lesson is not None:
+            out.append(lesson)
+            continue
+        if e["variant"] and not _own_binary(e["fails"][-1], built):
             lesson = _environment_lesson(e["fails"][-1], root, e["passed"], sig)
-        elif e["throwaway"] and not [s for s in e["fixes"] if s.get("kind") == "edit"]:
+        elif e["throwaway"] and not [s for s in e["fixes"] if s.get("kind") == "edit"] \
+                and not _own_binary(e["fails"][-1], built):
             lesson = _workaround(e, steps, root)
         if lesson is None and not e["variant"]:
             lesson = _fix_lesson(e, root)
-        if lesson is None and e["variant"] and sig and e["passed"]["success"] and _same_args(e):
+        if lesson is None and e["variant"] and sig and e["passed"]["success"] and _same_args(e) \
+                and not e["throwaway"] and not commands.is_throwaway(e["passed"]["command"]):
             better, worse = _shape(e["passed"]["command"], root), _shape(e["fails"][-1]["command"], root)
             lesson = _candidate(f"Use {better}, not {worse} (that fails with {_sig(sig, root, 110)}).",
                                 "command_variant", 0.7, _evidence(e), e["fails"] + [e["passed"]],
@@ -328,6 +375,8 @@ def lessons(steps: Sequence[Step], root: str | None) -> list[Candidate]:
             out.append(lesson)
     for fail in unresolved:
         if _is_commit(fail) and hooked or fail["step"] < 1:
+            continue
+        if _own_binary(fail, built):
             continue
         lesson = _missing_command(fail, steps, root) or _environment_lesson(fail, root, None, fail.get("error"))
         if lesson:

@@ -24,10 +24,10 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..observe import commands
+from ..observe import check_tools, commands
 from ..observe.corrections import correction
 from ..observe.trajectory import enrich
-from . import edits, failure_lessons
+from . import changes, edits, failure_lessons
 from .failure_lessons import display_command
 from .lesson_text import code, local
 
@@ -40,6 +40,12 @@ Step = Mapping[str, Any]
 
 KIND_NOUN = {"test": "the tests", "build": "the build", "lint": "the linter", "typecheck": "the type checker",
              "format": "the formatter"}
+# Task names every session tries first: a runner task called this is the obvious command.
+_OBVIOUS_TASKS = frozenset({"", "test", "tests", "build", "lint", "check", "typecheck", "type-check", "format", "fmt",
+                            "compile", "all", "ci", "verify"})
+_BACKGROUND = re.compile(r"(?<![&|>])&\s*$")
+# `cmd || true`: exits 0 whatever `cmd` did.
+_MASKED = re.compile(r"\|\|\s*(?:true|:|echo|printf|exit 0)\b")
 SLOW_RUNS = 3  # a command is "slow here" only when this many runs agree
 # Code generators: a step the project's workflow needs after certain edits (`dart run build_runner
 # build`, `go generate`, `prisma generate`, …), which the next session will forget.
@@ -57,6 +63,12 @@ def _prepared(step: Mapping[str, Any], number: int) -> dict[str, Any]:
     out: dict[str, Any] = dict(enrich(step, number))
     if not out.get("success") and not out.get("output"):  # a payload step: its result line is all there is
         out["output"] = str(out.get("result") or "").removeprefix("failed: ")
+    if out.get("command") and _BACKGROUND.search(out["command"]):
+        out["background"] = True  # `cmd &`: the shell's exit says nothing about the command's
+    if not out.get("success") and out.get("command"):  # a chain fails in one part: judge that part
+        part = changes.failing_part(out["command"], str(out.get("output") or ""))
+        if part != out["command"]:
+            out["chain"], out["command"], out["kind"] = out["command"], part, commands.kind(part)
     if out.get("kind") == "edit" and out.get("success"):
         files = out.get("files") or [""]
         data = out.get("written")
@@ -86,6 +98,7 @@ class HeuristicReflector:
     def reflect(self, trajectory: Trajectory, playbook: list[Bullet]) -> Reflection:
         steps = [_prepared(s, i) for i, s in enumerate(trajectory.get("trajectory") or [], 1)]
         root = trajectory.get("cwd") or (trajectory.get("project") or {}).get("root")
+        changes.track_cwd(steps, root)
         candidates: list[Candidate] = []
         runs = [s for s in steps if s.get("command") and not s.get("interrupted")]
         carried = [_prepared(s, s["step"]) for s in trajectory.get("carried") or []]
@@ -100,7 +113,7 @@ class HeuristicReflector:
         seen: set[str] = set()
         unique: list[Candidate] = []
         for cand in candidates:
-            key = cand["content"].lower()
+            key = re.sub(r"\d+", "0", cand["content"].lower())  # `has 3 occurrences` / `has 4 occurrences`: one
             if key not in seen:
                 seen.add(key)
                 unique.append(cand)
@@ -138,20 +151,27 @@ class HeuristicReflector:
         return out
 
     def _working_commands(self, runs: Sequence[Step], root: str | None) -> list[Candidate]:
-        """The project's test / build / lint / type-check commands that passed in this task: a
-        candidate until another session confirms it (most are the ecosystem's obvious command)."""
+        """The project's own way to run a check, where it is not the ecosystem's obvious command:
+        a task of the project's runner with a name of its own (`mise run test:ci`, `bun run
+        test:env`, `make check-all`), which the next session would not guess. One per kind, a
+        candidate until another session confirms it. Never from a run that failed, was masked
+        (`|| true`), ran in the background, or narrowed to one file or test."""
         out: list[Candidate] = []
         seen: set[str] = set()
         for step in reversed(runs):
             kind = step.get("kind")
-            if kind not in ("test", "build", "lint", "typecheck") or not step["success"] or kind in seen:
+            if kind not in ("test", "build", "lint", "typecheck") or not step["success"] or kind in seen \
+                    or step.get("background") or _MASKED.search(step["command"]):
                 continue
             cmd = display_command(step, root)
             if commands.general(step["command"]) != commands.key(step["command"]) or "|" in cmd or len(cmd) > 80:
                 continue  # one test file, a test id, a filtered output: not "the project's command"
+            task = check_tools.runner_task(check_tools.strip_launchers(commands.key(step["command"])).split())
+            if not task or task.lower().lstrip(":") in _OBVIOUS_TASKS:
+                continue  # `npm test`, `mix test`, `make`: the next session tries those anyway
             seen.add(kind)
             out.append({
-                "content": f"Run {KIND_NOUN[kind]} with {code(cmd)} (verified in this project).",
+                "content": f"Run {KIND_NOUN[kind]} here with {code(cmd)}.",
                 "section": "strategies_and_hard_rules", "kind": "working_command", "confidence": 0.6,
                 "evidence": f"step {step['step']}: {step['action']} → {step['result']}",
                 "source_steps": [step["step"]],

@@ -37,7 +37,7 @@ from ..playbook import sections as sections_mod
 if TYPE_CHECKING:
     from ..core._types import Bullet, Candidate, Trajectory, TrajectoryStep
 
-PROMPT_VERSION = "reflector-2026-11-23.1"
+PROMPT_VERSION = "reflector-2026-11-27.1"
 
 MAX_LESSONS = 5
 MAX_PROMPT_CHARS = 24_000     # the whole user prompt, ≈ 6k tokens
@@ -108,7 +108,7 @@ What a lesson is: the root cause, stated as a reusable insight about this reposi
 before W", "use A, not B: B fails with E". Name the exact command, file, config key, function or error message that \
 lets the next session recognise the situation, and the cause, not only the symptom. A code fix is worth a lesson \
 when it teaches the rule the code must keep (which function must handle which case, and where it lives). Each \
-lesson is one or two sentences, under 300 characters.
+lesson is a rule of one or two sentences, under 200 characters; the evidence goes in `evidence`, not in the lesson.
 Good: "Integration tests need the database service: run `docker compose up -d db` before `make test` (without it \
 they fail with `connection refused` on port 5432)."
 Bad (an event log): "When `python /tmp/check_x.py` fails with `KeyError`, the fix was in src/x.py." — a throwaway \
@@ -134,7 +134,10 @@ its id [hN] and the steps it came from. They are hints, often literal or wrongly
 test is not a fix; a run of a different target is not a re-run; one slow run is not a pattern). For each, give a \
 verdict in `hints`: confirmed (repeat it in `candidates` with its `hint`, worded as a lesson), rewritten (a lesson \
 of yours states the cause instead; set its `hint`) or rejected (say why). Only your `candidates` are kept. The \
-steps are the ground truth, not the hints.
+steps are the ground truth, not the hints. A hint's `rests on` names the steps it was derived from and what \
+changed between the failing run and the one that passed (the tool's own suggested flag, the directory, an argument, \
+a command run in between, the edit where the error points): check that change against the steps — an edit made in \
+between that the error does not point to is not the cause, and a different command that passed is not a fix.
 
 Sections: strategies_and_hard_rules (conventions, rules, workflows), useful_code_snippets (commands and code that \
 work), troubleshooting_and_pitfalls (error → cause → fix), apis_to_use (libraries, functions, endpoints and how to \
@@ -326,7 +329,10 @@ def _hint_lines(hints: list[Candidate], known: set[int], root: str | None
         if isinstance(cand.get("confidence"), (int, float)):
             facts.append(f"confidence {float(cand['confidence']):.2f}")
         facts.append("steps " + (", ".join(map(str, cited)) if cited else "none"))
-        lines.append(f"[{hint_id}] ({'; '.join(facts)}) {data(cand.get('content'), MAX_HINT_CHARS, root)}")
+        line = f"[{hint_id}] ({'; '.join(facts)}) {data(cand.get('content'), MAX_HINT_CHARS, root)}"
+        if cand.get("evidence") and cited:  # what the miner compared: the failing and passing runs, what changed
+            line += f"\n    rests on: {' '.join(data(cand.get('evidence'), MAX_HINT_CHARS, root).split())}"
+        lines.append(line)
     return lines, by_id
 
 

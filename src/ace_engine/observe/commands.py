@@ -13,6 +13,8 @@ the same family are "the same check" even with different arguments, which is how
 fix → pass sequence is recognised. `general(...)` is the project-level form of a check (file
 arguments and test ids gone: `pytest tests/x.py::t -q` → `pytest -q`); `is_throwaway(...)` tells
 a one-off script (`python reproduce.py`, `node -e …`) from the project's own checks.
+`covers(later, fail)`: does a passing run of `later` show the failure of `fail` gone (the same
+check on the same or more targets, or one part of a passing `&&` chain)?
 
 Error signatures live in `signatures.py`; `error_signature`, `normalize_signature` and
 `outcome_line` are re-exported here for existing callers. Pure string work, stdlib only; each
@@ -151,6 +153,11 @@ def _unparen(piece: str) -> str:
 
 def parts(command: str) -> list[str]:
     """The commands of a `a && b; c` line, each cleaned of env assignments, wrappers and output filters."""
+    return list(_parts(command))
+
+
+@lru_cache(maxsize=4096)  # pure, and the change-finder asks for every step's parts several times
+def _parts(command: str) -> tuple[str, ...]:
     out = []
     for piece in _split(clean(command)):
         piece = _unparen(piece)
@@ -162,7 +169,7 @@ def parts(command: str) -> list[str]:
         piece = _strip_filters(piece)
         if piece:
             out.append(piece)
-    return out
+    return tuple(out)
 
 
 @lru_cache(maxsize=4096)  # pure, and called for every step by several miners
@@ -428,3 +435,33 @@ def _script_is_throwaway(path: str, created: frozenset[str], bare: bool = False)
     if any(rel == f or f.endswith("/" + rel) or rel.endswith("/" + f.lstrip("./")) for f in created):
         return True
     return bool(_TMP.match(path)) or ("/" not in rel and bool(_SCRATCH.match(rel)))
+
+
+def targets(command: str) -> set[str]:
+    """The file / test arguments of a command (what it runs on), normalised."""
+    words = key(command).split()[1:]
+    return {w.lstrip("./") for w in words if ("/" in w or "." in w.strip("./")) and not w.startswith("-")}
+
+
+@lru_cache(maxsize=4096)
+def and_parts(command: str) -> tuple[str, ...]:
+    """The parts of an `a && b && c` line (all of them ran and passed when the line passed); () for
+    a single command or a line with `;` / `||` (its exit code speaks for its last part only)."""
+    if "&&" not in command or re.search(r";|\|\|", clean(command)):
+        return ()
+    return tuple(p for p in parts(command) if not p.startswith(("cd ", "export ", "source ")))
+
+
+def covers(later: str, fail: str) -> bool:
+    """Does a run of `later` show that the failure of `fail` is gone? A passing `&&` chain covers
+    a failure of any of its parts."""
+    return covers_one(later, fail) or any(covers_one(p, fail) for p in and_parts(later))
+
+
+def covers_one(later: str, fail: str) -> bool:
+    if key(later) == key(fail):
+        return True
+    if not same_check(later, fail):
+        return False
+    mine, theirs = targets(fail), targets(later)
+    return not theirs or mine <= theirs

@@ -74,9 +74,14 @@ _META = re.compile(
     r"^error: recipe `?\S+`? failed|^task: failed to run task|^husky - |^✖ \d+ problems?")
 
 
+# Go's package header before its errors (`# example.com/x [example.com/x.test]`), however a linter
+# prefixed it: it names the package, not the error.
+_GO_PACKAGE_HEADER = re.compile(r"(?:^|: )# [\w./-]+(?: \[[\w./-]+\])?\s*$")
+
+
 def _bad(sig: str) -> bool:
     words = re.findall(r"[A-Za-z]{2,}", sig)
-    return len(words) < 2 or bool(_META.search(sig.strip()))
+    return len(words) < 2 or bool(_META.search(sig.strip())) or bool(_GO_PACKAGE_HEADER.search(sig.strip()))
 
 
 # -- the rules -----------------------------------------------------------------------------------
@@ -289,6 +294,8 @@ RULES: tuple[tuple[str, str, Finder], ...] = (
     ("kotlin", "compiler", _regex(r"^e: (?:file://)?(\S+?\.kts?)(?::\d+)+:?\s+(.+)$", r"\1: \2")),
     ("c", "linker", _regex(r"(undefined reference to [`'].+?'|Undefined symbols for architecture \S+|"
                            r"ld: symbol\(s\) not found.*|ld: library not found for \S+)")),
+    # golangci-lint: `file.go:90: 90-109 lines are duplicate of … (dupl)` — the linter's name ends the line.
+    ("go", "golangci-lint", _regex(r"^(\S+\.go):\d+(?::\d+)?:? (?:\d+-\d+ )?(.+ \([a-z][\w-]*\))$", r"\1: \2")),
     ("go", "panic", _regex(r"^(panic: .+)$")),
     ("go", "test", _go_test),
     ("elixir", "credo", _regex(r"^[┃│\s]*\[([A-Z])\] [↘↗→↓↑]? ?(?:\S+:\d+(?::\d+)? )?(.+)$", r"[\1] \2")),

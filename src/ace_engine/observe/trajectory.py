@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..capture.tools import AGENT_TOOLS, EDIT_TOOLS, READ_TOOLS
 from . import commands
+from .commands import covers
 
 if TYPE_CHECKING:
     from ..core._types import Trajectory, TrajectoryResult, TrajectoryStep
@@ -133,6 +134,8 @@ def step_from_event(event: Mapping[str, Any], number: int, root: str | None) -> 
         step["command"] = commands.clean(command)[:500]
         step["kind"] = commands.kind(command)
         step["action"] = "$ " + _first_line(step["command"], 160)
+        if isinstance(data, dict) and data.get("run_in_background"):
+            step["background"] = True  # its exit says nothing about the command's outcome
     elif tool in EDIT_TOOLS:
         path = relative(_field(data, "file_path") or _field(data, "notebook_path"), root)
         step["kind"] = "edit"
@@ -387,12 +390,13 @@ def carried(previous: Iterable[TrajectoryStep]) -> list[TrajectoryStep]:
     0, -1, … so they sort before the next turn's steps. The next turn may fix them ("update
     wrangler and retry"); the reflector pairs them with its runs but learns nothing from them alone."""
     steps = list(previous)
-    passed = {commands.key(s["command"] or "") for s in steps if s.get("command") and s.get("success")}
     last: dict[str, TrajectoryStep] = {}
-    for step in steps:
+    for n, step in enumerate(steps):
         command = step.get("command")
-        if command and not step.get("success") and step.get("failure", "failed") == "failed" \
-                and commands.key(command) not in passed:
+        # Got past in this turn (`git push` then `git push --set-upstream …`): learned here already.
+        if command and not step.get("success") and step.get("failure", "failed") == "failed" and not any(
+                later.get("success") and covers(later.get("command") or "", command)
+                for later in steps[n + 1:]):
             last[commands.key(command)] = step
     out = []
     for n, step in enumerate(sorted(last.values(), key=lambda s: -s["step"])):

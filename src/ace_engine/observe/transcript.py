@@ -8,30 +8,27 @@ What is read, and what is not (every entry left out is counted under a reason, `
   happened). Claude Code writes each block of a reply as its own entry and hangs each tool result
   under its own call, so parallel calls sit beside that path: the other entries of a reply on the
   path (same `message.id`) and the results of its calls are active too.
-- A tool call: an assistant `tool_use` block paired, by id, with a later `tool_result` block
-  (`toolUseResult` holds the structured response: Bash stdout / stderr, a patch…).
+- A tool call: an assistant `tool_use` block paired, by id, with a later `tool_result` (`toolUseResult`).
+- A prompt queued while the agent worked (2.1.2xx+ `attachment` `queued_command`) is a user entry; the
+  other attachment, `mode`, title and bookkeeping records only keep their place in the tree.
 - A user entry's text is a prompt unless it is a compaction summary, a `<task-notification>`,
   injected context (`isMeta`: skill and command bodies, caveats), a built-in command (`/clear`) or
   its output, a system reminder, an interruption notice or a teammate's control message. A slash
   command the model answers (`/gsd:plan 4`) is the user's prompt.
-- Whose words a prompt is (`by` on each user message): `user` only for text the user typed. A
-  teammate's message, an entry whose `origin` names another sender than a human, and every prompt
-  of a subagent (its parent agent wrote it) set the turn's task but are not the user's (`by` =
-  `teammate`, `other`, `agent`): no "user's correction" is learned from them, and for the
-  provenance rule (`observe/origins.py`) they are text someone else wrote. So is every user entry
-  skipped above: its text is kept, capped, in the agent's `foreign` list.
-- A line nested too deeply to parse (a RecursionError in the JSON decoder) is skipped and counted
-  (`too_deep`), like a torn line; it never ends the read with a traceback.
-- Subagents (`<session_id>/subagents/agent-<id>.jsonl`; older versions: beside the session) are
-  learned with their own agent id, except the compaction and prompt-suggestion agents: Claude
-  Code's machinery, not work. An agent file given on its own is learned as that subagent's work.
-Everything read goes through the capture sanitizer: private spans dropped, secrets redacted,
-sizes capped — a transcript holds what the user typed, verbatim.
+- Whose words a prompt is (`by` on each user message): `user` only for text the user typed. A teammate's
+  message, an entry whose `origin` names a non-human sender, and every prompt of a subagent set the turn's
+  task but are not the user's (`by` = `teammate`, `other`, `agent`): no "user's correction" is learned
+  from them, and for the provenance rule (`observe/origins.py`) they, like every user entry skipped
+  above (kept, capped, in the agent's `foreign` list), are text someone else wrote.
+- A line nested too deeply to parse (RecursionError) is skipped and counted (`too_deep`).
+- Subagents (`<session_id>/subagents/agent-<id>.jsonl`; older versions: beside the session) are learned
+  with their own agent id, except the compaction and prompt-suggestion agents (Claude Code's machinery,
+  not work). An agent file given on its own is learned as that subagent's work. Everything read goes
+  through the capture sanitizer (private spans, secrets, sizes): a transcript holds what the user typed.
 
-Cost: one pass to read — the tree needs the whole file in memory, so bookkeeping entries are kept
-as their tree ids only and no string longer than the caps keep — and one over the active entries.
+Cost: one read pass (whole tree in memory: bookkeeping kept as tree ids, strings capped), one over the active.
 
-Why one module (~480 lines): the branch walk, the prompt classification and the call / result
+Why one module (~500 lines): the branch walk, the prompt classification and the call / result
 pairing read one entry tree in one pass and keep one set of skip counts, which is the contract;
 split, the tree and the counters would travel between modules.
 """
@@ -156,6 +153,19 @@ def opened(path: str, hint: str) -> Iterator[TextIO]:
         raise TranscriptError(f"cannot read {path} ({exc.strerror or exc}); check its permissions") from None
 
 
+def _queued_prompt(entry: dict[str, Any]) -> dict[str, Any]:
+    """A queued prompt (see above) as its user entry; a queued notification keeps `origin` / `isMeta`."""
+    att = entry.get("attachment")
+    if entry.get("type") != "attachment" or not isinstance(att, dict) or att.get("type") != "queued_command" \
+            or not isinstance(att.get("prompt"), str):
+        return entry
+    origin = att["origin"] if isinstance(att.get("origin"), dict) else \
+        {"kind": "task-notification"} if att.get("commandMode") == "task-notification" else None
+    return {**{k: entry[k] for k in ("uuid", "parentUuid", "isSidechain", "timestamp") if k in entry},
+            "type": "user", "message": {"role": "user", "content": att["prompt"]}, "queued": True,
+            **({"origin": origin} if origin else {}), **({"isMeta": True} if att.get("isMeta") else {})}
+
+
 def read_entries(path: str) -> tuple[list[dict[str, Any]], dict[str, Any], int]:
     """(entries, {session_id, cwd, git_branch, agent_type} as first recorded, bad lines).
     Raises TranscriptError, naming the fix, for a missing, unreadable, empty or non-JSONL file."""
@@ -185,6 +195,7 @@ def read_entries(path: str) -> tuple[list[dict[str, Any]], dict[str, Any], int]:
                                ("agent_type", "agentType")):
                 if info[key] is None and isinstance(entry.get(field), str) and entry[field]:
                     info[key] = entry[field]
+            entry = _queued_prompt(entry)
             # Bookkeeping: only its place in the tree matters. The rest: no string longer than
             # what is ever kept of it (file reads, base64 images), so memory follows the caps.
             entries.append(_shrink(entry) if entry.get("type") in _CONVERSATION
