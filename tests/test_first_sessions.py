@@ -102,7 +102,7 @@ def test_a_lesson_waiting_to_recur_is_shown_to_the_user_not_the_agent(project, a
     with SQLiteStore() as store:  # weak evidence (a slow step, say) waits to recur
         held, _ = Playbook(store, identify(str(project))).add(
             "`make integration` takes long here: run it once at the end.", "strategies", status="candidate",
-            provenance={"confidence": 0.55, "observations": 1, "sessions": ["first"]})
+            provenance={"confidence": 0.55, "observations": 1, "sessions": ["first"]}, source="learning")
     shown = ace("patterns", cwd=project)
     assert shown.exit_code == 0 and "Waiting to recur" in shown.output and held["id"] in shown.output
     assert "ace keep ID" in shown.output and "No bullets match" not in shown.output

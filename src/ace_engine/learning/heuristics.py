@@ -153,7 +153,9 @@ class HeuristicReflector:
     def _working_commands(self, runs: Sequence[Step], root: str | None) -> list[Candidate]:
         """The project's own way to run a check, where it is not the ecosystem's obvious command:
         a task of the project's runner with a name of its own (`mise run test:ci`, `bun run
-        test:env`, `make check-all`), which the next session would not guess. One per kind, a
+        test:env`, `make check-all`), or a launcher or option that sets up what the tool needs
+        (`uv run pytest`, `go test -tags=integration ./...`: `check_tools.telling_form`), which the
+        next session would not guess. One per kind, a
         candidate until another session confirms it. Never from a run that failed, was masked
         (`|| true`), ran in the background, or narrowed to one file or test."""
         out: list[Candidate] = []
@@ -167,8 +169,9 @@ class HeuristicReflector:
             if commands.general(step["command"]) != commands.key(step["command"]) or "|" in cmd or len(cmd) > 80:
                 continue  # one test file, a test id, a filtered output: not "the project's command"
             task = check_tools.runner_task(check_tools.strip_launchers(commands.key(step["command"])).split())
-            if not task or task.lower().lstrip(":") in _OBVIOUS_TASKS:
-                continue  # `npm test`, `mix test`, `make`: the next session tries those anyway
+            named = task is not None and task.lower().lstrip(":") not in _OBVIOUS_TASKS
+            if not named and not check_tools.telling_form(commands.key(step["command"])):
+                continue  # `npm test`, `mix test`, `make`, `pytest -q`: the next session tries those anyway
             seen.add(kind)
             out.append({
                 "content": f"Run {KIND_NOUN[kind]} here with {code(cmd)}.",

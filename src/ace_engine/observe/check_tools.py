@@ -197,6 +197,29 @@ _LAUNCHERS = re.compile(
     r"|(?:\S*/)?python[\d.]*\s+-m\s+(?!build\b|http\.server\b|venv\b|pip\b))")
 
 
+# Launchers that say how this project runs its tools (an environment, a tool version, secrets, a
+# container): `uv run pytest` fails as `pytest` where the tools live in uv's environment. Those that
+# only time, renice or re-exec a command (`time`, `nice`, `command`, `npx`, `python -m`) say nothing.
+_TELLING_LAUNCHER = re.compile(
+    r"^(?:[A-Za-z_]\w*=\S*\s+|env\s+(?:-\S+\s+)*[A-Za-z_]\w*=|(?:uv|poetry|pipenv|pdm|rye|hatch)\s+run\b|"
+    r"bundle\s+exec\b|(?:mise|rtx|asdf)\s+(?:exec|x)\b|direnv\s+exec\b|(?:doppler|op|infisical)\s+run\b|"
+    r"dotenv\b|fvm\b|xvfb-run\b|nix\s+(?:develop|shell)\b|docker(?:\s+compose|-compose)\s+(?:exec|run)\b)")
+# Options that change what a check builds or reads (`go test -tags=integration`, `cargo test --features x`,
+# `pytest -c ci.ini`): the project's way, not a cosmetic flag such as `-q` or `-v`.
+_TELLING_OPTIONS = {"-tags", "--tags", "--features", "--all-features", "-c", "--config", "--config-file",
+                    "--manifest-path", "-e", "--env", "--profile", "--settings", "--ds", "-P"}
+
+
+def telling_form(command: str) -> bool:
+    """Does ONE command say something the ecosystem's obvious form would not: a launcher that sets
+    up the tool's environment (`_TELLING_LAUNCHER`) or an option that changes what it checks
+    (`_TELLING_OPTIONS`, also as `-tags=x`)? `pytest -q` and `npx vitest run` do not."""
+    core = command.strip()
+    if _TELLING_LAUNCHER.match(core):
+        return True
+    return any(word.split("=", 1)[0] in _TELLING_OPTIONS for word in strip_launchers(core).split()[1:])
+
+
 def strip_launchers(command: str) -> str:
     """`uv run pytest -q` → `pytest -q`; `./node_modules/.bin/tsc -p .` → `tsc -p .`;
     `doppler run -- bun run deploy` → `bun run deploy`."""
