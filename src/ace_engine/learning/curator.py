@@ -166,7 +166,8 @@ class Curator:
                 stats["touched"].append(bullet["id"])
             stats["quarantined"] += 1
             return
-        problem = quality.check(content, trajectory.get("task"))
+        # A user's correction states their own words on purpose: echoing the prompt is its point.
+        problem = quality.check(content, None if cand.get("kind") == "user_correction" else trajectory.get("task"))
         if problem:
             stats["rejected"] += 1
             stats["rejections"].append({"content": content[:200], "reason": problem})

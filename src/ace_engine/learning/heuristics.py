@@ -25,11 +25,11 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..observe import check_tools, commands
-from ..observe.corrections import correction
+from ..observe.corrections import correction, refusal_rule
 from ..observe.trajectory import enrich
 from . import changes, edits, failure_lessons
 from .failure_lessons import display_command
-from .lesson_text import code, local
+from .lesson_text import code, cut, local, sentence
 
 if TYPE_CHECKING:
     from ..core._types import Bullet, BulletTag, Candidate, Reflection, Trajectory
@@ -47,6 +47,8 @@ _BACKGROUND = re.compile(r"(?<![&|>])&\s*$")
 # `cmd || true`: exits 0 whatever `cmd` did.
 _MASKED = re.compile(r"\|\|\s*(?:true|:|echo|printf|exit 0)\b")
 SLOW_RUNS = 3  # a command is "slow here" only when this many runs agree
+# An import line, in the common languages (Go's import block lists bare quoted paths).
+_IMPORT = re.compile(r"^\s*(?:import\b|from \S+ import\b|use \S|require\b|#include\b|using \S|\"[\w./-]+\"$|alias \S)")
 # Code generators: a step the project's workflow needs after certain edits (`dart run build_runner
 # build`, `go generate`, `prisma generate`, …), which the next session will forget.
 _GENERATOR = re.compile(
@@ -108,6 +110,7 @@ class HeuristicReflector:
         candidates += self._repeated_failures(runs, root, trajectory.get("history") or {}, candidates)
         candidates += self._co_edits(trajectory)
         candidates += self._correction(trajectory)
+        candidates += self._refusals(steps, root, trajectory)
         candidates += self._slow_steps(runs, root)
         # One lesson per content; the first (most specific miner) wins.
         seen: set[str] = set()
@@ -236,21 +239,58 @@ class HeuristicReflector:
         if trajectory.get("agent_id"):
             return []
         prompts = trajectory["prompts"] if "prompts" in trajectory else [trajectory.get("task") or ""]
+        out: list[Candidate] = []
         for prompt in prompts:
             rule = correction(prompt)
-            if not rule:
+            if not rule or len(out) >= 2:
                 continue
             previous = trajectory.get("previous") or {}
             before = previous.get("commands") or []
-            return [{
+            out.append({
                 "content": f"{rule} (the user's correction).",
                 "section": "strategies_and_hard_rules", "kind": "user_correction", "confidence": 0.85,
                 "evidence": f"user prompt: {prompt[:200]}"
                             + (f"; previous task: {str(previous.get('task'))[:120]}" if previous.get("task") else "")
                             + (f"; its last commands: {', '.join(before[-3:])}" if before else ""),
                 "source_steps": [],
-            }]
-        return []
+            })
+        return out
+
+    def _refusals(self, steps: Sequence[Step], root: str | None, trajectory: Trajectory) -> list[Candidate]:
+        """The rule a user stated when they stopped a tool call ("don't run the integration tests,
+        too slow" on `mise run test:ci`): their words, what they stopped, and for an edit the change
+        kept instead (the next edit of that file), which is what the next session should write."""
+        if trajectory.get("agent_id"):
+            return []  # a subagent's refusals come from its parent agent, not the user
+        out: list[Candidate] = []
+        for step in steps:
+            if step.get("failure") != "refused":
+                continue
+            rule = refusal_rule(step.get("error") or step.get("output"))
+            if not rule:
+                continue
+            files = step.get("files") or []
+            if step.get("command"):
+                what = code(display_command(step, root), 60)
+            elif files and step.get("kind") == "edit":
+                what = f"an edit of {code(local(files[0], root).rsplit('/', 1)[-1], 50)}"
+            else:
+                what = str(step.get("tool") or "a tool call")
+            # The change kept instead: the next edits of that file, before the user speaks again —
+            # the first that is more than an import (the import serves the change after it).
+            later = [s for s in steps if step["step"] < s["step"] <= step["step"] + 8 and s.get("kind") == "edit"
+                     and s.get("success") and files and (s.get("files") or [""])[0] == files[0] and s.get("_change")]
+            kept = next((s for s in later if not all(_IMPORT.match(line) for line in s["_change"]["added"] or [""])),
+                        later[0] if later else None)
+            instead = f"; kept instead: {edits.describe(kept['_change'], 100, new_only=True)}" if kept else ""
+            out.append({
+                "content": sentence(f"{cut(rule, 130)} (the user, stopping {what}{instead}).", 240),
+                "section": "strategies_and_hard_rules", "kind": "user_correction", "confidence": 0.8,
+                "evidence": f"step {step['step']}: {str(step.get('action') or '')[:100]} stopped by the user"
+                            + (f"; step {kept['step']}: {str(kept.get('action') or '')[:80]}" if kept else ""),
+                "source_steps": [step["step"]] + ([kept["step"]] if kept else []),
+            })
+        return out[:3]
 
     def _slow_steps(self, runs: Sequence[Step], root: str | None) -> list[Candidate]:
         """A command that took over `slow_step_seconds` on every one of at least `SLOW_RUNS` runs:

@@ -35,6 +35,7 @@ _SPECIFIC = [
     re.compile(r"(?<![\w-])--?[a-zA-Z][\w-]+"),                            # flags
     re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b|\b(?:TS|E)\d{3,5}\b|\bexit code \d+"),  # errors
     re.compile(r"\b[a-z]+_[a-z0-9_]+\b|\b[a-z]+[A-Z]\w+\b|\b\w+\(\)"),    # identifiers
+    re.compile(r"\b[a-z]\w*\.[A-Z]\w*\b|\b[A-Z][a-z]+[A-Z]\w*\b"),     # strings.Contains, UnmarshalJSON
     re.compile(r"\b(?:pytest|tox|nox|ruff|mypy|pyright|black|flake8|pylint|npm|pnpm|yarn|npx|jest|vitest|eslint|"
                r"prettier|tsc|cargo|rustc|clippy|go|make|cmake|docker|kubectl|pip|uv|poetry|git|gradle|mvn|"
                r"node|deno|bun|alembic|django|flask|fastapi|sqlalchemy|pydantic|react|webpack|vite)\b"),  # tools

@@ -1,5 +1,7 @@
-"""A user's correction in a prompt — "no, use pnpm instead of npm", "don't touch generated/",
-"always run ruff before committing" — turned into the lesson it teaches.
+"""A user's correction — in a prompt ("no, use pnpm instead of npm", "don't touch generated/",
+"always run ruff before committing", "I'd like literal expectations instead of Contains checks")
+or in the words they typed when they stopped a tool call ("don't run the integration tests, too
+slow", "can you use a switch instead of the if/else chain?") — turned into the rule it teaches.
 
 Such a prompt is worth learning even when the turn itself does little: the gates let it through.
 
@@ -17,8 +19,60 @@ _RULE = re.compile(
     r"|(?:don't|do not|never|stop)\s+(?:use|run|call|touch|edit|modify|change|commit|push|add|delete|remove|import|"
     r"write)\s+.{2,120}?"
     r"|always\s+(?:use|run|call|add|write|keep|put)\s+.{2,120}?"
-    r"|(?:we|this project|this repo)\s+(?:use|uses|run|runs)\s+.{2,80}?\s+(?:not|instead of|rather than)\s+.{2,80}?))"
-    r"(?:[.!?;\n]|$)", re.IGNORECASE)
+    r"|(?:we|this project|this repo)\s+(?:use|uses|run|runs)\s+.{2,80}?\s+(?:not|instead of|rather than)\s+.{2,80}?"
+    r"|(?:i'?d (?:like|prefer)|i want|i prefer|we want|we prefer)\s+.{2,120}?\s+(?:instead of|rather than)\s+.{2,80}?))"
+    r"(?:[.!?;](?=\s|$)|\n|$)", re.IGNORECASE)  # `strings.Contains` does not end the sentence
+
+
+_PREFERENCE = re.compile(r"(?:i'?d (?:like|prefer)|i want|i prefer|we want|we prefer)\b", re.IGNORECASE)
+
+# What Claude Code puts before the words a user typed when they stopped a tool call.
+_SAID = re.compile(r"the user said:\s*(?P<words>.+)", re.IGNORECASE | re.S)
+# Words that hand the work back or ask to retry: no rule in them.
+_HANDOFF = re.compile(r"^(?:i'?ll|i will|i'?m going to|let me|wait|hold on|stop|try again|continue|go on|proceed"
+                      r"|ok(?:ay)?|never ?mind|nvm|the user wants to clarify)\b", re.IGNORECASE)
+# A suggestion put as a question: "can you use …?", "can't we …?", "why not …?".
+_ASK = re.compile(r"^(?:(?:can|could|would) (?:you|we)|(?:can't|cannot|couldn't) (?:you|we)|why not|please)\s+",
+                  re.IGNORECASE)
+_LETS = re.compile(r"^let'?s\s+", re.IGNORECASE)
+# A sentence that instructs: a rule word anywhere, or an imperative verb first.
+_DIRECTIVE = re.compile(r"\b(?:don'?t|do not|never|always|instead of|rather than|prefer|should(?:n'?t)?|must|"
+                        r"need(?:s)? to|first|before)\b", re.IGNORECASE)
+_IMPERATIVE = re.compile(r"^(?:use|run|merge|rebase|commit|push|add|remove|delete|drop|keep|put|move|rename|split|"
+                         r"break|cut|make|create|write|call|check|fix|revert|skip|ask|read|look|pass|set|change|update|install|"
+                         r"build|test|avoid|leave|stick|switch|wrap|return|reuse|extract|inline)\b", re.IGNORECASE)
+
+
+def refusal_rule(error: str | None) -> str | None:
+    """The rule a user stated when they stopped a tool call (Claude Code's "… the user said:\n<words>"),
+    as a sentence; None when their words hand the work back, ask a question, or state nothing.
+
+    "really? Can't we provide a setting to UnmarshalJSON to be strict?" → "Provide a setting to
+    UnmarshalJSON to be strict"; "let's cut a branch first" → "Cut a branch first";
+    "i'll take it from here." → None; "main is clean" → None.
+    """
+    m = _SAID.search(str(error or ""))
+    if not m:
+        return None
+    text = " ".join(unquoted(m.group("words")).split())[:600]
+    kept: list[str] = []
+    for part in re.split(r"(?<=[.!?])\s+", text):
+        part = _LEAD.sub("", part.strip()).strip()
+        if len(part) < 8 or _HANDOFF.match(part):
+            continue
+        ask = _ASK.match(part)
+        if part.endswith("?") and not ask:
+            continue  # a question about the state of things, not an instruction
+        body = part[ask.end():] if ask else _LETS.sub("", part)
+        if not (ask or _LETS.match(part) or _DIRECTIVE.search(body) or _IMPERATIVE.match(body)):
+            continue
+        kept.append(body.rstrip(" ?.!;,"))
+        if sum(map(len, kept)) > 120:
+            break
+    if not kept:
+        return None
+    rule = "; ".join(kept)
+    return rule[0].upper() + rule[1:]
 
 
 _FENCED = re.compile(r"(`{3,}|~{3,})[^\n]*\n.*?(?:\n\1|\Z)", re.S)
@@ -47,8 +101,10 @@ def correction(prompt: str | None) -> str | None:
     opened = _LEAD.match(text)
     body = text[opened.end():] if opened else text
     m = _RULE.search(body)
-    if not m or (not opened and m.start() > 0 and not re.match(r"^(?:please\s+)?(?:don't|do not|never|always|use|we|"
-                                                               r"this)", body, re.I)):
+    # A stated preference ("I'd like X instead of Y") is one wherever it stands in the prompt; the
+    # other forms count only at its start (else "… and don't forget the docs" in a task would be one).
+    if not m or (not opened and m.start() > 0 and not _PREFERENCE.match(m.group("rule"))
+                 and not re.match(r"^(?:please\s+)?(?:don't|do not|never|always|use|we|this)", body, re.I)):
         return None
     rule = m.group("rule").strip().rstrip(".!;")
     return rule[0].upper() + rule[1:]

@@ -1,0 +1,85 @@
+"""The user's corrections as evidence of their own kind (issue 23): the words a user typed when
+they stopped a tool call, and preferences stated in a prompt, become rules — with what they
+stopped and the change kept instead — while hand-backs, retries and questions teach nothing."""
+
+import pytest
+
+from ace_engine.learning import quality
+from ace_engine.observe.corrections import correction, refusal_rule
+from test_learning_heuristics import bash, contents, edit, reflect
+
+STOPPED = ("The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file "
+           "edit, the new_string was NOT written to the file). To tell you how to proceed, the user said:\n")
+
+
+@pytest.mark.parametrize(("words", "rule"), [
+    ("don't run CI or integration tests, too slow.", "Don't run CI or integration tests, too slow"),
+    ("let's cut a branch first", "Cut a branch first"),
+    ("can you use a switch case instead of linked ifelse?", "Use a switch case instead of linked ifelse"),
+    ("really?   Can't we provide a setting to UnmarshalJSON to be strict?",
+     "Provide a setting to UnmarshalJSON to be strict"),
+    ("no, use pnpm here. npm breaks the lockfile", "Use pnpm here"),
+])
+def test_a_stopped_tool_call_teaches_the_rule_the_user_typed(words, rule):
+    assert refusal_rule(STOPPED + words) == rule
+
+
+@pytest.mark.parametrize("words", [
+    "i'll take it from here.", "i'll let you know what to do.", "huh, that's what my expectation says.  Try again.",
+    "main is clean", "do we also need to keep the agent backfill? I think we track it now, yeah?",
+    "seems like there is no git:app thing with goreleaser, have you make it up ?", "ok",
+    "The user wants to clarify these questions.\n    Questions asked:\n- \"Do you want pre-built binaries?\"",
+])
+def test_hand_backs_retries_and_questions_teach_nothing(words):
+    assert refusal_rule(STOPPED + words) is None
+
+
+def refused(step, words):
+    """`step` as the trajectory builds a refused call: not run, the user's words in its output."""
+    step.update(success=False, failure="refused", error=None, output=STOPPED + words,
+                result="failed: " + STOPPED.splitlines()[0])
+    return step
+
+
+def test_a_refusal_without_the_users_words_teaches_nothing():
+    assert refusal_rule("Permission to use Bash has been denied.") is None
+    assert refusal_rule(None) is None
+
+
+def test_a_preference_stated_inside_a_prompt_is_a_correction_whole_identifiers_kept():
+    said = ("Alright, for every test in redact/redact_test.go i'd like to see literal expectations (either byte "
+            "slices or strings) instead of strings.Contains checks.  That'll make the tests easier to understand.")
+    assert correction(said) == ("I'd like to see literal expectations (either byte slices or strings) instead of "
+                                "strings.Contains checks")
+    assert correction("Add a settings page and don't forget the docs") is None, "a task, not a rule"
+
+
+def test_the_rule_names_what_was_stopped_and_the_change_kept_instead():
+    stopped = refused(edit("cmd/settings/settings.go", "func Load() {", "func Load() { known := []string{\"a\"}"),
+                      "can you use the decoder's strict mode instead of a list of known keys?")
+    out = reflect([
+        stopped,
+        edit("cmd/settings/settings.go", "import (", "import (\n\t\"bytes\""),
+        edit("cmd/settings/settings.go", "json.Unmarshal(data, &s)",
+             "dec := json.NewDecoder(bytes.NewReader(data))\n\tdec.DisallowUnknownFields()"),
+        bash("go test ./cmd/settings/", "ok"),
+    ])
+    rule = next(c for c in out["candidates"] if c["kind"] == "user_correction")
+    assert rule["content"].startswith("Use the decoder's strict mode instead of a list of known keys (the user, "
+                                      "stopping an edit of `settings.go`; kept instead: ")
+    assert "json.NewDecoder" in rule["content"] and '"bytes"' not in rule["content"]
+    assert rule["confidence"] >= 0.8 and rule["source_steps"] == [1, 3]
+
+
+def test_a_stopped_command_is_named_and_a_subagent_refusal_is_not_the_users():
+    stopped = refused(bash("mise run test:ci"), "don't run the integration tests, too slow")
+    out = reflect([stopped, bash("mise run test", "ok")])
+    assert "Don't run the integration tests, too slow (the user, stopping `mise run test:ci`)." in contents(out)
+    stopped = refused(bash("mise run test:ci"), "don't run the integration tests, too slow")
+    assert not [c for c in reflect([stopped], agent_id="a1")["candidates"] if c["kind"] == "user_correction"]
+
+
+def test_qualified_identifiers_make_a_lesson_specific():
+    assert quality.specificity("Prefer literal expectations over strings.Contains checks") > 0
+    assert quality.specificity("Use DisallowUnknownFields for strict parsing") > 0
+    assert quality.specificity("Prefer literal expectations over contains checks") == 0
