@@ -354,3 +354,13 @@ def test_a_missing_module_there_on_the_rerun_is_not_flakiness():
         bash("bun test", "error: Test timed out after 5000ms in 'loads the page'", ok=False),
         bash("bun test", "12 pass")])
     assert any("flaky" in c for c in contents(timing))
+
+
+def test_a_lint_rule_is_stated_without_the_place_it_fired_this_time():
+    out = reflect([
+        bash("golangci-lint run ./...", "cmd/entire/cli/settings/settings_test.go:41:2: Error return value of "
+                                        "`os.Chdir` is not checked (errcheck)", ok=False),
+        edit("cmd/entire/cli/settings/settings_test.go", "\tos.Chdir(dir)", "\tt.Chdir(dir)"),
+        bash("golangci-lint run ./...", "0 issues.")])
+    rule = next(c for c in contents(out) if "enforces" in c)
+    assert "(errcheck)" in rule and "t.Chdir(dir)" in rule and "settings_test.go" not in rule

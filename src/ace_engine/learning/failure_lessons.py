@@ -76,6 +76,7 @@ _HOOK_TOOLS = ("mix format", "credo", "dialyzer", "markdownlint", "eslint", "pre
 _RUN_INSTRUCTION = re.compile(r"\bRun ['\"`]([^'\"`\n]{3,60})['\"`]", re.IGNORECASE)
 _FRAME = re.compile(r'File "([^"]+)", line \d+, in (\w+)')
 LINT_KINDS = ("lint", "format")
+_LINT_PLACE = re.compile(r"^\S+\.\w{1,6}(?::\d+){0,2}:\s*(?::\s*)?")  # `cmd/x/y.go:12:3: ` before a linter's message
 CAP = 280  # a lesson's length (`lesson_parts.candidate`); a fix lesson's signature and place give way first
 FIX_CHARS = 110  # the least a fix's change is shown in (its new side; the old side half): never cut to `→ …`
 # A test runner's verdict on one test, up to and including the test's name (Go, pytest, TAP, ExUnit, jest).
@@ -204,7 +205,11 @@ def _fix_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
             return None  # no fix shown where it points, or the flagged code only deleted: the message says as much
         how = f": fixed by {diff}" if diff else ""
         how += (", after " if how else ": fixed after ") + _shape(tools[0]["command"], root, 40) if tools else ""
-        content = f"{cmd} enforces {_sig(sig, root, 110)}{how}."
+        # The rule, not where it fired this time: the file the linter named is the task's, the
+        # message and the rule's name are what the next session meets again (and it keeps the
+        # lesson within a rule's length).
+        rule = _LINT_PLACE.sub("", sig, count=1) or sig
+        content = f"{cmd} enforces {_sig(rule, root, 110)}{how}."
         return _candidate(content, "lint_rule", 0.85, _evidence(e), e["fails"] + e["fixes"] + [passed],
                           section="strategies_and_hard_rules", files=files)
     if fix_runs and not fix_edits and sig:
