@@ -157,6 +157,9 @@ def test_repeated_failures_in_a_task_and_across_sessions():
     across = reflect([bash("make integration", "Error: database shop_test does not exist", ok=False)],
                      history={"commands": {"make integration": {"sessions_failed": 2}}})
     assert "(in 3 sessions, never fixed yet)" in contents(across)[0]
+    fixed_before = reflect([bash("make integration", "Error: database shop_test does not exist", ok=False)],
+                           history={"commands": {"make integration": {"sessions_failed": 4, "last_ok_at": 1.7e9}}})
+    assert not any("never fixed" in c for c in contents(fixed_before)), "it passed in an earlier session"
 
 
 def test_claude_codes_own_tool_errors_teach_nothing_about_the_project():

@@ -202,7 +202,9 @@ class HeuristicReflector:
                 continue
             sig = max(set(sigs), key=sigs.count)
             stats = past.get(key) or {}
-            sessions = int(stats.get("sessions_failed") or 0) + 1
+            # Earlier sessions count only while the command never passed: one that failed and was then
+            # fixed each time is not "failing in N sessions, never fixed" (its fix lesson says the rest).
+            sessions = 1 if stats.get("last_ok_at") else int(stats.get("sessions_failed") or 0) + 1
             if sigs.count(sig) < 3 and sessions < 3:
                 continue
             where = f"in {sessions} sessions" if sessions >= 3 else f"{sigs.count(sig)} times in one task"
