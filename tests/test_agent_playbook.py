@@ -14,7 +14,11 @@ from claude_mem_db import ClaudeMemDB
 from conftest import ace as run_ace
 from learnutil import Session, bullets, rows
 
-RUN_TESTS = "Run the tests with `python -m pytest -q` (verified in this project)."
+
+def fix_lesson(learned):
+    """The lesson both sessions teach: the cause of the failing test and its fix."""
+    (lesson,) = [b for c, b in learned.items() if "division by zero" in c]
+    return lesson
 
 
 def ace(*args, cwd=None, env=None):
@@ -40,7 +44,7 @@ def learned(ace_home, calc, tmp_path):
 
 
 def test_a_lesson_says_which_agent_taught_it_and_which_confirmed_it(learned, calc):
-    lesson = learned[RUN_TESTS]
+    lesson = fix_lesson(learned)
     assert lesson["agent"] == "codex" and lesson["status"] == "active"
     assert json.loads(lesson["provenance"])["sessions"] == ["019a-codex", "gem-next"]
     code, out, err = ace("show", lesson["id"], "--json", cwd=calc)
@@ -52,9 +56,8 @@ def test_a_lesson_says_which_agent_taught_it_and_which_confirmed_it(learned, cal
 
 
 def test_a_lesson_from_codex_reaches_a_claude_code_session(learned, calc):
-    # The fix lesson: the digest offers failures recent sessions met (a command that merely passed,
-    # like RUN_TESTS, waits for a prompt that asks for it).
-    (lesson,) = [b for c, b in learned.items() if "division by zero" in c]
+    # The fix lesson: the digest offers failures recent sessions met.
+    lesson = fix_lesson(learned)
     assert lesson["agent"] == "codex"
     answer = Session(calc, session_id="claude-next").start()
     context = answer["hookSpecificOutput"]["additionalContext"]
@@ -85,7 +88,7 @@ def test_the_dashboard_shows_the_agent_of_a_lesson_and_of_a_session(ace_home, le
     db.close()
     assert ace("import", "--from", "claude-mem", tmp_path / "claude-mem.db", cwd=calc)[0] == 0
     project_id = rows(ace_home, "SELECT id FROM projects")[0]["id"]
-    lesson = learned[RUN_TESTS]
+    lesson = fix_lesson(learned)
     with serve(create_app(lambda: ViewsSQLiteStore(), token=TOKEN)) as (base, _), \
             httpx.Client(base_url=base, timeout=20) as client:
         sign_in(client)

@@ -100,7 +100,8 @@ def names_a_run(output: str, runs: Sequence[Step]) -> bool:
     one of them installed (`vitest` for `Runner @cloudflare/vitest-pool-workers is not supported`)?"""
     for run in runs:
         words = [w for w in commands.key(run.get("command") or "").split() if not w.startswith("-")]
-        named = [f"{re.escape(words[0])}\\s+{re.escape(words[1])}"] if len(words) > 1 else []
+        # Options may stand between the tool and what it runs, as typed (`npx -y pkg@latest`).
+        named = [f"{re.escape(words[0])}(?:\\s+-\\S+)*\\s+{re.escape(words[1])}"] if len(words) > 1 else []
         if run.get("kind") == "install":  # `bun add -d vitest@3.2` names vitest
             named += [re.escape(n) for w in words[2:] if len(n := re.sub(r"(?<=.)@.*$|[<>=~^].*$", "", w)) > 2]
         if any(re.search(rf"(?<![\w-]){n}(?![\w])", output) for n in named):

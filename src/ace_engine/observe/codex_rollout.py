@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from ..capture.tools import PATCH_TOOLS, to_canonical
 from ..core import config as config_mod
 from .session_files import Builder, command_output, exit_code_in, read_records
-from .transcript import epoch
+from .session_io import epoch
 
 if TYPE_CHECKING:
     from ..core.config import Config
@@ -155,7 +155,7 @@ def parse_file(path: str, cfg: Config | None = None) -> dict[str, Any]:
         elif kind == "response_item":
             _item(payload, at, n, turns, skips, prompts_from_events)
     if not meta and not any(looks_like(r) for r in records):
-        from .transcript import TranscriptError
+        from .session_io import TranscriptError
 
         raise TranscriptError(f"{path} holds JSON lines but no Codex rollout lines; {HINT}")
     source_kind, parent, internal = _session_source(meta)

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 from ..capture.tools import to_canonical
 from ..core import config as config_mod
 from .session_files import Builder, command_output, exit_code_in, read_records, regular_file
-from .transcript import TranscriptError, epoch
+from .session_io import TranscriptError, epoch
 
 if TYPE_CHECKING:
     from ..core.config import Config

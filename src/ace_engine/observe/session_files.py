@@ -3,7 +3,7 @@ records safely, and building the tool events and messages `ace learn --transcrip
 the shape the Claude Code reader (`observe.transcript`) gives them.
 
 Contract: `read_records` never raises on content — a torn or non-object line is counted
-(`unreadable_line`), one nested past `transcript.MAX_DEPTH` too (`too_deep`) — and raises
+(`unreadable_line`), one nested past `session_io.MAX_DEPTH` too (`too_deep`) — and raises
 `TranscriptError`, naming the fix, only for a file that cannot be read at all or holds nothing.
 A whole-file JSON document (Gemini's chats before 0.20 were one pretty-printed object) is read as
 one record. Every text kept goes through the capture sanitizer (private spans, secrets, caps).
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..capture.records import sanitize_value
 from ..capture.text import sanitize
-from .transcript import MAX_DEPTH, TranscriptError, _shrink, _too_deep, opened
+from .session_io import MAX_DEPTH, TranscriptError, opened, shrink, too_deep
 
 if TYPE_CHECKING:
     from ..core.config import Config
@@ -91,10 +91,10 @@ def read_records(path: str, hint: str) -> tuple[list[dict[str, Any]], dict[str, 
             continue
         if not isinstance(record, dict):
             counts["unreadable_line"] += 1
-        elif _too_deep(record):
+        elif too_deep(record):
             counts["too_deep"] += 1
         else:
-            records.append(_shrink(record))
+            records.append(shrink(record))
     if not records:
         what = f"JSON nested too deeply to read (over {MAX_DEPTH} levels)" if counts["too_deep"] else "no JSON object"
         raise TranscriptError(f"{path} holds {what}; {hint}")

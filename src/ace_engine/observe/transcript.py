@@ -28,7 +28,7 @@ What is read, and what is not (every entry left out is counted under a reason, `
 
 Cost: one read pass (whole tree in memory: bookkeeping kept as tree ids, strings capped), one over the active.
 
-Why one module (~500 lines): the branch walk, the prompt classification and the call / result
+Why one module (~450 lines): the branch walk, the prompt classification and the call / result
 pairing read one entry tree in one pass and keep one set of skip counts, which is the contract;
 split, the tree and the counters would travel between modules.
 """
@@ -39,17 +39,14 @@ import glob
 import json
 import os
 import re
-import stat
 from collections import Counter
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
-from datetime import datetime
-from typing import TYPE_CHECKING, Any, TextIO
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from ..capture.records import sanitize_value
-from ..capture.text import cap, sanitize
+from ..capture.text import sanitize
 from ..core import config as config_mod
-from ..core.errors import AceError
+from .session_io import MAX_DEPTH, TranscriptError, epoch, opened, shrink, too_deep
 
 if TYPE_CHECKING:
     from ..core.config import Config
@@ -73,28 +70,12 @@ _TEAMMATE = re.compile(r"<teammate-message\b[^>]*>(.*?)</teammate-message>", re.
 _EXIT = re.compile(r"exit code:?\s*(-?\d+)", re.IGNORECASE)
 _CONVERSATION = ("user", "assistant")
 _TREE_KEYS = ("type", "subtype", "uuid", "parentUuid", "logicalParentUuid", "isSidechain")
-MAX_DEPTH = 100  # containers nested deeper than this are no Claude Code entry (theirs nest < 10)
 _FOREIGN_KEPT = 200  # non-user texts kept per agent, for the provenance rule
-_LONGEST = 64_000  # above every capture cap (`capture.max_*_chars`): cap() keeps head and tail
-
-
-class TranscriptError(AceError, ValueError):
-    """A file that is not a Claude Code transcript we can read; the message says what to give."""
 
 
 def internal_agent(agent_id: str) -> str | None:
     """What Claude Code runs agent `agent_id` for, when it is its own machinery; else None."""
     return next((what for prefix, what in INTERNAL_AGENTS.items() if agent_id.startswith(prefix)), None)
-
-
-def epoch(stamp: object) -> float | None:
-    """An ISO-8601 time (`2025-10-29T00:59:38.317Z`) as epoch seconds, else None."""
-    if not isinstance(stamp, str):
-        return None
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 def _text_of(content: object) -> str:
@@ -109,48 +90,6 @@ def _blocks(entry: dict[str, Any], kind: str) -> list[dict[str, Any]]:
     message = entry.get("message")
     content = message.get("content") if isinstance(message, dict) else None
     return [b for b in content if isinstance(b, dict) and b.get("type") == kind] if isinstance(content, list) else []
-
-
-def _shrink(value: Any) -> Any:
-    if isinstance(value, str):
-        return cap(value, _LONGEST) if len(value) > _LONGEST else value
-    if isinstance(value, dict):
-        return {k: _shrink(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_shrink(v) for v in value]
-    return value
-
-
-def _too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
-    """Does `value` nest containers deeper than `limit`? Iterative: it must not recurse itself."""
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > limit:
-            return True
-        if isinstance(item, dict):
-            stack.extend((v, depth + 1) for v in item.values() if isinstance(v, (dict, list)))
-        elif isinstance(item, list):
-            stack.extend((v, depth + 1) for v in item if isinstance(v, (dict, list)))
-    return False
-
-
-@contextmanager
-def opened(path: str, hint: str) -> Iterator[TextIO]:
-    """`path` open for reading as text, for every agent's session file; any failure to open or
-    read it (missing, a directory, a FIFO or device, which would block, no permission, an I/O
-    error) is a TranscriptError that names it and `hint`."""
-    try:
-        if not os.path.isdir(path) and not stat.S_ISREG(os.stat(path).st_mode):
-            raise TranscriptError(f"{path} is not a regular file; {hint}")
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            yield fh
-    except FileNotFoundError:
-        raise TranscriptError(f"{path} does not exist; {hint}") from None
-    except IsADirectoryError:
-        raise TranscriptError(f"{path} is a directory; {hint}, or use --all-transcripts") from None
-    except OSError as exc:
-        raise TranscriptError(f"cannot read {path} ({exc.strerror or exc}); check its permissions") from None
 
 
 def _queued_prompt(entry: dict[str, Any]) -> dict[str, Any]:
@@ -188,7 +127,7 @@ def read_entries(path: str) -> tuple[list[dict[str, Any]], dict[str, Any], int]:
             if not isinstance(entry, dict):
                 bad += 1
                 continue
-            if _too_deep(entry):  # every reader after this one recurses (shrink, sanitize, render)
+            if too_deep(entry):  # every reader after this one recurses (shrink, sanitize, render)
                 deep += 1
                 continue
             for key, field in (("session_id", "sessionId"), ("cwd", "cwd"), ("git_branch", "gitBranch"),
@@ -198,7 +137,7 @@ def read_entries(path: str) -> tuple[list[dict[str, Any]], dict[str, Any], int]:
             entry = _queued_prompt(entry)
             # Bookkeeping: only its place in the tree matters. The rest: no string longer than
             # what is ever kept of it (file reads, base64 images), so memory follows the caps.
-            entries.append(_shrink(entry) if entry.get("type") in _CONVERSATION
+            entries.append(shrink(entry) if entry.get("type") in _CONVERSATION
                            else {k: entry[k] for k in _TREE_KEYS if k in entry})
     if deep:
         info["too_deep"] = deep
