@@ -274,7 +274,9 @@ def synth_store(path: str, dataset: dict, n: int, project: Project, situations_e
     store.conn.execute("PRAGMA optimize")
     from ace_engine.embed import vectors
 
-    vectors.embed_missing(store)  # what `ace embed` does for lessons written without the playbook
+    # what `ace embed` does for lessons written without the playbook; the full model's write-time
+    # vectors left out (minutes at 100k): the hook reads one second vector per lesson either way
+    vectors.embed_missing(store, write_time=False)
     if situations_each and prompts:
         rows = store.conn.execute("SELECT id FROM bullets ORDER BY rowid").fetchall()
         with store.transaction():
