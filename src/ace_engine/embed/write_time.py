@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from . import static_embed
 
 BATCH = 64
+WORKER_LIMIT = 512  # lessons per learning-worker run (~8 s of one core at most)
 MAP_FILE, META_FILE = "write_map.npy", "write_map.json"
 _warned: set[str] = set()
 
