@@ -16,8 +16,8 @@ does (k=5, the configured threshold). Reported per split (`tune`, held-out `test
 on the tune split only, and prints the best settings (the defaults in config.py came from it).
 
 Side by side (issue 24): after the per-split table, one line per row — lexical, semantic, fused
-(`hybrid`), with situations (`+sit`), and the default configuration (`auto`: fused, situations, and
-the full model's write-time lesson vectors when the `semantic` extra is installed) — with the
+(`hybrid`), with situations (`+sit`), the default configuration (`auto`: fused with situations), and
+`auto+full`: with the full model's write-time lesson vectors (`retrieval.write_time`) — with the
 labelled set thresholded and raw, then the real-sessions replay set (bench/retrieval_replay.py, its
 `replay` and `final` splits) thresholded and raw; `--no-replay` leaves the replay set out.
 
@@ -395,11 +395,12 @@ def label_config(label: str) -> tuple[str, dict]:
 
 def uses_write_time(label: str) -> bool:
     """Whether a row's store holds the full model's write-time lesson vectors (embed/write_time.py):
-    `X+full`, and `auto` when the `semantic` extra is installed (as the learning worker would have
-    written them); the prompt side is the built-in table either way."""
+    `X+full`, and `auto` when `retrieval.write_time` is on by default, when the `semantic` extra is
+    installed (the learning worker would have written them); the prompt side is the table either way."""
     from ace_engine.embed import semantic
 
-    return not label.startswith("minilm-") and (label.endswith("+full") or label == "auto") and semantic.available()
+    wanted = label.endswith("+full") or (label == "auto" and bool(DEFAULTS["retrieval.write_time"]))
+    return not label.startswith("minilm-") and wanted and semantic.available()
 
 
 def replay_report(modes: list[str], tmp: str) -> dict:
@@ -432,10 +433,9 @@ def replay_report(modes: list[str], tmp: str) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--modes", default="lexical,semantic,semantic+sit,hybrid,hybrid+sit,auto,minilm-semantic,"
-                                           "minilm-hybrid",
-                        help="auto: the default configuration as installed (with the write-time lesson vectors "
-                             "when the `semantic` extra is here); X+sit: mode X with the lessons' situations, X "
+    parser.add_argument("--modes", default="lexical,semantic,semantic+sit,hybrid,hybrid+sit,auto,auto+full,"
+                                           "minilm-semantic,minilm-hybrid",
+                        help="auto: the default configuration as installed; X+sit: mode X with the lessons' situations, X "
                              "without; X+full: with the write-time vectors; minilm-*: the full model on both sides")
     parser.add_argument("--no-replay", action="store_true", help="leave out the real-sessions replay set")
     parser.add_argument("--sizes", default="1000,10000,100000")
@@ -599,7 +599,7 @@ def print_side_by_side(report: dict, split: str) -> None:
         r = report["replay"]["quality"].get(label, {})
         if not m:
             continue
-        name = label + (" (+full)" if result.get("write_time_vectors") and label == "auto" else "")
+        name = label
         line = (f"{name:<18}{m['recall']:>6.3f}{m['mrr']:>6.3f}{m['irrelevant_shown']:>6.2f}"
                 f"{m.get('negative_empty', float('nan')):>5.2f} |{m['raw_recall']:>8.3f}{m['raw_mrr']:>6.3f}")
         for sp in ("replay", "final"):

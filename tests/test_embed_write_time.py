@@ -88,7 +88,9 @@ def test_ace_embed_computes_them_and_a_hook_never_does(playbook, store):
     bullet, _ = playbook.add(PUSH, "strategies_and_hard_rules")
     vectors.embed_missing(store, limit=16)  # a hook's lazy embedding: never the full model
     assert store.vectors_of(written, [bullet["id"]]) == []
-    vectors.embed_missing(store)  # `ace embed`
+    vectors.embed_missing(store)  # `ace embed`, the setting off (the default)
+    assert store.vectors_of(written, [bullet["id"]]) == []
+    vectors.embed_missing(store, cfg={**DEFAULTS, "retrieval.write_time": True})
     assert store.vectors_of(written, [bullet["id"]])
 
 

@@ -169,7 +169,8 @@ def embed_missing(store: PlaybookStore, *, cfg: Settings | None = None, limit: i
     """Vectors for the active and candidate lessons that lack one for their current content, with
     the configured embedder; returns how many were embedded. `progress(done)` after each batch.
     Without a `limit` (`ace embed`), the situations' vectors and the folds that are missing too, and
-    with `write_time`, the full model's write-time vectors where it is installed (write_time.py)."""
+    with `write_time` and `retrieval.write_time` set, the full model's write-time vectors where it is
+    installed (write_time.py)."""
     store_rows: Callable[[PlaybookStore, list[Bullet]], int]
     if embedder(cfg) == "minilm":
         from . import semantic
@@ -193,7 +194,7 @@ def embed_missing(store: PlaybookStore, *, cfg: Settings | None = None, limit: i
             progress(done)
     if limit is None and embedder(cfg) != "minilm":
         embed_situations(store)  # `ace embed`, the worker: the lessons' situations too (never a hook's few)
-        if write_time:
+        if write_time and value_of(cfg, "retrieval.write_time"):
             from . import write_time as write_time_mod  # the full model, when installed: never in a hook
 
             write_time_mod.refresh(store)

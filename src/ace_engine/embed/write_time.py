@@ -5,14 +5,17 @@ lesson side has time to spare, so the learning worker and `ace embed` — never 
 lesson with the full all-MiniLM-L6-v2 (semantic.py) and map it into the table's space with a linear
 map W fitted for that table (`write_map.npy` beside it, by scripts/fit_write_map.py: ridge regression
 from the model's vectors of the table's words to the table's rows of them; λ and the form chosen on the
-tuned set, never the held-out one). The result, `unit(static + unit(x W))` or `unit(x W)` as
+tuned set, never the held-out one). The result, `unit(static + α unit(x W))` or `unit(x W)` as
 `write_map.json` says, is stored as the lesson's *write-time vector* (`vectors.write_key`, the same
 int8 form and content key as the table's own), and the lesson's second vector (`vectors._fold`, the
 one the hook already reads with `retrieval.situations`) is rebuilt from it: a hook reads no more rows
 and runs no more code than before. A lesson whose content changes loses its write-time vector (the
 content key no longer matches) until the next run; search then uses the table's vector, as always.
 
-`refresh(store)` does the lessons that lack one and returns how many; without NumPy, the model package
+With `retrieval.write_time` (off by default: see config.py), the worker calls `refresh` after its
+jobs and `ace embed` after the table's vectors; turning it off stops new ones, and a lesson keeps the
+one it has until its content changes. `refresh(store)` does the lessons that lack one and returns how
+many; without NumPy, the model package
 (the `semantic` extra) or a map fitted for the shipped table it does nothing and returns 0 (the
 default install: search stays as good as the table alone). Never raises.
 
@@ -47,9 +50,9 @@ def _note_once(key: str, message: str) -> None:
         log.write("INFO", "retrieval", message)
 
 
-def load_map(t: static_embed.Table) -> tuple[Any, str] | None:
-    """(W as float32, form) for table `t`, or None when there is no map fitted for it or NumPy or
-    the full model is missing (said once in the log)."""
+def load_map(t: static_embed.Table) -> tuple[Any, str, float] | None:
+    """(W as float32, form, the mapped part's weight in the `sum` form) for table `t`, or None when
+    there is no map fitted for it or NumPy or the full model is missing (said once in the log)."""
     from . import semantic
 
     problem = semantic.missing()
@@ -67,7 +70,7 @@ def load_map(t: static_embed.Table) -> tuple[Any, str] | None:
         w = np.load(os.path.join(t.directory, MAP_FILE)).astype(np.float32)
         if w.shape != (semantic.DIM, t.dim):
             raise ValueError(f"map of shape {w.shape}")
-        return w, str(meta.get("form") or "sum")
+        return w, str(meta.get("form") or "sum"), float(meta.get("weight", 1.0))
     except (OSError, ValueError) as exc:
         _note_once("map", f"write-time lesson vectors are off: no usable map ({type(exc).__name__}: {exc})")
         return None
@@ -86,7 +89,7 @@ def refresh(store: PlaybookStore, limit: int | None = None) -> int:
     loaded = load_map(t)
     if loaded is None:
         return 0
-    w, form = loaded
+    w, form, weight = loaded
     done = 0
     tried: set[str] = set()
     try:
@@ -106,7 +109,7 @@ def refresh(store: PlaybookStore, limit: int | None = None) -> int:
             mapped /= np.maximum(np.linalg.norm(mapped, axis=1, keepdims=True), 1e-9)
             if form == "sum":  # the table's own vector of the text (as embed_bullets computes it) plus the map's
                 own = np.array([v or [0.0] * t.dim for v in vectors._embed_texts(t, texts)], dtype=np.float32)
-                mapped += own
+                mapped = own + weight * mapped
                 mapped /= np.maximum(np.linalg.norm(mapped, axis=1, keepdims=True), 1e-9)
             items = [(b["id"], b["content_key"], vectors.to_blob(m.tolist()))
                      for b, m in zip(rows, mapped, strict=True)]
