@@ -16,6 +16,9 @@ embed`, `ace install` and the learning worker. A vector is stored with the conte
 computed from, so a changed lesson is simply missing until embedded again. A lesson's situations
 (retrieval/situations.py) are embedded when recorded, in the learning worker, and folded with the
 lesson into a second vector (`fold_key`, SITUATION_WEIGHT below), rewritten whenever either changes.
+With `retrieval.write_time`, the lesson part of that second vector is its write-time vector (the full
+model's, mapped into the table's space by the worker: write_time.py, `write_key`), so a hook reads it
+at no extra cost; a lesson with a write-time vector and no situation gets a second vector too.
 
 A static vector is stored as: sign code (D/8 bytes, bit i = component i > 0), scale (float32),
 then the unit vector's components as int8 (value = scale × int). Search reads the scope's pack
