@@ -158,8 +158,10 @@ AREAS = [
 VERBS = ["Run", "Check", "Prefer", "Avoid", "Use", "Remember", "Pin", "Reset", "Regenerate", "Log"]
 
 
-def seed_playbook(env: dict, cwd: str, bullets: int) -> None:
-    """`bullets` varied, distinct active bullets over several domains, through the real Playbook."""
+def seed_playbook(env: dict, cwd: str, bullets: int, write_time: bool = False) -> None:
+    """`bullets` varied, distinct active bullets over several domains, through the real Playbook;
+    with `write_time`, then the full model's write-time vectors of every one, as the learning worker
+    writes them (embed/write_time.py: every lesson then has a second vector the hook reads)."""
     code = (
         "import sys, random\n"
         "from ace_engine.store.sqlite import SQLiteStore\n"
@@ -180,6 +182,9 @@ def seed_playbook(env: dict, cwd: str, bullets: int) -> None:
         "            if i % 5 == 0:\n"
         "                pb.tag(b['id'], 'helpful', count=1 + i % 4)\n"
     )
+    if write_time:
+        code += ("    from ace_engine.embed import write_time\n"
+                 "    print('write-time vectors:', write_time.refresh(store))\n")
     subprocess.run([sys.executable, "-c", code], env=env, check=True)
 
 
@@ -222,6 +227,8 @@ def main() -> None:
                         help="whose hooks: Claude Code's (default), Codex CLI's or Gemini CLI's")
     parser.add_argument("--skip-concurrency", action="store_true")
     parser.add_argument("--bullets", type=int, default=10_000, help="active bullets in the playbook")
+    parser.add_argument("--write-time", action="store_true",
+                        help="give every lesson the full model's write-time vector first (the `semantic` extra)")
     args = parser.parse_args()
     args.out = args.out or os.path.join(HERE, "results", "hooks.json" if args.agent == "claude"
                                         else f"hooks_{args.agent}.json")
@@ -239,7 +246,7 @@ def main() -> None:
         env = {**os.environ, "ACE_HOME": os.path.join(tmp, "home"), "XDG_CONFIG_HOME": os.path.join(tmp, "cfg"),
                "ACE_LEARNING_MAX_BULLETS": "0"}
         started = time.perf_counter()
-        seed_playbook(env, cwd, args.bullets)
+        seed_playbook(env, cwd, args.bullets, args.write_time)
         print(f"seeded {args.bullets} bullets in {time.perf_counter() - started:.1f} s")
         write_codex_rollout(cwd)
         results = [bench_event(args.python, event, args.runs, env, cwd, args.agent, native)

@@ -15,6 +15,12 @@ does (k=5, the configured threshold). Reported per split (`tune`, held-out `test
 `--tune` runs a random local search over the weights and the threshold, from the current defaults,
 on the tune split only, and prints the best settings (the defaults in config.py came from it).
 
+Side by side (issue 24): after the per-split table, one line per row — lexical, semantic, fused
+(`hybrid`), with situations (`+sit`), the default configuration (`auto`: fused with situations), and
+`auto+full`: with the full model's write-time lesson vectors (`retrieval.write_time`) — with the
+labelled set thresholded and raw, then the real-sessions replay set (bench/retrieval_replay.py, its
+`replay` and `final` splits) thresholded and raw; `--no-replay` leaves the replay set out.
+
 Latency: the dataset is varied (words swapped for others of the corpus, numbers changed) into
 one project of N bullets; every prompt is searched once after a warm-up; median and p95 of
 `search()` in-process. Then, at 10k bullets, whole UserPromptSubmit hook processes (exactly the
@@ -82,8 +88,10 @@ def project_for(spec: dict) -> Project | None:
     return Project(spec["root"], None)
 
 
-def build_store(path: str, dataset: dict) -> tuple[SQLiteStore, dict, dict]:
-    """A store holding the dataset; returns it, bullet key → id, and project name → project id."""
+def build_store(path: str, dataset: dict, write_time: bool = False) -> tuple[SQLiteStore, dict, dict]:
+    """A store holding the dataset; returns it, bullet key → id, and project name → project id.
+    `write_time`: then the full model's write-time lesson vectors, as the learning worker computes
+    them (embed/write_time.py; nothing without the `semantic` extra)."""
     store = SQLiteStore(path)
     ids: dict[str, str] = {}
     project_ids: dict[str, int | None] = {}
@@ -108,6 +116,10 @@ def build_store(path: str, dataset: dict) -> tuple[SQLiteStore, dict, dict]:
                 texts = (dataset.get("situations") or {}).get(b["key"]) or []
                 if texts:
                     situations.add(store, bullet["id"], [("prompt", t) for t in texts], session_id=None, now=created)
+    if write_time:
+        from ace_engine.embed import write_time as write_time_mod
+
+        write_time_mod.refresh(store)
     return store, ids, project_ids
 
 
@@ -132,6 +144,11 @@ def evaluate(store, ids: dict, project_ids: dict, queries: list[dict], cfg: dict
             stats.setdefault("raw_recall", []).append(len(relevant & set(raw_ids)) / len(relevant))
             stats.setdefault("raw_mrr", []).append(next((1 / r for r, i in enumerate(raw_ids, 1) if i in relevant), 0.0))
             stats.setdefault("irrelevant_shown", []).append(sum(1 for i in shown if i not in relevant))
+            # Where the rest of the recall went (recall + these two = 1): not in the raw top 5 (the
+            # ranking), or in it but removed by the threshold (the cut).
+            lost = relevant - set(shown)
+            stats.setdefault("lost_rank", []).append(len(lost - set(raw_ids)) / len(relevant))
+            stats.setdefault("lost_cut", []).append(len(lost & set(raw_ids)) / len(relevant))
             if q["id"].endswith("-canonical"):  # the project's plain command, among one-off variants of it
                 stats.setdefault("canonical_first", []).append(1.0 if raw_ids[:1] and raw_ids[0] in relevant else 0.0)
         else:
@@ -150,7 +167,7 @@ def evaluate(store, ids: dict, project_ids: dict, queries: list[dict], cfg: dict
 
 
 def size_dependence(dataset: dict, queries: list[dict], cfg: dict, mode: str, tmp: str, ids: dict, store,
-                    project_ids: dict, limit: int = 60) -> dict:
+                    project_ids: dict, limit: int = 60, write_time: bool = False) -> dict:
     """Does a score mean the same in a small store as in a large one? For each of the first `limit`
     positive prompts: the score of its first relevant lesson in the project's whole scope, and in a
     store holding only that lesson and 4 others of the project (a seeded choice); the mean absolute
@@ -167,7 +184,7 @@ def size_dependence(dataset: dict, queries: list[dict], cfg: dict, mode: str, tm
         others = [b for b in dataset["bullets"] if b["project"] == target["project"] and b["key"] != key]
         small_set = {"projects": dataset["projects"], "bullets": [target] + rng.sample(others, min(4, len(others))),
                      "situations": dataset.get("situations")}
-        small, small_ids, small_pids = build_store(os.path.join(tmp, f"small-{mode}-{n}.db"), small_set)
+        small, small_ids, small_pids = build_store(os.path.join(tmp, f"small-{mode}-{n}.db"), small_set, write_time)
         scores = []
         for st, idmap, pids in ((store, ids, project_ids), (small, small_ids, small_pids)):
             hits = search(st, pids[target["project"]], q["prompt"], k=50, cfg=raw, mode=mode, now=NOW)
@@ -274,7 +291,9 @@ def synth_store(path: str, dataset: dict, n: int, project: Project, situations_e
     store.conn.execute("PRAGMA optimize")
     from ace_engine.embed import vectors
 
-    vectors.embed_missing(store)  # what `ace embed` does for lessons written without the playbook
+    # what `ace embed` does for lessons written without the playbook; the full model's write-time
+    # vectors left out (minutes at 100k): the hook reads one second vector per lesson either way
+    vectors.embed_missing(store, write_time=False)
     if situations_each and prompts:
         rows = store.conn.execute("SELECT id FROM bullets ORDER BY rowid").fetchall()
         with store.transaction():
@@ -365,12 +384,23 @@ CUT: dict = {}  # --cut: the threshold and relative cut every row uses instead o
 def label_config(label: str) -> tuple[str, dict]:
     """A row of the report: its search mode and settings. `auto` is the default configuration as
     installed; `X+sit` is mode X finding lessons by their situations too, `X` without them;
-    `minilm-X`: X with the optional full model instead of the built-in table."""
-    mode = label.removeprefix("minilm-")
+    `X+full` adds the write-time lesson vectors (`uses_write_time`); `minilm-X`: X with the optional
+    full model on both sides instead of the built-in table."""
+    mode = label.removeprefix("minilm-").removesuffix("+full")
     cfg = {**DEFAULTS, **CUT}
     if mode != "auto":
         cfg["retrieval.situations"] = mode.endswith("+sit")
     return mode.removesuffix("+sit"), cfg
+
+
+def uses_write_time(label: str) -> bool:
+    """Whether a row's store holds the full model's write-time lesson vectors (embed/write_time.py):
+    `X+full`, and `auto` when `retrieval.write_time` is on by default, when the `semantic` extra is
+    installed (the learning worker would have written them); the prompt side is the table either way."""
+    from ace_engine.embed import semantic
+
+    wanted = label.endswith("+full") or (label == "auto" and bool(DEFAULTS["retrieval.write_time"]))
+    return not label.startswith("minilm-") and wanted and semantic.available()
 
 
 def replay_report(modes: list[str], tmp: str) -> dict:
@@ -378,16 +408,21 @@ def replay_report(modes: list[str], tmp: str) -> dict:
     metrics per split, and the sweep of the cut over the raw scores of the default configuration."""
     import retrieval_replay
 
-    runs = {label: label_config(label)[::-1] for label in modes if not label.startswith("minilm-")}
-    results = retrieval_replay.walk(os.path.join(tmp, "replay.db"), runs)
+    results: dict[str, list[dict]] = {}
+    for write_time in (False, True):  # one walk per kind of store: the learning worker writes them as it goes
+        runs = {label: label_config(label)[::-1] for label in modes
+                if not label.startswith("minilm-") and uses_write_time(label) == write_time}
+        if runs:
+            results.update(retrieval_replay.walk(os.path.join(tmp, f"replay-{write_time}.db"), runs, write_time))
     report: dict = {"quality": {}, "sweep": {}}
     for label, rows in results.items():
         shown, raw = retrieval_replay.metrics(rows), retrieval_replay.metrics(rows, "raw")
         report["quality"][label] = {split: {**m, "raw_recall": raw[split].get("recall", 0.0),
                                             "raw_mrr": raw[split].get("mrr", 0.0), "queries": m["positives"] + m["negatives"]}
                                     for split, m in shown.items()}
-        cut = float(runs[label][0]["retrieval.relative_cut"])
-        semantic = float(runs[label][0]["retrieval.semantic_threshold"])
+        cfg = label_config(label)[1]
+        cut = float(cfg["retrieval.relative_cut"])
+        semantic = float(cfg["retrieval.semantic_threshold"])
         report["sweep"][label] = retrieval_replay.cut_sweep(rows, cut, [round(0.02 * i, 2) for i in range(8, 26)],
                                                             semantic)
     return report
@@ -398,10 +433,11 @@ def replay_report(modes: list[str], tmp: str) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--modes", default="auto,lexical,semantic,semantic+sit,hybrid,hybrid+sit,minilm-semantic,"
-                                           "minilm-hybrid",
-                        help="auto: the default configuration as installed; X+sit: mode X with the lessons' "
-                             "situations, X without; minilm-*: the optional full model")
+    parser.add_argument("--modes", default="lexical,semantic,semantic+sit,hybrid,hybrid+sit,auto,auto+full,"
+                                           "minilm-semantic,minilm-hybrid",
+                        help="auto: the default configuration as installed; X+sit: mode X with the lessons' situations, X "
+                             "without; X+full: with the write-time vectors; minilm-*: the full model on both sides")
+    parser.add_argument("--no-replay", action="store_true", help="leave out the real-sessions replay set")
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--tune", action="store_true", help="grid-search weights on the tune split")
     parser.add_argument("--hook-runs", type=int, default=15, help="hook processes at 10k bullets (0: skip)")
@@ -438,8 +474,15 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="ace-rbench-") as tmp:
         os.environ["ACE_HOME"] = os.path.join(tmp, "home")  # logs of the run stay in the temp dir
-        store, ids, project_ids = build_store(os.path.join(tmp, "quality.db"), dataset)
+        stores = {}
+
+        def store_for(write_time: bool) -> tuple:
+            if write_time not in stores:
+                stores[write_time] = build_store(os.path.join(tmp, f"quality-{write_time}.db"), dataset, write_time)
+            return stores[write_time]
+
         for label in modes:
+            store, ids, project_ids = store_for(uses_write_time(label))
             # `minilm-…`: the same mode with the optional full model instead of the built-in table.
             mode, cfg = label_config(label)
             if label.startswith("minilm-"):
@@ -466,13 +509,17 @@ def main() -> None:
                 score, settings, metrics = tune(store, ids, project_ids, queries, mode, cfg)
                 print(f"tune {label}: best objective {score:.4f} with {settings}")
             report["quality"][label] = evaluate(store, ids, project_ids, queries, cfg, mode)
+            report["quality"][label]["write_time_vectors"] = uses_write_time(label)
             if not label.startswith("minilm-"):
                 report["quality"][label]["size_dependence"] = size_dependence(
-                    dataset, queries, cfg, mode, tmp, ids, store, project_ids)
+                    dataset, queries, cfg, mode, tmp, ids, store, project_ids, write_time=uses_write_time(label))
             if mode == "hybrid" and "billing-api" in project_ids:
                 prompts = [q["prompt"] for q in queries]
                 report["latency"]["hybrid_510"] = search_latency(store, project_ids["billing-api"], prompts, "hybrid")
-        store.close()
+        for store, _, _ in stores.values():
+            store.close()
+        if not args.no_replay:
+            report["replay"] = replay_report(modes, tmp)
 
         prompts = [q["prompt"] for q in queries if q["relevant"]]
         big = Project("/home/dev/src/monorepo", "github.com/acme/monorepo")
@@ -500,20 +547,23 @@ def main() -> None:
     with open(args.out, "w") as fh:
         json.dump(report, fh, indent=2)
 
-    print(f"{'mode':<9}{'split':<6}{'recall@5':>9}{'MRR':>7}{'raw R@5':>9}{'raw MRR':>9}{'noise/q':>9}"
-          f"{'neg empty':>10}{'queries':>8}")
+    print(f"{'mode':<16}{'split':<6}{'recall@5':>9}{'MRR':>7}{'raw R@5':>9}{'raw MRR':>9}{'noise/q':>9}"
+          f"{'neg empty':>10}{'queries':>8}{'lost: rank':>12}{'cut':>6}")
     for mode, result in report["quality"].items():
         if "skipped" in result:
-            print(f"{mode:<9}skipped: {result['skipped']}")
+            print(f"{mode:<16}skipped: {result['skipped']}")
             continue
         for split in [sp for sp in ("tune", "para", "test") if sp in result]:
             m = result[split]
-            print(f"{mode:<9}{split:<6}{m['recall']:>9.3f}{m['mrr']:>7.3f}{m['raw_recall']:>9.3f}{m['raw_mrr']:>9.3f}"
-                  f"{m['irrelevant_shown']:>9.2f}{m.get('negative_empty', float('nan')):>10.2f}{m['queries']:>8}")
+            print(f"{mode:<16}{split:<6}{m['recall']:>9.3f}{m['mrr']:>7.3f}{m['raw_recall']:>9.3f}{m['raw_mrr']:>9.3f}"
+                  f"{m['irrelevant_shown']:>9.2f}{m.get('negative_empty', float('nan')):>10.2f}{m['queries']:>8}"
+                  f"{m['lost_rank']:>12.3f}{m['lost_cut']:>6.3f}")
+    if "replay" in report:
+        print_side_by_side(report, "test" if args.data == "heldout" else "tune")
     for mode, result in report["quality"].items():
         if "size_dependence" in result:
             d = result["size_dependence"]
-            print(f"{mode:<9}score in a 5-lesson store vs the whole scope: mean |diff| {d['mean_abs_diff']:.3f},"
+            print(f"{mode:<16}score in a 5-lesson store vs the whole scope: mean |diff| {d['mean_abs_diff']:.3f},"
                   f" threshold decides differently on {d['threshold_flips']:.0%} of {d['prompts']} prompts")
     print(f"\n{'bullets':>8}{'median ms':>11}{'p95 ms':>9}{'max ms':>9}{'top40 ms':>10}")
     for size, lat in report["latency"].items():
@@ -535,6 +585,31 @@ def main() -> None:
               f" → ratio {h['ratio']} (target ≤ {h['target_ratio']}), peak RSS {h['peak_rss_mib']} MiB"
               f" (target ≤ {h['target_rss_mib']}), injected on {h['prompts_with_injection']}/{h['runs']}")
     print(f"written to {args.out}")
+
+
+def print_side_by_side(report: dict, split: str) -> None:
+    """Every row on one line: the labelled set's `split`, then the replay set's two splits, each
+    thresholded (as injected) and raw (the ranking alone, k=5). noise: irrelevant lessons shown per
+    positive prompt; neg: share of the prompts that should get nothing that got nothing."""
+    print(f"\n{'':<18}{report['data'] + ' / ' + split:<43}{'replay set: replay split':<43}final split")
+    head = f"{'R@5':>6}{'MRR':>6}{'noise':>6}{'neg':>5} |{'raw R@5':>8}{'MRR':>6}"
+    print(f"{'mode':<18}{head}    {head}    {'R@5':>6}{'MRR':>6}{'noise':>6} |{'raw R@5':>8}{'MRR':>6}")
+    for label, result in report["quality"].items():
+        m = result.get(split)
+        r = report["replay"]["quality"].get(label, {})
+        if not m:
+            continue
+        name = label
+        line = (f"{name:<18}{m['recall']:>6.3f}{m['mrr']:>6.3f}{m['irrelevant_shown']:>6.2f}"
+                f"{m.get('negative_empty', float('nan')):>5.2f} |{m['raw_recall']:>8.3f}{m['raw_mrr']:>6.3f}")
+        for sp in ("replay", "final"):
+            x = r.get(sp)
+            if x is None:
+                continue
+            neg = f"{x.get('negative_empty', float('nan')):>5.2f}" if sp == "replay" else ""
+            line += (f"    {x.get('recall', 0):>6.3f}{x.get('mrr', 0):>6.3f}{x.get('irrelevant_shown', 0):>6.2f}{neg}"
+                     f" |{x['raw_recall']:>8.3f}{x['raw_mrr']:>6.3f}")
+        print(line)
 
 
 def main_replay(args: argparse.Namespace, modes: list[str]) -> None:

@@ -62,9 +62,11 @@ def _search(store, q: dict, cfg: dict, mode: str) -> dict:
             "shown": [h["id"] for h in shown]}
 
 
-def walk(path: str, runs: dict[str, tuple[dict, str]]) -> dict[str, list[dict]]:
+def walk(path: str, runs: dict[str, tuple[dict, str]], write_time: bool = False) -> dict[str, list[dict]]:
     """Replay every repository into a store at `path`, searching each query at its time with every
-    (cfg, mode) of `runs`; returns {label: [{split, relevant, raw: [(id, score)], shown: [id]}]}."""
+    (cfg, mode) of `runs`; returns {label: [{split, relevant, raw: [(id, score)], shown: [id]}]}.
+    `write_time`: after each session, the full model's write-time vectors of the new lessons, as the
+    learning worker computes them (embed/write_time.py; nothing without the `semantic` extra)."""
     from ace_engine.core.project import Project
     from ace_engine.playbook.playbook import Playbook
     from ace_engine.retrieval import situations
@@ -100,6 +102,10 @@ def walk(path: str, runs: dict[str, tuple[dict, str]]) -> dict[str, list[dict]]:
                     lessons[known]["gold"].append(lesson)
                     lessons[known]["situations"] += [p for _, p in items]
                     situations.add(store, known, items, session_id=session["id"], now=now)
+            if write_time:
+                from ace_engine.embed import write_time as write_time_mod
+
+                write_time_mod.refresh(store)
     for bid, lesson in lessons.items():
         peers = [b for b, x in lessons.items() if x["project_id"] == lesson["project_id"]]
         for gold in lesson["gold"]:

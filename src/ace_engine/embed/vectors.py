@@ -16,6 +16,9 @@ embed`, `ace install` and the learning worker. A vector is stored with the conte
 computed from, so a changed lesson is simply missing until embedded again. A lesson's situations
 (retrieval/situations.py) are embedded when recorded, in the learning worker, and folded with the
 lesson into a second vector (`fold_key`, SITUATION_WEIGHT below), rewritten whenever either changes.
+With `retrieval.write_time`, the lesson part of that second vector is its write-time vector (the full
+model's, mapped into the table's space by the worker: write_time.py, `write_key`), so a hook reads it
+at no extra cost; a lesson with a write-time vector and no situation gets a second vector too.
 
 A static vector is stored as: sign code (D/8 bytes, bit i = component i > 0), scale (float32),
 then the unit vector's components as int8 (value = scale × int). Search reads the scope's pack
@@ -165,10 +168,12 @@ def _embed_texts(t: static_embed.Table, texts: list[str]) -> list[list[float] | 
 
 
 def embed_missing(store: PlaybookStore, *, cfg: Settings | None = None, limit: int | None = None,
-                  progress: Callable[[int], object] | None = None) -> int:
+                  progress: Callable[[int], object] | None = None, write_time: bool = True) -> int:
     """Vectors for the active and candidate lessons that lack one for their current content, with
     the configured embedder; returns how many were embedded. `progress(done)` after each batch.
-    Without a `limit` (`ace embed`), the situations' vectors and the folds that are missing too."""
+    Without a `limit` (`ace embed`), the situations' vectors and the folds that are missing too, and
+    with `write_time` and `retrieval.write_time` set, the full model's write-time vectors where it is
+    installed (write_time.py)."""
     store_rows: Callable[[PlaybookStore, list[Bullet]], int]
     if embedder(cfg) == "minilm":
         from . import semantic
@@ -192,12 +197,22 @@ def embed_missing(store: PlaybookStore, *, cfg: Settings | None = None, limit: i
             progress(done)
     if limit is None and embedder(cfg) != "minilm":
         embed_situations(store)  # `ace embed`, the worker: the lessons' situations too (never a hook's few)
+        if write_time and value_of(cfg, "retrieval.write_time"):
+            from . import write_time as write_time_mod  # the full model, when installed: never in a hook
+
+            write_time_mod.refresh(store)
     return done
 
 
 def fold_key(model: str) -> str:
     """The `bullet_vectors.model` of the lessons' vectors folded with their situations."""
     return f"{model}+situations"
+
+
+def write_key(model: str) -> str:
+    """The `bullet_vectors.model` of the lessons' write-time vectors: the full model's, mapped into
+    the table's space by the learning worker (embed/write_time.py); folded in place of the table's."""
+    return f"{model}+full"
 
 
 def embed_situations(store: PlaybookStore, bullet_ids: Sequence[str] | None = None) -> int:
@@ -221,7 +236,8 @@ def embed_situations(store: PlaybookStore, bullet_ids: Sequence[str] | None = No
             if items:
                 store.put_situation_vectors(key, items)
             done += len(items)
-        ids = store.bullets_missing_folds(key, fold_key(key)) if bullet_ids is None else list(bullet_ids)
+        ids = (store.bullets_missing_folds(key, fold_key(key), write_key(key)) if bullet_ids is None
+               else list(bullet_ids))
         for start in range(0, len(ids), BATCH):
             _fold(store, t, key, ids[start:start + BATCH])
     except Exception as exc:  # noqa: BLE001 — a lost situation vector costs recall, never the write it follows
@@ -230,21 +246,27 @@ def embed_situations(store: PlaybookStore, bullet_ids: Sequence[str] | None = No
 
 
 def _fold(store: PlaybookStore, t: static_embed.Table, key: str, ids: Sequence[str]) -> None:
-    """Store unit(lesson + SITUATION_WEIGHT × mean of its situations) for those lessons that have both."""
+    """Store the second vector of those lessons that have situations or a write-time vector:
+    unit(base + SITUATION_WEIGHT × mean of its situations), base being the lesson's write-time vector
+    (the full model's, mapped: embed/write_time.py) when it has a current one, else the table's."""
     width = t.dim // 8 + 4 + t.dim  # code, scale, components: see `to_blob`
     situations: dict[str, list[list[float]]] = {}
     for bid, blob in store.situation_vectors(key, ids):
         if len(blob) == width:
             situations.setdefault(bid, []).append(_decode(blob, t.dim))
-    lessons = dict(store.vectors_of(key, list(situations)))
+    written = {bid: blob for bid, blob in store.vectors_of(write_key(key), list(ids)) if len(blob) == width}
+    lessons = {bid: written.get(bid, blob) for bid, blob in store.vectors_of(key, list(ids))
+               if bid in situations or bid in written}  # the others search by their own vector
     keys = {b["id"]: b["content_key"] for b in store.get_bullets(list(lessons))}
     items = []
     for bid, blob in lessons.items():
-        rows = situations[bid]
-        weight = SITUATION_WEIGHT / len(rows)
+        rows = situations.get(bid, [])
+        if not rows:  # a write-time vector alone: stored as it is (decoding and encoding would round it)
+            items.append((bid, keys[bid], blob))
+            continue
         folded = _decode(blob, t.dim)
         for row in rows:
-            folded = [a + weight * b for a, b in zip(folded, row, strict=True)]
+            folded = [a + SITUATION_WEIGHT / len(rows) * b for a, b in zip(folded, row, strict=True)]
         norm = math.sqrt(sum(a * a for a in folded)) or 1.0
         items.append((bid, keys[bid], to_blob([a / norm for a in folded])))
     if items:

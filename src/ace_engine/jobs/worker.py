@@ -169,6 +169,13 @@ def main(project_key: str, lock_fd: int | None = None) -> None:
         if results:
             log.write("INFO", "learning", f"worker {os.getpid()} for {project_key}: " + ", ".join(
                 f"job {r['job']} {r['status']}" for r in results))
+            # With `retrieval.write_time`, the lessons just learned get the full model's vectors here, off
+            # the hook path (issue 24); without the `semantic` extra this is one query and nothing else.
+            # Never raises. A store from before fills in over a few runs (`ace embed` does all at once).
+            if cfg["retrieval.write_time"]:
+                from ..embed import write_time
+
+                write_time.refresh(store, limit=write_time.WORKER_LIMIT)
         # Team sync, when this project is bound to a server (`ace remote set`): push what was just
         # learned, pull at most every `remote.pull_minutes`. `drain` has released the lock, and both
         # are idempotent. Never raises; offline is normal.

@@ -88,11 +88,15 @@ class SituationsSQL(StoreBase):
             self.conn.executemany("UPDATE lesson_situations SET model = ?, vector = ? WHERE id = ?",
                                   [(model, blob, sid) for sid, blob in items])
 
-    def bullets_missing_folds(self, model: str, fold_model: str) -> list[str]:
-        """Active lessons with embedded situations and a current `model` vector but no current
-        `fold_model` one (their content changed since, or the fold was never written)."""
+    def bullets_missing_folds(self, model: str, fold_model: str, written: str | None = None) -> list[str]:
+        """Active lessons with embedded situations (or a current `written` vector: the full model's,
+        embed/write_time.py) and a current `model` vector but no current `fold_model` one (their
+        content changed since, or the fold was never written)."""
         return [r[0] for r in self.conn.execute(
-            "SELECT DISTINCT b.id FROM lesson_situations s JOIN bullets b ON b.id = s.bullet_id"
+            "SELECT DISTINCT b.id FROM bullets b"
             " JOIN bullet_vectors v ON v.bullet_id = b.id AND v.model = ? AND v.content_key = b.content_key"
             " LEFT JOIN bullet_vectors f ON f.bullet_id = b.id AND f.model = ? AND f.content_key = b.content_key"
-            " WHERE b.status = 'active' AND s.model = ? AND f.bullet_id IS NULL", (model, fold_model, model))]
+            " WHERE b.status = 'active' AND f.bullet_id IS NULL AND (EXISTS (SELECT 1 FROM lesson_situations s"
+            " WHERE s.bullet_id = b.id AND s.model = ?) OR EXISTS (SELECT 1 FROM bullet_vectors w"
+            " WHERE w.bullet_id = b.id AND w.model = ? AND w.content_key = b.content_key))",
+            (model, fold_model, model, written or ""))]
