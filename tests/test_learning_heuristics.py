@@ -136,6 +136,19 @@ def test_working_commands_are_the_projects_checks_not_one_test_or_a_listing():
     assert reflect([background])["candidates"] == []  # ran in the background: its exit proves nothing
 
 
+@pytest.mark.parametrize(("command", "told"), [
+    ("uv run pytest -q", True), ("poetry run pytest", True), ("go test -tags=integration ./...", True),
+    ("cargo test --features postgres", True), ("bundle exec rspec", True),
+    ("pytest -q", False), ("python -m pytest -q", False), ("npx vitest run", False), ("go test ./...", False),
+    ("time cargo test", False),
+])
+def test_a_check_run_through_a_launcher_or_option_the_project_needs_is_worth_telling(command, told):
+    """`uv run pytest` fails as plain `pytest` where the tools live in uv's environment: the next session
+    would not guess it. The ecosystem's obvious form (`pytest -q`, `npx vitest run`) goes without saying."""
+    lessons = contents(reflect([bash(command, "12 passed")]))
+    assert lessons == ([f"Run the tests here with `{command}`."] if told else [])
+
+
 def test_no_lessons_from_plain_successful_work_or_unresolved_noise():
     assert reflect([read("a.py"), edit("a.py", "x", "y"), bash("git diff")])["candidates"] == []
     assert reflect([bash("python -m pytest -q", "something odd happened", ok=False, error=None)])["candidates"] == []
