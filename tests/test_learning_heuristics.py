@@ -380,3 +380,18 @@ def test_a_lint_rule_is_stated_without_the_place_it_fired_this_time():
         bash("golangci-lint run ./...", "0 issues.")])
     rule = next(c for c in contents(out) if "enforces" in c)
     assert "(errcheck)" in rule and "t.Chdir(dir)" in rule and "settings_test.go" not in rule
+
+
+def test_a_workspace_package_built_before_the_test_that_could_not_import_it_is_the_fix():
+    missing = "error: Cannot find module '@acme/core' from 'packages/codegen/src/index.test.ts'"
+    out = reflect([
+        bash("bun test packages/codegen", missing, ok=False),
+        bash("bun run build --filter=@acme/core", "built @acme/core"),
+        bash("bun test packages/codegen", "12 pass")])
+    assert any(c.startswith("Run `bun run build --filter=@acme/core` before `bun test packages/codegen`")
+               for c in contents(out))
+    unrelated = reflect([  # a build the failure does not point at is not credited
+        bash("bun test packages/codegen", "error: expected 3, received 4", ok=False),
+        bash("bun run build --filter=@acme/web", "built @acme/web"),
+        bash("bun test packages/codegen", "12 pass")])
+    assert not any("before `bun test" in c for c in contents(unrelated))

@@ -94,6 +94,10 @@ def _mentions(output: str, path: str) -> bool:
     return bool(name) and (path in output or re.search(r"(?<![\w.-])" + re.escape(name) + r"\b", output) is not None)
 
 
+# A package, module or target a command names: `@scope/pkg`, `pkg-name`, `mod.sub`, `//pkg:target`.
+_TARGET_NAME = re.compile(r"@[\w.-]+/[\w.-]+|[A-Za-z][\w]*(?:[-.:][\w]+)+|//[\w/.-]+:[\w.-]+")
+
+
 def names_a_run(output: str, runs: Sequence[Step]) -> bool:
     """Does the failure's output name one of these commands (`Run 'mix deps.get'`, `try npm install`):
     the tool and its subcommand, as the tool itself would tell the user to type them — or a package
@@ -104,6 +108,11 @@ def names_a_run(output: str, runs: Sequence[Step]) -> bool:
         named = [f"{re.escape(words[0])}(?:\\s+-\\S+)*\\s+{re.escape(words[1])}"] if len(words) > 1 else []
         if run.get("kind") == "install":  # `bun add -d vitest@3.2` names vitest
             named += [re.escape(n) for w in words[2:] if len(n := re.sub(r"(?<=.)@.*$|[<>=~^].*$", "", w)) > 2]
+        # What the run works on, where the failure names it: `bun run build --filter=@acme/core` for
+        # `Cannot find module '@acme/core'` (a package, a module, a target: never a bare path or word).
+        values = [w.split("=", 1)[1] if w.startswith("-") and "=" in w else w
+                  for w in commands.key(run.get("command") or "").split()[2:]]
+        named += [re.escape(v) for v in values if _TARGET_NAME.fullmatch(v)]
         if any(re.search(rf"(?<![\w-]){n}(?![\w])", output) for n in named):
             return True
     return False
@@ -135,6 +144,8 @@ def _fixes(first: Step, fail: Step, passed: Step, steps: Sequence[Step], created
             and not _NOT_A_FIX.match(commands.key(s["command"])) and not throwaway(s, created)
             and not covers(s["command"], fail["command"])
             and (s.get("kind") not in commands.CHECK_KINDS or s.get("kind") == "format"
+                 # a build before a test or lint (a workspace package the check imports) is a step it needs
+                 or (s.get("kind") == "build" and fail.get("kind") != "build")
                  or _FIXING_FLAG.search(commands.key(s["command"])))]
     return sorted(edits + runs, key=lambda s: s["step"])
 

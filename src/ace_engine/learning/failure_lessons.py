@@ -234,6 +234,8 @@ def _fix_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
         diff = _diffs(fix_edits, FIX_CHARS) or "editing it"  # a payload's edit may name only its file
         content = f"{cmd} needs {diff} in {where}: without it, {_fails_with(sig, root, 90)}."
     else:
+        if not (sig or "").strip():
+            return None  # no error a later session could recognise: nothing to say "when … fails with"
         # Over the cap, the signature gives way first (down to 80: its head and telling end), then the
         # place (its first file only); the fix is never cut: past that the lesson is longer.
         first, said = _where(fix_edits[:1], output, root), _sig(sig, root, 110)
