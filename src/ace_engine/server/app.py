@@ -151,10 +151,10 @@ class _Api:
     def _run(self, work: Callable[[Ctx], Mapping[str, object] | _Pulled], request: Request, raw: bytes, scope: str,
              body: str | None, query: str | None, create: bool) -> Mapping[str, object] | _Pulled:
         now = self.now()
-        # The token and the path's project in one statement (`resolve_project` below uses that row).
-        principal = self.auth.authenticate(request.headers.get("authorization"), now,
-                                           request.path_params.get("project"))
-        wait = self.limiter.take(principal.token_id, now)
+        # The token, the path's project and the rate take in one statement (`resolve_project` below
+        # uses that row): 401 before 429, as the take is made only for a live token.
+        principal, wait = self.auth.admit(request.headers.get("authorization"), now,
+                                          request.path_params["project"], self.limiter)
         if wait > 0:
             raise ApiError(429, "rate_limited", f"over this token's rate limit; retry in {wait:.1f} s",
                            {"Retry-After": retry_after(wait)})

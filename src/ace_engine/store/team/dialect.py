@@ -147,9 +147,10 @@ class Tx:
             self.execute(f"INSERT INTO {table}({names}) VALUES {', '.join([row] * len(chunk))}{tail}",
                          [v for r in chunk for v in r])
 
-    def all_many(self, queries: Sequence[tuple[str, Sequence[SQLParam]]]) -> list[list[Row]]:
+    def all_many(self, queries: Sequence[tuple[str, Sequence[SQLParam]]], commit: bool = False) -> list[list[Row]]:
         """Several queries' rows, sent together: one round trip on PostgreSQL (pipeline mode, a
-        cursor each), one after the other on SQLite (in process: nothing to save)."""
+        cursor each), one after the other on SQLite (in process: nothing to save). With `commit`,
+        the transaction's COMMIT goes in the same round trip (as `pipeline(commit=True)`)."""
         if not self.pyformat:
             return [self.all(sql, params) for sql, params in queries]
         conn = self.cur.connection
@@ -158,6 +159,8 @@ class Tx:
             with conn.pipeline():
                 for cur, (sql, params) in zip(cursors, queries, strict=True):
                     cur.execute(_pyformat(sql), tuple(params))
+                if commit:
+                    conn.commit()
             out: list[list[Row]] = []
             for cur in cursors:
                 if cur.description is None:  # a write without RETURNING (sent with the reads)
@@ -209,6 +212,9 @@ class Dialect:
     least: str  # the two-or-more-argument minimum (SQLite's scalar MIN, PostgreSQL's LEAST)
     greatest: str
     json_text: str  # a JSON column as text: `{}` formatted with the column's name
+    # The statement that lets a transaction commit without waiting for its flush to disk, for state
+    # whose loss in a database crash is harmless (a rate take); None: the engine has none to offer.
+    relaxed: str | None = None
 
     def single(self) -> AbstractContextManager[Tx]:
         """One write statement as its own transaction (autocommit)."""
@@ -344,6 +350,7 @@ class PostgresDialect(Dialect):
     day_sql = "CAST(FLOOR(created_at / 86400) AS BIGINT)"  # CAST alone would round
     least, greatest = "LEAST", "GREATEST"
     json_text = "{}::text"
+    relaxed = "SET LOCAL synchronous_commit TO off"  # this transaction only; WAL order is kept
 
     def __init__(self, url: str) -> None:
         try:
