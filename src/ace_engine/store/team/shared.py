@@ -26,7 +26,8 @@ sessions and the same buckets (docs/team-server.md, "Running several replicas").
   token is still valid (not revoked, not expired): one indexed join; a dead one is deleted.
   Opening a session deletes expired ones first (an indexed range delete).
 
-Cost: a take is one upsert on a primary key (with the token's read: one statement); a session lookup one join on two primary keys.
+Cost: a take is one upsert on a primary key (with the token's read: one statement); a session
+lookup one join on two primary keys.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ from typing import Any, TypedDict
 
 from .dialect import Dialect, Row
 
-__all__ = ["PRUNE_EVERY", "SessionRow", "end_session", "open_session", "prune_rates", "session", "take_rate", "token_take"]
+__all__ = ["PRUNE_EVERY", "SessionRow", "end_session", "open_session", "prune_rates", "session", "take_rate",
+           "token_take"]
 
 PRUNE_EVERY = 1000
 _takes = itertools.count(1)
