@@ -120,6 +120,10 @@ class Tx:
         """The rows of a query as tuples, fetched `size` at a time (module docstring)."""
         if self.pyformat:
             yield from self.cur.stream(_pyformat(sql), tuple(params), size=size)
+            # psycopg 3.3 leaves the connection in libpq's chunked-rows mode after a stream: the next
+            # pipeline on it (`all_many`, a push's writes) fails with "TUPLES_CHUNK" until a plain
+            # query has run. The pool hands this connection to any request next: leave it sane.
+            self.cur.execute("SELECT 1")
             return
         self.cur.execute(sql, tuple(params))
         while batch := self.cur.fetchmany(size):
@@ -146,6 +150,10 @@ class Tx:
             chunk = rows[start:start + ROWS_PER_INSERT]
             self.execute(f"INSERT INTO {table}({names}) VALUES {', '.join([row] * len(chunk))}{tail}",
                          [v for r in chunk for v in r])
+
+    def tuples(self, sql: str, params: Sequence[SQLParam] = ()) -> list[tuple[Any, ...]]:
+        """The rows of a query as tuples, without naming their columns (a caller that reads many)."""
+        return list(self._run(sql, params).fetchall())
 
     def all_many(self, queries: Sequence[tuple[str, Sequence[SQLParam]]], commit: bool = False) -> list[list[Row]]:
         """Several queries' rows, sent together: one round trip on PostgreSQL (pipeline mode, a

@@ -8,11 +8,18 @@ current `counts`), with the project's `last_seq` and whether `more` follow, in o
 (nothing updates or deletes a `deltas` row) and seqs are gap-free, so the page is exactly seqs
 after+1 … min(last_seq, after+limit): every client of a project pulls the same recent deltas, and
 all but the first pull of each come from memory (only TAG counts are read every time). That holds
-across replicas for the same reason. Rows missing from the cache are streamed (`Tx.stream`).
+across replicas for the same reason. Rows missing from the cache are read as tuples (at most `limit`
+of them, and the page holds their texts anyway: a stream saved nothing, and psycopg's left the
+connection unfit for the next pipeline, `Tx.stream`).
 `counts(tx, …)`: the per-client counts of lessons, `{lesson: {client: [helpful, harmful]}}`.
 
-Cost: per pull, one `last_seq` read, one counts read when the page has TAGs, and the log rows
-this process has not seen; memory: at most `LogCache.size` texts (~300 B each).
+On PostgreSQL the TAG counts come as JSON text the database builds (`json_object_agg`), read with
+`last_seq` in one round trip: a pull of a few hundred TAGs no longer makes a dict per counter row
+and serialises it again in Python (the pull's largest cost after the log cache).
+
+Cost: per pull, one round trip for `last_seq` and the counts (SQLite: a counts read when the page
+has TAGs), and the log rows this process has not seen; memory: at most `LogCache.size` texts
+(~300 B each).
 """
 
 from __future__ import annotations
@@ -71,12 +78,27 @@ def counts(tx: Tx, project_id: int, lesson_ids: list[str]) -> dict[str, dict[str
     return found
 
 
+# PostgreSQL: the page's TAG counts, each lesson's as JSON text built by the database, for the lessons
+# the log's TAGs in the page's seq range name (read with `last_seq`, in the same round trip: the range
+# may hold TAGs past `last_seq` by then, whose lessons' counts are read and not used).
+_COUNTS_JSON = ("SELECT lesson_id, json_object_agg(client_id, json_build_array(helpful, harmful) ORDER BY client_id)"
+                "::text AS counts FROM counters WHERE project_id = ? AND lesson_id IN (SELECT lesson_id FROM deltas "
+                "WHERE project_id = ? AND seq > ? AND seq <= ? AND op = 'TAG') GROUP BY lesson_id")
+
+
 def page(d: Dialect, cache: LogCache, project_id: int, after_seq: int, limit: int) -> PullPage:
     """The pull's page (module contract)."""
     limit = max(0, int(limit))
     after_seq = max(0, int(after_seq))
+    counted: dict[str, str] | None = None  # lesson -> its counts as JSON text
     with d.read() as tx:
-        last = int(tx.value("SELECT last_seq FROM projects WHERE id = ?", (project_id,)) or 0)
+        if d.name == "postgresql":
+            head, rows = tx.all_many([("SELECT last_seq FROM projects WHERE id = ?", (project_id,)),
+                                      (_COUNTS_JSON, (project_id, project_id, after_seq, after_seq + limit))])
+            last = int(head[0]["last_seq"]) if head else 0
+            counted = {str(r["lesson_id"]): str(r["counts"]) for r in rows}
+        else:
+            last = int(tx.value("SELECT last_seq FROM projects WHERE id = ?", (project_id,)) or 0)
         wanted = range(after_seq + 1, min(last, after_seq + limit) + 1)
         found = cache.get(project_id, wanted) if wanted else {}
         missing = [s for s in wanted if s not in found]
@@ -84,14 +106,15 @@ def page(d: Dialect, cache: LogCache, project_id: int, after_seq: int, limit: in
             body = d.json_text.format("body")
             fetched = {int(r[0]): (delta_json(r[0], r[1], r[2], r[3], r[4], r[5],
                                               r[6] if isinstance(r[6], str) else "{}"), str(r[1]), str(r[2]))
-                       for r in tx.stream(f"SELECT seq, op, lesson_id, idem_key, client_id, created_at, {body} "
+                       for r in tx.tuples(f"SELECT seq, op, lesson_id, idem_key, client_id, created_at, {body} "
                                           "FROM deltas WHERE project_id = ? AND seq >= ? AND seq <= ? ORDER BY seq",
                                           (project_id, missing[0], missing[-1]))}
             cache.put(project_id, fetched)
             found.update(fetched)
         entries = [found[s] for s in wanted if s in found]
-        tagged = sorted({lesson for _, op, lesson in entries if op == "TAG"})
-        current = counts(tx, project_id, tagged) if tagged else {}
-    deltas = [text + (f',"counts":{_dumps(current.get(lesson, {}))}}}' if op == "TAG" else "}")
+        if counted is None:
+            tagged = sorted({lesson for _, op, lesson in entries if op == "TAG"})
+            counted = {k: _dumps(v) for k, v in (counts(tx, project_id, tagged) if tagged else {}).items()}
+    deltas = [text + (f',"counts":{counted.get(lesson, "{}")}}}' if op == "TAG" else "}")
               for text, op, lesson in entries]
     return {"deltas": deltas, "last_seq": last, "more": last > after_seq + limit}
