@@ -117,7 +117,7 @@ class Plan:
     with set operations only (first the union of each alternative's most telling set: one
     `isdisjoint` rules out most patterns for most texts). The same answers as `may(need, low)`."""
 
-    __slots__ = ("rules", "words")
+    __slots__ = ("lazy", "rules", "words")
 
     def __init__(self, needs: list[Need | None]) -> None:
         self.words = tuple(sorted({w for need in needs if need for alt in need for ws in alt for w in ws}))
@@ -125,6 +125,23 @@ class Plan:
             None if not need else (frozenset(w for alt in need for w in alt[0]),
                                    tuple(tuple(frozenset(ws) for ws in alt) for alt in need))
             for need in needs]
+        # The same sets as tuples, for `may_in`: longest words first (the rarest, so `any` stops early).
+        self.lazy: list[tuple[tuple[str, ...], tuple[tuple[tuple[str, ...], ...], ...]] | None] = [
+            None if rule is None else (_longest_first(rule[0]), tuple(tuple(_longest_first(ws) for ws in alt)
+                                                                      for alt in rule[1]))
+            for rule in self.rules]
+
+    def may_in(self, index: int, low: str) -> bool:
+        """`may(index, present(low))`, looking only for the words pattern `index` needs, and for its
+        alternatives' further words only once one of their most telling ones is there: for most
+        texts most rules are ruled out by a few dozen substring searches instead of every word's."""
+        rule = self.lazy[index]
+        if rule is None:
+            return True
+        first, alts = rule
+        if not any(w in low for w in first):
+            return False
+        return any(all(any(w in low for w in ws) for ws in alt) for alt in alts)
 
     def present(self, low: str) -> frozenset[str]:
         return frozenset([w for w in self.words if w in low])
@@ -137,3 +154,7 @@ class Plan:
         if first.isdisjoint(found):
             return False
         return any(all(not ws.isdisjoint(found) for ws in alt) for alt in alts)
+
+
+def _longest_first(words: frozenset[str]) -> tuple[str, ...]:
+    return tuple(sorted(words, key=lambda w: (-len(w), w)))

@@ -470,12 +470,10 @@ def _concerns(text: str, trusted_hosts: Iterable[str], fast: bool, redaction_fix
     # The lower-case copies the prefilter looks in (None: not ASCII, or not fast: every rule runs).
     low = text.lower() if fast and text.isascii() else None
     low_folded = low if same else (folded.lower() if fast and folded.isascii() else None)
-    plan = _rule_plan()
-    found = None if low is None else plan.present(low)
-    found_folded = found if same else (None if low_folded is None else plan.present(low_folded))
+    plan = _rule_plan()  # `may_in`: only the words each rule needs are looked for, as they are needed
     reasons = [reason for i, (reason, rx) in enumerate(_rules())
-               if ((found is None or plan.may(i, found)) and _fires(reason, rx, text))
-               or (not same and (found_folded is None or plan.may(i, found_folded)) and _fires(reason, rx, folded))]
+               if ((low is None or plan.may_in(i, low)) and _fires(reason, rx, text))
+               or (not same and (low_folded is None or plan.may_in(i, low_folded)) and _fires(reason, rx, folded))]
     if "disables hooks or ace-engine" not in reasons and (
             (not fast or "--bare" in text or "--bare" in folded)  # `_BARE` is case-sensitive
             and (_bare_flag(text) or (not same and _bare_flag(folded)))):
