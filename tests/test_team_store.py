@@ -588,3 +588,15 @@ def test_token_take_reads_the_token_and_takes_its_bucket_once(db, project):
     db.revoke_token(int(token["id"]), T0)
     token, _, wait = db.token_take("h" * 64, "widget", 1.0, 2, T0 + 100)
     assert token is not None and token["revoked_at"] is not None and wait is None  # a dead token takes nothing
+
+
+def test_the_log_cache_keeps_the_most_recent_puts():
+    from ace_engine.store.team.pull import LogCache
+
+    cache = LogCache(size=3)
+    cache.put(1, {1: ("a", "ADD", "x"), 2: ("b", "ADD", "y")})
+    cache.put(2, {1: ("c", "TAG", "x")})
+    assert cache.get(1, range(1, 4)) == {1: ("a", "ADD", "x"), 2: ("b", "ADD", "y")}
+    cache.put(1, {3: ("d", "ADD", "z")})  # over the size: the oldest put (project 1, seq 1) goes
+    assert cache.get(1, range(1, 4)) == {2: ("b", "ADD", "y"), 3: ("d", "ADD", "z")}
+    assert cache.get(2, range(1, 2)) == {1: ("c", "TAG", "x")} and cache.get(3, range(1, 9)) == {}

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections import OrderedDict
+from collections import deque
 
 from .dialect import Dialect, Tx
 from .records import PullPage
@@ -47,24 +47,37 @@ def delta_json(seq: int, op: str, lesson_id: str, key: str, client_id: str, crea
 
 
 class LogCache:
-    """Logged deltas' JSON text by (project id, seq), the most recent `size` of them (module contract)."""
+    """Logged deltas' JSON text by (project id, seq), the most recent `size` of them (module contract).
+    Kept per project, by seq, so a page is looked up with int keys (no tuple per seq), and evicted
+    oldest put first (`_order`)."""
 
     def __init__(self, size: int = 50_000) -> None:
         self.size = size
-        self._rows: OrderedDict[tuple[int, int], Entry] = OrderedDict()
+        self._rows: dict[int, dict[int, Entry]] = {}
+        self._order: deque[tuple[int, int]] = deque()
         self._lock = threading.Lock()
 
     def get(self, project_id: int, seqs: range) -> dict[int, Entry]:
         with self._lock:
-            rows = self._rows
-            return {s: found for s in seqs if (found := rows.get((project_id, s))) is not None}
+            rows = self._rows.get(project_id)
+            if not rows:
+                return {}
+            return {s: found for s in seqs if (found := rows.get(s)) is not None}
 
     def put(self, project_id: int, entries: dict[int, Entry]) -> None:
         with self._lock:
+            rows = self._rows.setdefault(project_id, {})
             for seq, entry in entries.items():
-                self._rows[(project_id, seq)] = entry
-            while len(self._rows) > self.size:
-                self._rows.popitem(last=False)  # the oldest put first: old deltas are pulled least
+                if seq not in rows:
+                    self._order.append((project_id, seq))
+                rows[seq] = entry
+            while len(self._order) > self.size:
+                old_project, old_seq = self._order.popleft()  # the oldest put first: old deltas are pulled least
+                held = self._rows.get(old_project)
+                if held is not None:
+                    held.pop(old_seq, None)
+                    if not held:
+                        del self._rows[old_project]
 
 
 def counts(tx: Tx, project_id: int, lesson_ids: list[str]) -> dict[str, dict[str, list[int]]]:
