@@ -173,10 +173,9 @@ class Tx:
         """The rows of a query as tuples, without naming their columns (a caller that reads many)."""
         return list(self._run(sql, params).fetchall())
 
-    def all_many(self, queries: Sequence[tuple[str, Sequence[SQLParam]]], commit: bool = False) -> list[list[Row]]:
+    def all_many(self, queries: Sequence[tuple[str, Sequence[SQLParam]]]) -> list[list[Row]]:
         """Several queries' rows, sent together: one round trip on PostgreSQL (pipeline mode, a
-        cursor each), one after the other on SQLite (in process: nothing to save). With `commit`,
-        the transaction's COMMIT goes in the same round trip (as `pipeline(commit=True)`)."""
+        cursor each), one after the other on SQLite (in process: nothing to save)."""
         if not self.pyformat:
             return [self.all(sql, params) for sql, params in queries]
         conn = self.cur.connection
@@ -185,8 +184,6 @@ class Tx:
             with conn.pipeline():
                 for cur, (sql, params) in zip(cursors, queries, strict=True):
                     cur.execute(_pyformat(sql), tuple(params))
-                if commit:
-                    conn.commit()
             out: list[list[Row]] = []
             for cur in cursors:
                 if cur.description is None:  # a write without RETURNING (sent with the reads)
@@ -238,9 +235,10 @@ class Dialect:
     least: str  # the two-or-more-argument minimum (SQLite's scalar MIN, PostgreSQL's LEAST)
     greatest: str
     json_text: str  # a JSON column as text: `{}` formatted with the column's name
-    # The statement that lets a transaction commit without waiting for its flush to disk, for state
-    # whose loss in a database crash is harmless (a rate take); None: the engine has none to offer.
-    relaxed: str | None = None
+    # A condition, always true, that lets the statement it is in commit without waiting for its flush
+    # to disk, for state whose loss in a database crash is harmless (a rate take). PostgreSQL: the
+    # statement's own transaction only (`set_config(…, true)`, evaluated for any row it writes).
+    relaxed = "1 = 1"
 
     def single(self) -> AbstractContextManager[Tx]:
         """One write statement as its own transaction (autocommit)."""
@@ -376,7 +374,7 @@ class PostgresDialect(Dialect):
     day_sql = "CAST(FLOOR(created_at / 86400) AS BIGINT)"  # CAST alone would round
     least, greatest = "LEAST", "GREATEST"
     json_text = "{}::text"
-    relaxed = "SET LOCAL synchronous_commit TO off"  # this transaction only; WAL order is kept
+    relaxed = "set_config('synchronous_commit', 'off', true) IS NOT NULL"  # WAL order is kept
 
     def __init__(self, url: str) -> None:
         try:

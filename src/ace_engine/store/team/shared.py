@@ -10,11 +10,11 @@ sessions and the same buckets (docs/team-server.md, "Running several replicas").
   else the seconds until a take would be. A bucket that has refilled is the same as none: every
   `PRUNE_EVERY`-th take of a process deletes those (`prune_rates`). Replicas' clocks may differ a
   little: a bucket's `at` never goes back, and a refill is never negative.
-  A take commits without waiting for its WAL flush on PostgreSQL (`Dialect.relaxed`, in the same
-  round trip): every request takes from its token's one bucket, and waiting for a disk flush while
-  holding that row's lock serialised all of a token's requests on the disk. What a database crash
-  can lose is the last fraction of a second of takes (a token gets those requests back), never a
-  delta: a later synchronous commit flushes the WAL before it, takes included.
+  A take commits without waiting for its WAL flush on PostgreSQL (`Dialect.relaxed`, a condition of
+  the statement itself): every request takes from its token's one bucket, and waiting for a disk
+  flush (~5 ms here) while holding that row's lock serialised all of a token's requests on the
+  disk. What a database crash can lose is the last fraction of a second of takes (a token gets
+  those requests back), never a delta: a later synchronous commit flushes the WAL before it.
 - `token_take(d, select_sql, params, rate, burst, now)`: the token row `select_sql` reads (its
   columns `id`, `revoked_at`, `expires_at` and any others) and, when that token is live at `now`,
   the take of its bucket `t<id>`, in ONE statement on PostgreSQL (a data-modifying CTE): a request
@@ -59,24 +59,14 @@ class SessionRow(TypedDict):
     prefix: str
 
 
-def _take_sql(d: Dialect) -> str:
+def _take_sql(d: Dialect, source: str = "WHERE") -> str:
+    """The take's upsert; `source`: what its row is selected from, up to its WHERE (`token_take`)."""
     least, greatest = d.least, d.greatest
     refill = f"{least}(?, rate_buckets.tokens + {greatest}(0.0, ? - rate_buckets.at) * ?)"
     allowed = f"CASE WHEN {refill} >= 1.0 THEN 1 ELSE 0 END"
-    return ("INSERT INTO rate_buckets(bucket, tokens, at, ok) VALUES (?, ?, ?, 1) "
+    return (f"INSERT INTO rate_buckets(bucket, tokens, at, ok) SELECT ?, ?, ?, 1 {source} {d.relaxed} "
             f"ON CONFLICT (bucket) DO UPDATE SET ok = {allowed}, tokens = {refill} - {allowed}, "
             f"at = {greatest}(rate_buckets.at, ?) RETURNING tokens, ok")
-
-
-def _relaxed_one(d: Dialect, sql: str, params: Sequence[Any]) -> Row | None:
-    """The first row of one write statement, committed without waiting for the disk where the
-    engine allows it (module docstring): one round trip either way."""
-    if d.relaxed is None:
-        with d.single() as tx:  # one statement: its own transaction, no BEGIN / COMMIT round trips
-            return tx.one(sql, params)
-    with d.write() as tx:  # BEGIN, SET LOCAL, the statement and COMMIT in one pipeline
-        rows = tx.all_many([(d.relaxed, ()), (sql, params)], commit=True)[1]
-    return rows[0] if rows else None
 
 
 def _wait(tokens: Any, ok: Any, rate: float) -> float:
@@ -92,7 +82,8 @@ def take_rate(d: Dialect, bucket: str, rate: float, burst: float, now: float) ->
     """0.0 if a request of `bucket` may go on (one token taken), else the seconds to wait."""
     fill = (float(burst), float(now), float(rate))
     params = (bucket, float(burst) - 1.0, float(now), *fill, *fill, *fill, float(now))
-    row = _relaxed_one(d, _take_sql(d), params)
+    with d.single() as tx:  # one statement: its own transaction, no BEGIN / COMMIT round trips
+        row = tx.one(_take_sql(d), params)
     _pruned(d, rate, burst, now)
     assert row is not None  # an upsert with RETURNING always returns its row
     return _wait(row["tokens"], row["ok"], rate)
@@ -101,7 +92,7 @@ def take_rate(d: Dialect, bucket: str, rate: float, burst: float, now: float) ->
 def token_take(d: Dialect, select_sql: str, select_params: Sequence[Any], rate: float, burst: float,
                now: float) -> Row | None:
     """The token row `select_sql` finds, with `r_wait` (module docstring); None: no such token."""
-    if d.relaxed is None:
+    if d.name != "postgresql":  # no data-modifying CTE: the read, then the take (in process: no round trips)
         with d.read() as tx:
             row = tx.one(select_sql, select_params)
         if row is None:
@@ -110,13 +101,14 @@ def token_take(d: Dialect, select_sql: str, select_params: Sequence[Any], rate: 
         row["r_wait"] = take_rate(d, f"t{int(row['id'])}", rate, burst, now) if live else None
         return row
     fill = (float(burst), float(now), float(rate))
-    # The take's INSERT is _take_sql's with its VALUES row drawn from the token, if live.
-    upsert = _take_sql(d).replace("VALUES (?, ?, ?, 1)", "SELECT 't' || tok.id, ?, ?, 1 FROM tok WHERE "
-                                  "tok.revoked_at IS NULL AND (tok.expires_at IS NULL OR tok.expires_at > ?)")
+    # The take's row is drawn from the token, when it is live (the bucket name as `bucket_name` spells it).
+    upsert = _take_sql(d, "FROM tok WHERE tok.revoked_at IS NULL AND (tok.expires_at IS NULL OR "
+                          "tok.expires_at > ?) AND").replace("SELECT ?, ?, ?, 1", "SELECT 't' || tok.id, ?, ?, 1")
     sql = (f"WITH tok AS ({select_sql}), took AS ({upsert}) "
            "SELECT tok.*, took.tokens AS r_tokens, took.ok AS r_ok FROM tok LEFT JOIN took ON TRUE")
     params = (*select_params, float(burst) - 1.0, float(now), float(now), *fill, *fill, *fill, float(now))
-    row = _relaxed_one(d, sql, params)
+    with d.single() as tx:  # one statement, its own transaction
+        row = tx.one(sql, params)
     if row is None:
         return None
     tokens, ok = row.pop("r_tokens"), row.pop("r_ok")
