@@ -14,7 +14,7 @@ connection unfit for the next pipeline, `Tx.stream`).
 `counts(tx, …)`: the per-client counts of lessons, `{lesson: {client: [helpful, harmful]}}`.
 
 On PostgreSQL the TAG counts come as JSON text the database builds (`json_object_agg`), read with
-`last_seq` in one round trip: a pull of a few hundred TAGs no longer makes a dict per counter row
+`last_seq` in one statement: a pull of a few hundred TAGs no longer makes a dict per counter row
 and serialises it again in Python (the pull's largest cost after the log cache).
 
 Cost: per pull, one round trip for `last_seq` and the counts (SQLite: a counts read when the page
@@ -91,12 +91,14 @@ def counts(tx: Tx, project_id: int, lesson_ids: list[str]) -> dict[str, dict[str
     return found
 
 
-# PostgreSQL: the page's TAG counts, each lesson's as JSON text built by the database, for the lessons
-# the log's TAGs in the page's seq range name (read with `last_seq`, in the same round trip: the range
-# may hold TAGs past `last_seq` by then, whose lessons' counts are read and not used).
-_COUNTS_JSON = ("SELECT lesson_id, json_object_agg(client_id, json_build_array(helpful, harmful) ORDER BY client_id)"
-                "::text AS counts FROM counters WHERE project_id = ? AND lesson_id IN (SELECT lesson_id FROM deltas "
-                "WHERE project_id = ? AND seq > ? AND seq <= ? AND op = 'TAG') GROUP BY lesson_id")
+# PostgreSQL: the project's `last_seq` (the row without a lesson) and the page's TAG counts, each
+# lesson's as JSON text built by the database, for the lessons the log's TAGs in the page's seq range
+# name, in ONE statement: one snapshot, so the range holds no TAG past that `last_seq`; and a plain
+# query, not a pipeline (psycopg's pipeline loop in Python was the pull's largest cost).
+_HEAD_AND_COUNTS = ("SELECT NULL AS lesson_id, last_seq, NULL AS counts FROM projects WHERE id = ? UNION ALL "
+                    "SELECT lesson_id, NULL, json_object_agg(client_id, json_build_array(helpful, harmful) "
+                    "ORDER BY client_id)::text FROM counters WHERE project_id = ? AND lesson_id IN (SELECT lesson_id "
+                    "FROM deltas WHERE project_id = ? AND seq > ? AND seq <= ? AND op = 'TAG') GROUP BY lesson_id")
 
 
 def page(d: Dialect, cache: LogCache, project_id: int, after_seq: int, limit: int) -> PullPage:
@@ -106,10 +108,9 @@ def page(d: Dialect, cache: LogCache, project_id: int, after_seq: int, limit: in
     counted: dict[str, str] | None = None  # lesson -> its counts as JSON text
     with d.read() as tx:
         if d.name == "postgresql":
-            head, rows = tx.all_many([("SELECT last_seq FROM projects WHERE id = ?", (project_id,)),
-                                      (_COUNTS_JSON, (project_id, project_id, after_seq, after_seq + limit))])
-            last = int(head[0]["last_seq"]) if head else 0
-            counted = {str(r["lesson_id"]): str(r["counts"]) for r in rows}
+            rows = tx.tuples(_HEAD_AND_COUNTS, (project_id, project_id, project_id, after_seq, after_seq + limit))
+            last = next((int(r[1]) for r in rows if r[0] is None), 0)
+            counted = {str(r[0]): str(r[2]) for r in rows if r[0] is not None}
         else:
             last = int(tx.value("SELECT last_seq FROM projects WHERE id = ?", (project_id,)) or 0)
         wanted = range(after_seq + 1, min(last, after_seq + limit) + 1)
