@@ -6,7 +6,9 @@ literals of which every match contains at least one (a tuple), or None when it f
 before running a rule, so a lesson that names no trigger word skips the rule's regex altogether:
 the same verdicts, since a rule skipped this way could not have matched.
 
-How: a literal run (`sudo`) is required; a group requires what its body requires; a repeat of at
+How: a literal run (`sudo`) is required (and, right before an alternation whose every branch
+starts with literals, the run followed by one of those: the parser factors `nc|ncat` into `n` then
+`c|cat`); a group requires what its body requires; a repeat of at
 least one requires what its body requires; an alternation requires the union of what each branch
 requires (none if one branch requires nothing); a sequence requires the best of its parts' sets
 (longest shortest literal, then fewest literals). Everything else (classes, anchors, lookarounds,
@@ -71,6 +73,13 @@ def _all(items: list[Any]) -> list[frozenset[str]]:
         if name == "LITERAL" and arg < 128:
             run.append(chr(arg).lower())
             continue
+        if name == "BRANCH" and run:
+            # The parser takes a common first letter out of an alternation (`nc|ncat|netcat` is `n`
+            # then `c|cat|etcat`): a run right before it needs one of the run + a branch's leading
+            # literals, a far more telling set than the run alone (unless a branch leads with none).
+            leads = [_lead(list(branch)) for branch in arg[1]]
+            if all(leads):
+                sets.append(frozenset("".join(run) + lead for lead in leads))
         if run:
             sets.append(frozenset(["".join(run)]))
             run = []
@@ -80,6 +89,16 @@ def _all(items: list[Any]) -> list[frozenset[str]]:
     if run:
         sets.append(frozenset(["".join(run)]))
     return sets
+
+
+def _lead(items: list[Any]) -> str:
+    """The lower-case literal run a sequence of parse items starts with ('' if none)."""
+    lead = []
+    for op, arg in items:
+        if str(op) != "LITERAL" or arg >= 128:
+            break
+        lead.append(chr(arg).lower())
+    return "".join(lead)
 
 
 def _score(need: frozenset[str]) -> tuple[int, int]:
