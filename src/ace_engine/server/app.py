@@ -38,6 +38,7 @@ import contextlib
 import json
 import os
 import re
+import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -64,6 +65,7 @@ if TYPE_CHECKING:
 
 _INT = re.compile(r"-?[0-9]{1,20}")
 REVIEW_CLIENT = "server-review"  # the client id an admin's approval is logged under
+PUSHES_PER_PROJECT = 2  # `_Api._push_slot`
 
 
 @dataclass
@@ -117,6 +119,8 @@ class _Api:
         self.now = now
         self.auth = Authenticator(db)
         self.changes = Changes(db.last_seqs)
+        self._slots: dict[int, threading.BoundedSemaphore] = {}
+        self._slots_lock = threading.Lock()
 
     def endpoint(self, work: Callable[[Ctx], Mapping[str, object] | _Pulled], *, scope: str, body: str | None = None,
                  query: str | None = None, create: bool = False) -> Callable[[Request], Awaitable[Response]]:
@@ -173,6 +177,19 @@ class _Api:
         project = resolve_project(self.db, principal, path["project"], now, create=create)
         return work(Ctx(principal, project, data, params, path, now))
 
+    def _push_slot(self, project_id: int) -> threading.BoundedSemaphore:
+        """At most PUSHES_PER_PROJECT of this process's pushes to one project in the database at once.
+        A project's pushes take turns on its row lock anyway; past one holding it and one ready, a
+        push waiting there only holds a pooled connection, and with enough of them waiting every
+        pull and token check of the process queued behind them for a connection."""
+        with self._slots_lock:
+            slot = self._slots.get(project_id)
+            if slot is None:
+                if len(self._slots) >= 10_000:
+                    self._slots.clear()  # dropped slots only loosen the bound for pushes already in
+                slot = self._slots[project_id] = threading.BoundedSemaphore(PUSHES_PER_PROJECT)
+            return slot
+
     # -- the routes' work ---------------------------------------------------------------------------------
 
     def project(self, ctx: Ctx) -> ProjectSummary:
@@ -200,8 +217,9 @@ class _Api:
         last_seq = int(ctx.project["last_seq"])
         try:
             if items:
-                stored, last_seq = self.db.apply_push(ctx.project["id"], client_id, items, ctx.now,
-                                                      policy.rules(ctx.principal.token_id))
+                with self._push_slot(int(ctx.project["id"])):
+                    stored, last_seq = self.db.apply_push(ctx.project["id"], client_id, items, ctx.now,
+                                                          policy.rules(ctx.principal.token_id))
                 self.changes.notify(ctx.project["id"], last_seq)  # wake this process's long-polling pulls
             else:
                 stored = []
