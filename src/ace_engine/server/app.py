@@ -29,7 +29,12 @@ push; marks budgeted per lesson, token and day); one transaction per push, a res
 An approval names the `content_hash` the reviewer saw: a lesson changed since is a 409.
 Errors are `{"error": {"code", "message"}}`, unknown routes included.
 
-Cost: Starlette and this package; a request costs one token lookup plus its route's queries.
+Steps 2 and 3 are one statement (`Authenticator.admit`: the token, the path's project and the rate
+take). At most `PUSHES_PER_PROJECT` of this process's pushes to one project are in the database at
+once (`_Api._push_slot`), so a burst of pushes cannot hold every pooled connection.
+
+Cost: Starlette and this package; a request costs one statement for its token and rate plus its
+route's queries.
 """
 
 from __future__ import annotations
