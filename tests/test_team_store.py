@@ -566,3 +566,37 @@ def test_a_decision_names_the_content_it_was_shown(db, project):
     now_shown = db.review_queue(project)[0]["content_hash"]
     assert db.decide(project, "ctx-q1", True, "admin", T0, content_hash=now_shown)["status"] == "active"
     assert db.deltas_after(project, 0, 10)[0]["content"] == "second wording"
+
+
+def test_a_stream_leaves_the_connection_fit_for_a_pipeline(db):
+    # psycopg 3.3 left a connection in chunked-rows mode after a stream, and the next pipeline on it
+    # (a push's first round trip, a request's token and rate take) failed with TUPLES_CHUNK.
+    d = db._d
+    with d.read() as tx:
+        assert [r[0] for r in tx.stream("SELECT id FROM orgs ORDER BY id", size=1)] == [db.default_org]
+        assert tx.all_many([("SELECT 1 AS one", ()), ("SELECT 2 AS two", ())]) == [[{"one": 1}], [{"two": 2}]]
+
+
+def test_token_take_reads_the_token_and_takes_its_bucket_once(db, project):
+    db.create_token("h" * 64, "ace_hhhhhhhh", db.default_org, project, "write", "t", T0)
+    token, found, wait = db.token_take("h" * 64, "widget", 1.0, 2, T0)
+    assert token is not None and found is not None and found["id"] == project and wait == 0.0
+    assert db.token_take("h" * 64, "widget", 1.0, 2, T0)[2] == 0.0
+    assert db.token_take("h" * 64, "widget", 1.0, 2, T0)[2] == pytest.approx(1.0)  # the burst of 2 is spent
+    assert db.token_take("h" * 64, "nowhere", 1.0, 2, T0 + 10)[1] is None  # no such project: still the token
+    assert db.token_take("x" * 64, "widget", 1.0, 2, T0) == (None, None, None)
+    db.revoke_token(int(token["id"]), T0)
+    token, _, wait = db.token_take("h" * 64, "widget", 1.0, 2, T0 + 100)
+    assert token is not None and token["revoked_at"] is not None and wait is None  # a dead token takes nothing
+
+
+def test_the_log_cache_keeps_the_most_recent_puts():
+    from ace_engine.store.team.pull import LogCache
+
+    cache = LogCache(size=3)
+    cache.put(1, {1: ("a", "ADD", "x"), 2: ("b", "ADD", "y")})
+    cache.put(2, {1: ("c", "TAG", "x")})
+    assert cache.get(1, range(1, 4)) == {1: ("a", "ADD", "x"), 2: ("b", "ADD", "y")}
+    cache.put(1, {3: ("d", "ADD", "z")})  # over the size: the oldest put (project 1, seq 1) goes
+    assert cache.get(1, range(1, 4)) == {2: ("b", "ADD", "y"), 3: ("d", "ADD", "z")}
+    assert cache.get(2, range(1, 2)) == {1: ("c", "TAG", "x")} and cache.get(3, range(1, 9)) == {}

@@ -59,6 +59,7 @@ def test_each_rule_matches_only_texts_holding_its_words():
         for text in TEXTS:
             low = text.lower()
             assert plan.may(i, plan.present(low)) == prefilter.may(need, low), (reason, text)  # the two checks agree
+            assert plan.may_in(i, low) == plan.may(i, plan.present(low)), (reason, text)  # the lazy one too
             if text.isascii() and rx.search(text):
                 assert prefilter.may(need, low), (reason, text)
 
@@ -76,6 +77,8 @@ def test_fast_and_rule_by_rule_verdicts_agree_on_the_corpus():
 def test_fast_and_rule_by_rule_verdicts_agree_on_generated_texts(pieces):
     text = "".join(pieces)
     assert safety._concerns(text, (), fast=True) == safety._concerns(text, (), fast=False)
+    plan, low = safety._rule_plan(), text.lower()
+    assert all(plan.may_in(i, low) == plan.may(i, plan.present(low)) for i in range(len(safety._RULES)))
     assert safety._hosts(text, True) == safety._hosts(text, False)
 
 

@@ -6,7 +6,9 @@ literals of which every match contains at least one (a tuple), or None when it f
 before running a rule, so a lesson that names no trigger word skips the rule's regex altogether:
 the same verdicts, since a rule skipped this way could not have matched.
 
-How: a literal run (`sudo`) is required; a group requires what its body requires; a repeat of at
+How: a literal run (`sudo`) is required (and, right before an alternation whose every branch
+starts with literals, the run followed by one of those: the parser factors `nc|ncat` into `n` then
+`c|cat`); a group requires what its body requires; a repeat of at
 least one requires what its body requires; an alternation requires the union of what each branch
 requires (none if one branch requires nothing); a sequence requires the best of its parts' sets
 (longest shortest literal, then fewest literals). Everything else (classes, anchors, lookarounds,
@@ -71,6 +73,13 @@ def _all(items: list[Any]) -> list[frozenset[str]]:
         if name == "LITERAL" and arg < 128:
             run.append(chr(arg).lower())
             continue
+        if name == "BRANCH" and run:
+            # The parser takes a common first letter out of an alternation (`nc|ncat|netcat` is `n`
+            # then `c|cat|etcat`): a run right before it needs one of the run + a branch's leading
+            # literals, a far more telling set than the run alone (unless a branch leads with none).
+            leads = [_lead(list(branch)) for branch in arg[1]]
+            if all(leads):
+                sets.append(frozenset("".join(run) + lead for lead in leads))
         if run:
             sets.append(frozenset(["".join(run)]))
             run = []
@@ -80,6 +89,16 @@ def _all(items: list[Any]) -> list[frozenset[str]]:
     if run:
         sets.append(frozenset(["".join(run)]))
     return sets
+
+
+def _lead(items: list[Any]) -> str:
+    """The lower-case literal run a sequence of parse items starts with ('' if none)."""
+    lead = []
+    for op, arg in items:
+        if str(op) != "LITERAL" or arg >= 128:
+            break
+        lead.append(chr(arg).lower())
+    return "".join(lead)
 
 
 def _score(need: frozenset[str]) -> tuple[int, int]:
@@ -117,7 +136,7 @@ class Plan:
     with set operations only (first the union of each alternative's most telling set: one
     `isdisjoint` rules out most patterns for most texts). The same answers as `may(need, low)`."""
 
-    __slots__ = ("rules", "words")
+    __slots__ = ("lazy", "rules", "words")
 
     def __init__(self, needs: list[Need | None]) -> None:
         self.words = tuple(sorted({w for need in needs if need for alt in need for ws in alt for w in ws}))
@@ -125,6 +144,23 @@ class Plan:
             None if not need else (frozenset(w for alt in need for w in alt[0]),
                                    tuple(tuple(frozenset(ws) for ws in alt) for alt in need))
             for need in needs]
+        # The same sets as tuples, for `may_in`: longest words first (the rarest, so `any` stops early).
+        self.lazy: list[tuple[tuple[str, ...], tuple[tuple[tuple[str, ...], ...], ...]] | None] = [
+            None if rule is None else (_longest_first(rule[0]), tuple(tuple(_longest_first(ws) for ws in alt)
+                                                                      for alt in rule[1]))
+            for rule in self.rules]
+
+    def may_in(self, index: int, low: str) -> bool:
+        """`may(index, present(low))`, looking only for the words pattern `index` needs, and for its
+        alternatives' further words only once one of their most telling ones is there: for most
+        texts most rules are ruled out by a few dozen substring searches instead of every word's."""
+        rule = self.lazy[index]
+        if rule is None:
+            return True
+        first, alts = rule
+        if not any(w in low for w in first):
+            return False
+        return any(all(any(w in low for w in ws) for ws in alt) for alt in alts)
 
     def present(self, low: str) -> frozenset[str]:
         return frozenset([w for w in self.words if w in low])
@@ -137,3 +173,7 @@ class Plan:
         if first.isdisjoint(found):
             return False
         return any(all(not ws.isdisjoint(found) for ws in alt) for alt in alts)
+
+
+def _longest_first(words: frozenset[str]) -> tuple[str, ...]:
+    return tuple(sorted(words, key=lambda w: (-len(w), w)))

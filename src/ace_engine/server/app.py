@@ -29,7 +29,12 @@ push; marks budgeted per lesson, token and day); one transaction per push, a res
 An approval names the `content_hash` the reviewer saw: a lesson changed since is a 409.
 Errors are `{"error": {"code", "message"}}`, unknown routes included.
 
-Cost: Starlette and this package; a request costs one token lookup plus its route's queries.
+Steps 2 and 3 are one statement (`Authenticator.admit`: the token, the path's project and the rate
+take). At most `PUSHES_PER_PROJECT` of this process's pushes to one project are in the database at
+once (`_Api._push_slot`), so a burst of pushes cannot hold every pooled connection.
+
+Cost: Starlette and this package; a request costs one statement for its token and rate plus its
+route's queries.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ import contextlib
 import json
 import os
 import re
+import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -64,6 +70,7 @@ if TYPE_CHECKING:
 
 _INT = re.compile(r"-?[0-9]{1,20}")
 REVIEW_CLIENT = "server-review"  # the client id an admin's approval is logged under
+PUSHES_PER_PROJECT = 2  # `_Api._push_slot`
 
 
 @dataclass
@@ -117,6 +124,8 @@ class _Api:
         self.now = now
         self.auth = Authenticator(db)
         self.changes = Changes(db.last_seqs)
+        self._slots: dict[int, threading.BoundedSemaphore] = {}
+        self._slots_lock = threading.Lock()
 
     def endpoint(self, work: Callable[[Ctx], Mapping[str, object] | _Pulled], *, scope: str, body: str | None = None,
                  query: str | None = None, create: bool = False) -> Callable[[Request], Awaitable[Response]]:
@@ -151,10 +160,10 @@ class _Api:
     def _run(self, work: Callable[[Ctx], Mapping[str, object] | _Pulled], request: Request, raw: bytes, scope: str,
              body: str | None, query: str | None, create: bool) -> Mapping[str, object] | _Pulled:
         now = self.now()
-        # The token and the path's project in one statement (`resolve_project` below uses that row).
-        principal = self.auth.authenticate(request.headers.get("authorization"), now,
-                                           request.path_params.get("project"))
-        wait = self.limiter.take(principal.token_id, now)
+        # The token, the path's project and the rate take in one statement (`resolve_project` below
+        # uses that row): 401 before 429, as the take is made only for a live token.
+        principal, wait = self.auth.admit(request.headers.get("authorization"), now,
+                                          request.path_params["project"], self.limiter)
         if wait > 0:
             raise ApiError(429, "rate_limited", f"over this token's rate limit; retry in {wait:.1f} s",
                            {"Retry-After": retry_after(wait)})
@@ -172,6 +181,19 @@ class _Api:
             raise ApiError(400, "bad_request", why)
         project = resolve_project(self.db, principal, path["project"], now, create=create)
         return work(Ctx(principal, project, data, params, path, now))
+
+    def _push_slot(self, project_id: int) -> threading.BoundedSemaphore:
+        """At most PUSHES_PER_PROJECT of this process's pushes to one project in the database at once.
+        A project's pushes take turns on its row lock anyway; past one holding it and one ready, a
+        push waiting there only holds a pooled connection, and with enough of them waiting every
+        pull and token check of the process queued behind them for a connection."""
+        with self._slots_lock:
+            slot = self._slots.get(project_id)
+            if slot is None:
+                if len(self._slots) >= 10_000:
+                    self._slots.clear()  # dropped slots only loosen the bound for pushes already in
+                slot = self._slots[project_id] = threading.BoundedSemaphore(PUSHES_PER_PROJECT)
+            return slot
 
     # -- the routes' work ---------------------------------------------------------------------------------
 
@@ -200,8 +222,9 @@ class _Api:
         last_seq = int(ctx.project["last_seq"])
         try:
             if items:
-                stored, last_seq = self.db.apply_push(ctx.project["id"], client_id, items, ctx.now,
-                                                      policy.rules(ctx.principal.token_id))
+                with self._push_slot(int(ctx.project["id"])):
+                    stored, last_seq = self.db.apply_push(ctx.project["id"], client_id, items, ctx.now,
+                                                          policy.rules(ctx.principal.token_id))
                 self.changes.notify(ctx.project["id"], last_seq)  # wake this process's long-polling pulls
             else:
                 stored = []

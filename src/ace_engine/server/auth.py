@@ -18,7 +18,8 @@ The rules, in the order the routes apply them (docs/team-server.md, "Protocol"):
 `{"error": {"code", "message"}}`.
 
 Cost: stdlib only (hashlib, secrets); one lookup per request (`token_with_project`: the token and
-the path's project in one statement), and a `touch_token` write at most once a minute per token.
+the path's project in one statement; `admit`: with the rate take too, `token_take`), and a
+`touch_token` write at most once a minute per token.
 """
 
 from __future__ import annotations
@@ -27,10 +28,13 @@ import hashlib
 import secrets
 import threading
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..core.errors import AceError
 from ..store.team.records import ProjectRow, TokenRow
+
+if TYPE_CHECKING:
+    from .limits import RateLimiter
 
 SCOPES = ("read", "write", "admin")
 TOKEN_PREFIX = "ace_"
@@ -56,6 +60,8 @@ class TokenStore(Protocol):
 
     def token_by_hash(self, token_hash: str) -> TokenRow | None: ...
     def token_with_project(self, token_hash: str, name: str) -> tuple[TokenRow | None, ProjectRow | None]: ...
+    def token_take(self, token_hash: str, name: str, rate: float, burst: float,
+                   now: float) -> tuple[TokenRow | None, ProjectRow | None, float | None]: ...
     def touch_token(self, token_id: int, now: float) -> None: ...
     def find_project(self, org_id: int, name: str) -> ProjectRow | None: ...
     def ensure_project(self, org_id: int, name: str, now: float) -> ProjectRow: ...
@@ -119,6 +125,19 @@ class Authenticator:
     def authenticate(self, header: str | None, now: float, project: str | None = None) -> Principal:
         """The token's principal, or the 401. `project`: the path's project, read with the token
         in one statement (the API's routes: every one names a project)."""
+        return self._principal(header, now, project, None)[0]
+
+    def admit(self, header: str | None, now: float, project: str, limiter: RateLimiter) -> tuple[Principal, float]:
+        """`authenticate`, then one take of the token's rate (`limiter.take`): the principal and the
+        seconds to wait (0.0: go on). When the limiter keeps its buckets in this store, the token,
+        the path's project and the take are one round trip (`TokenStore.token_take`)."""
+        if limiter.store is not self.db:
+            principal = self.authenticate(header, now, project)
+            return principal, limiter.take(principal.token_id, now)
+        return self._principal(header, now, project, limiter)
+
+    def _principal(self, header: str | None, now: float, project: str | None,
+                   limiter: RateLimiter | None) -> tuple[Principal, float]:
         if not header:
             raise _unauthorized()
         kind, _, token = header.partition(" ")
@@ -127,7 +146,10 @@ class Authenticator:
             raise _unauthorized()
         found: ProjectRow | None = None
         looked_up = project if project is not None and valid_project_name(project) else None
-        if looked_up is not None:
+        wait: float | None = None
+        if looked_up is not None and limiter is not None:
+            row, found, wait = self.db.token_take(hash_token(token), looked_up, limiter.rate, limiter.burst, now)
+        elif looked_up is not None:
             row, found = self.db.token_with_project(hash_token(token), looked_up)
         else:
             row = self.db.token_by_hash(hash_token(token))
@@ -143,9 +165,12 @@ class Authenticator:
                 self._touched[token_id] = now
         if due:
             self.db.touch_token(token_id, now)
+        if limiter is not None and wait is None:  # no take made with the read (an invalid project name)
+            wait = limiter.take(token_id, now)
         project_id = row.get("project_id")
-        return Principal(token_id, int(row["org_id"]), None if project_id is None else int(project_id),
-                         str(row["scope"]), str(row.get("prefix") or ""), looked_up, found)
+        principal = Principal(token_id, int(row["org_id"]), None if project_id is None else int(project_id),
+                              str(row["scope"]), str(row.get("prefix") or ""), looked_up, found)
+        return principal, wait or 0.0
 
 
 def require_scope(principal: Principal, need: str) -> None:

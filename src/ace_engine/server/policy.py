@@ -21,7 +21,8 @@ reason is the client's note, never a review reason (only the server writes those
 `repair_json` makes every string of a parsed request storable (lone surrogates and NULs would
 break PostgreSQL); the app runs it on each request body before anything else.
 
-Cost: stdlib plus the playbook and capture modules; a delta is screened in well under 1 ms.
+Cost: stdlib plus the playbook and capture modules; a delta is screened in well under 1 ms, its
+content redacted once (not again by the safety policy's secret rule when that is known to change nothing).
 """
 
 from __future__ import annotations
@@ -74,8 +75,15 @@ def _text(value: str) -> str:
     return redact(strip_private(value))
 
 
-def _content(value: str) -> str:
-    return clean_content(_text(value))  # PlaybookError: empty, or over the lesson length
+def _content(value: str) -> tuple[str, bool]:
+    """The content as stored (PlaybookError: empty, or over the lesson length), and whether it is
+    known to be a fixed point of `redact`: the redaction changed nothing and neither did the
+    cleaning, so redacting it again would give it back (`safety.concerns(redaction_fixed=…)` then
+    skips its own redaction: one redaction per delta, the same verdicts)."""
+    private_free = strip_private(value)
+    redacted = redact(private_free)
+    cleaned = clean_content(redacted)
+    return cleaned, redacted == private_free and cleaned == redacted
 
 
 def _domains(values: list[str]) -> list[str]:
@@ -111,9 +119,10 @@ def screen(delta: Any, *, extra_sections: tuple[str, ...] = (), trusted_hosts: t
     body: dict[str, Any] = {"key": delta["key"], "op": op, "lesson_id": lesson_id}
     if not looks_like_id(lesson_id):
         return _reject(body, f"{lesson_id!r} is not a lesson id (ctx-…)")
+    fixed = False
     try:
         if "content" in delta:
-            body["content"] = _content(delta["content"])
+            body["content"], fixed = _content(delta["content"])
         if "section" in delta:
             body["section"] = sections.normalize(delta["section"], extra_sections)
     except (PlaybookError, sections.SectionError) as exc:  # both messages name the fault and the fix
@@ -135,7 +144,7 @@ def screen(delta: Any, *, extra_sections: tuple[str, ...] = (), trusted_hosts: t
     if op in ("QUARANTINE", "REMOVE") and "reason" in delta:
         body["reason"] = _SPACE.sub(" ", _text(delta["reason"])).strip()[:MAX_REASON]
     if "content" in body:
-        concerns = safety.concerns(body["content"], trusted_hosts)
+        concerns = safety.concerns(body["content"], trusted_hosts, redaction_fixed=fixed)
         if concerns:
             body["concerns"] = concerns
             return Verdict("quarantined", body, "held for review: " + "; ".join(concerns))

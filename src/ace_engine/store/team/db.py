@@ -72,6 +72,22 @@ __all__ = ["ClientTaken", "NotFound", "Rules", "Stale", "TeamDB", "TeamDBError",
 _TOKEN_COLUMNS = ("t.id, t.org_id, t.project_id, t.scope, t.expires_at, t.revoked_at, t.prefix, t.label, "
                   "t.created_at, t.last_used_at")
 TOUCH_EVERY_S = 60.0
+_TOKEN_WITH_PROJECT = (f"SELECT {_TOKEN_COLUMNS}, p.id AS p_id, p.name AS p_name, p.last_seq AS p_last_seq "
+                       "FROM tokens t LEFT JOIN projects p ON p.org_id = t.org_id AND p.name = ? "
+                       "WHERE t.token_hash = ?")
+
+
+def _token_and_project(row: JSONObject | None) -> tuple[TokenRow | None, ProjectRow | None]:
+    """A `_TOKEN_WITH_PROJECT` row split into the token and its path's project (None: not found)."""
+    if row is None:
+        return None, None
+    project: ProjectRow | None = None
+    if row["p_id"] is not None:
+        project = {"id": int(row["p_id"]), "org_id": int(row["org_id"]), "name": str(row["p_name"]),
+                   "last_seq": int(row["p_last_seq"])}
+    for extra in ("p_id", "p_name", "p_last_seq"):
+        del row[extra]
+    return cast("TokenRow", row), project
 
 
 class TeamDB:
@@ -171,18 +187,18 @@ class TeamDB:
         """`token_by_hash`, and the project `name` of the token's org (None: no such project), in
         one statement: every API request needs both."""
         with self._d.read() as tx:
-            row = tx.one(f"SELECT {_TOKEN_COLUMNS}, p.id AS p_id, p.name AS p_name, p.last_seq AS p_last_seq "
-                         "FROM tokens t LEFT JOIN projects p ON p.org_id = t.org_id AND p.name = ? "
-                         "WHERE t.token_hash = ?", (name, token_hash))
-        if row is None:
-            return None, None
-        project: ProjectRow | None = None
-        if row["p_id"] is not None:
-            project = {"id": int(row["p_id"]), "org_id": int(row["org_id"]), "name": str(row["p_name"]),
-                       "last_seq": int(row["p_last_seq"])}
-        for extra in ("p_id", "p_name", "p_last_seq"):
-            del row[extra]
-        return cast("TokenRow", row), project
+            row = tx.one(_TOKEN_WITH_PROJECT, (name, token_hash))
+        return _token_and_project(row)
+
+    def token_take(self, token_hash: str, name: str, rate: float, burst: float,
+                   now: float) -> tuple[TokenRow | None, ProjectRow | None, float | None]:
+        """`token_with_project`, and when the token is live at `now` one take of its rate bucket
+        (`take_rate` of `t<id>`): the seconds to wait (0.0: go on), None when nothing was taken. One
+        statement on PostgreSQL (`shared.token_take`): a request's auth and rate in one round trip."""
+        row = shared.token_take(self._d, _TOKEN_WITH_PROJECT, (name, token_hash), rate, burst, now)
+        wait = None if row is None else row.pop("r_wait")
+        token, project = _token_and_project(row)
+        return token, project, wait
 
     def touch_token(self, token_id: int, now: float) -> None:
         """Record a use; at most one write a minute per token (the condition is in the UPDATE)."""

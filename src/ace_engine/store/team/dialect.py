@@ -91,6 +91,12 @@ def _pyformat(sql: str) -> str:
     return sql.replace("%", "%%").replace("?", "%s")
 
 
+@lru_cache(maxsize=64)
+def _numbered(rows: int, columns: int) -> str:
+    """`($1, …, $c), ($c+1, …)`: `rows` rows of `columns` PostgreSQL placeholders."""
+    return ", ".join("(" + ", ".join(f"${r * columns + c + 1}" for c in range(columns)) + ")" for r in range(rows))
+
+
 class Tx:
     """One transaction's cursor: `execute` (rowcount), `all` / `one` (rows as dicts), `value`
     (first column of the first row, or None). `?` placeholders on both engines."""
@@ -120,6 +126,10 @@ class Tx:
         """The rows of a query as tuples, fetched `size` at a time (module docstring)."""
         if self.pyformat:
             yield from self.cur.stream(_pyformat(sql), tuple(params), size=size)
+            # psycopg 3.3 leaves the connection in libpq's chunked-rows mode after a stream: the next
+            # pipeline on it (`all_many`, a push's writes) fails with "TUPLES_CHUNK" until a plain
+            # query has run. The pool hands this connection to any request next: leave it sane.
+            self.cur.execute("SELECT 1")
             return
         self.cur.execute(sql, tuple(params))
         while batch := self.cur.fetchmany(size):
@@ -144,8 +154,24 @@ class Tx:
         row = f"({', '.join('?' * len(columns))})"
         for start in range(0, len(rows), ROWS_PER_INSERT):
             chunk = rows[start:start + ROWS_PER_INSERT]
-            self.execute(f"INSERT INTO {table}({names}) VALUES {', '.join([row] * len(chunk))}{tail}",
-                         [v for r in chunk for v in r])
+            values = [v for r in chunk for v in r]
+            if self.pyformat:  # PostgreSQL's own `$n` placeholders: psycopg need not parse the text (below)
+                self._raw(f"INSERT INTO {table}({names}) VALUES {_numbered(len(chunk), len(columns))}{tail}", values)
+            else:
+                self.execute(f"INSERT INTO {table}({names}) VALUES {', '.join([row] * len(chunk))}{tail}", values)
+
+    def _raw(self, sql: str, params: Sequence[SQLParam]) -> None:
+        """`sql` with `$1…$n` placeholders, sent as it is (a psycopg `RawCursor` on this connection).
+        psycopg parses a `%s` statement of over 50 parameters on every call (it caches only smaller
+        ones): for a push's multi-row INSERTs that parse was ~5% of the server's CPU."""
+        from psycopg import RawCursor  # a PostgreSQL Tx: psycopg is there
+
+        with RawCursor(self.cur.connection) as raw:
+            raw.execute(sql, tuple(params))
+
+    def tuples(self, sql: str, params: Sequence[SQLParam] = ()) -> list[tuple[Any, ...]]:
+        """The rows of a query as tuples, without naming their columns (a caller that reads many)."""
+        return list(self._run(sql, params).fetchall())
 
     def all_many(self, queries: Sequence[tuple[str, Sequence[SQLParam]]]) -> list[list[Row]]:
         """Several queries' rows, sent together: one round trip on PostgreSQL (pipeline mode, a
@@ -209,6 +235,10 @@ class Dialect:
     least: str  # the two-or-more-argument minimum (SQLite's scalar MIN, PostgreSQL's LEAST)
     greatest: str
     json_text: str  # a JSON column as text: `{}` formatted with the column's name
+    # A condition, always true, that lets the statement it is in commit without waiting for its flush
+    # to disk, for state whose loss in a database crash is harmless (a rate take). PostgreSQL: the
+    # statement's own transaction only (`set_config(…, true)`, evaluated for any row it writes).
+    relaxed = "1 = 1"
 
     def single(self) -> AbstractContextManager[Tx]:
         """One write statement as its own transaction (autocommit)."""
@@ -344,6 +374,7 @@ class PostgresDialect(Dialect):
     day_sql = "CAST(FLOOR(created_at / 86400) AS BIGINT)"  # CAST alone would round
     least, greatest = "LEAST", "GREATEST"
     json_text = "{}::text"
+    relaxed = "set_config('synchronous_commit', 'off', true) IS NOT NULL"  # WAL order is kept
 
     def __init__(self, url: str) -> None:
         try:

@@ -8,18 +8,25 @@ current `counts`), with the project's `last_seq` and whether `more` follow, in o
 (nothing updates or deletes a `deltas` row) and seqs are gap-free, so the page is exactly seqs
 after+1 … min(last_seq, after+limit): every client of a project pulls the same recent deltas, and
 all but the first pull of each come from memory (only TAG counts are read every time). That holds
-across replicas for the same reason. Rows missing from the cache are streamed (`Tx.stream`).
+across replicas for the same reason. Rows missing from the cache are read as tuples (at most `limit`
+of them, and the page holds their texts anyway: a stream saved nothing, and psycopg's left the
+connection unfit for the next pipeline, `Tx.stream`).
 `counts(tx, …)`: the per-client counts of lessons, `{lesson: {client: [helpful, harmful]}}`.
 
-Cost: per pull, one `last_seq` read, one counts read when the page has TAGs, and the log rows
-this process has not seen; memory: at most `LogCache.size` texts (~300 B each).
+On PostgreSQL the TAG counts come as JSON text the database builds (`json_object_agg`), read with
+`last_seq` in one statement: a pull of a few hundred TAGs no longer makes a dict per counter row
+and serialises it again in Python (the pull's largest cost after the log cache).
+
+Cost: per pull, one round trip for `last_seq` and the counts (SQLite: a counts read when the page
+has TAGs), and the log rows this process has not seen; memory: at most `LogCache.size` texts
+(~300 B each).
 """
 
 from __future__ import annotations
 
 import json
 import threading
-from collections import OrderedDict
+from collections import deque
 
 from .dialect import Dialect, Tx
 from .records import PullPage
@@ -40,24 +47,37 @@ def delta_json(seq: int, op: str, lesson_id: str, key: str, client_id: str, crea
 
 
 class LogCache:
-    """Logged deltas' JSON text by (project id, seq), the most recent `size` of them (module contract)."""
+    """Logged deltas' JSON text by (project id, seq), the most recent `size` of them (module contract).
+    Kept per project, by seq, so a page is looked up with int keys (no tuple per seq), and evicted
+    oldest put first (`_order`)."""
 
     def __init__(self, size: int = 50_000) -> None:
         self.size = size
-        self._rows: OrderedDict[tuple[int, int], Entry] = OrderedDict()
+        self._rows: dict[int, dict[int, Entry]] = {}
+        self._order: deque[tuple[int, int]] = deque()
         self._lock = threading.Lock()
 
     def get(self, project_id: int, seqs: range) -> dict[int, Entry]:
         with self._lock:
-            rows = self._rows
-            return {s: found for s in seqs if (found := rows.get((project_id, s))) is not None}
+            rows = self._rows.get(project_id)
+            if not rows:
+                return {}
+            return {s: found for s in seqs if (found := rows.get(s)) is not None}
 
     def put(self, project_id: int, entries: dict[int, Entry]) -> None:
         with self._lock:
+            rows = self._rows.setdefault(project_id, {})
             for seq, entry in entries.items():
-                self._rows[(project_id, seq)] = entry
-            while len(self._rows) > self.size:
-                self._rows.popitem(last=False)  # the oldest put first: old deltas are pulled least
+                if seq not in rows:
+                    self._order.append((project_id, seq))
+                rows[seq] = entry
+            while len(self._order) > self.size:
+                old_project, old_seq = self._order.popleft()  # the oldest put first: old deltas are pulled least
+                held = self._rows.get(old_project)
+                if held is not None:
+                    held.pop(old_seq, None)
+                    if not held:
+                        del self._rows[old_project]
 
 
 def counts(tx: Tx, project_id: int, lesson_ids: list[str]) -> dict[str, dict[str, list[int]]]:
@@ -71,12 +91,28 @@ def counts(tx: Tx, project_id: int, lesson_ids: list[str]) -> dict[str, dict[str
     return found
 
 
+# PostgreSQL: the project's `last_seq` (the row without a lesson) and the page's TAG counts, each
+# lesson's as JSON text built by the database, for the lessons the log's TAGs in the page's seq range
+# name, in ONE statement: one snapshot, so the range holds no TAG past that `last_seq`; and a plain
+# query, not a pipeline (psycopg's pipeline loop in Python was the pull's largest cost).
+_HEAD_AND_COUNTS = ("SELECT NULL AS lesson_id, last_seq, NULL AS counts FROM projects WHERE id = ? UNION ALL "
+                    "SELECT lesson_id, NULL, json_object_agg(client_id, json_build_array(helpful, harmful) "
+                    "ORDER BY client_id)::text FROM counters WHERE project_id = ? AND lesson_id IN (SELECT lesson_id "
+                    "FROM deltas WHERE project_id = ? AND seq > ? AND seq <= ? AND op = 'TAG') GROUP BY lesson_id")
+
+
 def page(d: Dialect, cache: LogCache, project_id: int, after_seq: int, limit: int) -> PullPage:
     """The pull's page (module contract)."""
     limit = max(0, int(limit))
     after_seq = max(0, int(after_seq))
+    counted: dict[str, str] | None = None  # lesson -> its counts as JSON text
     with d.read() as tx:
-        last = int(tx.value("SELECT last_seq FROM projects WHERE id = ?", (project_id,)) or 0)
+        if d.name == "postgresql":
+            rows = tx.tuples(_HEAD_AND_COUNTS, (project_id, project_id, project_id, after_seq, after_seq + limit))
+            last = next((int(r[1]) for r in rows if r[0] is None), 0)
+            counted = {str(r[0]): str(r[2]) for r in rows if r[0] is not None}
+        else:
+            last = int(tx.value("SELECT last_seq FROM projects WHERE id = ?", (project_id,)) or 0)
         wanted = range(after_seq + 1, min(last, after_seq + limit) + 1)
         found = cache.get(project_id, wanted) if wanted else {}
         missing = [s for s in wanted if s not in found]
@@ -84,14 +120,15 @@ def page(d: Dialect, cache: LogCache, project_id: int, after_seq: int, limit: in
             body = d.json_text.format("body")
             fetched = {int(r[0]): (delta_json(r[0], r[1], r[2], r[3], r[4], r[5],
                                               r[6] if isinstance(r[6], str) else "{}"), str(r[1]), str(r[2]))
-                       for r in tx.stream(f"SELECT seq, op, lesson_id, idem_key, client_id, created_at, {body} "
+                       for r in tx.tuples(f"SELECT seq, op, lesson_id, idem_key, client_id, created_at, {body} "
                                           "FROM deltas WHERE project_id = ? AND seq >= ? AND seq <= ? ORDER BY seq",
                                           (project_id, missing[0], missing[-1]))}
             cache.put(project_id, fetched)
             found.update(fetched)
         entries = [found[s] for s in wanted if s in found]
-        tagged = sorted({lesson for _, op, lesson in entries if op == "TAG"})
-        current = counts(tx, project_id, tagged) if tagged else {}
-    deltas = [text + (f',"counts":{_dumps(current.get(lesson, {}))}}}' if op == "TAG" else "}")
+        if counted is None:
+            tagged = sorted({lesson for _, op, lesson in entries if op == "TAG"})
+            counted = {k: _dumps(v) for k, v in (counts(tx, project_id, tagged) if tagged else {}).items()}
+    deltas = [text + (f',"counts":{counted.get(lesson, "{}")}}}' if op == "TAG" else "}")
               for text, op, lesson in entries]
     return {"deltas": deltas, "last_seq": last, "more": last > after_seq + limit}

@@ -10,22 +10,36 @@ sessions and the same buckets (docs/team-server.md, "Running several replicas").
   else the seconds until a take would be. A bucket that has refilled is the same as none: every
   `PRUNE_EVERY`-th take of a process deletes those (`prune_rates`). Replicas' clocks may differ a
   little: a bucket's `at` never goes back, and a refill is never negative.
+  A take commits without waiting for its WAL flush on PostgreSQL (`Dialect.relaxed`, a condition of
+  the statement itself): every request takes from its token's one bucket, and waiting for a disk
+  flush (~5 ms here) while holding that row's lock serialised all of a token's requests on the
+  disk. What a database crash can lose is the last fraction of a second of takes (a token gets
+  those requests back), never a delta: a later synchronous commit flushes the WAL before it.
+- `token_take(d, select_sql, params, rate, burst, now)`: the token row `select_sql` reads (its
+  columns `id`, `revoked_at`, `expires_at` and any others) and, when that token is live at `now`,
+  the take of its bucket `t<id>`, in ONE statement on PostgreSQL (a data-modifying CTE): a request
+  is authenticated and rate-limited in one round trip. The row comes back with `r_wait` (seconds
+  to wait, 0.0 when allowed; None when no take was made: no such token, or a dead one). SQLite
+  runs the two as before (in process: nothing to save).
 - `open_session`, `session`, `end_session`: a dashboard session by the SHA-256 of its id (the
   database never holds an id a browser could present). `session` answers only a live session whose
   token is still valid (not revoked, not expired): one indexed join; a dead one is deleted.
   Opening a session deletes expired ones first (an indexed range delete).
 
-Cost: a take is one upsert on a primary key; a session lookup one join on two primary keys.
+Cost: a take is one upsert on a primary key (with the token's read: one statement); a session
+lookup one join on two primary keys.
 """
 
 from __future__ import annotations
 
 import itertools
-from typing import TypedDict
+from collections.abc import Sequence
+from typing import Any, TypedDict
 
-from .dialect import Dialect
+from .dialect import Dialect, Row
 
-__all__ = ["PRUNE_EVERY", "SessionRow", "end_session", "open_session", "prune_rates", "session", "take_rate"]
+__all__ = ["PRUNE_EVERY", "SessionRow", "end_session", "open_session", "prune_rates", "session", "take_rate",
+           "token_take"]
 
 PRUNE_EVERY = 1000
 _takes = itertools.count(1)
@@ -45,13 +59,23 @@ class SessionRow(TypedDict):
     prefix: str
 
 
-def _take_sql(d: Dialect) -> str:
+def _take_sql(d: Dialect, source: str = "WHERE") -> str:
+    """The take's upsert; `source`: what its row is selected from, up to its WHERE (`token_take`)."""
     least, greatest = d.least, d.greatest
     refill = f"{least}(?, rate_buckets.tokens + {greatest}(0.0, ? - rate_buckets.at) * ?)"
     allowed = f"CASE WHEN {refill} >= 1.0 THEN 1 ELSE 0 END"
-    return ("INSERT INTO rate_buckets(bucket, tokens, at, ok) VALUES (?, ?, ?, 1) "
+    return (f"INSERT INTO rate_buckets(bucket, tokens, at, ok) SELECT ?, ?, ?, 1 {source} {d.relaxed} "
             f"ON CONFLICT (bucket) DO UPDATE SET ok = {allowed}, tokens = {refill} - {allowed}, "
             f"at = {greatest}(rate_buckets.at, ?) RETURNING tokens, ok")
+
+
+def _wait(tokens: Any, ok: Any, rate: float) -> float:
+    return 0.0 if int(ok) else max(0.0, (1.0 - float(tokens)) / float(rate))
+
+
+def _pruned(d: Dialect, rate: float, burst: float, now: float) -> None:
+    if next(_takes) % PRUNE_EVERY == 0:
+        prune_rates(d, rate, burst, now)
 
 
 def take_rate(d: Dialect, bucket: str, rate: float, burst: float, now: float) -> float:
@@ -60,12 +84,38 @@ def take_rate(d: Dialect, bucket: str, rate: float, burst: float, now: float) ->
     params = (bucket, float(burst) - 1.0, float(now), *fill, *fill, *fill, float(now))
     with d.single() as tx:  # one statement: its own transaction, no BEGIN / COMMIT round trips
         row = tx.one(_take_sql(d), params)
-    if next(_takes) % PRUNE_EVERY == 0:
-        prune_rates(d, rate, burst, now)
+    _pruned(d, rate, burst, now)
     assert row is not None  # an upsert with RETURNING always returns its row
-    if int(row["ok"]):
-        return 0.0
-    return max(0.0, (1.0 - float(row["tokens"])) / float(rate))
+    return _wait(row["tokens"], row["ok"], rate)
+
+
+def token_take(d: Dialect, select_sql: str, select_params: Sequence[Any], rate: float, burst: float,
+               now: float) -> Row | None:
+    """The token row `select_sql` finds, with `r_wait` (module docstring); None: no such token."""
+    if d.name != "postgresql":  # no data-modifying CTE: the read, then the take (in process: no round trips)
+        with d.read() as tx:
+            row = tx.one(select_sql, select_params)
+        if row is None:
+            return None
+        live = row["revoked_at"] is None and (row["expires_at"] is None or float(row["expires_at"]) > now)
+        row["r_wait"] = take_rate(d, f"t{int(row['id'])}", rate, burst, now) if live else None
+        return row
+    fill = (float(burst), float(now), float(rate))
+    # The take's row is drawn from the token, when it is live (the bucket name as `bucket_name` spells it).
+    upsert = _take_sql(d, "FROM tok WHERE tok.revoked_at IS NULL AND (tok.expires_at IS NULL OR "
+                          "tok.expires_at > ?) AND").replace("SELECT ?, ?, ?, 1", "SELECT 't' || tok.id, ?, ?, 1")
+    sql = (f"WITH tok AS ({select_sql}), took AS ({upsert}) "
+           "SELECT tok.*, took.tokens AS r_tokens, took.ok AS r_ok FROM tok LEFT JOIN took ON TRUE")
+    params = (*select_params, float(burst) - 1.0, float(now), float(now), *fill, *fill, *fill, float(now))
+    with d.single() as tx:  # one statement, its own transaction
+        row = tx.one(sql, params)
+    if row is None:
+        return None
+    tokens, ok = row.pop("r_tokens"), row.pop("r_ok")
+    if ok is not None:
+        _pruned(d, rate, burst, now)
+    row["r_wait"] = None if ok is None else _wait(tokens, ok, rate)
+    return row
 
 
 def prune_rates(d: Dialect, rate: float, burst: float, now: float) -> int:
