@@ -309,3 +309,21 @@ def git_project(tmp_path):
     subprocess.run(["git", "-C", str(root), "remote", "add", "origin", "git@github.com:Acme/Widget.git"], check=True)
     (root / "app.py").write_text("print('hi')\n")
     return root
+
+
+@pytest.fixture
+def store(tmp_path):
+    """A real SQLite store in the test's own directory (a module may define its own `store`)."""
+    from ace_engine.store.sqlite import SQLiteStore
+
+    with SQLiteStore(str(tmp_path / "ace.db")) as s:
+        yield s
+
+
+@pytest.fixture
+def playbook(store, tmp_path):
+    """A playbook on `store` for one project, github.com/acme/repo."""
+    from ace_engine.core.project import Project
+    from ace_engine.playbook.playbook import Playbook
+
+    return Playbook(store, Project(str(tmp_path / "repo"), "github.com/acme/repo"))

@@ -25,17 +25,6 @@ OTHERS = [f"Keep the {word} settings in `config/{word}.exs` and document every k
           for word in ("runtime", "dev", "prod", "test", "releases", "logger")]
 
 
-@pytest.fixture
-def store(tmp_path):
-    with SQLiteStore(str(tmp_path / "ace.db")) as s:
-        yield s
-
-
-@pytest.fixture
-def playbook(store, tmp_path):
-    return Playbook(store, Project(str(tmp_path / "repo"), "github.com/acme/repo"))
-
-
 def keys():
     key = vectors.model_key(vectors.table())
     return key, vectors.write_key(key), vectors.fold_key(key)

@@ -4,8 +4,6 @@ pipeline; nothing stood in."""
 
 import json
 
-import pytest
-
 from ace_engine.core.config import DEFAULTS
 from ace_engine.core.project import Project
 from ace_engine.embed import vectors
@@ -24,17 +22,6 @@ FILLER = [f"Keep the {word} settings in `config/{word}.exs` and document every k
 ASKED = "publishing my work to the shared remote is rejected"
 SITUATION = "publishing my work to the shared remote gets rejected, can you sort it out"
 FAKE_KEY = "sk-ant-api03-" + "Q" * 40
-
-
-@pytest.fixture
-def store(tmp_path):
-    with SQLiteStore(str(tmp_path / "ace.db")) as s:
-        yield s
-
-
-@pytest.fixture
-def playbook(store, tmp_path):
-    return Playbook(store, Project(str(tmp_path / "repo"), "github.com/acme/repo"))
 
 
 def test_situations_are_cleaned_deduplicated_and_capped(playbook, store):

@@ -23,17 +23,6 @@ FILLER = [f"Lesson {i}: keep the {word} configuration in `config/{word}.exs` and
           for i, word in enumerate(("runtime", "dev", "prod", "test", "releases", "logger", "endpoint", "repo"))]
 
 
-@pytest.fixture
-def store(tmp_path):
-    with SQLiteStore(str(tmp_path / "ace.db")) as s:
-        yield s
-
-
-@pytest.fixture
-def playbook(store, tmp_path):
-    return Playbook(store, Project(str(tmp_path / "repo"), "github.com/acme/repo"))
-
-
 def stored_models(store):
     return {m for (m,) in store.conn.execute("SELECT model FROM bullet_vectors")}
 
