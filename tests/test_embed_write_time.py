@@ -78,8 +78,11 @@ def test_ace_embed_computes_them_and_a_hook_never_does(playbook, store):
     vectors.embed_missing(store, limit=16)  # a hook's lazy embedding: never the full model
     assert store.vectors_of(written, [bullet["id"]]) == []
     vectors.embed_missing(store)  # `ace embed`, the setting off (the default)
+    assert write_time.refresh_if_on(store, None) == 0
     assert store.vectors_of(written, [bullet["id"]]) == []
-    vectors.embed_missing(store, cfg={**DEFAULTS, "retrieval.write_time": True})
+    on = {**DEFAULTS, "retrieval.write_time": True}
+    vectors.embed_missing(store, cfg=on)  # `ace embed` with the setting on: the write-time vectors after
+    assert write_time.refresh_if_on(store, on) == 1
     assert store.vectors_of(written, [bullet["id"]])
 
 

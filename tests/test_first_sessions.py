@@ -133,7 +133,8 @@ def test_the_notice_is_said_once_and_only_for_newer_candidates(project, ace_home
     with SQLiteStore() as store:
         pb = Playbook(store, proj)
         pb.add("Run `make gen` before `make test`: the tests read the generated files.", "strategies",
-               status="candidate", provenance={"confidence": 0.6, "observations": 1, "sessions": ["a"]})
+               status="candidate", provenance={"confidence": 0.6, "observations": 1, "sessions": ["a"]},
+               source="learning")
 
         def notice(sid, source="startup", now=None):
             ctx = inject.Context(store, cfg, proj, sid, now or time.time(), "SessionStart")
@@ -145,6 +146,15 @@ def test_the_notice_is_said_once_and_only_for_newer_candidates(project, ace_home
         assert notice("c") is None and notice("d", "clear") is None
         later = time.time() + 5
         pb.add("Run `npm ci` before `npm test` here: a stale lockfile fails the install.", "strategies",
-               status="candidate", provenance={"confidence": 0.6, "observations": 1, "sessions": ["c"]}, now=later)
+               status="candidate", provenance={"confidence": 0.6, "observations": 1, "sessions": ["c"]}, now=later,
+               source="learning")
         again = notice("e", now=later + 1)
         assert again and "1 lesson" in again
+        # A lesson in use at once (strong evidence) is announced too; one the user wrote is not news.
+        active = later + 10
+        pb.add("`git push` here needs `--set-upstream origin <branch>` on a new branch.", "strategies",
+               provenance={"confidence": 0.85, "observations": 1, "sessions": ["e"]}, now=active, source="learning")
+        pb.add("Deploys go through `make release`, never `git push heroku`.", "strategies", now=active)
+        used = notice("f", now=active + 1)
+        assert used == "ace learned 1 lesson from your last sessions, in use from now on; `ace patterns` lists it."
+        assert notice("g", now=active + 2) is None

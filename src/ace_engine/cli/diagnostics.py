@@ -220,6 +220,9 @@ def _search_check(root: str, fix: bool) -> Check:
             missing = state.get("missing_vectors", 0)
             if missing and fix:
                 done = vectors.embed_missing(store, cfg=cfg)
+                from ..embed import write_time  # the full model, when installed and `retrieval.write_time` is on
+
+                write_time.refresh_if_on(store, cfg)
                 missing -= done
                 return Check("search", not missing, f"{state['mode']} ({state['embedder']}: {state['model']}); "
                              f"embedded {plural(done, 'lesson')}", None if not missing else "see the log", warn=True)

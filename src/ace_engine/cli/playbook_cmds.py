@@ -459,6 +459,10 @@ def embed(limit, as_json):
                 task = bar.add_task("Embedding lessons", total=total)
                 done = vectors.embed_missing(store, cfg=cfg, limit=limit,
                                              progress=lambda n: bar.update(task, completed=n))
+        if limit is None:
+            from ..embed import write_time  # the full model, when installed and `retrieval.write_time` is on
+
+            write_time.refresh_if_on(store, cfg)
     if as_json:
         return emit_json({"embedded": done, "model": state["model"]})
     say("Embedded {} with {}.", plural(done, "lesson"), state["model"])

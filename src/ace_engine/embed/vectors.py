@@ -168,12 +168,11 @@ def _embed_texts(t: static_embed.Table, texts: list[str]) -> list[list[float] | 
 
 
 def embed_missing(store: PlaybookStore, *, cfg: Settings | None = None, limit: int | None = None,
-                  progress: Callable[[int], object] | None = None, write_time: bool = True) -> int:
+                  progress: Callable[[int], object] | None = None) -> int:
     """Vectors for the active and candidate lessons that lack one for their current content, with
     the configured embedder; returns how many were embedded. `progress(done)` after each batch.
-    Without a `limit` (`ace embed`), the situations' vectors and the folds that are missing too, and
-    with `write_time` and `retrieval.write_time` set, the full model's write-time vectors where it is
-    installed (write_time.py)."""
+    Without a `limit` (`ace embed`), the situations' vectors and the folds that are missing too (the
+    full model's write-time vectors are write_time.py's, which its callers run after this)."""
     store_rows: Callable[[PlaybookStore, list[Bullet]], int]
     if embedder(cfg) == "minilm":
         from . import semantic
@@ -197,10 +196,6 @@ def embed_missing(store: PlaybookStore, *, cfg: Settings | None = None, limit: i
             progress(done)
     if limit is None and embedder(cfg) != "minilm":
         embed_situations(store)  # `ace embed`, the worker: the lessons' situations too (never a hook's few)
-        if write_time and value_of(cfg, "retrieval.write_time"):
-            from . import write_time as write_time_mod  # the full model, when installed: never in a hook
-
-            write_time_mod.refresh(store)
     return done
 
 

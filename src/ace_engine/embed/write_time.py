@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
     from ..store.interfaces import PlaybookStore
     from . import static_embed
+    from .vectors import Settings
 
 BATCH = 64
 WORKER_LIMIT = 512  # lessons per learning-worker run (~8 s of one core at most)
@@ -74,6 +75,14 @@ def load_map(t: static_embed.Table) -> tuple[Any, str, float] | None:
     except (OSError, ValueError) as exc:
         _note_once("map", f"write-time lesson vectors are off: no usable map ({type(exc).__name__}: {exc})")
         return None
+
+
+def refresh_if_on(store: PlaybookStore, cfg: Settings | None) -> int:
+    """After `vectors.embed_missing` (`ace embed`, `ace doctor --fix`): with `retrieval.write_time`
+    set, the write-time vectors too (`refresh`); else nothing. Returns how many were written."""
+    from ..core.config import value_of
+
+    return refresh(store) if value_of(cfg, "retrieval.write_time") else 0
 
 
 def refresh(store: PlaybookStore, limit: int | None = None) -> int:

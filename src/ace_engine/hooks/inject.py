@@ -141,13 +141,14 @@ def notice_owner(project_id: int) -> str:
 
 def learning_notice(ctx: Context, source: str | None) -> str | None:
     """SessionStart (startup, clear): one line for the user (`systemMessage`) when the learner has
-    added candidates to this project since the last such line — lessons from the last sessions
-    that wait to be seen again before they are injected — with how to see and keep them. Said
-    once: the time it was said is recorded, and only newer candidates are announced next time.
+    added lessons to this project since the last such line: how many, how many of them wait to be
+    seen again before they are injected (candidates), and how to see and keep them. A lesson
+    backed by strong evidence is in use at once (issue 27), and the user hears of it here too.
+    Said once: the time it was said is recorded, and only newer lessons are announced next time.
     Learning runs in a worker after Stop, so this is the first moment that knows what the last
     session taught (`integrations/statusline.py` shows the same count while a session runs).
-    Cost: one primary-key read and one query over this project's candidates (the status index),
-    at most `NOTICE_SCAN` rows."""
+    Cost: one primary-key read and one query over this project's active and candidate lessons
+    (the status index), at most `NOTICE_SCAN` rows, whose provenance is read for its source."""
     if source not in ("startup", "clear") or ctx.project_id is None:
         return None
     owner = notice_owner(ctx.project_id)
@@ -155,19 +156,36 @@ def learning_notice(ctx: Context, source: str | None) -> str | None:
         since = float(ctx.store.get_state(owner, NOTICE_KEY) or 0.0)
     except ValueError:
         since = 0.0
-    newest = ctx.store.list_bullets(ctx.project_id, include_global=False, statuses=("candidate",), order="recent",
-                                    limit=NOTICE_SCAN)
-    fresh = [b for b in newest if b["created_at"] > since]
+    newest = ctx.store.list_bullets(ctx.project_id, include_global=False, statuses=("active", "candidate"),
+                                    order="recent", limit=NOTICE_SCAN)
+    fresh = [b for b in newest if b["created_at"] > since and _learned(b)]
     if not fresh:
         return None
     ctx.store.set_state(owner, NOTICE_KEY, repr(ctx.now))
-    one = len(fresh) == 1
-    count = f"{len(fresh)}{'+' if len(fresh) == NOTICE_SCAN else ''}"
-    return (f"ace learned {count} {'lesson' if one else 'lessons'} from your last sessions; "
-            f"{'it waits' if one else 'they wait'} to be seen again before {'it is' if one else 'they are'} used "
+    waiting = [b for b in fresh if b["status"] == "candidate"]
+    count = f"{len(fresh)}{'+' if len(newest) == NOTICE_SCAN and len(fresh) == len(newest) else ''}"
+    said = f"ace learned {count} {'lesson' if len(fresh) == 1 else 'lessons'} from your last sessions"
+    if not waiting:
+        return f"{said}, in use from now on; `ace patterns` lists {'it' if len(fresh) == 1 else 'them'}."
+    one = len(waiting) == 1
+    return (f"{said}; {len(waiting) if len(waiting) < len(fresh) else ('it' if one else 'they')} "
+            f"{'waits' if one else 'wait'} to be seen again before {'it is' if one else 'they are'} used "
             f"(seen again in a later session — the same failure and fix, say — a lesson becomes active). "
-            f"`ace patterns` lists "
-            f"{'it' if one else 'them'}; `ace keep {fresh[0]['id']}` keeps {'it' if one else 'one'} now.")
+            f"`ace patterns` lists {'it' if len(fresh) == 1 else 'them'}; `ace keep {waiting[0]['id']}` keeps "
+            f"{'it' if one else 'one'} now.")
+
+
+def _learned(bullet: "Mapping[str, Any]") -> bool:
+    """Did the learner write this lesson (not the user, an import or a teammate)?"""
+    prov = bullet.get("provenance")
+    if isinstance(prov, str):  # a row whose JSON the store left as text
+        import json  # already loaded by the hook's own output
+
+        try:
+            prov = json.loads(prov)
+        except ValueError:
+            return False
+    return isinstance(prov, dict) and prov.get("source") == "learning"
 
 
 def _recent_context(ctx: Context, total_tokens: int, *, recall: bool = False) -> tuple[str, int]:
