@@ -71,8 +71,12 @@ def test_demo_shows_what_redaction_kept_out_and_a_prompt_time_injection(ace_home
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_an_interrupted_demo_leaves_no_temporary_directory(ace_home, tmp_path, sig):
     """Ctrl-C (SIGINT) or SIGTERM while the demo's hooks run: its temporary project and store go."""
+    # SIGINT at its default in the child, as a terminal's Ctrl-C finds it: an ignored SIGINT is inherited
+    # through exec (Python then keeps ignoring it, as a shell's background job must), and something in a
+    # long pytest worker can leave it ignored — the demo then ran to its end (exit 0) in the whole suite.
     proc = subprocess.Popen([sys.executable, "-m", "ace_engine.cli", "demo"], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, "TMPDIR": str(tmp_path)})
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "TMPDIR": str(tmp_path)},
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 120
         while not glob.glob(str(tmp_path / "ace-demo-*" / "ace-home" / "ace.db")):  # the hooks have written
