@@ -157,8 +157,10 @@ def test_no_lessons_from_plain_successful_work_or_unresolved_noise():
     ignored = reflect([bash("git add .planning/x.md", "The following paths are ignored by one of your .gitignore "
                                                       "files:\n.planning\nhint: Use -f if you really want to add "
                                                       "them.", ok=False)])
+    # Strong: the repository's own configuration refused it, the same every time. Git's stock "-f" hint is
+    # left out: it is how to override the ignore, not how the project wants it done.
     assert strong(ignored) == ["`git add .planning/x.md` fails here with `The following paths are ignored by one of "
-                               "your .gitignore files: .planning` (hint: Use -f if you really want to add them)."]
+                               "your .gitignore files: .planning`."]
 
 
 def test_repeated_failures_in_a_task_and_across_sessions():

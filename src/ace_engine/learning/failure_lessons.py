@@ -109,9 +109,17 @@ def _shape(command: str, root: str | None, limit: int = 60) -> str:
     return code(display_command({"command": command}, root), limit)
 
 
+# A tool's stock hint that tells how to override it, not how the project wants it done: git's "Use -f if
+# you really want to add them" under an ignored path is how build output ends up committed.
+_OVERRIDE_HINT = re.compile(r"\bif you really want\b|\bgit config advice\.|to turn off this advice", re.IGNORECASE)
+
+
+_BY_CONFIGURATION = re.compile(r"ignored by one of your \.gitignore|is beyond a symbolic link|is outside repository")
+
+
 def _hint(step: Step) -> str:
     m = _HINT.search(step.get("output") or "")
-    return f" (hint: {m.group(1).rstrip('.')})" if m else ""
+    return f" (hint: {m.group(1).rstrip('.')})" if m and not _OVERRIDE_HINT.search(m.group(1)) else ""
 
 
 def _where(fix_edits: Sequence[Step], output: str, root: str | None) -> str:
@@ -294,8 +302,9 @@ def _environment_lesson(fail: Step, root: str | None, worked: Step | None, sig: 
     if worked is not None:
         content += f"; {worked_as} " + ("worked" if worked["success"] else "got past it")
     steps = [fail] + ([worked] if worked else [])
-    # Unresolved, one failure is weak evidence, unless the tool itself said what to do about it.
-    strong = worked is not None or bool(_hint(fail))
+    # Unresolved, one failure is weak evidence, unless the tool itself said what to do about it or
+    # refused by the repository's own configuration (a path git ignores: the same next time, every time).
+    strong = worked is not None or bool(_hint(fail)) or bool(_BY_CONFIGURATION.search(sig))
     return _candidate(content + ".", "environment", 0.8 if strong else 0.6, "; ".join(
         f"step {s['step']}: {s['action'][:120]} → {s['result'][:120]}" for s in steps), steps)
 
