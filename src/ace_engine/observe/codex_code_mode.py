@@ -40,7 +40,7 @@ def string_at(src: str, i: int) -> tuple[str, int] | None:
     is none there or it is not a plain literal (a template literal with `${…}`)."""
     if i >= len(src) or src[i] not in "\"'`":
         return None
-    quote, out, j = src[i], [], i + 1
+    quote, out, j = src[i], list[str](), i + 1
     while j < len(src):
         ch = src[j]
         if ch == quote:
@@ -64,7 +64,7 @@ def string_at(src: str, i: int) -> tuple[str, int] | None:
         elif nxt in "ux":
             width = 4 if nxt == "u" else 2
             code = src[j + 2:j + 2 + width]
-            if not re.fullmatch(r"[0-9a-fA-F]{%d}" % width, code):
+            if not re.fullmatch("[0-9a-fA-F]{" + str(width) + "}", code):
                 return None
             out.append(chr(int(code, 16)))
             j += 2 + width

@@ -329,7 +329,7 @@ def _code_mode(builder: Builder, call_id: str, found: list[tuple[str, dict[str, 
     parts = code_mode.output_parts(answer[0])[1] if answer else []
     split = code_mode.split_output(parts, len(found))
     done = answer[1] if answer else at
-    for i, ((name, given), (text, code)) in enumerate(zip(found, split)):
+    for i, ((name, given), (text, code)) in enumerate(zip(found, split, strict=True)):
         failed = code is not None and code != 0
         if name == "apply_patch":
             failed = text.lstrip().startswith(_FAILED_PATCH)
