@@ -94,6 +94,20 @@ def test_an_apply_patch_string_becomes_the_edits_the_plain_tool_gives(tmp_path):
     assert summary(parse(tmp_path, failed)) == [("Edit", "calc.py", False, None)]
 
 
+def test_a_patch_apply_end_of_code_mode_tells_the_patch_outcome(tmp_path):
+    # its call_id is Codex's own ("exec-…"), not the exec call's: it belongs to the exec in flight
+    r = CodexRollout(tmp_path, "019a-end")
+    r.prompt("fix")
+    r.add("response_item", {"type": "custom_tool_call", "call_id": "call_1", "name": "exec",
+                            "input": "await tools.apply_patch(`*** Begin Patch\n*** Update File: calc.py\n"
+                                     "@@\n-x\n+y\n*** End Patch`)"})
+    r.add("event_msg", {"type": "patch_apply_end", "call_id": "exec-1b2c", "stdout": "", "stderr": "no match",
+                        "success": False})
+    r.add("response_item", {"type": "custom_tool_call_output", "call_id": "call_1",
+                            "output": [{"type": "input_text", "text": "Script failed\nWall time 0.1 seconds\n"}]})
+    assert summary(parse(tmp_path, r)) == [("Edit", "calc.py", False, None)]
+
+
 def test_a_cell_left_running_ends_in_its_wait_and_the_polls_are_not_events(tmp_path):
     r = CodexRollout(tmp_path, "019a-wait")
     r.prompt("test it")
