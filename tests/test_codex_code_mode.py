@@ -140,6 +140,10 @@ def test_scripts_it_cannot_read_stay_one_exec_event(tmp_path):
         'await tools.exec_command(opts)',  # not a literal at all
         'const hits = ALL_TOOLS.filter(x => /github/.test(x.name)); text(hits);',  # no tool call
         'text("tools.exec_command({cmd:\\"rm -rf /\\"})")',  # a call written inside a string is no call
+        '// tools.exec_command({cmd:"old"})\nawait tools.exec_command({cmd:"ls"})',  # a call in a comment: unsure
+        '/* tools.exec_command({cmd:"old"}) */ await tools.exec_command({cmd:"ls"})',
+        'let c = "ls"; if (x) { let c = "rm -rf build"; } await tools.exec_command({cmd: c})',  # bound twice
+        'await tools.mcp__github_fetch_pr({repo: repoName})',  # any call's argument unread
         "tools.exec_command({cmd:" * 5000,  # deep nonsense: bounded, no recursion
         'await tools.exec_command({cmd:"x"});' * (codex_code_mode.MAX_CALLS + 1),
     ]

@@ -6,10 +6,11 @@ JavaScript calling the real tools (`await tools.exec_command({cmd: "…", workdi
 
 Contract: the script is never executed. It is scanned: `tools.NAME(` call sites, their argument (a
 flat object literal or a string, or the name of a `const`/`let`/`var` bound to a string literal),
-strings in JSON/JS escapes or a template literal without `${…}`. A script with a call this cannot
-read (a computed command, a spread, a nested value it needs) or with no call at all gives None: the
-caller keeps the `exec` event unchanged (nothing lost, nothing invented). Output: the exec's answer
-is a header part (`Script completed\\nWall time …\\nOutput:\\n`) then one part per `text(…)` the
+strings in JSON/JS escapes or a template literal without `${…}`; `tools.x(` inside a string is
+text, not a call. A script with a call this cannot read (a computed or nested argument, a name
+bound twice, a call in a comment or in a literal it could not read plainly), more than MAX_CALLS
+calls, or no call at all gives None: the caller keeps the `exec` event unchanged (nothing lost,
+nothing invented). Output: the exec's answer is a header part (`Script completed\\nWall time …\\nOutput:\\n`) then one part per `text(…)` the
 script printed. When there is one part per call, each call gets its own part (and the exit code a
 `JSON.stringify(result)` part states); otherwise every call gets the whole output and no exit code.
 
@@ -25,8 +26,8 @@ from typing import Any
 
 MAX_SCRIPT = 400_000
 MAX_CALLS = 64
-# Tools whose calls must be read exactly, or the script stays one `exec` event.
-_NEEDED = {"exec_command": "cmd", "apply_patch": None, "write_stdin": None}
+# The field a call of these tools cannot go without.
+_NEEDED: dict[str, tuple[str, type]] = {"exec_command": ("cmd", str), "write_stdin": ("session_id", int)}
 _CALL = re.compile(r"\btools\.([A-Za-z_$][\w$]*)\s*\(")
 _BINDING = re.compile(r"\b(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*")
 _IDENT = re.compile(r"[A-Za-z_$][\w$]*")
@@ -131,31 +132,40 @@ def _object_at(src: str, i: int, strings: dict[str, str]) -> tuple[dict[str, Any
     return (out, i + 1) if i < len(src) else None
 
 
-def _string_bindings(src: str) -> dict[str, str]:
-    """`const NAME = "literal"` bindings (the patch text is usually one)."""
+def _string_bindings(src: str, spans: list[tuple[int, int, bool]]) -> dict[str, str]:
+    """`const NAME = "literal"` bindings (the patch text is usually one); a name bound twice is
+    left out (which value a call sees is not known without running the script)."""
     out: dict[str, str] = {}
+    seen: set[str] = set()
     for match in _BINDING.finditer(src):
-        found = string_at(src, match.end())
-        if found is not None:
-            out[match.group(1)] = found[0]
+        if _span_at(spans, match.start()) is not None:
+            continue
+        name, found = match.group(1), string_at(src, match.end())
+        if name in seen:
+            out.pop(name, None)
+        elif found is not None:
+            out[name] = found[0]
+        seen.add(name)
     return out
 
 
-def _quoted_spans(src: str) -> list[tuple[int, int]]:
-    """[(start, end)] of the string literals and comments, in order (one pass)."""
-    spans: list[tuple[int, int]] = []
+def _quoted_spans(src: str) -> list[tuple[int, int, bool]]:
+    """[(start, end, clean)] of the string literals and comments, in order (one pass); clean when
+    a plain literal was read there, not for a comment or a literal read only roughly (so a
+    `tools.` there may be code this scanner misread)."""
+    spans: list[tuple[int, int, bool]] = []
     i = 0
     while i < len(src):
         ch = src[i]
         if ch in "\"'`":
             found = string_at(src, i)
             end = found[1] if found else _closing(src, i)
-            spans.append((i, end))
+            spans.append((i, end, found is not None))
             i = end
-        elif src.startswith("//", i):
-            end = src.find("\n", i)
-            end = len(src) if end < 0 else end
-            spans.append((i, end))
+        elif src.startswith(("//", "/*"), i):
+            end = src.find("\n" if src[i + 1] == "/" else "*/", i + 2)
+            end = len(src) if end < 0 else end + (0 if src[i + 1] == "/" else 2)
+            spans.append((i, end, False))
             i = end
         else:
             i += 1
@@ -170,9 +180,9 @@ def _closing(src: str, i: int) -> int:
     return min(j + 1, len(src))
 
 
-def _inside(spans: list[tuple[int, int]], at: int) -> bool:
-    k = bisect.bisect_right(spans, (at, 1 << 62)) - 1
-    return k >= 0 and spans[k][0] <= at < spans[k][1]
+def _span_at(spans: list[tuple[int, int, bool]], at: int) -> tuple[int, int, bool] | None:
+    k = bisect.bisect_right(spans, (at, 1 << 62, True)) - 1
+    return spans[k] if k >= 0 and spans[k][0] <= at < spans[k][1] else None
 
 
 def calls(script: object) -> list[tuple[str, dict[str, Any]]] | None:
@@ -181,28 +191,29 @@ def calls(script: object) -> list[tuple[str, dict[str, Any]]] | None:
     of the plain freeform call."""
     if not isinstance(script, str) or len(script) > MAX_SCRIPT:
         return None
-    strings = _string_bindings(script)
     quoted = _quoted_spans(script)
+    strings = _string_bindings(script, quoted)
     out: list[tuple[str, dict[str, Any]]] = []
     for match in _CALL.finditer(script):
-        if _inside(quoted, match.start()):  # `tools.x(` written in a string (a patch's text) is no call
+        span = _span_at(quoted, match.start())
+        if span is not None and span[2]:  # `tools.x(` written in a string (a patch's text) is no call
             continue
-        name, at = match.group(1), _skip_space(script, match.end())
-        if len(out) >= MAX_CALLS:
+        if span is not None or len(out) >= MAX_CALLS:  # in a comment or a literal misread: unsure
             return None
+        name, at = match.group(1), _skip_space(script, match.end())
         obj = _object_at(script, at, strings)
         if obj is not None:
-            args: dict[str, Any] | None = obj[0]
+            args: dict[str, Any] = obj[0]
         else:
             scalar = _value_at(script, at, strings)
-            args = {"input": scalar[0]} if scalar is not None and isinstance(scalar[0], str) else None
-        if name in _NEEDED:
-            field = _NEEDED[name]
-            if args is None or (field and not isinstance(args.get(field), str)):
+            if scalar is None or not isinstance(scalar[0], str):
                 return None
-            if name == "apply_patch" and not isinstance(args.get("input"), str):
-                return None
-        out.append((name, args if args is not None else {}))
+            args = {"input": scalar[0]}
+        field, kind = _NEEDED.get(name, ("", object))
+        if (field and not isinstance(args.get(field), kind)) or \
+                (name == "apply_patch" and not isinstance(args.get("input"), str)):
+            return None
+        out.append((name, args))
     return out or None
 
 
