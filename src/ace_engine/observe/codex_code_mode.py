@@ -10,9 +10,10 @@ strings in JSON/JS escapes or a template literal without `${…}`; `tools.x(` in
 text, not a call. A script with a call this cannot read (a computed or nested argument, a name
 bound twice, a call in a comment or in a literal it could not read plainly), more than MAX_CALLS
 calls, or no call at all gives None: the caller keeps the `exec` event unchanged (nothing lost,
-nothing invented). Output: the exec's answer is a header part (`Script completed\\nWall time …\\nOutput:\\n`) then one part per `text(…)` the
-script printed. When there is one part per call, each call gets its own part (and the exit code a
-`JSON.stringify(result)` part states); otherwise every call gets the whole output and no exit code.
+nothing invented). Output: the exec's answer is a header part (`Script completed`, `Wall time …`,
+`Output:`) then one part per `text(…)` the script printed. When there is one part per call, each
+call gets its own part (and the exit code a `JSON.stringify(result)` part states); otherwise every
+call gets the whole output and no exit code.
 
 Cost: linear in the script (capped at MAX_SCRIPT characters, MAX_CALLS calls); no recursion.
 """
