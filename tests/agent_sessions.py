@@ -75,6 +75,28 @@ class CodexRollout:
         self.add("response_item", {"type": "custom_tool_call_output", "call_id": call_id,
                                    "output": f"Exit code: {0 if ok else 1}\nWall time: 0 seconds\nOutput:\n{text}"})
 
+    def code_mode(self, call_id, script, parts=None, *, running=None):
+        """Code mode (Codex Desktop): one freeform `exec` whose input is JavaScript calling the
+        tools; its answer a header then one `input_text` per `text(…)` the script printed, or, while
+        the script still runs, "Script running with cell ID N" alone (its end comes in a `wait`)."""
+        self.add("response_item", {"type": "custom_tool_call", "status": "completed", "call_id": call_id,
+                                   "name": "exec", "input": script})
+        self.add("response_item", {"type": "custom_tool_call_output", "call_id": call_id,
+                                    "output": self._cell_answer(parts, running)})
+
+    def wait(self, call_id, cell, parts=None, *, running=False):
+        self.add("response_item", {"type": "function_call", "name": "wait", "call_id": call_id,
+                                   "arguments": json.dumps({"cell_id": cell, "yield_time_ms": 1000})})
+        self.add("response_item", {"type": "function_call_output", "call_id": call_id,
+                                   "output": self._cell_answer(parts, cell if running else None)})
+
+    @staticmethod
+    def _cell_answer(parts, running):
+        if running is not None:
+            return f"Script running with cell ID {running}\nWall time 10.0 seconds\nOutput:\n"
+        return [{"type": "input_text", "text": "Script completed\nWall time 0.1 seconds\nOutput:\n"}] + \
+            [{"type": "input_text", "text": p} for p in parts or []]
+
     def reply(self, text):
         self.add("response_item", {"type": "message", "role": "assistant",
                                    "content": [{"type": "output_text", "text": text}]})

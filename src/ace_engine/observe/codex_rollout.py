@@ -19,7 +19,8 @@ What is read, and what is skipped (counted in `skips`, reasons as `transcript_le
   per file first, each becoming the Edit / MultiEdit / Write `capture.patch.patch_call` makes of
   it). A call fails when its exit code (the output's `metadata.exit_code`, its `Exit code: N`
   line, or the `exec_command_end` event) is not 0, or Codex says it did not succeed.
-  A call never answered is interrupted.
+  A call never answered is interrupted. Code mode's `exec` (a JavaScript snippet calling the tools)
+  becomes the calls the snippet makes (`codex_code_mode`), a `wait` on its cell folded into it.
 - `thread_rolled_back` drops the last N turns: their entries are an abandoned branch. A
   `compacted` summary is `compaction_summary`; `turn_aborted`, `interruption_notice`.
 - A subagent's file (`source.subagent`) is learned as that subagent's work (its parent's session);
@@ -36,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..capture.tools import PATCH_TOOLS, to_canonical
 from ..core import config as config_mod
+from . import codex_code_mode as code_mode
 from .session_files import Builder, command_output, exit_code_in, read_records
 from .session_io import epoch
 
@@ -251,15 +253,28 @@ def _call_input(payload: dict[str, Any]) -> tuple[str, Any]:
 
 def _build(entries: list[tuple[str, Any]], builder: Builder, skips: Counter[str], *, by: str) -> None:
     exits: dict[str, tuple[int | None, bool | None]] = {}
+    calls_by_id = {item[0] for kind, item in entries if kind == "call"}
     outputs: dict[str, tuple[dict[str, Any], float]] = {}
+    # Code mode's patch_apply_end events carry an id of their own ("exec-…"): each belongs to the
+    # `exec` call whose answer has not come yet (the model's calls run one at a time there).
+    patches: dict[str, list[bool | None]] = {}
+    open_exec = None
     for kind, item in entries:
-        if kind == "exit":
+        if kind == "exit" and open_exec and item[0].startswith("exec-") and item[0] not in calls_by_id:
+            patches.setdefault(open_exec, []).append(item[2])
+        elif kind == "exit":
             code, ok = item[1], item[2]
             old = exits.get(item[0], (None, None))
             exits[item[0]] = (code if code is not None else old[0], ok if ok is not None else old[1])
         elif kind == "output":
             outputs.setdefault(item[0], (item[1], item[2]))
+            open_exec = None if item[0] == open_exec else open_exec
+        elif kind == "call" and item[1] == "exec":
+            open_exec = item[0]
+    running, cells = _cells(entries, outputs)
     for kind, item in entries:
+        if kind == "call" and item[1] == "wait" and _cell_of(item[2]) in running:
+            continue  # a poll of a code-mode cell: its end is the exec's answer
         if kind == "prompt":
             builder.prompt(item[0], item[1], item[2], by=by)
         elif kind == "reply":
@@ -268,12 +283,39 @@ def _build(entries: list[tuple[str, Any]], builder: Builder, skips: Counter[str]
             skips[item[0]] += 1
             builder.skipped_text(item[1], item[2])
         elif kind == "call":
-            _call(builder, item, outputs.get(item[0]), exits.get(item[0], (None, None)))
+            answer = outputs.get(item[0])
+            cell = code_mode.running_cell(answer[0]) if answer and item[1] == "exec" else None
+            _call(builder, item, cells.get(cell, answer) if cell else answer, exits.get(item[0], (None, None)),
+                  patches.get(item[0], []))
+
+
+def _cell_of(given: Any) -> str | None:
+    cell = given.get("cell_id") if isinstance(given, dict) else None
+    return str(cell) if isinstance(cell, (str, int)) and not isinstance(cell, bool) else None
+
+
+def _cells(entries: list[tuple[str, Any]], outputs: dict[str, tuple[dict[str, Any], float]]
+           ) -> tuple[set[str], dict[str, tuple[dict[str, Any], float]]]:
+    """(the code-mode cells an `exec` left running, {cell: the `wait` answer that ended it}); a
+    cell no wait saw end keeps its "running" answer."""
+    running = {cell for kind, item in entries if kind == "call" and item[1] == "exec" and item[0] in outputs
+               for cell in [code_mode.running_cell(outputs[item[0]][0])] if cell}
+    ended: dict[str, tuple[dict[str, Any], float]] = {}
+    for kind, item in entries:
+        cell = _cell_of(item[2]) if kind == "call" and item[1] == "wait" else None
+        answer = outputs.get(item[0]) if cell in running else None
+        if cell and answer and cell not in ended and code_mode.running_cell(answer[0]) is None:
+            ended[cell] = answer
+    return running, ended
 
 
 def _call(builder: Builder, call: tuple[str, str, Any, float, bool], answer: tuple[dict[str, Any], float] | None,
-          exit_info: tuple[int | None, bool | None]) -> None:
+          exit_info: tuple[int | None, bool | None], patches: list[bool | None]) -> None:
     call_id, name, given, at, answered_inline = call
+    found = code_mode.calls(given.get("input")) if name == "exec" and isinstance(given, dict) else None
+    if found is not None:
+        _code_mode(builder, call_id, found, answer, at, patches)
+        return
     if answer is None and not answered_inline:  # never answered: the turn was interrupted
         for use_id, tool, tool_input in _calls(call_id, name, given):
             builder.call(use_id, tool, tool_input, output=None, failed=True, exit_code=None, at=at, started=at,
@@ -290,6 +332,29 @@ def _call(builder: Builder, call: tuple[str, str, Any, float, bool], answer: tup
         builder.call(use_id, tool, tool_input, output=text, failed=failed,
                      exit_code=(code if code is not None else 0 if not failed else None) if tool == "Bash" else None,
                      at=done, started=at)
+
+
+def _code_mode(builder: Builder, call_id: str, found: list[tuple[str, dict[str, Any]]],
+               answer: tuple[dict[str, Any], float] | None, at: float, patches: list[bool | None]) -> None:
+    """A code-mode `exec` as the calls its script makes (`codex_code_mode`): each with its part of
+    the output, the exit code only when a part states it (never a guessed failure); its patches'
+    outcome from their `patch_apply_end` events, in order, when there is one per patch."""
+    outcomes = patches if len(patches) == sum(name == "apply_patch" for name, _ in found) else []
+    parts = code_mode.output_parts(answer[0])[1] if answer else []
+    split = code_mode.split_output(parts, len(found))
+    done = answer[1] if answer else at
+    for i, ((name, given), (text, code)) in enumerate(zip(found, split, strict=True)):
+        failed = code is not None and code != 0
+        if name == "apply_patch":
+            ok = outcomes.pop(0) if outcomes else None
+            failed = ok is False or (ok is None and text.lstrip().startswith(_FAILED_PATCH))
+        for use_id, tool, tool_input in _calls(call_id if i == 0 else f"{call_id}:c{i}", name, given):
+            if answer is None:
+                builder.call(use_id, tool, tool_input, output=None, failed=True, exit_code=None, at=at,
+                             started=at, interrupted=True)
+            else:
+                builder.call(use_id, tool, tool_input, output=text, failed=failed,
+                             exit_code=code if tool == "Bash" else None, at=done, started=at)
 
 
 def _calls(call_id: str, name: str, given: Any) -> list[tuple[str, str, Any]]:
