@@ -397,3 +397,16 @@ def test_a_workspace_package_built_before_the_test_that_could_not_import_it_is_t
         bash("bun run build --filter=@acme/web", "built @acme/web"),
         bash("bun test packages/codegen", "12 pass")])
     assert not any("before `bun test" in c for c in contents(unrelated))
+
+
+def test_a_formatter_run_is_the_fix_of_a_layout_rule_only():
+    design = reflect([
+        bash("mix credo --strict", "[D] ↘ Nested modules could be aliased at the top of the invoking module.", ok=False),
+        bash("mix format", ""),
+        bash("mix credo --strict", "found no issues")])
+    assert not any("fixed after `mix format`" in c for c in contents(design)), "a formatter does not fix a design rule"
+    layout = reflect([
+        bash("flake8 src", "src/app.py:3:80: E501 line too long (96 > 79 characters)", ok=False),
+        bash("black src", "reformatted src/app.py"),
+        bash("flake8 src", "")])
+    assert any("fixed after `black src`" in c for c in contents(layout))

@@ -114,6 +114,10 @@ def _shape(command: str, root: str | None, limit: int = 60) -> str:
 _OVERRIDE_HINT = re.compile(r"\bif you really want\b|\bgit config advice\.|to turn off this advice", re.IGNORECASE)
 
 
+# A linter's complaint about layout, which a formatter run fixes (else the formatter was other work).
+_LAYOUT = re.compile(r"format|whitespace|indent|line (?:is )?too long|line length|trailing|blank line|newline|"
+                     r"spacing|import(?:s)? (?:are |is )?(?:not )?(?:sorted|ordered)|\[F\]|\bE[1-3]\d\d\b|\bW[23]\d\d\b",
+                     re.IGNORECASE)
 _BY_CONFIGURATION = re.compile(r"ignored by one of your \.gitignore|is beyond a symbolic link|is outside repository")
 
 
@@ -207,7 +211,8 @@ def _fix_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
             return None  # an error in code this task had just written: no rule for the next session
         # The rule's fix is where the linter points; an edit elsewhere in between is other work.
         pointed = [s for s in fix_edits if any(ep._mentions(output, f) for f in s.get("files") or [])]  # noqa: SLF001
-        tools = [s for s in fix_runs if s.get("kind") == "format"]
+        # A formatter fixes only what is layout: not a design rule (`[D] Nested modules could be aliased`).
+        tools = [s for s in fix_runs if s.get("kind") == "format"] if _LAYOUT.search(sig) else []
         diff = _diffs(pointed, 70)
         if not tools and (not diff or all(s.get("_change") and not s["_change"]["added"] for s in pointed)):
             return None  # no fix shown where it points, or the flagged code only deleted: the message says as much
