@@ -116,8 +116,8 @@ _OVERRIDE_HINT = re.compile(r"\bif you really want\b|\bgit config advice\.|to tu
 
 # A linter's complaint about layout, which a formatter run fixes (else the formatter was other work).
 _LAYOUT = re.compile(r"format|whitespace|indent|line (?:is )?too long|line length|trailing|blank line|newline|"
-                     r"spacing|import(?:s)? (?:are |is )?(?:not )?(?:sorted|ordered)|\[F\]|\bE[1-3]\d\d\b|\bW[23]\d\d\b",
-                     re.IGNORECASE)
+                     r"spacing|import(?:s)? (?:are |is )?(?:not )?(?:sorted|ordered)|\[F\]|"
+                     r"\bE[1-3]\d\d\b|\bW[23]\d\d\b", re.IGNORECASE)
 _BY_CONFIGURATION = re.compile(r"ignored by one of your \.gitignore|is beyond a symbolic link|is outside repository")
 
 
