@@ -4,12 +4,13 @@ real code, answers every page or case, and writes the report its README promises
 themselves are checked by running the benches (bench/README.md)."""
 
 import json
-import math
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from benchutil import a_duration
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = 13
@@ -23,18 +24,13 @@ def _run(tmp_path: Path, script: str, *args: str) -> dict:
     return json.loads(out.read_text())
 
 
-def _a_duration(value) -> bool:
-    """A measured time: a finite, non-negative number. How long it was is the bench's to judge."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
-
-
 def test_ui_bench_renders_every_page_of_a_seeded_store(tmp_path):
     pytest.importorskip("jinja2", reason="the dashboard needs the `server` extra (Starlette, uvicorn, Jinja2)")
     report = _run(tmp_path, "ui_bench.py", "--lessons", "200", "--events", "1000", "--sessions", "10", "--runs", "1")
     assert report["counts"]["bullets"] == 200 and report["counts"]["hook_events"] >= 1000
     assert len(report["pages"]) == PAGES
     for name, page in report["pages"].items():
-        assert page["bytes"] > 0 and _a_duration(page["median_ms"]) and _a_duration(page["max_ms"]), name
+        assert page["bytes"] > 0 and a_duration(page["median_ms"]) and a_duration(page["max_ms"]), name
     assert report["budget_ms"] == 200.0 and report["runs"] == 1
 
 
@@ -45,4 +41,4 @@ def test_budgets_bench_quick_cases_report_every_figure(tmp_path):
                      "feedback parser, ordinary prompt", "statusline process"]
     for case in report["cases"]:
         # The verdict against the budget is the bench's (budgets_bench.py); here, only that it reports one.
-        assert _a_duration(case["seconds"]) and case["budget_seconds"] > 0 and isinstance(case["ok"], bool), case
+        assert a_duration(case["seconds"]) and a_duration(case["budget_seconds"]) and isinstance(case["ok"], bool), case

@@ -8,13 +8,14 @@ Skips when the copied data or the venv's `ace` is missing.
 """
 
 import json
-import math
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from benchutil import a_duration
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench" / "learning_quality.py"
@@ -52,8 +53,7 @@ def _in_range(summary: dict) -> None:
     assert 0 <= summary["prompts_closed"] <= summary["prompts"]
     # Times are reported, not judged here: the learning bench's budget is its own (learning_bench.py).
     for key in ("seconds_per_session_median", "learn_seconds_median", "seconds_per_session_max"):
-        value = summary[key]
-        assert isinstance(value, (int, float)) and math.isfinite(value) and value >= 0, (key, value)
+        assert a_duration(summary[key]), (key, summary[key])
 
 
 def test_bench_scores_copied_dev_sessions(tmp_path):
@@ -67,7 +67,7 @@ def test_bench_scores_copied_dev_sessions(tmp_path):
         # read from the repository's copy, learned by the real CLI without an error
         assert r["source"].startswith("bench/data/learning/dev/trajectories/"), r["source"]
         assert r["learn_rc"] == 0 and not r["errors"], r["errors"]
-        assert r["learn_seconds"] is not None and 0 < r["learn_seconds"] <= r["seconds"]
+        assert a_duration(r["learn_seconds"]) and a_duration(r["seconds"]), r  # reported; judged by the bench
         for b in r["bullets"]:
             assert isinstance(b["content"], str) and isinstance(b["junk"], list)
 
@@ -81,7 +81,7 @@ def test_bench_scores_copied_dev_sessions(tmp_path):
     assert overall["gold_lessons"] == sum(len(r["lessons"]) for r in results) == 1
     assert overall["bullets"] == sum(len(r["bullets"]) for r in results)
     assert overall["prompts"] == sum(len(L["prompts"]) for r in results for L in r["lessons"])
-    assert report["wall_seconds"] > 0 and report["skipped"] == []
+    assert a_duration(report["wall_seconds"]) and report["skipped"] == []
     # the text report ends with the scorer's summary line, for the same figures
     last = proc.stdout.strip().splitlines()[-2]
     assert last.startswith(f"gold_recall {overall['gold_recall']:.3f}, precision {overall['precision']:.3f}")
