@@ -327,3 +327,15 @@ def playbook(store, tmp_path):
     from ace_engine.playbook.playbook import Playbook
 
     return Playbook(store, Project(str(tmp_path / "repo"), "github.com/acme/repo"))
+
+
+@pytest.fixture
+def pb(ace_home, git_project):
+    """A playbook for `git_project` on the store in the test's own ACE_HOME (a module may define its own `pb`)."""
+    from ace_engine.core.project import identify
+    from ace_engine.playbook.playbook import Playbook
+    from ace_engine.store.sqlite import SQLiteStore
+
+    store = SQLiteStore()
+    yield Playbook(store, identify(str(git_project)))
+    store.close()

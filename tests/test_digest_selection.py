@@ -4,22 +4,9 @@ user's and the repository's own lessons and helpful ones next, and no filler."""
 
 import time
 
-import pytest
-
 from ace_engine.continuity import VERSION
 from ace_engine.core import config
-from ace_engine.core.project import identify
 from ace_engine.hooks import inject
-from ace_engine.playbook.playbook import Playbook
-from ace_engine.store.sqlite import SQLiteStore
-
-
-@pytest.fixture
-def pb(ace_home, git_project):
-    store = SQLiteStore()
-    playbook = Playbook(store, identify(str(git_project)))
-    yield playbook
-    store.close()
 
 
 def learned(pb, text, sessions, kind="fix", now=None, **counts):

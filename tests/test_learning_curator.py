@@ -9,8 +9,6 @@ from ace_engine.core import config
 from ace_engine.core.project import identify
 from ace_engine.learning import similarity
 from ace_engine.learning.curator import Curator
-from ace_engine.playbook.playbook import Playbook
-from ace_engine.store.sqlite import SQLiteStore
 
 # -- the threshold study (see learning/similarity.py) ------------------------------------------------
 
@@ -198,14 +196,6 @@ def test_the_neighbour_query_leaves_the_variables_out():
 
 
 # -- curating into a real store ---------------------------------------------------------------------
-
-@pytest.fixture
-def pb(ace_home, git_project):
-    store = SQLiteStore()
-    playbook = Playbook(store, identify(str(git_project)))
-    yield playbook
-    store.close()
-
 
 def cfg(**overrides):
     values = dict(config.DEFAULTS)
