@@ -197,13 +197,11 @@ _LAUNCHERS = re.compile(
     r"|(?:\S*/)?python[\d.]*\s+-m\s+(?!build\b|http\.server\b|venv\b|pip\b))")
 
 
-# Launchers that say how this project runs its tools (an environment, a tool version, secrets, a
-# container): `uv run pytest` fails as `pytest` where the tools live in uv's environment. Those that
-# only time, renice or re-exec a command (`time`, `nice`, `command`, `npx`, `python -m`) say nothing.
-_TELLING_LAUNCHER = re.compile(
-    r"^(?:[A-Za-z_]\w*=\S*\s+|env\s+(?:-\S+\s+)*[A-Za-z_]\w*=|(?:uv|poetry|pipenv|pdm|rye|hatch)\s+run\b|"
-    r"bundle\s+exec\b|(?:mise|rtx|asdf)\s+(?:exec|x)\b|direnv\s+exec\b|(?:doppler|op|infisical)\s+run\b|"
-    r"dotenv\b|fvm\b|xvfb-run\b|nix\s+(?:develop|shell)\b|docker(?:\s+compose|-compose)\s+(?:exec|run)\b)")
+# Of `_LAUNCHERS`, those that only time, renice, re-exec or fetch-and-run a command: they say nothing
+# of how this project runs its tools. The others do (an environment, a tool version, secrets, an
+# X server): `uv run pytest` fails as `pytest` where the tools live in uv's environment.
+_PLAIN_LAUNCHER = re.compile(r"^(?:env|timeout|gtimeout|time|nice|command|exec|nohup|npx|bunx|bun\s+x|pnpm|yarn|"
+                             r"(?:\S*/)?python[\d.]*)\b")
 # Options that change what a check builds or reads (`go test -tags=integration`, `cargo test --features x`,
 # `pytest -c ci.ini`): the project's way, not a cosmetic flag such as `-q` or `-v`.
 _TELLING_OPTIONS = {"-tags", "--tags", "--features", "--all-features", "-c", "--config", "--config-file",
@@ -212,11 +210,16 @@ _TELLING_OPTIONS = {"-tags", "--tags", "--features", "--all-features", "-c", "--
 
 def telling_form(command: str) -> bool:
     """Does ONE command say something the ecosystem's obvious form would not: a launcher that sets
-    up the tool's environment (`_TELLING_LAUNCHER`) or an option that changes what it checks
+    up the tool's environment (one of `_LAUNCHERS`, not a `_PLAIN_LAUNCHER`) or an option that changes what it checks
     (`_TELLING_OPTIONS`, also as `-tags=x`)? `pytest -q` and `npx vitest run` do not."""
     core = command.strip()
-    if _TELLING_LAUNCHER.match(core):
-        return True
+    for _ in range(8):  # the launchers `strip_launchers` takes off, one by one
+        m = _LAUNCHERS.match(core)
+        if m is None:
+            break
+        if not _PLAIN_LAUNCHER.match(m.group(0)):
+            return True
+        core = core[m.end():]
     return any(word.split("=", 1)[0] in _TELLING_OPTIONS for word in strip_launchers(core).split()[1:])
 
 
