@@ -103,15 +103,15 @@ def names_a_run(output: str, runs: Sequence[Step]) -> bool:
     the tool and its subcommand, as the tool itself would tell the user to type them — or a package
     one of them installed (`vitest` for `Runner @cloudflare/vitest-pool-workers is not supported`)?"""
     for run in runs:
-        words = [w for w in commands.key(run.get("command") or "").split() if not w.startswith("-")]
+        typed = commands.key(run.get("command") or "").split()
+        words = [w for w in typed if not w.startswith("-")]
         # Options may stand between the tool and what it runs, as typed (`npx -y pkg@latest`).
         named = [f"{re.escape(words[0])}(?:\\s+-\\S+)*\\s+{re.escape(words[1])}"] if len(words) > 1 else []
         if run.get("kind") == "install":  # `bun add -d vitest@3.2` names vitest
             named += [re.escape(n) for w in words[2:] if len(n := re.sub(r"(?<=.)@.*$|[<>=~^].*$", "", w)) > 2]
         # What the run works on, where the failure names it: `bun run build --filter=@acme/core` for
         # `Cannot find module '@acme/core'` (a package, a module, a target: never a bare path or word).
-        values = [w.split("=", 1)[1] if w.startswith("-") and "=" in w else w
-                  for w in commands.key(run.get("command") or "").split()[2:]]
+        values = [w.split("=", 1)[1] if w.startswith("-") and "=" in w else w for w in typed[2:]]
         named += [re.escape(v) for v in values if _TARGET_NAME.fullmatch(v)]
         if any(re.search(rf"(?<![\w-]){n}(?![\w])", output) for n in named):
             return True

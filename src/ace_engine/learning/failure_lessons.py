@@ -303,13 +303,14 @@ def _environment_lesson(fail: Step, root: str | None, worked: Step | None, sig: 
     if worked is not None and failed_as == worked_as:  # the same command written another way
         failed_as = code(local(spelled(commands.clean(fail["command"])), root), 70)
         worked_as = code(local(spelled(commands.clean(worked["command"])), root), 90)
-    content = f"{failed_as} fails here with {_sig(sig, root, 140)}{_hint(fail)}"
+    hint = _hint(fail)
+    content = f"{failed_as} fails here with {_sig(sig, root, 140)}{hint}"
     if worked is not None:
         content += f"; {worked_as} " + ("worked" if worked["success"] else "got past it")
     steps = [fail] + ([worked] if worked else [])
     # Unresolved, one failure is weak evidence, unless the tool itself said what to do about it or
     # refused by the repository's own configuration (a path git ignores: the same next time, every time).
-    strong = worked is not None or bool(_hint(fail)) or bool(_BY_CONFIGURATION.search(sig))
+    strong = worked is not None or bool(hint) or bool(_BY_CONFIGURATION.search(sig))
     return _candidate(content + ".", "environment", 0.8 if strong else 0.6, "; ".join(
         f"step {s['step']}: {s['action'][:120]} → {s['result'][:120]}" for s in steps), steps)
 

@@ -14,17 +14,20 @@ else's text pasted in, never the user's rule (`unquoted`).
 import re
 
 _LEAD = re.compile(r"^\s*(?:no|nope|wrong|not that|stop|wait|actually|careful|hmm|ugh)\b[\s,.!:;—-]*", re.IGNORECASE)
+# How a user states a preference ("I'd like X instead of Y"): one of the rule forms below, and one that
+# counts wherever it stands in the prompt.
+_PREFERS = r"(?:i'?d (?:like|prefer)|i want|i prefer|we want|we prefer)"
 _RULE = re.compile(
     r"(?P<rule>\b(?:(?:please\s+)?(?:use|run|call|prefer|try)\s+.{2,120}?\s+(?:instead of|not|rather than)\s+.{2,80}?"
     r"|(?:don't|do not|never|stop)\s+(?:use|run|call|touch|edit|modify|change|commit|push|add|delete|remove|import|"
     r"write)\s+.{2,120}?"
     r"|always\s+(?:use|run|call|add|write|keep|put)\s+.{2,120}?"
     r"|(?:we|this project|this repo)\s+(?:use|uses|run|runs)\s+.{2,80}?\s+(?:not|instead of|rather than)\s+.{2,80}?"
-    r"|(?:i'?d (?:like|prefer)|i want|i prefer|we want|we prefer)\s+.{2,120}?\s+(?:instead of|rather than)\s+.{2,80}?))"
+    r"|" + _PREFERS + r"\s+.{2,120}?\s+(?:instead of|rather than)\s+.{2,80}?))"
     r"(?:[.!?;](?=\s|$)|\n|$)", re.IGNORECASE)  # `strings.Contains` does not end the sentence
 
 
-_PREFERENCE = re.compile(r"(?:i'?d (?:like|prefer)|i want|i prefer|we want|we prefer)\b", re.IGNORECASE)
+_PREFERENCE = re.compile(_PREFERS + r"\b", re.IGNORECASE)
 
 # What Claude Code puts before the words a user typed when they stopped a tool call.
 _SAID = re.compile(r"the user said:\s*(?P<words>.+)", re.IGNORECASE | re.S)
