@@ -266,7 +266,9 @@ class HeuristicReflector:
             return []  # a subagent's refusals come from its parent agent, not the user
         out: list[Candidate] = []
         for step in steps:
-            if step.get("failure") != "refused":
+            # Stopped before it ran: a command with an exit code ran, and what it printed is its own
+            # text (a script can print Claude Code's refusal phrase), never the user's words.
+            if step.get("failure") != "refused" or step.get("exit_code") is not None:
                 continue
             rule = refusal_rule(step.get("error") or step.get("output"))
             if not rule:

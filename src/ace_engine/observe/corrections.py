@@ -29,8 +29,10 @@ _RULE = re.compile(
 
 _PREFERENCE = re.compile(_PREFERS + r"\b", re.IGNORECASE)
 
-# What Claude Code puts before the words a user typed when they stopped a tool call.
-_SAID = re.compile(r"the user said:\s*(?P<words>.+)", re.IGNORECASE | re.S)
+# What Claude Code answers in place of a tool call the user stopped, up to the words they typed. Anchored
+# at the start: a command's output that prints the same phrase further down is the command's text.
+_SAID = re.compile(r"^(?:Error: )?The user doesn't want to proceed with this tool use\b.{0,300}?"
+                   r"the user said:\s*(?P<words>.+)", re.IGNORECASE | re.S)
 # Words that hand the work back or ask to retry: no rule in them.
 _HANDOFF = re.compile(r"^(?:i'?ll|i will|i'?m going to|let me|wait|hold on|stop|try again|continue|go on|proceed"
                       r"|ok(?:ay)?|never ?mind|nvm|the user wants to clarify)\b", re.IGNORECASE)
@@ -54,7 +56,7 @@ def refusal_rule(error: str | None) -> str | None:
     UnmarshalJSON to be strict"; "let's cut a branch first" → "Cut a branch first";
     "i'll take it from here." → None; "main is clean" → None.
     """
-    m = _SAID.search(str(error or ""))
+    m = _SAID.match(str(error or "").lstrip())
     if not m:
         return None
     text = " ".join(unquoted(m.group("words")).split())[:600]
