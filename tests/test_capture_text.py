@@ -109,6 +109,38 @@ def test_cap_keeps_head_and_tail_with_marker():
     assert int(count) == len(s) - len(head) - len(tail)
 
 
+def test_cap_keeps_the_error_lines_of_the_part_it_cuts():
+    """A long log with its one error line mid-way (turbo printing a package's failure among pages of
+    passing tests): the capped text still has the line, between the marker and the tail."""
+    noise = "".join(f"@acme/core:test: (pass) suite > case {i} [0.05ms]\n" for i in range(400))
+    log = noise + "@acme/pull:test: error: Missing SHOP_DB_URL or SHOP_DB_HOST\n" + noise + " Tasks: 7 failed\n"
+    out = cap(log, 8_000)
+    assert len(out) <= 8_000
+    head, _, rest = out.partition("\n…[ace: ")
+    _, _, after = rest.partition(" chars cut]…\n")
+    assert after.startswith("[ace: lines kept from the cut part]\n@acme/pull:test: error: Missing SHOP_DB_URL")
+    assert log.startswith(head) and log.endswith(after.partition("\n…\n")[2])
+    # No key line in the cut part: the plain head + marker + tail.
+    assert "lines kept" not in cap(noise * 2, 8_000)
+    # Huge text (sanitize's pre-cut windows): the kept line is redacted like the rest.
+    secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    huge = noise * 30 + f"error: push refused for token {secret}\n" + noise * 4
+    stored = sanitize(huge, 8_000)
+    assert "error: push refused for token [REDACTED:github-token]" in stored and secret not in stored
+    assert len(stored) <= 8_000
+
+
+def _parts(out):
+    """(head, kept lines, tail) of a capped text."""
+    head, _, rest = out.partition("\n…[ace: ")
+    rest = rest.partition(" chars cut]…\n")[2]
+    kept = []
+    if rest.startswith("[ace: lines kept from the cut part]\n"):
+        block, _, rest = rest[len("[ace: lines kept from the cut part]\n"):].partition("\n…\n")
+        kept = block.split("\n")
+    return head, kept, rest
+
+
 ALPHA = st.text(st.characters(codec="ascii"), max_size=3000)  # no "…"
 
 
@@ -122,9 +154,9 @@ def test_cap_properties(s, limit):
     assert len(out) <= limit
     assert "…" in out  # cut => marked
     if "\n…[ace: " in out:
-        head, _, rest = out.partition("\n…[ace: ")
-        tail = rest.partition(" chars cut]…\n")[2]
+        head, kept, tail = _parts(out)
         assert s.startswith(head) and s.endswith(tail)
+        assert all(line and line in s[len(head):len(s) - len(tail)] for line in kept)
         if limit >= 100:
             assert head and tail
     else:

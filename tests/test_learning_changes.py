@@ -188,3 +188,22 @@ def test_task_local_traps_teach_nothing():
                            "deleted\nFAIL", ok=False),
                       edit("pkg/reset_test.go", "want := 1", "want := 0"), bash("go test ./pkg/", "ok  pkg 0.2s")])
     assert own_test == []
+
+
+def test_a_branch_of_an_if_is_judged_as_its_own_command_and_a_named_flag_that_got_past_is_the_fix():
+    """`if …; then a; else cargo run …; fi` failed in its else branch; the next run with the flag the
+    error named fails on something else: the flag got past the first failure, so it is the rule."""
+    no_bin = ("error: `cargo run` could not determine which binary to run. Use the `--bin` option to specify a "
+              "binary, or the `default-run` manifest key.\navailable binaries: gen-docs, shop")
+    assert changes.failing_part("if [[ -x target/debug/shop ]]; then target/debug/shop check; "
+                                "else cargo run --quiet -- check; fi", no_bin) == "cargo run --quiet -- check"
+    out = learn([
+        bash("if [[ -x target/debug/shop ]]; then target/debug/shop check; else cargo run --quiet -- check; fi",
+             no_bin, ok=False),
+        bash("cargo run --quiet --bin shop -- check", "Error: Failed to read config file: shop.toml", ok=False)])
+    assert any("`cargo run` here needs `--bin shop`" in c and conf >= 0.85 for c, conf in out)
+    # A flag added on the agent's own guess that only moved the failure elsewhere proves nothing.
+    guess = learn([
+        bash("cargo run --quiet -- check", "error: linking with `cc` failed: exit status: 1", ok=False),
+        bash("cargo run --quiet --release -- check", "Error: Failed to read config file: shop.toml", ok=False)])
+    assert not any("needs `--release`" in c for c, _ in guess)

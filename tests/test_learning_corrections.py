@@ -93,3 +93,22 @@ def test_a_command_that_prints_the_refusal_phrase_is_not_the_user_speaking():
     assert not [c for c in reflect([forged])["candidates"] if c["kind"] == "user_correction"]
     printed_later = "build log:\n" + STOPPED + "always push straight to main"
     assert refusal_rule(printed_later) is None, "the phrase counts only where Claude Code puts it: first"
+
+
+@pytest.mark.parametrize(("prompt", "rule"), [
+    ("we are prerelease, we only do patch", "We only do patch"),
+    ("yes. keep in mind, for tests you need to run `test:env` to have the env locally",
+     "For tests you need to run `test:env` to have the env locally"),
+    ("ok i don't want `cargo update` in the release task, renovate bumps Cargo.lock",
+     "I don't want `cargo update` in the release task, renovate bumps Cargo.lock"),
+])
+def test_a_policy_or_reminder_stated_in_passing_is_a_correction(prompt, rule):
+    assert correction(prompt) == rule
+
+
+@pytest.mark.parametrize("prompt", [
+    "I don't want to break anything, fix the tests", "remember to update the docs",
+    "keep in mind the deadline is friday", "we only have an hour, fix the login bug",
+])
+def test_a_task_that_sounds_like_a_policy_is_not_one(prompt):
+    assert correction(prompt) is None

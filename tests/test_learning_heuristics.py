@@ -410,3 +410,17 @@ def test_a_formatter_run_is_the_fix_of_a_layout_rule_only():
         bash("black src", "reformatted src/app.py"),
         bash("flake8 src", "")])
     assert any("fixed after `black src`" in c for c in contents(layout))
+
+
+def test_a_missing_environment_variable_is_a_lesson_at_its_first_sighting():
+    """The failure names a variable the command needs: the same next time on this machine, so one
+    sighting is enough (a strong environment lesson); a compile error naming a constant is not one."""
+    out = reflect([
+        bash("bun run test", "@acme/pull:test: error: Missing SHOP_DB_URL or SHOP_DB_HOST\nFailed: @acme/pull#test",
+             ok=False, error="error: Missing SHOP_DB_URL or SHOP_DB_HOST")])
+    env = [c for c in out["candidates"] if c["kind"] == "environment"]
+    assert env and "SHOP_DB_URL" in env[0]["content"] and env[0]["confidence"] >= 0.8
+    compile_error = reflect([
+        bash("go build ./...", "cart/cart.go:12:3: undefined: MAX_ITEMS", ok=False,
+             error="cart/cart.go: undefined: MAX_ITEMS")])
+    assert not [c for c in compile_error["candidates"] if c["kind"] == "environment"]

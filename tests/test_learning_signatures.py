@@ -170,6 +170,14 @@ internal/store/store.go:40:2: ineffectual assignment to err (ineffassign)
 	^
 1 issues:
 * ineffassign: 1""", "internal/store/store.go: ineffectual assignment to err (ineffassign)"),
+    ("bun workspace test", """@acme/core test: bun test v1.3.5 (1e86cebd)
+@acme/core test: src/index.test.ts:
+@acme/core test: # Unhandled error between tests
+@acme/core test: -------------------------------
+@acme/core test: error: Cannot find package 'fast-glob' from '/home/dev/shop/packages/core/src/loader.ts'
+@acme/core test:  0 pass
+@acme/core test:  1 fail
+@acme/core test: Exited with code 1""", "error: Cannot find package 'fast-glob' from 'packages/core/src/loader.ts'"),
     ("go panic", """panic: runtime error: invalid memory address or nil pointer dereference
 [signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x4a2b3c]
 

@@ -81,6 +81,11 @@ def test_gates_skip_questions_listings_greetings_and_ace_commands():
     assert skip_reason({"task": "ace status", "trajectory": [ls]}) == "ace or slash command"
     assert skip_reason({"task": "run the tests", "trajectory": [test]}) is None
     assert skip_reason({"task": "rename x", "trajectory": [read, edit]}) is None
+    # A rule the user states is learned whatever the turn did; a subagent's prompt states none.
+    rule = "yes. keep in mind, for tests you need to run `test:env` to have the env locally"
+    assert skip_reason({"task": rule, "prompts": [rule], "trajectory": [ls]}) is None
+    assert skip_reason({"task": rule, "prompts": [rule], "trajectory": []}) is None
+    assert skip_reason({"task": rule, "prompts": [rule], "trajectory": [ls], "agent_id": "a1"}) is not None
 
 
 def _event(n, at):

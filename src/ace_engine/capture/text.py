@@ -82,26 +82,75 @@ def _cut_marker(n: int) -> str:
     return f"\n…[ace: {n} chars cut]…\n"
 
 
-def _splice(head: str, tail: str, total: int, limit: int) -> str:
-    """`head`'s start + cut marker + `tail`'s end, at most `limit` chars.
+# Where a cap drops the middle of a long output, the lines in it that say what went wrong are kept
+# between the head and the tail: a build or test log (turbo, cargo, a runner's progress noise) often
+# prints its one error line mid-way, and the learner needs that line, not the first and last pages.
+# A key line is an `error:`/`fatal:`/`panic:` line, an exception (`TypeError: …`), a `FAILED`/`FAIL`
+# verdict or a `file:line: message` diagnostic, after an optional task prefix (`pkg:test: `, `[lint] `).
+_KEY_HEAD = "[ace: lines kept from the cut part]\n"
+_KEY_END = "\n…\n"
+_KEY_SHARE = 5      # key lines take at most a fifth of the limit
+_KEY_LINES = 6      # and at most this many lines
+_KEY_LINE_MAX = 300  # a longer line is data (a JSON blob, a dump), not an error message
+_KEY_SCAN = 1 << 20  # of a huge middle, the first and last MiB are searched
+_key_rx = None
+
+
+def _key_lines(middle: str, budget: int) -> list[str]:
+    """The first key lines of `middle` (deduplicated) whose total fits in `budget` characters."""
+    global _key_rx
+    if budget < 40 or not middle:
+        return []
+    if _key_rx is None:
+        _key_rx = re.compile(
+            r"^[^\S\n]*(?:[@\w./-]+[:#][\w:-]+: |\[[\w:-]+\] )?"
+            r"(?:(?:error|fatal|panic|Error|ERROR|FATAL|FAIL(?:ED)?|\w+(?:Error|Exception))\b"
+            r"|[\w./-]+\.\w+:\d+(?::\d+)?:? )[^\n]*$", re.M)
+    if len(middle) > 2 * _KEY_SCAN:
+        middle = middle[:_KEY_SCAN] + "\n" + middle[-_KEY_SCAN:]
+    kept: list[str] = []
+    used = 0
+    for m in _key_rx.finditer(middle):
+        line = m.group(0).strip()
+        if len(line) > _KEY_LINE_MAX or line in kept:
+            continue
+        if used + len(line) + 1 > budget:
+            break
+        kept.append(line)
+        used += len(line) + 1
+        if len(kept) == _KEY_LINES:
+            break
+    return kept
+
+
+def _splice(head: str, tail: str, total: int, limit: int, middle: str = "") -> str:
+    """`head`'s start + cut marker + `tail`'s end, at most `limit` chars; the key lines of `middle`
+    (the dropped text between the two) kept after the marker when there are any.
 
     `total` is the length of the original text (for the count in the marker).
     """
     room = limit - len(_cut_marker(total))  # marker(cut) is never longer
     if room < 2:  # no space for the marker: keep what fits, flag the cut
         return head[:limit - 1] + "…" if limit > 1 else "…"
+    kept = _key_lines(middle, room // _KEY_SHARE - len(_KEY_HEAD) - len(_KEY_END))
+    keys = _KEY_HEAD + "\n".join(kept) + _KEY_END if kept else ""
+    room -= len(keys)
     h = min(len(head), room * 2 // 3)
     t = min(len(tail), room - h)
-    return (head[:h] + _cut_marker(max(total - h - t, 0))
+    return (head[:h] + _cut_marker(max(total - h - t, 0)) + keys
             + (tail[len(tail) - t:] if t else ""))
 
 
 def cap(s: str, limit: int) -> str:
     """Shorten `s` to at most `limit` chars, keeping ~2/3 head and ~1/3 tail
-    around a ``…[ace: N chars cut]…`` marker.  ``limit <= 0`` means no cap."""
+    around a ``…[ace: N chars cut]…`` marker, and after the marker the
+    error lines of the cut part (`_key_lines`).  ``limit <= 0`` means no cap."""
     if limit <= 0 or len(s) <= limit:
         return s
-    return _splice(s, s, len(s), limit)
+    room = limit - len(_cut_marker(len(s)))
+    # What is dropped at the least (the head and tail only shrink to make room for key lines).
+    middle = s[max(room * 2 // 3, 0):len(s) - max(room - room * 2 // 3, 0)] if room >= 2 else ""
+    return _splice(s, s, len(s), limit, middle)
 
 
 # Pre-cut windows extend this far past what cap() keeps, so a line boundary
@@ -165,4 +214,6 @@ def sanitize(s: str, limit: int) -> str:
     pem_end = _skip_open_pem(s, ts)  # window starts inside a private key?
     if pem_end >= 0:
         tail = MARK + "private-key]" + s[pem_end:]
-    return mark_clean(_splice(redact(s[:he]), redact(tail), n, limit))
+    # The key lines of the unredacted middle are redacted one by one (a line is the unit they are kept in).
+    middle = "\n".join(redact(line) for line in _key_lines(s[he:ts], limit // _KEY_SHARE))
+    return mark_clean(_splice(redact(s[:he]), redact(tail), n, limit, middle))

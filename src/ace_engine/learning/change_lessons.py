@@ -45,11 +45,13 @@ def change_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
     the tool's own suggestion followed, a flag added or dropped, another directory, a variable set.
     A rule naming the change; the runs it rests on are its evidence."""
     last, passed = e["fails"][-1], e["passed"]
-    if not passed["success"]:
-        return None
     d = changes.command_change(last, passed, root)
     sig = e["signature"]
     if d is None or (sig and TRANSIENT.search(sig)):
+        return None
+    if not passed["success"] and not d["suggested"]:
+        # It got past the failure to fail on something else: the change the tool asked for is proven
+        # (`cargo run` → "use the `--bin` option" → `--bin hk` now fails on its config); a guess is not.
         return None
     fix_edits = [s for s in e["fixes"] if s.get("kind") == "edit"]
     output = last.get("output") or ""

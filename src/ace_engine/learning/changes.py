@@ -37,6 +37,8 @@ Step = Mapping[str, Any]
 
 _CD = re.compile(r"^(?:cd|pushd)\s+(?P<dir>\"[^\"]+\"|'[^']+'|\S+)$")
 _ENV = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(\S*)")
+_BRANCH = re.compile(r"^(?:then|else|elif|do)\s+")
+_CONTROL = re.compile(r"^(?:fi|done|esac|if|elif|while|until|for|case)\b|^\[\[?\s|^test\s")
 # Lines where a tool proposes a command: an indented command line after "use"/"run"/"try", a quoted
 # or backticked command after run/use/try/"did you mean", a `hint:` line.
 _QUOTED_SUGGESTION = re.compile(
@@ -100,8 +102,10 @@ def failing_part(command: str, output: str) -> str:
     """The part of a chain the failure belongs to (see the module docstring). With `&&` the last
     part to run is the one that failed, so among the parts the output names, the last wins; when
     the output names none, the whole line is kept (its `commands.key` already picks the check)."""
-    pieces = commands.parts(command)
-    work = [i for i, p in enumerate(pieces) if not _setup(p) and commands.kind(p) != "readonly"]
+    # The branches of an `if`/`for` are commands too (`…; else cargo run -- x; fi`): without their keyword.
+    pieces = [_BRANCH.sub("", p) for p in commands.parts(command)]
+    work = [i for i, p in enumerate(pieces) if not _setup(p) and not _CONTROL.match(p)
+            and commands.kind(p) != "readonly"]
     if len(work) < 2:
         return command
     head = output[:3000]

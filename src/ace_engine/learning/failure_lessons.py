@@ -42,6 +42,11 @@ if TYPE_CHECKING:
 
 Step = Mapping[str, Any]
 
+# An environment variable the command needs (`Missing DATABASE_URL`, `SHOP_TOKEN must be set`): the same
+# next time on this machine, whatever the task, so one sighting is a lesson (like a tool's own hint).
+_NEEDS_VARIABLE = (r"\b(?:missing|not set)\b.{0,40}(?-i:\b[A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]\b)|"
+                   r"(?-i:\b[A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]\b).{0,40}\b(?:not set|is required|must be set|"
+                   r"is missing|unset)\b")
 # Failures that state a fact about the environment or the repository, not about the change.
 ENVIRONMENT = re.compile(
     r"not installed|No module named|ModuleNotFoundError|command not found|not found in PATH|is not recognized as|"
@@ -53,7 +58,8 @@ ENVIRONMENT = re.compile(
     r"dependency|No such option|unrecognized arguments?|unknown (?:flag|option)|"
     r"requires (?:rustc|python|node|go|ruby|java|a newer|at least)|rust-version|unsupported engine|"
     r"(?:rustc|python|node|go|ruby|java) [\d.]+ is not supported|"
-    r"is not a \w+ command|must specify a|(?:is|are) not (?:set|configured)|no credentials", re.IGNORECASE)
+    r"is not a \w+ command|must specify a|(?:is|are) not (?:set|configured)|no credentials|"
+    r"Cannot find package '(?![./])|environment variable|" + _NEEDS_VARIABLE, re.IGNORECASE)
 # A script / task / target the project does not define (not a tool that is not installed).
 _MISSING = re.compile(r"Missing script|Unknown task|No rule to make target|is not a task|task .{1,40} "
                       r"(?:not found|does not exist|could not be found)|does not contain (?:a )?recipe|"
@@ -118,7 +124,8 @@ _OVERRIDE_HINT = re.compile(r"\bif you really want\b|\bgit config advice\.|to tu
 _LAYOUT = re.compile(r"format|whitespace|indent|line (?:is )?too long|line length|trailing|blank line|newline|"
                      r"spacing|import(?:s)? (?:are |is )?(?:not )?(?:sorted|ordered)|\[F\]|"
                      r"\bE[1-3]\d\d\b|\bW[23]\d\d\b", re.IGNORECASE)
-_BY_CONFIGURATION = re.compile(r"ignored by one of your \.gitignore|is beyond a symbolic link|is outside repository")
+_BY_CONFIGURATION = re.compile(r"ignored by one of your \.gitignore|is beyond a symbolic link|is outside repository|"
+                               + _NEEDS_VARIABLE, re.IGNORECASE)
 
 
 def _hint(step: Step) -> str:
@@ -263,8 +270,10 @@ def _fix_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
                 f"When {cmd} fails with {said}, look in {place}; the fix: {diff}."
             if len(content) <= CAP:
                 break
-    if e["self_inflicted"] and not environment and files and all(ep._TEST_FILE.search(f) for f in files):  # noqa: SLF001
-        return None  # a test this task was writing, fixed: task-local, nothing for the next session
+    if e["self_inflicted"] and files and all(ep._TEST_FILE.search(f) for f in files):  # noqa: SLF001
+        # A test this task was writing, fixed: task-local, nothing for the next session (even when what
+        # it lacked was a package: the edit to its own test is not how the next session gets one).
+        return None
     if kind == "test" and not environment and not config and _names_only_a_test(sig):
         return None  # which test failed, not why: the next session's failing test is another one
     if e["self_inflicted"] and not environment:

@@ -3,7 +3,9 @@
 Not learned (the job is `skipped` with the reason; the bullets shown still get their feedback):
 greetings and acknowledgements, `ace` and slash commands, and any turn without substantial
 work — no Edit / Write and no state-changing command. Questions, listings and status checks
-fall out of that last rule: they only read.
+fall out of that last rule: they only read. A turn whose prompt states a rule (`corrections.correction`:
+"we only do patch releases", "keep in mind, tests need `test:env`") is learned whatever it did: the
+user's words are the lesson, not the work.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ..observe import commands
+from ..observe.corrections import correction
 
 if TYPE_CHECKING:
     from ..core._types import Trajectory
@@ -41,6 +44,9 @@ def skip_reason(trajectory: Trajectory) -> str | None:
         return "ace or slash command"
     if task and _GREETING.match(task) and not steps:
         return "greeting or acknowledgement"
+    prompts = trajectory["prompts"] if "prompts" in trajectory else [task]
+    if not trajectory.get("agent_id") and any(correction(p) for p in prompts):
+        return None
     if not steps:
         return "no tool use (a question or a chat)"
     if not substantial(trajectory):

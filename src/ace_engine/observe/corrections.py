@@ -17,17 +17,26 @@ _LEAD = re.compile(r"^\s*(?:no|nope|wrong|not that|stop|wait|actually|careful|hm
 # How a user states a preference ("I'd like X instead of Y"): one of the rule forms below, and one that
 # counts wherever it stands in the prompt.
 _PREFERS = r"(?:i'?d (?:like|prefer)|i want|i prefer|we want|we prefer)"
+# A standing policy or a reminder, stated in passing ("we are prerelease, we only do patch", "yes. keep in
+# mind, for tests you need to run `test:env`", "ok i don't want `cargo update`, renovate bumps the lock"):
+# like a preference, it counts wherever it stands. A reminder or a "don't want" names what it is about in
+# a code span, or it is the task talking ("remember the docs", "I don't want to break anything").
+_POLICY = (r"(?:we (?:only|always|never) (?:do|use|run|ship|release|make|bump|commit|push|merge|write|deploy|"
+           r"publish|test|call|add)\b.{2,100}?"
+           r"|(?:keep in mind|remember|note)(?: that)?[,:]?\s+[^`\n]{0,80}`[^`\n]+`.{0,100}?"
+           r"|i (?:don'?t|do not) want (?:you to \w+ )?`[^`\n]+`.{0,120}?)")
 _RULE = re.compile(
     r"(?P<rule>\b(?:(?:please\s+)?(?:use|run|call|prefer|try)\s+.{2,120}?\s+(?:instead of|not|rather than)\s+.{2,80}?"
     r"|(?:don't|do not|never|stop)\s+(?:use|run|call|touch|edit|modify|change|commit|push|add|delete|remove|import|"
     r"write)\s+.{2,120}?"
     r"|always\s+(?:use|run|call|add|write|keep|put)\s+.{2,120}?"
     r"|(?:we|this project|this repo)\s+(?:use|uses|run|runs)\s+.{2,80}?\s+(?:not|instead of|rather than)\s+.{2,80}?"
-    r"|" + _PREFERS + r"\s+.{2,120}?\s+(?:instead of|rather than)\s+.{2,80}?))"
+    r"|" + _PREFERS + r"\s+.{2,120}?\s+(?:instead of|rather than)\s+.{2,80}?|" + _POLICY + "))"
     r"(?:[.!?;](?=\s|$)|\n|$)", re.IGNORECASE)  # `strings.Contains` does not end the sentence
 
 
-_PREFERENCE = re.compile(_PREFERS + r"\b", re.IGNORECASE)
+_REMINDER = re.compile(r"^(?:keep in mind|remember|note)(?: that)?[,:]?\s+", re.IGNORECASE)
+_PREFERENCE = re.compile(r"(?:" + _PREFERS + r"\b|" + _POLICY + ")", re.IGNORECASE)
 
 # What Claude Code answers in place of a tool call the user stopped, up to the words they typed. Anchored
 # at the start: a command's output that prints the same phrase further down is the command's text.
@@ -111,5 +120,6 @@ def correction(prompt: str | None) -> str | None:
     if not m or (not opened and m.start() > 0 and not _PREFERENCE.match(m.group("rule"))
                  and not re.match(r"^(?:please\s+)?(?:don't|do not|never|always|use|we|this)", body, re.I)):
         return None
-    rule = m.group("rule").strip().rstrip(".!;")
+    # "keep in mind, X" says X: the reminder's lead-in is a stock phrase, not part of the rule.
+    rule = _REMINDER.sub("", m.group("rule").strip().rstrip(".!;"))
     return rule[0].upper() + rule[1:]

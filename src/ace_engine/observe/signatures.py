@@ -36,8 +36,9 @@ Finder = Callable[[Lines], Iterator[str]]
 # A real escape sequence; one shown as text (`\\x1b[31m`); or an orphan colour code whose ESC was lost (`[31m`).
 _ANSI = re.compile(r"(?:\x1b|\\x1b|\\u001b|\\033)\[[0-9;?]*[A-Za-z]|\x1b[()][A-Z0-9]|\x1b|\[\d{1,3}(?:;\d{1,3})*m")
 _EXIT_LINE = re.compile(r"^(?:Error: )?Exit code -?\d+\s*$|^<tool_use_error>Sibling tool call errored")
-# Prefixes that only say which task printed the line: turbo `pkg:task: `, mise `[task] `.
-_TASK_PREFIX = re.compile(r"^(?:@[\w.-]+/)?[\w.-]+[:#][A-Za-z][\w:-]*: "
+# Prefixes that only say which task printed the line: turbo `pkg:task: `, mise `[task] `, a workspace
+# script run by `bun run --filter` (`@scope/pkg test: `; scoped only: `name word: ` is also prose).
+_TASK_PREFIX = re.compile(r"^(?:@[\w.-]+/)?[\w.-]+[:#][A-Za-z][\w:-]*: |^@[\w.-]+/[\w.-]+ [a-z][\w:-]*: "
                           r"|^\[(?!(?:error|warn|warning|info|debug|log)\])[a-z][\w:-]*\] (?=\S)")
 
 
