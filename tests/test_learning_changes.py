@@ -207,3 +207,22 @@ def test_a_branch_of_an_if_is_judged_as_its_own_command_and_a_named_flag_that_go
         bash("cargo run --quiet -- check", "error: linking with `cc` failed: exit status: 1", ok=False),
         bash("cargo run --quiet --release -- check", "Error: Failed to read config file: shop.toml", ok=False)])
     assert not any("needs `--release`" in c for c, _ in guess)
+
+
+def test_a_flag_given_another_value_where_the_error_named_it_is_the_fix():
+    """`-destination 'name=…'` → `-destination 'id=…'` after "Unable to find a destination …": the value
+    of the flag the error spoke of changed, nothing else; a commit message changed is no such cause."""
+    no_sim = ("xcodebuild: error: Unable to find a destination matching the provided destination specifier:\n"
+              "\t\t{ platform:iOS Simulator, OS:latest, name:iPhone 16 }")
+    out = learn([
+        bash("xcodebuild test -scheme Shop -destination 'platform=iOS Simulator,name=iPhone 16'", no_sim, ok=False),
+        bash("xcodebuild test -scheme Shop -destination 'id=8A3F2C1D-1111-2222-3333-444455556666'",
+             "** TEST SUCCEEDED **")])
+    assert any(c.startswith("`xcodebuild test` here takes `-destination 'id=8A3F2C1D") and "not `-destination "
+               "'platform=iOS Simulator,name=iPhone 16'`" in c and conf >= 0.85 for c, conf in out)
+    unnamed = changes.compare("cargo test --features sqlite", "cargo test --features postgres", ROOT,
+                              "error[E0308]: mismatched types")
+    assert unnamed["revalued"] is None
+    named = changes.compare("cargo test --features sqlite", "cargo test --features postgres", ROOT,
+                            "error: the package 'shop' does not contain this feature: sqlite")
+    assert named["revalued"] == ("--features", "sqlite", "postgres")

@@ -7,7 +7,7 @@ variable set, a flag added or dropped — worded as a rule, the runs it rests on
 None when an edit where the error points is the likelier cause, when the failure is of the network,
 when the command is about one commit / PR / issue (task-local), or when nothing of that changed.
 Confidence: 0.85 when the tool suggested the change, the directory changed or the error named the
-argument; 0.7 for a flag or variable changed on the agent's own guess (a candidate until it recurs).
+argument (or the flag whose value changed); 0.7 for a flag or variable changed on the agent's own guess (a candidate until it recurs).
 Cost: one `changes.command_change` per episode; no I/O.
 """
 
@@ -89,6 +89,10 @@ def change_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
         said = (sig or "").replace(d["swapped"][0], "…").replace(local(d["swapped"][0], root), "…")
         content = f"{code(d['tool'], 30)} takes {code(new, 60)}, not {code(old, 60)}" \
                   + (f": that {fails_with(said, root, 90)[3:]}" if sig else "") + "."
+    elif d["revalued"]:
+        flag, old, new = d["revalued"]
+        content = f"{code(d['tool'], 30)} here takes {code(f'{flag} {new}', 70)}, not {code(f'{flag} {old}', 60)}" \
+                  + (f": that {fails_with(sig, root, 90)[3:]}" if sig else "") + "."
     elif d["env"]:
         content = f"{code(local(core_fail, root), 50)} needs {code(' '.join(d['env']), 40)} set here{why}."
     elif d["flags"]:
@@ -101,6 +105,6 @@ def change_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
     content = _unbranched(content, passed)
     # The tool's own suggestion, another directory, the argument the error named: the change is the
     # cause. A flag or variable changed on our own guess: likely, but a candidate until it recurs.
-    strong = bool(d["suggested"] or after != before or d["swapped"])
+    strong = bool(d["suggested"] or after != before or d["swapped"] or d["revalued"])
     return candidate(content, "command_change", 0.85 if strong else 0.7, evidence(e), e["fails"] + [passed],
                       section="strategies_and_hard_rules")

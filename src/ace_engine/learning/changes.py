@@ -9,13 +9,14 @@ fix found by comparing the two runs, not by a per-ecosystem table.
     compare(failed, passed, root, output, cwd) -> Diff
         {"tool", "added": [words], "removed": [flags], "flags": [added flags with values], "args": bool,
          "cwd": (before, after), "env": ["VAR=…"], "suggested": the tool's suggestion the pass followed,
-         "swapped": (old, new) argument}
+         "swapped": (old, new) argument, "revalued": (flag, old, new) value the failure named}
     track_cwd(steps, root)
         each command step's `cwd`: where the shell was (a `cd` in one Bash call holds for the next)
     command_change(fail_step, passed_step, root) -> Diff | None
         the invocation itself changed in a way that explains the pass (the tool's suggestion followed,
         a flag added or dropped, another directory, an environment variable, the argument the error
-        named replaced by one of the same name elsewhere); None when nothing of that changed
+        named replaced by one of the same name elsewhere, a flag given another value where the error
+        named the flag or the old value); None when nothing of that changed
 
 The comparison is word-level on the cleaned commands (`commands.clean`): the same tool and
 subcommand on both sides is one command family, whatever the non-flag arguments; flags are the
@@ -73,6 +74,7 @@ class Diff(TypedDict):
     env: list[str]
     suggested: str | None
     swapped: tuple[str, str] | None  # (the argument the failure named, the one that replaced it)
+    revalued: tuple[str, str, str] | None  # (flag, old value, new value) where the failure named the flag or value
 
 
 def _words(piece: str) -> list[str]:
@@ -267,7 +269,34 @@ def compare(failed: str, passed: str, root: str | None, output: str = "",
     return {"swapped": swapped, "tool": f"{tool} {sub}".strip(), "added": branchless(added, tool, sub),
             "flags": _with_values(b[1:], a), "removed": removed, "args": args_a != args_b,
             "cwd": (_cwd(failed, root, cwd[0]), _cwd(passed, root, cwd[1])),
-            "env": sorted(_env(passed) - _env(failed)), "suggested": suggested}
+            "env": sorted(_env(passed) - _env(failed)), "suggested": suggested,
+            "revalued": _revalued(a, b, output) if tool != "git" else None}
+
+
+def _value_of(words: list[str], flag: str) -> str | None:
+    """The value given to `flag` in `words` (`-destination X`, `--target=X`), None when it has none."""
+    for i, w in enumerate(words):
+        if w == flag and i + 1 < len(words) and not words[i + 1].startswith("-"):
+            return words[i + 1]
+        if w.startswith(flag + "="):
+            return w[len(flag) + 1:]
+    return None
+
+
+def _revalued(a: list[str], b: list[str], output: str) -> tuple[str, str, str] | None:
+    """A flag given on both sides with another value, where the failure named the flag or the old
+    value (`-destination 'name=iPhone 16'` → `-destination 'id=…'` after "Unable to find a
+    destination matching …"). A value the error does not speak of (a commit message) is not a cause."""
+    names = {w.split("=", 1)[0] for w in _flags(a)} & {w.split("=", 1)[0] for w in _flags(b)}
+    for flag in sorted(names):
+        old, new = _value_of(a, flag), _value_of(b, flag)
+        if old is None or new is None or old == new:
+            continue
+        name, bare = flag.lstrip("-"), old.strip("'\"")
+        named = len(name) >= 4 and re.search(rf"(?<![\w-]){re.escape(name)}\b", output, re.I)
+        if named or (len(bare) >= 4 and bare in output):
+            return flag, old, new
+    return None
 
 
 def same_part(command: str, verb: tuple[str, str]) -> str:
@@ -293,6 +322,6 @@ def command_change(fail: Step, passed: Step, root: str | None) -> Diff | None:
     if _verb(failed_cmd) != _verb(passed_cmd) and not d["suggested"]:
         return None  # another subcommand: another action, not the same one written another way
     flags_changed = bool(set(_flags(d["added"])) or d["removed"])
-    if d["suggested"] or flags_changed or d["cwd"][0] != d["cwd"][1] or d["env"] or d["swapped"]:
+    if d["suggested"] or flags_changed or d["cwd"][0] != d["cwd"][1] or d["env"] or d["swapped"] or d["revalued"]:
         return d
     return None

@@ -390,9 +390,11 @@ def lessons(steps: Sequence[Step], root: str | None) -> list[Candidate]:
         if lesson is None and e["variant"] and sig and e["passed"]["success"] and _same_args(e) \
                 and not e["throwaway"] and not commands.is_throwaway(e["passed"]["command"]):
             better, worse = _shape(e["passed"]["command"], root), _shape(e["fails"][-1]["command"], root)
-            lesson = _candidate(f"Use {better}, not {worse} (that fails with {_sig(sig, root, 110)}).",
-                                "command_variant", 0.7, _evidence(e), e["fails"] + [e["passed"]],
-                                section="strategies_and_hard_rules")
+            # Both sides read the same once shaped (the branch names made `<branch>`, the long list
+            # cut): what changed is not in the lesson, so there is none.
+            lesson = None if better == worse else _candidate(
+                f"Use {better}, not {worse} (that fails with {_sig(sig, root, 110)}).", "command_variant", 0.7,
+                _evidence(e), e["fails"] + [e["passed"]], section="strategies_and_hard_rules")
         edited = [s for s in steps if e["fails"][0]["step"] < s["step"] < e["passed"]["step"]
                   and s.get("kind") == "edit"]
         # A missing module or tool that is there on the re-run was put there (a build, an install out
