@@ -7,7 +7,8 @@ variable set, a flag added or dropped — worded as a rule, the runs it rests on
 None when an edit where the error points is the likelier cause, when the failure is of the network,
 when the command is about one commit / PR / issue (task-local), or when nothing of that changed.
 Confidence: 0.85 when the tool suggested the change, the directory changed or the error named the
-argument (or the flag whose value changed); 0.7 for a flag or variable changed on the agent's own guess (a candidate until it recurs).
+argument (or the flag whose value changed); 0.7 for a flag or variable changed on the agent's own
+guess (a candidate until it recurs).
 Cost: one `changes.command_change` per episode; no I/O.
 """
 

@@ -257,9 +257,9 @@ def _same_goal(later: Step, fail: Step) -> bool:
         # A script that ran this tool (`bun run test` printing `$ vitest run`) and the tool run directly,
         # either way round (`golangci-lint run x.go` failing, then `mise run lint` printing
         # `[lint] $ golangci-lint run ./...`).
-        ran, tool = (commands.family(c["command"]).split(" ")[0] for c in (later, fail))
+        ran, own = (commands.family(c["command"]).split(" ")[0] for c in (later, fail))
         return any(len(name) > 2 and re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text or "") is not None
-                   for name, text in ((ran, fail.get("output")), (tool, later.get("output"))))
+                   for name, text in ((ran, fail.get("output")), (own, later.get("output"))))
     fam = commands.family(fail["command"])
     if " " in fam and commands.family(later["command"]) == fam:
         return True

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from ..observe import commands
 from . import changes, edits
 from . import episodes as ep
+from . import failure_causes as causes
 from .change_lessons import change_lesson
 from .lesson_parts import TRANSIENT
 from .lesson_parts import candidate as _candidate
@@ -42,38 +43,6 @@ if TYPE_CHECKING:
 
 Step = Mapping[str, Any]
 
-# An environment variable the command needs (`Missing DATABASE_URL`, `SHOP_TOKEN must be set`): the same
-# next time on this machine, whatever the task, so one sighting is a lesson (like a tool's own hint).
-_NEEDS_VARIABLE = (r"\b(?:missing|not set)\b.{0,40}(?-i:\b[A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]\b)|"
-                   r"(?-i:\b[A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]\b).{0,40}\b(?:not set|is required|must be set|"
-                   r"is missing|unset)\b")
-# Failures that state a fact about the environment or the repository, not about the change.
-ENVIRONMENT = re.compile(
-    r"not installed|No module named|ModuleNotFoundError|command not found|not found in PATH|is not recognized as|"
-    r"no such file or directory: \S*(?:bin|node_modules)/|Cannot find module '(?![./])|read-only variable|"
-    r"can't create temp file|operation not permitted|Permission denied|ignored by one of your \.gitignore|"
-    r"Missing script|Unknown task|No rule to make target|no such command|is not a task|unknown command|"
-    r"go\.mod file not found|no required module provides|outside (?:the )?main module|not a git repository|"
-    r"fetch first|requires? .{1,60} (?:as a )?(?:test )?"
-    r"dependency|No such option|unrecognized arguments?|unknown (?:flag|option)|"
-    r"requires (?:rustc|python|node|go|ruby|java|a newer|at least)|rust-version|unsupported engine|"
-    r"(?:rustc|python|node|go|ruby|java) [\d.]+ is not supported|"
-    r"is not a \w+ command|must specify a|(?:is|are) not (?:set|configured)|no credentials|"
-    r"Cannot find package '(?![./])|environment variable|" + _NEEDS_VARIABLE, re.IGNORECASE)
-# A script / task / target the project does not define (not a tool that is not installed).
-_MISSING = re.compile(r"Missing script|Unknown task|No rule to make target|is not a task|task .{1,40} "
-                      r"(?:not found|does not exist|could not be found)|does not contain (?:a )?recipe|"
-                      r"no task named", re.IGNORECASE)
-# A tool or module the command could not find: something the project must build or install first.
-_CANNOT_START = re.compile(r"Could not locate executable|command not found|not found in PATH|Cannot find module|"
-                           r"ENOENT|spawn \S+ ENOENT", re.IGNORECASE)
-_HINT = re.compile(r"^\s*(?:(?:hint|Hint|HINT|help):\s+|Did you mean\s+)(.{8,140}?)\s*$", re.MULTILINE)
-# A linter names the rule it enforces: `(errcheck)`, `F401`, `[D]`, `(no-unused-vars)`, `(react/no-danger)`;
-# a type checker's `(typecheck)` is a compile error, not a rule.
-_RULE_NAME = re.compile(r"\((?!typecheck\))[a-z][\w-]*(?:/[\w-]+)?\)$|\b[A-Z]{1,4}\d{2,4}\b|^\[[A-Z]\] ")
-# What a compiler says, whoever ran it: not a linter's rule.
-_COMPILE_ERROR = re.compile(r"undefined: |not enough arguments|too many arguments|cannot use |imported and not used|"
-                            r"has no field or method|declared and not used|syntax error|cannot find (?:symbol|name)")
 _HOOK = re.compile(r"pre-commit|precommit|husky|lint-staged|lefthook|hook (?:failed|exited)|"
                    r"validation failed", re.IGNORECASE)
 _HOOK_TOOLS = ("mix format", "credo", "dialyzer", "markdownlint", "eslint", "prettier", "ruff", "black", "flake8",
@@ -113,24 +82,6 @@ def _shape(command: str, root: str | None, limit: int = 60) -> str:
     """A command as the next session should read it: machine paths and message bodies gone, the
     `cd sub/dir &&` that made it work kept."""
     return code(display_command({"command": command}, root), limit)
-
-
-# A tool's stock hint that tells how to override it, not how the project wants it done: git's "Use -f if
-# you really want to add them" under an ignored path is how build output ends up committed.
-_OVERRIDE_HINT = re.compile(r"\bif you really want\b|\bgit config advice\.|to turn off this advice", re.IGNORECASE)
-
-
-# A linter's complaint about layout, which a formatter run fixes (else the formatter was other work).
-_LAYOUT = re.compile(r"format|whitespace|indent|line (?:is )?too long|line length|trailing|blank line|newline|"
-                     r"spacing|import(?:s)? (?:are |is )?(?:not )?(?:sorted|ordered)|\[F\]|"
-                     r"\bE[1-3]\d\d\b|\bW[23]\d\d\b", re.IGNORECASE)
-_BY_CONFIGURATION = re.compile(r"ignored by one of your \.gitignore|is beyond a symbolic link|is outside repository|"
-                               + _NEEDS_VARIABLE, re.IGNORECASE)
-
-
-def _hint(step: Step) -> str:
-    m = _HINT.search(step.get("output") or "")
-    return f" (hint: {m.group(1).rstrip('.')})" if m and not _OVERRIDE_HINT.search(m.group(1)) else ""
 
 
 def _where(fix_edits: Sequence[Step], output: str, root: str | None) -> str:
@@ -204,22 +155,22 @@ def _fix_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
     output = "\n".join(f.get("output") or "" for f in e["fails"])
     files = [f for s in fix_edits for f in s.get("files") or []]
     kind = last.get("kind")
-    environment = bool(sig and ENVIRONMENT.search(sig))
+    environment = bool(sig and causes.ENVIRONMENT.search(sig))
     if not sig and not fix_runs or sig and TRANSIENT.search(sig):
         return None
-    if kind in LINT_KINDS and sig and (sig.endswith("(typecheck)") or _COMPILE_ERROR.search(sig)) \
-            and not _RULE_NAME.search(sig):
+    if kind in LINT_KINDS and sig and (sig.endswith("(typecheck)") or causes.COMPILE_ERROR.search(sig)) \
+            and not causes.RULE_NAME.search(sig):
         return None  # a compile error the linter passed on: a broken build, no rule for the next session
     # A linter's rule only when the linter ran: not when it could not start, not when a command run
     # in between (an install) was all it took.
-    if kind in LINT_KINDS and sig and not environment and not _CANNOT_START.search(sig) and (
+    if kind in LINT_KINDS and sig and not environment and not causes.CANNOT_START.search(sig) and (
             fix_edits or any(s.get("kind") == "format" for s in fix_runs)):
-        if not _RULE_NAME.search(sig) and e["self_inflicted"]:
+        if not causes.RULE_NAME.search(sig) and e["self_inflicted"]:
             return None  # an error in code this task had just written: no rule for the next session
         # The rule's fix is where the linter points; an edit elsewhere in between is other work.
         pointed = [s for s in fix_edits if any(ep._mentions(output, f) for f in s.get("files") or [])]  # noqa: SLF001
         # A formatter fixes only what is layout: not a design rule (`[D] Nested modules could be aliased`).
-        tools = [s for s in fix_runs if s.get("kind") == "format"] if _LAYOUT.search(sig) else []
+        tools = [s for s in fix_runs if s.get("kind") == "format"] if causes.LAYOUT.search(sig) else []
         diff = _diffs(pointed, 70)
         if not tools and (not diff or all(s.get("_change") and not s["_change"]["added"] for s in pointed)):
             return None  # no fix shown where it points, or the flagged code only deleted: the message says as much
@@ -233,7 +184,7 @@ def _fix_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
         return _candidate(content, "lint_rule", 0.85, _evidence(e), e["fails"] + e["fixes"] + [passed],
                           section="strategies_and_hard_rules", files=files)
     if fix_runs and not fix_edits and sig:
-        if kind in commands.CHECK_KINDS and not (environment or _CANNOT_START.search(sig) or ep.names_a_run(
+        if kind in commands.CHECK_KINDS and not (environment or causes.CANNOT_START.search(sig) or ep.names_a_run(
                 output, fix_runs)):
             return None  # a check's own failure (a test that failed) says nothing of what ran in between
         todo = ", then ".join(_shape(s["command"], root, 70) for s in fix_runs[:2])
@@ -305,21 +256,21 @@ def _same_action(fail: Step, worked: Step) -> bool:
 def _environment_lesson(fail: Step, root: str | None, worked: Step | None, sig: str | None) -> Candidate | None:
     if worked is not None and not _same_action(fail, worked):
         worked = None  # `git commit` passing says nothing about how to get `git add` past it
-    if not sig or not ENVIRONMENT.search(sig) or TRANSIENT.search(sig):
+    if not sig or not causes.ENVIRONMENT.search(sig) or TRANSIENT.search(sig):
         return None
     command = changes.failing_part(fail["command"], fail.get("output") or "") if worked is None else fail["command"]
     failed_as, worked_as = _shape(command, root, 70), _shape(worked["command"], root, 90) if worked else ""
     if worked is not None and failed_as == worked_as:  # the same command written another way
         failed_as = code(local(spelled(commands.clean(fail["command"])), root), 70)
         worked_as = code(local(spelled(commands.clean(worked["command"])), root), 90)
-    hint = _hint(fail)
+    hint = causes.hint(fail)
     content = f"{failed_as} fails here with {_sig(sig, root, 140)}{hint}"
     if worked is not None:
         content += f"; {worked_as} " + ("worked" if worked["success"] else "got past it")
     steps = [fail] + ([worked] if worked else [])
     # Unresolved, one failure is weak evidence, unless the tool itself said what to do about it or
     # refused by the repository's own configuration (a path git ignores: the same next time, every time).
-    strong = worked is not None or bool(hint) or bool(_BY_CONFIGURATION.search(sig))
+    strong = worked is not None or bool(hint) or bool(causes.BY_CONFIGURATION.search(sig))
     return _candidate(content + ".", "environment", 0.8 if strong else 0.6, "; ".join(
         f"step {s['step']}: {s['action'][:120]} → {s['result'][:120]}" for s in steps), steps)
 
@@ -327,18 +278,18 @@ def _environment_lesson(fail: Step, root: str | None, worked: Step | None, sig: 
 def _workaround(e: ep.Episode, steps: Sequence[Step], root: str | None) -> Candidate | None:
     """An environment fact met by a one-off script, and how the script got around it."""
     sig = e["signature"]
-    if not sig or not ENVIRONMENT.search(sig):
+    if not sig or not causes.ENVIRONMENT.search(sig):
         return None
     first, passed = e["fails"][0], e["passed"]
     script_edits = [s for s in steps if first["step"] < s["step"] < passed["step"] and s.get("_change")]
     how = f": a one-off script worked after {_diffs(script_edits, 90)}" if script_edits else ""
-    return _candidate(f"{_sig(sig, root, 140)} in this environment{_hint(first)}{how}.", "environment", 0.8,
+    return _candidate(f"{_sig(sig, root, 140)} in this environment{causes.hint(first)}{how}.", "environment", 0.8,
                       _evidence(e), e["fails"] + script_edits + [passed])
 
 
 def _missing_command(fail: Step, steps: Sequence[Step], root: str | None) -> Candidate | None:
     sig = fail.get("error") or ""
-    if not _MISSING.search(sig + "\n" + (fail.get("output") or "")[:1000]):
+    if not causes.MISSING.search(sig + "\n" + (fail.get("output") or "")[:1000]):
         return None
     working = list(dict.fromkeys(
         commands.general(s["command"]) for s in steps
@@ -400,7 +351,8 @@ def lessons(steps: Sequence[Step], root: str | None) -> list[Candidate]:
         # A missing module or tool that is there on the re-run was put there (a build, an install out
         # of sight): no flakiness.
         if lesson is None and not e["variant"] and not e["fixes"] and not edited and sig and e["passed"]["success"] \
-                and e["passed"].get("kind") != "vcs" and not ENVIRONMENT.search(sig) and not _CANNOT_START.search(sig):
+                and e["passed"].get("kind") != "vcs" and not causes.ENVIRONMENT.search(sig) \
+                and not causes.CANNOT_START.search(sig):
             lesson = _candidate(f"{_shape(e['passed']['command'], root)} is flaky: it failed with "
                                 f"{_sig(sig, root, 110)} and passed when re-run with nothing changed.", "flaky", 0.55,
                                 _evidence(e), e["fails"] + [e["passed"]])
