@@ -109,6 +109,7 @@ def test_a_policy_or_reminder_stated_in_passing_is_a_correction(prompt, rule):
 @pytest.mark.parametrize("prompt", [
     "I don't want to break anything, fix the tests", "remember to update the docs",
     "keep in mind the deadline is friday", "we only have an hour, fix the login bug",
+    "I don't want `render()` to run twice on every keystroke, fix it",
 ])
 def test_a_task_that_sounds_like_a_policy_is_not_one(prompt):
     assert correction(prompt) is None

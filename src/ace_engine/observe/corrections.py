@@ -20,11 +20,12 @@ _PREFERS = r"(?:i'?d (?:like|prefer)|i want|i prefer|we want|we prefer)"
 # A standing policy or a reminder, stated in passing ("we are prerelease, we only do patch", "yes. keep in
 # mind, for tests you need to run `test:env`", "ok i don't want `cargo update`, renovate bumps the lock"):
 # like a preference, it counts wherever it stands. A reminder or a "don't want" names what it is about in
-# a code span, or it is the task talking ("remember the docs", "I don't want to break anything").
+# a code span (a "don't want": a command, `cargo update`, not code like `foo()`, which is a bug report),
+# or it is the task talking ("remember the docs", "I don't want to break anything").
 _POLICY = (r"(?:we (?:only|always|never) (?:do|use|run|ship|release|make|bump|commit|push|merge|write|deploy|"
            r"publish|test|call|add)\b.{2,100}?"
            r"|(?:keep in mind|remember|note)(?: that)?[,:]?\s+[^`\n]{0,80}`[^`\n]+`.{0,100}?"
-           r"|i (?:don'?t|do not) want (?:you to \w+ )?`[^`\n]+`.{0,120}?)")
+           r"|i (?:don'?t|do not) want (?:you to \w+ )?`[a-z][\w.-]*(?: [\w@/.:=+-]+)+`.{0,120}?)")
 _RULE = re.compile(
     r"(?P<rule>\b(?:(?:please\s+)?(?:use|run|call|prefer|try)\s+.{2,120}?\s+(?:instead of|not|rather than)\s+.{2,80}?"
     r"|(?:don't|do not|never|stop)\s+(?:use|run|call|touch|edit|modify|change|commit|push|add|delete|remove|import|"
