@@ -263,18 +263,21 @@ class TeamDB:
                 raise TeamDBError(f"unknown delta op {op!r}; the server knows {', '.join(ops.OPS)}")
             if status not in ("active", "quarantined"):
                 raise TeamDBError(f"apply_delta status must be 'active' or 'quarantined', not {status!r}")
+        push = batch.Push(client_id, items, now, rules)
+        batched = self.batched and batch.batchable(push)
         try:
             with self._d.write() as tx:
                 # One round trip takes the lock, binds the client id and reads what a batched push needs.
-                first = ops.lock_and_bind(project_id, client_id, rules.token_id, now)
-                reads = batch.reads(tx, project_id, client_id, items, now, rules) if self.batched else None
-                rows = tx.all_many(first + (reads or []))
+                first = ops.lock_and_bind(tx, project_id, [(client_id, rules.token_id, now)]
+                                          if rules.token_id is not None else [])
+                rows = tx.all_many(first + (batch.reads(tx, project_id, [push]) if batched else []))
                 last = ops.locked_seq(project_id, rows[0])
-                if rules.token_id is not None and not ops.bound(rules.token_id, rows[len(first) - 1]):
+                if rules.token_id is not None and ops.owners(rows[len(first) - 1]).get(client_id) != rules.token_id:
                     ops.bind_client(tx, project_id, client_id, rules.token_id, now)  # take over, or ClientTaken
-                found = batch.plan(client_id, items, now, rules, rows[len(first):]) if reads is not None else None
+                found = batch.plan([push], rows[len(first):]) if batched else None
                 if found is not None:
-                    return batch.apply(tx, project_id, client_id, items, found, last, now, rules)
+                    done, last = batch.apply(tx, project_id, [push], found, last)
+                    return done[0], last
                 results = [self._apply_one(tx, project_id, client_id, item, now, rules) for item in items]
                 return results, int(tx.value("SELECT last_seq FROM projects WHERE id = ?", (project_id,)))
         except Conflict:
@@ -286,6 +289,29 @@ class TeamDB:
             if seen is None:
                 raise
             return [seen], self._last_seq(project_id)
+
+    def apply_pushes(self, project_id: int,
+                     pushes: Sequence[batch.Push]) -> list[tuple[list[DeltaResult], int] | TeamDBError]:
+        """Several pushes to one project, each answered as `apply_push` would (its results and the
+        project's last_seq, or the TeamDBError it raised), in ONE transaction when they allow
+        (`batch.together`: the lock, the flush and the round trips paid once for the group, so a
+        project's pushes queued in a server process no longer pass its lock one by one); otherwise,
+        or on any storage error (nothing of the group committed), each alone in turn."""
+        if len(pushes) > 1 and self.batched and all(
+                batch.batchable(p) and all(i[4] in ("active", "quarantined") for i in p.items) for p in pushes):
+            try:
+                with self._d.write() as tx:
+                    done, last = batch.together(tx, project_id, pushes)
+                return [(results, last) for results in done]
+            except (batch.Alone, TeamDBError):
+                pass
+        out: list[tuple[list[DeltaResult], int] | TeamDBError] = []
+        for push in pushes:
+            try:
+                out.append(self.apply_push(project_id, *push))
+            except TeamDBError as exc:
+                out.append(exc)
+        return out
 
     def last_seqs(self, project_ids: Sequence[int]) -> dict[int, int]:
         """{project id: last_seq} of the given projects, in one query (the long-poll's check)."""

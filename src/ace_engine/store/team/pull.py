@@ -56,6 +56,15 @@ class LogCache:
         self._rows: dict[int, dict[int, Entry]] = {}
         self._order: deque[tuple[int, int]] = deque()
         self._lock = threading.Lock()
+        self._filling: dict[int, threading.Lock] = {}
+
+    def filling(self, project_id: int) -> threading.Lock:
+        """The project's fill lock: one pull of this process reads the log rows the cache misses, the
+        others that miss them too wait for it and take them from the cache (`page`)."""
+        with self._lock:
+            if len(self._filling) > 10_000:
+                self._filling.clear()  # a dropped lock only lets two fills of a project race: both correct
+            return self._filling.setdefault(project_id, threading.Lock())
 
     def get(self, project_id: int, seqs: range) -> dict[int, Entry]:
         with self._lock:
@@ -101,6 +110,18 @@ _HEAD_AND_COUNTS = ("SELECT NULL AS lesson_id, last_seq, NULL AS counts FROM pro
                     "FROM deltas WHERE project_id = ? AND seq > ? AND seq <= ? AND op = 'TAG') GROUP BY lesson_id")
 
 
+def _fetch(tx: Tx, d: Dialect, cache: LogCache, project_id: int, first: int, last: int) -> dict[int, Entry]:
+    """Log rows `first`..`last` as cache entries, put in the cache."""
+    body = d.json_text.format("body")
+    fetched = {int(r[0]): (delta_json(r[0], r[1], r[2], r[3], r[4], r[5], r[6] if isinstance(r[6], str) else "{}"),
+                           str(r[1]), str(r[2]))
+               for r in tx.tuples(f"SELECT seq, op, lesson_id, idem_key, client_id, created_at, {body} "
+                                  "FROM deltas WHERE project_id = ? AND seq >= ? AND seq <= ? ORDER BY seq",
+                                  (project_id, first, last))}
+    cache.put(project_id, fetched)
+    return fetched
+
+
 def page(d: Dialect, cache: LogCache, project_id: int, after_seq: int, limit: int) -> PullPage:
     """The pull's page (module contract)."""
     limit = max(0, int(limit))
@@ -115,16 +136,12 @@ def page(d: Dialect, cache: LogCache, project_id: int, after_seq: int, limit: in
             last = int(tx.value("SELECT last_seq FROM projects WHERE id = ?", (project_id,)) or 0)
         wanted = range(after_seq + 1, min(last, after_seq + limit) + 1)
         found = cache.get(project_id, wanted) if wanted else {}
-        missing = [s for s in wanted if s not in found]
-        if missing:
-            body = d.json_text.format("body")
-            fetched = {int(r[0]): (delta_json(r[0], r[1], r[2], r[3], r[4], r[5],
-                                              r[6] if isinstance(r[6], str) else "{}"), str(r[1]), str(r[2]))
-                       for r in tx.tuples(f"SELECT seq, op, lesson_id, idem_key, client_id, created_at, {body} "
-                                          "FROM deltas WHERE project_id = ? AND seq >= ? AND seq <= ? ORDER BY seq",
-                                          (project_id, missing[0], missing[-1]))}
-            cache.put(project_id, fetched)
-            found.update(fetched)
+        if any(s not in found for s in wanted):
+            with cache.filling(project_id):  # after a push, the project's clients all pull its deltas at once
+                found.update(cache.get(project_id, wanted))  # the pull waited for may have read them
+                missing = [s for s in wanted if s not in found]
+                if missing:
+                    found.update(_fetch(tx, d, cache, project_id, missing[0], missing[-1]))
         entries = [found[s] for s in wanted if s in found]
         if counted is None:
             tagged = sorted({lesson for _, op, lesson in entries if op == "TAG"})
