@@ -343,6 +343,7 @@ def create_app(db: TeamDB, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         try:
             yield
         finally:
+            api.pushes.close()
             if close_db:
                 db.close()
 

@@ -16,6 +16,9 @@ that saw no answer retries with the same idempotency keys (a group rolled back o
 committed nothing of it). A client that goes away while its push waits does not take the push out
 of its group: it is applied, and its retry answers `duplicate`, as for any push cut off mid-way.
 
+Groups run on GROUP_THREADS threads of their own, not in the request thread pool: a group holds its
+project's row lock, and must not wait for a thread behind the requests it is about to answer.
+
 Cost: stdlib asyncio; a future per push and a task per project while it has pushes in flight.
 """
 
@@ -23,13 +26,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-
-from starlette.concurrency import run_in_threadpool
+from concurrent.futures import ThreadPoolExecutor
 
 from ..store.team.batch import Push
 from ..store.team.db import TeamDBError
 from ..store.team.records import DeltaResult
 
+GROUP_THREADS = 4  # projects whose groups are in the database at once, per process
 MAX_GROUP_DELTAS = 1000  # a group's most deltas: its rows stay a few multi-row INSERTs, its lock hold short
 
 Answer = tuple[list[DeltaResult], int]
@@ -43,6 +46,7 @@ class Pushes:
         self.apply = apply
         self._waiting: dict[int, list[tuple[Push, asyncio.Future[Answer]]]] = {}
         self._running: dict[int, asyncio.Task[None]] = {}  # held here: the loop keeps only weak references
+        self._threads = ThreadPoolExecutor(max_workers=GROUP_THREADS, thread_name_prefix="ace-push-group")
 
     async def submit(self, project_id: int, push: Push) -> Answer:
         loop = asyncio.get_running_loop()
@@ -52,6 +56,10 @@ class Pushes:
             self._running[project_id] = loop.create_task(self._drain(project_id))
         # shielded: a cancelled request (its client gone) leaves the push in its group (module contract)
         return await asyncio.shield(future)
+
+    def close(self) -> None:
+        """Let the group threads end (at the server's shutdown; a group in the database finishes)."""
+        self._threads.shutdown(wait=False)
 
     async def _drain(self, project_id: int) -> None:
         try:
@@ -65,8 +73,8 @@ class Pushes:
                     group.append((push, future))
                     size += len(push.items)
                 try:
-                    answers: Sequence[Answer | BaseException] = await run_in_threadpool(
-                        self.apply, project_id, [push for push, _ in group])
+                    answers: Sequence[Answer | BaseException] = await asyncio.get_running_loop().run_in_executor(
+                        self._threads, self.apply, project_id, [push for push, _ in group])
                 except Exception as exc:  # noqa: BLE001 — the group's every push meets it, as it would alone
                     answers = [exc] * len(group)
                 for (_, future), answer in zip(group, answers, strict=True):

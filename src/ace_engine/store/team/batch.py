@@ -1,23 +1,26 @@
-"""A push in a few statements: the batched path of `TeamDB.apply_deltas`.
+"""A push in a few statements: the batched path of `TeamDB.apply_deltas`, for one push or a group.
 
-Contract: `reads(…)` are the queries a batched push needs: the push's idempotency keys already
-seen, which of its lessons exist, and for its TAGs the client's counts and the day's mark budget.
-`db.TeamDB.apply_push` sends them in ONE round trip (`Tx.all_many`) with the statements that take
-the project's row lock and bind the client id (`ops.lock_and_bind`), so they run after the lock.
-`plan(…)` reads their rows and decides whether the push can be batched: every delta that is not a
-duplicate is an ADD of a lesson the project does not have (nor an earlier delta of the push) or a
-TAG. Anything else (UPDATE, MERGE, QUARANTINE, REMOVE, an ADD of a known id, a push over 500)
-returns None and the caller goes delta by delta through `ops.apply`, as before. `apply(tx, …)`
-then does what `ops._add` and `ops._tag` do, with the same results, seqs, log bodies and rows,
-computed in Python, and writes them with one multi-row INSERT per table and one `last_seq`
-UPDATE, and the COMMIT, all in ONE round trip (`Tx.pipeline(commit=True)`): the project's lock is
-held for two round trips per push (lock + bind + reads, then writes + commit) instead of five.
+Contract: a `Push` is (client id, deltas, now, rules); `batchable(push)` says whether it may take this
+path at all: every delta an ADD or a TAG, at most MAX_BATCH of them. `reads(tx, project_id, pushes)`
+are the four queries batched pushes need, whatever their number: the idempotency keys already seen
+(per client), which of their lessons exist, and for their TAGs the clients' counts and the mark
+budgets of the day (per holder: the token). `db.TeamDB.apply_push` sends them in ONE round trip
+(`Tx.all_many`) with the statements that take the project's row lock and bind the client ids
+(`ops.lock_and_bind`), so they run after the lock. `plan(pushes, rows)` reads their rows and says
+whether the pushes can be batched: every delta that is not a duplicate is an ADD of a lesson the
+project does not have (nor an earlier delta of the group) or a TAG; otherwise None, and the caller
+goes delta by delta through `ops.apply`, as before. `apply(tx, …)` then does what `ops._add` and
+`ops._tag` do, push after push, with the same results, seqs, log bodies and rows, computed in
+Python (a TAG sees the counts and budgets the group's earlier deltas left), and writes them with
+one multi-row INSERT per table and one `last_seq` UPDATE, and the COMMIT, all in ONE round trip
+(`Tx.pipeline(commit=True)`): the project's lock is held for two round trips per push — or per
+group (`together`: the server's queued pushes to one project, `TeamDB.apply_pushes`).
 The rules are `ops`'s (`grant`, `MARKS_PER_DAY` through `Rules`, the absolute counts with the max
-kept), so the two paths cannot drift apart: tests/test_team_batch.py applies the same random
-pushes both ways and compares every table.
+kept), so the paths cannot drift apart: tests/test_team_batch.py applies the same random pushes
+batched, grouped and delta by delta, and compares every table.
 
-Cost: per push, two round trips (the reads, the writes); per delta, a few dict operations and
-one `json.dumps` of its logged body.
+Cost: per push or group, two round trips (the reads, the writes); per delta, a few dict operations
+and one `json.dumps` of its logged body.
 """
 
 from __future__ import annotations

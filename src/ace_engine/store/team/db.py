@@ -14,7 +14,9 @@ changes nothing; keys live in `delta_keys`, so held and rejected deltas are reme
 then the op (`ops.apply`), whose logged change takes `projects.last_seq + 1` (`UPDATE …
 RETURNING`) in that same transaction: seqs are gap-free
 and ordered per project whatever the number of concurrent pushers. Should two pushes of one key
-still collide on a unique constraint, the loser answers `duplicate` too.
+still collide on a unique constraint, the loser answers `duplicate` too. `apply_pushes` applies
+several pushes to one project (a server process's queue of them) in one such transaction, each
+answered as if alone.
 
 Policy is the caller's: it redacts, checks ids and sections, runs the safety policy and passes
 `status="quarantined"` (with the reasons in `body["concerns"]`) for content the policy flagged,
@@ -346,31 +348,13 @@ class TeamDB:
     def deltas_after(self, project_id: int, after_seq: int, limit: int) -> list[JSONObject]:
         """The logged deltas with seq > `after_seq`, at most `limit`, in seq order: each the stored
         body plus seq, op, lesson_id, key, client_id, created_at; a TAG also carries the lesson's
-        current per-client counts, `counts: {client_id: [helpful, harmful]}`."""
-        with self._d.read() as tx:
-            rows = tx.all("SELECT seq, op, lesson_id, idem_key, client_id, body, created_at FROM deltas "
-                          "WHERE project_id = ? AND seq > ? ORDER BY seq LIMIT ?",
-                          (project_id, after_seq, max(0, int(limit))))
-            tagged = sorted({r["lesson_id"] for r in rows if r["op"] == "TAG"})
-            counts = self._counts(tx, project_id, tagged)
-            out: list[JSONObject] = []
-            for row in rows:
-                delta: JSONObject = {"seq": row["seq"], "op": row["op"], "lesson_id": row["lesson_id"],
-                                     "key": row["idem_key"], "client_id": row["client_id"],
-                                     "created_at": row["created_at"], **tx.json(row["body"])}
-                if row["op"] == "TAG":
-                    delta["counts"] = counts.get(row["lesson_id"], {})
-                out.append(delta)
-            return out
+        current per-client counts, `counts: {client_id: [helpful, harmful]}` (`pull.deltas_after`)."""
+        return pull.deltas_after(self._d, project_id, after_seq, limit)
 
     def pull_page(self, project_id: int, after_seq: int, limit: int) -> PullPage:
         """`deltas_after`'s page as JSON text, one string per delta, with the project's `last_seq`
         and whether `more` follow (`pull.page`: from this process's log cache where it can)."""
         return pull.page(self._d, self.log_cache, project_id, after_seq, limit)
-
-    @staticmethod
-    def _counts(tx: Tx, project_id: int, lesson_ids: list[str]) -> dict[str, dict[str, list[int]]]:
-        return pull.counts(tx, project_id, lesson_ids)
 
     # -- review ---------------------------------------------------------------------------------------
 
@@ -408,7 +392,7 @@ class TeamDB:
             row["domains"] = tx.json(row["domains"])
             row["concerns"] = tx.json(row["concerns"])
             row["content_hash"] = content_hash(row["content"], row["section"], row["domains"])
-            counts = self._counts(tx, project_id, [lesson_id]).get(lesson_id, {})
+            counts = pull.counts(tx, project_id, [lesson_id]).get(lesson_id, {})
             row["counts"] = counts
             row["helpful"] = sum(c[0] for c in counts.values())
             row["harmful"] = sum(c[1] for c in counts.values())

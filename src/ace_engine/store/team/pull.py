@@ -8,9 +8,11 @@ current `counts`), with the project's `last_seq` and whether `more` follow, in o
 (nothing updates or deletes a `deltas` row) and seqs are gap-free, so the page is exactly seqs
 after+1 … min(last_seq, after+limit): every client of a project pulls the same recent deltas, and
 all but the first pull of each come from memory (only TAG counts are read every time). That holds
-across replicas for the same reason. Rows missing from the cache are read as tuples (at most `limit`
-of them, and the page holds their texts anyway: a stream saved nothing, and psycopg's left the
-connection unfit for the next pipeline, `Tx.stream`).
+across replicas for the same reason. A project's pulls that miss the same rows (its clients all pull
+a group of pushes the moment it commits) read them once: one fills the cache under the project's
+fill lock (`LogCache.filling`), the others wait for it and take them from memory. Rows missing from
+the cache are read as tuples (at most `limit` of them, and the page holds their texts anyway: a
+stream saved nothing, and psycopg's left the connection unfit for the next pipeline, `Tx.stream`).
 `counts(tx, …)`: the per-client counts of lessons, `{lesson: {client: [helpful, harmful]}}`.
 
 On PostgreSQL the TAG counts come as JSON text the database builds (`json_object_agg`), read with
@@ -29,9 +31,9 @@ import threading
 from collections import deque
 
 from .dialect import Dialect, Tx
-from .records import PullPage
+from .records import JSONObject, PullPage
 
-__all__ = ["LogCache", "counts", "delta_json", "page"]
+__all__ = ["LogCache", "counts", "delta_json", "deltas_after", "page"]
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 Entry = tuple[str, str, str]  # (delta_json text, op, lesson_id)
@@ -98,6 +100,25 @@ def counts(tx: Tx, project_id: int, lesson_ids: list[str]) -> dict[str, dict[str
                           f"AND lesson_id {among} ORDER BY client_id", (project_id, *args)):
             found.setdefault(row["lesson_id"], {})[row["client_id"]] = [int(row["helpful"]), int(row["harmful"])]
     return found
+
+
+def deltas_after(d: Dialect, project_id: int, after_seq: int, limit: int) -> list[JSONObject]:
+    """`TeamDB.deltas_after`: a page as parsed rows (what `page`'s JSON text is tested against)."""
+    with d.read() as tx:
+        rows = tx.all("SELECT seq, op, lesson_id, idem_key, client_id, body, created_at FROM deltas "
+                      "WHERE project_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+                      (project_id, after_seq, max(0, int(limit))))
+        tagged = sorted({r["lesson_id"] for r in rows if r["op"] == "TAG"})
+        found = counts(tx, project_id, tagged)
+        out: list[JSONObject] = []
+        for row in rows:
+            delta: JSONObject = {"seq": row["seq"], "op": row["op"], "lesson_id": row["lesson_id"],
+                                 "key": row["idem_key"], "client_id": row["client_id"],
+                                 "created_at": row["created_at"], **tx.json(row["body"])}
+            if row["op"] == "TAG":
+                delta["counts"] = found.get(row["lesson_id"], {})
+            out.append(delta)
+        return out
 
 
 # PostgreSQL: the project's `last_seq` (the row without a lesson) and the page's TAG counts, each
