@@ -439,6 +439,44 @@ def test_concurrent_pushers_get_gap_free_sequences(world):
     assert [d["seq"] for d in world.pull("org_read", name)["deltas"]] == seqs
 
 
+def test_pushes_that_arrive_together_are_each_answered_as_if_alone(world):
+    """A process's pushes to one project queue while one group is in the database and go as the next
+    group (server/pushes.py): a push whose client id another token owns is still a 403 alone, a retry
+    answers `duplicate` with its first seq, a TAG finds the lesson an earlier push added, and the log
+    stays gap-free."""
+    name = "grouped-" + secrets.token_hex(3)
+    world.push("org_write", name, [])
+    first = [add(f"Grouped lesson {i} about retries") for i in range(3)]
+    taken = world.push("org_write", name, first, client_id="g-owner").json()["results"]
+    other = mint(world.db, "write", name)
+
+    def pusher(n: int) -> tuple[int, httpx.Response]:
+        if n == 0:  # another token, the owner's client id: refused, and nothing of it applied
+            return n, world.push(other, name, [add("Stolen lesson about retries")], client_id="g-owner")
+        if n == 1:  # the first push again (a lost answer)
+            return n, world.push("org_write", name, first, client_id="g-owner")
+        deltas = [add(f"Client {n} lesson {i} about retries") for i in range(5)]
+        deltas.append({"key": f"g{n}:tag", "op": "TAG", "lesson_id": first[0]["lesson_id"], "helpful": 1})
+        return n, world.push("org_write", name, deltas, client_id=f"g{n}")
+
+    out: list[tuple[int, httpx.Response]] = []
+    threads = [threading.Thread(target=lambda n=n: out.append(pusher(n))) for n in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    answers = dict(out)
+    assert answers[0].status_code == 403 and error_code(answers[0]) == "client_taken"
+    retried = answers[1].json()["results"]
+    assert [(r["status"], r["seq"]) for r in retried] == [("duplicate", r["seq"]) for r in taken]
+    applied = [r["seq"] for n in range(2, 16) for r in answers[n].json()["results"]]
+    assert all(r["status"] == "applied" for n in range(2, 16) for r in answers[n].json()["results"])
+    log = world.pull("org_read", name)["deltas"]
+    assert [d["seq"] for d in log] == list(range(1, 3 + len(applied) + 1))
+    assert sorted(applied) == list(range(4, 3 + len(applied) + 1))
+    assert "Stolen" not in json.dumps(log)
+
+
 # -- the server trusts no client ------------------------------------------------------------------------------
 
 

@@ -6,7 +6,8 @@ engines: a real SQLite file and the real PostgreSQL (a schema per test, as in te
 import json
 import random
 
-from ace_engine.store.team.db import Rules, TeamDB
+from ace_engine.store.team.batch import Push
+from ace_engine.store.team.db import ClientTaken, Rules, TeamDB, TeamDBError
 from ace_engine.store.team.ops import MARKS_PER_DAY
 from test_team_store import pg_admin, url  # noqa: F401  (fixtures: both engines, a schema per test)
 
@@ -105,6 +106,77 @@ def test_a_batched_push_does_what_the_delta_by_delta_path_does(url, tmp_path):  
     finally:
         fast.close()
         slow.close()
+        if schema:
+            import psycopg
+
+            from conftest import PG_URL
+            with psycopg.connect(PG_URL, autocommit=True) as admin:
+                admin.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def test_pushes_applied_as_a_group_do_what_each_alone_does(url, tmp_path):  # noqa: F811
+    """`TeamDB.apply_pushes` (a server process's queued pushes to one project in one transaction)
+    against the same pushes one at a time on the delta-by-delta path: the same results, seqs and
+    rows. Two clients share a token (their marks share one budget within a group), keys repeat
+    across pushes and clients, TAGs name lessons an earlier push of the group added; a group with
+    an UPDATE, or a client id another token owns, goes push by push and still answers each."""
+    other = url.replace("team-server.db", "other.db") if url.startswith("sqlite") else None
+    schema = None
+    if other is None:
+        import secrets
+
+        import psycopg
+
+        from conftest import PG_URL
+        schema = f"ace_t_{secrets.token_hex(6)}"
+        with psycopg.connect(PG_URL, autocommit=True) as admin:
+            admin.execute(f"CREATE SCHEMA {schema}")
+        other = f"{PG_URL}?options=-csearch_path%3D{schema}"
+    grouped, alone = TeamDB.open(url, now=T0), TeamDB.open(other, now=T0)
+    try:
+        alone.batched = False
+        projects, tokens = [], []
+        for db in (grouped, alone):
+            projects.append(db.ensure_project(db.default_org, "widget", T0)["id"])
+            tokens.append([db.create_token(f"hash-{n}", f"p{n}", db.default_org, None, "write", None, T0)
+                           for n in range(3)])
+        owner = {"c1": 0, "c2": 0, "c3": 1}
+        rng = random.Random(11)
+        todo = pushes(5)
+        for n, (client, items) in enumerate(todo):
+            if n % 5:  # most groups can go together: no UPDATE; every fifth push keeps its UPDATEs
+                todo[n] = (client, [i for i in items if i[1] != "UPDATE"] or items[:1])
+        todo.append(("c1", [("c1:stolen", "ADD", "ctx-stolen0000000000", {"content": "Stolen", "section": "s"},
+                             "active")]))
+        at = 0
+        while at < len(todo):
+            size = rng.randint(1, 6)
+            group = todo[at:at + size]
+            now = T0 + at * 3600
+            for db, project, ids in ((grouped, projects[0], tokens[0]), (alone, projects[1], tokens[1])):
+                steal = at + size >= len(todo)  # the last group: c1 pushes with the third token (ClientTaken)
+                batch = [Push(client, items, now, Rules(token_id=ids[2 if steal and client == "c1" and
+                                                                  items[0][0] == "c1:stolen" else owner[client]],
+                                                        marks_per_day=MARKS_PER_DAY))
+                         for client, items in group]
+                if db is grouped:
+                    got = db.apply_pushes(project, batch)
+                else:
+                    want = []
+                    for push in batch:
+                        try:
+                            want.append(db.apply_push(project, *push))
+                        except TeamDBError as exc:
+                            want.append(exc)
+            assert [r[0] if isinstance(r, tuple) else type(r) for r in got] == \
+                   [r[0] if isinstance(r, tuple) else type(r) for r in want], (at, group)
+            assert [r[1] for r in got if isinstance(r, tuple)][-1:] == [r[1] for r in want if isinstance(r, tuple)][-1:]
+            at += size
+        assert isinstance(got[-1], ClientTaken)
+        assert state(grouped) == state(alone)
+    finally:
+        grouped.close()
+        alone.close()
         if schema:
             import psycopg
 

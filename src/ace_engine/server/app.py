@@ -19,7 +19,8 @@ in this order, so no route can skip a step:
 4. scope (`auth.require_scope`): 403, which says nothing about any project;
 5. body and query against their schemas (`openapi.check`): 400;
 6. project (`auth.resolve_project`): 404, the same answer whether it exists or not.
-Then the route's own work, in Starlette's thread pool (TeamDB is synchronous and thread-safe).
+Then the route's own work, in the API's thread pool (`_Api._in_thread`; TeamDB is synchronous and
+thread-safe).
 
 Every pushed delta goes through `policy.screen` (redaction, private spans, content rules,
 section, ids, the lesson safety policy) before `TeamDB.apply_deltas`, which applies
@@ -30,8 +31,11 @@ An approval names the `content_hash` the reviewer saw: a lesson changed since is
 Errors are `{"error": {"code", "message"}}`, unknown routes included.
 
 Steps 2 and 3 are one statement (`Authenticator.admit`: the token, the path's project and the rate
-take). At most `PUSHES_PER_PROJECT` of this process's pushes to one project are in the database at
-once (`_Api._push_slot`), so a burst of pushes cannot hold every pooled connection.
+take). A push is screened in the thread pool, then waits on the event loop for its turn in this process's
+queue of its project's pushes (`pushes.Pushes`): the pushes that arrive while one group is in the
+database go together as the next (one transaction: group commit), so one project has one of this
+process's transactions at its row lock at a time, and a burst of pushes holds neither pooled
+connections nor threads while it waits.
 
 Cost: Starlette and this package; a request costs one statement for its token and rate plus its
 route's queries.
@@ -39,18 +43,18 @@ route's queries.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
 import re
-import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias, TypeVar
 
 from starlette.applications import Starlette
-from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -58,19 +62,22 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 
 from .. import __version__
+from ..store.team.batch import Push
 from ..store.team.db import ClientTaken, NotFound, Stale
-from ..store.team.records import Decision, ProjectRow, ProjectSummary, PullPage, Stats
+from ..store.team.records import Decision, DeltaResult, ProjectRow, ProjectSummary, PullPage, Stats
 from . import dashboard, openapi, policy
 from .auth import ApiError, Authenticator, Principal, require_scope, resolve_project
 from .changes import Changes
 from .limits import DEFAULT_BURST, DEFAULT_MAX_BODY_BYTES, DEFAULT_RATE_PER_SECOND, BodyLimit, RateLimiter, retry_after
+from .pushes import Pushes
 
 if TYPE_CHECKING:
     from ..store.team.db import TeamDB
 
 _INT = re.compile(r"-?[0-9]{1,20}")
+_T = TypeVar("_T")
+REQUEST_THREADS = 40  # the API's thread pool (anyio's default, which Starlette's run_in_threadpool used)
 REVIEW_CLIENT = "server-review"  # the client id an admin's approval is logged under
-PUSHES_PER_PROJECT = 2  # `_Api._push_slot`
 
 
 @dataclass
@@ -124,19 +131,32 @@ class _Api:
         self.now = now
         self.auth = Authenticator(db)
         self.changes = Changes(db.last_seqs)
-        self._slots: dict[int, threading.BoundedSemaphore] = {}
-        self._slots_lock = threading.Lock()
+        self.pushes = Pushes(db.apply_pushes)
+        self._threads = ThreadPoolExecutor(max_workers=REQUEST_THREADS, thread_name_prefix="ace-api")
 
-    def endpoint(self, work: Callable[[Ctx], Mapping[str, object] | _Pulled], *, scope: str, body: str | None = None,
+    async def _in_thread(self, fn: Callable[..., _T], *args: Any) -> _T:
+        """`fn(*args)` on a thread of the API's pool. A plain executor, not Starlette's (anyio's)
+        `run_in_threadpool`: that hands each call to its thread through a `queue.Queue`, whose
+        Python-level lock and condition were ~8% of the server's CPU in a profile (--gil) under the
+        load bench; the executor's queue is C. A cancelled request leaves its call to finish."""
+        return await asyncio.get_running_loop().run_in_executor(self._threads, fn, *args)
+
+    def close(self) -> None:
+        self.pushes.close()
+        self._threads.shutdown(wait=False)
+
+    def endpoint(self, work: Callable[[Ctx], _Answer], *, scope: str, body: str | None = None,
                  query: str | None = None, create: bool = False) -> Callable[[Request], Awaitable[Response]]:
         """An ASGI endpoint running the six steps of the module docstring, then `work` in a thread."""
 
         async def handle(request: Request) -> Response:
             raw = await request.body() if body else b""  # within the limit: BodyLimit read it already
             try:
-                result = await run_in_threadpool(self._run, work, request, raw, scope, body, query, create)
+                result = await self._in_thread(self._run, work, request, raw, scope, body, query, create)
                 if isinstance(result, _Pulled):
                     return _pull_response(await self._long_poll(result))
+                if isinstance(result, _Pushing):
+                    result = await self._store_push(result)
             except ApiError as exc:
                 return _error(exc.status, exc.code, exc.message, exc.headers)
             return JSONResponse(result, headers=_NO_STORE)
@@ -152,13 +172,13 @@ class _Api:
         deadline = time.monotonic() + min(float(wait), self.max_wait_s)
         while (left := deadline - time.monotonic()) > 0:
             await self.changes.wait(project_id, after, left)
-            page = await run_in_threadpool(self.db.pull_page, project_id, after, limit)
+            page = await self._in_thread(self.db.pull_page, project_id, after, limit)
             if page["deltas"]:
                 break
         return page
 
-    def _run(self, work: Callable[[Ctx], Mapping[str, object] | _Pulled], request: Request, raw: bytes, scope: str,
-             body: str | None, query: str | None, create: bool) -> Mapping[str, object] | _Pulled:
+    def _run(self, work: Callable[[Ctx], _Answer], request: Request, raw: bytes, scope: str, body: str | None,
+             query: str | None, create: bool) -> _Answer:
         now = self.now()
         # The token, the path's project and the rate take in one statement (`resolve_project` below
         # uses that row): 401 before 429, as the take is made only for a live token.
@@ -182,25 +202,12 @@ class _Api:
         project = resolve_project(self.db, principal, path["project"], now, create=create)
         return work(Ctx(principal, project, data, params, path, now))
 
-    def _push_slot(self, project_id: int) -> threading.BoundedSemaphore:
-        """At most PUSHES_PER_PROJECT of this process's pushes to one project in the database at once.
-        A project's pushes take turns on its row lock anyway; past one holding it and one ready, a
-        push waiting there only holds a pooled connection, and with enough of them waiting every
-        pull and token check of the process queued behind them for a connection."""
-        with self._slots_lock:
-            slot = self._slots.get(project_id)
-            if slot is None:
-                if len(self._slots) >= 10_000:
-                    self._slots.clear()  # dropped slots only loosen the bound for pushes already in
-                slot = self._slots[project_id] = threading.BoundedSemaphore(PUSHES_PER_PROJECT)
-            return slot
-
     # -- the routes' work ---------------------------------------------------------------------------------
 
     def project(self, ctx: Ctx) -> ProjectSummary:
         return self.db.project_summary(ctx.project["id"])
 
-    def push(self, ctx: Ctx) -> dict[str, Any]:
+    def push(self, ctx: Ctx) -> _Pushing:
         client_id = ctx.data["client_id"]
         if client_id == REVIEW_CLIENT:  # approvals are logged under it: no client may pose as the reviewer
             raise ApiError(403, "client_taken", f"client id {REVIEW_CLIENT!r} is the server's own (its reviewers' "
@@ -219,18 +226,21 @@ class _Api:
             screened.append((len(results), verdict))
             results.append({"key": key})
             items.append((key, op, lesson_id, fields, verdict.status))
-        last_seq = int(ctx.project["last_seq"])
-        try:
-            if items:
-                with self._push_slot(int(ctx.project["id"])):
-                    stored, last_seq = self.db.apply_push(ctx.project["id"], client_id, items, ctx.now,
-                                                          policy.rules(ctx.principal.token_id))
-                self.changes.notify(ctx.project["id"], last_seq)  # wake this process's long-polling pulls
-            else:
-                stored = []
-        except ClientTaken as exc:  # a token pushing as another token's client: nothing of it is applied
-            raise ApiError(403, "client_taken", f"{exc}; keep the client id `ace remote set` gave this "
-                           "machine, or revoke the token that used it before") from exc
+        return _Pushing(int(ctx.project["id"]), int(ctx.project["last_seq"]), results, screened,
+                        Push(client_id, items, ctx.now, policy.rules(ctx.principal.token_id)))
+
+    async def _store_push(self, pending: _Pushing) -> dict[str, Any]:
+        """The screened push through this process's queue of its project's pushes (`pushes.Pushes`:
+        several go to the database as one transaction), then each delta's answer in its place."""
+        project_id, last_seq, results, screened, push = pending
+        stored: list[DeltaResult] = []
+        if push.items:
+            try:
+                stored, last_seq = await self.pushes.submit(project_id, push)
+            except ClientTaken as exc:  # a token pushing as another token's client: nothing of it is applied
+                raise ApiError(403, "client_taken", f"{exc}; keep the client id `ace remote set` gave this "
+                               "machine, or revoke the token that used it before") from exc
+            self.changes.notify(project_id, last_seq)  # wake this process's long-polling pulls
         for (at, verdict), out in zip(screened, stored, strict=True):
             status = str(out["status"])
             reason = (verdict.reason or out.get("reason")) if status == "quarantined" else out.get("reason")
@@ -260,6 +270,19 @@ class _Api:
 
 
 _NO_STORE = {"Cache-Control": "no-store"}
+
+
+_Answer: TypeAlias = "Mapping[str, object] | _Pulled | _Pushing"  # what a route's work returns from the thread pool
+
+
+class _Pushing(NamedTuple):
+    """A push screened in the thread pool, on its way to the database (`_Api._store_push`)."""
+
+    project_id: int
+    last_seq: int
+    results: list[dict[str, Any]]
+    screened: list[tuple[int, policy.Verdict]]
+    push: Push
 
 
 class _Pulled(NamedTuple):
@@ -336,6 +359,7 @@ def create_app(db: TeamDB, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         try:
             yield
         finally:
+            api.close()
             if close_db:
                 db.close()
 

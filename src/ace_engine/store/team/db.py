@@ -14,7 +14,9 @@ changes nothing; keys live in `delta_keys`, so held and rejected deltas are reme
 then the op (`ops.apply`), whose logged change takes `projects.last_seq + 1` (`UPDATE …
 RETURNING`) in that same transaction: seqs are gap-free
 and ordered per project whatever the number of concurrent pushers. Should two pushes of one key
-still collide on a unique constraint, the loser answers `duplicate` too.
+still collide on a unique constraint, the loser answers `duplicate` too. `apply_pushes` applies
+several pushes to one project (a server process's queue of them) in one such transaction, each
+answered as if alone.
 
 Policy is the caller's: it redacts, checks ids and sections, runs the safety policy and passes
 `status="quarantined"` (with the reasons in `body["concerns"]`) for content the policy flagged,
@@ -263,18 +265,21 @@ class TeamDB:
                 raise TeamDBError(f"unknown delta op {op!r}; the server knows {', '.join(ops.OPS)}")
             if status not in ("active", "quarantined"):
                 raise TeamDBError(f"apply_delta status must be 'active' or 'quarantined', not {status!r}")
+        push = batch.Push(client_id, items, now, rules)
+        batched = self.batched and batch.batchable(push)
         try:
             with self._d.write() as tx:
                 # One round trip takes the lock, binds the client id and reads what a batched push needs.
-                first = ops.lock_and_bind(project_id, client_id, rules.token_id, now)
-                reads = batch.reads(tx, project_id, client_id, items, now, rules) if self.batched else None
-                rows = tx.all_many(first + (reads or []))
+                first = ops.lock_and_bind(tx, project_id, [(client_id, rules.token_id, now)]
+                                          if rules.token_id is not None else [])
+                rows = tx.all_many(first + (batch.reads(tx, project_id, [push]) if batched else []))
                 last = ops.locked_seq(project_id, rows[0])
-                if rules.token_id is not None and not ops.bound(rules.token_id, rows[len(first) - 1]):
+                if rules.token_id is not None and ops.owners(rows[len(first) - 1]).get(client_id) != rules.token_id:
                     ops.bind_client(tx, project_id, client_id, rules.token_id, now)  # take over, or ClientTaken
-                found = batch.plan(client_id, items, now, rules, rows[len(first):]) if reads is not None else None
+                found = batch.plan([push], rows[len(first):]) if batched else None
                 if found is not None:
-                    return batch.apply(tx, project_id, client_id, items, found, last, now, rules)
+                    done, last = batch.apply(tx, project_id, [push], found, last)
+                    return done[0], last
                 results = [self._apply_one(tx, project_id, client_id, item, now, rules) for item in items]
                 return results, int(tx.value("SELECT last_seq FROM projects WHERE id = ?", (project_id,)))
         except Conflict:
@@ -286,6 +291,29 @@ class TeamDB:
             if seen is None:
                 raise
             return [seen], self._last_seq(project_id)
+
+    def apply_pushes(self, project_id: int,
+                     pushes: Sequence[batch.Push]) -> list[tuple[list[DeltaResult], int] | TeamDBError]:
+        """Several pushes to one project, each answered as `apply_push` would (its results and the
+        project's last_seq, or the TeamDBError it raised), in ONE transaction when they allow
+        (`batch.together`: the lock, the flush and the round trips paid once for the group, so a
+        project's pushes queued in a server process no longer pass its lock one by one); otherwise,
+        or on any storage error (nothing of the group committed), each alone in turn."""
+        if len(pushes) > 1 and self.batched and all(
+                batch.batchable(p) and all(i[4] in ("active", "quarantined") for i in p.items) for p in pushes):
+            try:
+                with self._d.write() as tx:
+                    done, last = batch.together(tx, project_id, pushes)
+                return [(results, last) for results in done]
+            except (batch.Alone, TeamDBError):
+                pass
+        out: list[tuple[list[DeltaResult], int] | TeamDBError] = []
+        for push in pushes:
+            try:
+                out.append(self.apply_push(project_id, *push))
+            except TeamDBError as exc:
+                out.append(exc)
+        return out
 
     def last_seqs(self, project_ids: Sequence[int]) -> dict[int, int]:
         """{project id: last_seq} of the given projects, in one query (the long-poll's check)."""
@@ -320,31 +348,13 @@ class TeamDB:
     def deltas_after(self, project_id: int, after_seq: int, limit: int) -> list[JSONObject]:
         """The logged deltas with seq > `after_seq`, at most `limit`, in seq order: each the stored
         body plus seq, op, lesson_id, key, client_id, created_at; a TAG also carries the lesson's
-        current per-client counts, `counts: {client_id: [helpful, harmful]}`."""
-        with self._d.read() as tx:
-            rows = tx.all("SELECT seq, op, lesson_id, idem_key, client_id, body, created_at FROM deltas "
-                          "WHERE project_id = ? AND seq > ? ORDER BY seq LIMIT ?",
-                          (project_id, after_seq, max(0, int(limit))))
-            tagged = sorted({r["lesson_id"] for r in rows if r["op"] == "TAG"})
-            counts = self._counts(tx, project_id, tagged)
-            out: list[JSONObject] = []
-            for row in rows:
-                delta: JSONObject = {"seq": row["seq"], "op": row["op"], "lesson_id": row["lesson_id"],
-                                     "key": row["idem_key"], "client_id": row["client_id"],
-                                     "created_at": row["created_at"], **tx.json(row["body"])}
-                if row["op"] == "TAG":
-                    delta["counts"] = counts.get(row["lesson_id"], {})
-                out.append(delta)
-            return out
+        current per-client counts, `counts: {client_id: [helpful, harmful]}` (`pull.deltas_after`)."""
+        return pull.deltas_after(self._d, project_id, after_seq, limit)
 
     def pull_page(self, project_id: int, after_seq: int, limit: int) -> PullPage:
         """`deltas_after`'s page as JSON text, one string per delta, with the project's `last_seq`
         and whether `more` follow (`pull.page`: from this process's log cache where it can)."""
         return pull.page(self._d, self.log_cache, project_id, after_seq, limit)
-
-    @staticmethod
-    def _counts(tx: Tx, project_id: int, lesson_ids: list[str]) -> dict[str, dict[str, list[int]]]:
-        return pull.counts(tx, project_id, lesson_ids)
 
     # -- review ---------------------------------------------------------------------------------------
 
@@ -382,7 +392,7 @@ class TeamDB:
             row["domains"] = tx.json(row["domains"])
             row["concerns"] = tx.json(row["concerns"])
             row["content_hash"] = content_hash(row["content"], row["section"], row["domains"])
-            counts = self._counts(tx, project_id, [lesson_id]).get(lesson_id, {})
+            counts = pull.counts(tx, project_id, [lesson_id]).get(lesson_id, {})
             row["counts"] = counts
             row["helpful"] = sum(c[0] for c in counts.values())
             row["harmful"] = sum(c[1] for c in counts.values())

@@ -36,14 +36,14 @@ import hashlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 from .dialect import NotFound, Row, TeamDBError, Tx
 from .records import Decision, DeltaResult, JSONObject, LessonFields, SQLParam, TeamLesson
 
 __all__ = ["MARKS_PER_DAY", "OPS", "TEAM_MARKS_PER_DAY", "ClientTaken", "Rules", "Stale", "apply", "bind_client",
-           "bound", "content_hash", "count", "decide", "grant", "lock_and_bind", "lock_project",
-           "locked_seq"]
+           "content_hash", "count", "decide", "grant", "lock_and_bind", "lock_project",
+           "locked_seq", "owners"]
 
 OPS = ("ADD", "UPDATE", "TAG", "MERGE", "QUARANTINE", "REMOVE")
 IN_REVIEW = ("quarantined", "rejected")
@@ -99,23 +99,31 @@ def locked_seq(project_id: int, rows: Sequence[Row]) -> int:
     return int(rows[0]["last_seq"])
 
 
-def lock_and_bind(project_id: int, client_id: str, token_id: int | None,
-                  now: float) -> list[tuple[str, Sequence[SQLParam]]]:
-    """The push's first statements, to send in one round trip with its reads (`Tx.all_many`): the
-    project's lock (`LOCK_SQL`), then with a token the client id bound to it if it has no owner yet
-    and its owner read back — `bound(…)` on those rows says whether `bind_client` is still needed
-    (another token owns it: take it over, or ClientTaken)."""
+def lock_and_bind(tx: Tx, project_id: int,
+                  binds: Sequence[tuple[str, int, float]]) -> list[tuple[str, Sequence[SQLParam]]]:
+    """The first statements of a push (or of a group of pushes), to send in one round trip with
+    their reads (`Tx.all_many`): the project's lock (`LOCK_SQL`), then for each `(client_id,
+    token_id, now)` the client id bound to its token if it has no owner yet (one multi-row
+    `ON CONFLICT DO NOTHING`), and the owners read back — `owners(…)` on those rows; a client id
+    another token owns still needs `bind_client` (take it over, or ClientTaken)."""
     out: list[tuple[str, Sequence[SQLParam]]] = [(LOCK_SQL, (project_id,))]
-    if token_id is not None:
-        out += [("INSERT INTO client_tokens(project_id, client_id, token_id, created_at) VALUES (?, ?, ?, ?) "
-                 "ON CONFLICT (project_id, client_id) DO NOTHING", (project_id, client_id, token_id, now)),
-                ("SELECT token_id FROM client_tokens WHERE project_id = ? AND client_id = ?", (project_id, client_id))]
+    if binds:
+        first: dict[str, tuple[Any, ...]] = {}  # one row per client id (the first push's token)
+        for client_id, token_id, now in binds:
+            first.setdefault(client_id, (project_id, client_id, token_id, now))
+        rows = list(first.values())
+        among, args = tx.among(sorted(first))
+        out += [("INSERT INTO client_tokens(project_id, client_id, token_id, created_at) VALUES "
+                 f"{', '.join(['(?, ?, ?, ?)'] * len(rows))} ON CONFLICT (project_id, client_id) DO NOTHING",
+                 [v for row in rows for v in row]),
+                (f"SELECT client_id, token_id FROM client_tokens WHERE project_id = ? AND client_id {among}",
+                 (project_id, *args))]
     return out
 
 
-def bound(token_id: int, owner: Sequence[Row]) -> bool:
-    """Whether the owner `lock_and_bind` read back is `token_id` (the client id is bound: nothing to do)."""
-    return bool(owner) and int(owner[0]["token_id"]) == token_id
+def owners(rows: Sequence[Row]) -> dict[str, int]:
+    """{client id: owning token} as `lock_and_bind` read them back."""
+    return {str(r["client_id"]): int(r["token_id"]) for r in rows}
 
 
 def bind_client(tx: Tx, project_id: int, client_id: str, token_id: int, now: float) -> None:
