@@ -28,7 +28,8 @@ worker) catches `AceError` or the narrower class it can handle.
     ├── ApiError           server/auth.py: a team API request refused (status, code, message)
     ├── TeamDBError        store/team/: the team server's storage refused an operation
     │   ├── Conflict, NotFound       dialect.py: a write that conflicts / a row that is not there
-    │   └── ClientTaken, Stale       ops.py: a client id bound to another token / an approval of changed content
+    │   ├── ClientTaken, Stale       ops.py: a client id bound to another token / an approval of changed content
+    │   └── Alone          batch.py: a group of pushes that cannot go together (each is applied alone)
     ├── LLMError           llm/: a model call failed (not installed, not configured, refused…)
     │   └── LLMTimeout     the provider did not answer within `llm.timeout_s`
     ├── BudgetExceeded     llm/budget.py: a call would go past `llm.max_calls_per_*` / `llm.max_tokens_per_day`

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from . import ops
-from .dialect import Row, Tx
+from .dialect import Row, TeamDBError, Tx
 from .records import DeltaItem, DeltaResult, JSONObject
 
 __all__ = ["Alone", "Plan", "Push", "apply", "batchable", "plan", "reads", "together"]
@@ -254,8 +254,9 @@ def _tag(w: _Writes, project_id: int, client_id: str, key: str, lesson_id: str, 
     return {"status": "applied", "seq": seq, "reason": None}
 
 
-class Alone(Exception):
-    """A group of pushes that cannot go together (`together`): roll back, and apply each alone."""
+class Alone(TeamDBError):
+    """A group of pushes that cannot go together (`together`): roll back, and apply each alone. A
+    TeamDBError like every refusal of this storage (`core/errors`), caught by `TeamDB.apply_pushes`."""
 
 
 def together(tx: Tx, project_id: int, pushes: Sequence[Push]) -> tuple[list[list[DeltaResult]], int]:
