@@ -226,3 +226,17 @@ def test_a_flag_given_another_value_where_the_error_named_it_is_the_fix():
     named = changes.compare("cargo test --features sqlite", "cargo test --features postgres", ROOT,
                             "error: the package 'shop' does not contain this feature: sqlite")
     assert named["revalued"] == ("--features", "sqlite", "postgres")
+
+
+def test_a_refused_push_to_a_protected_branch_is_about_the_ref_not_a_flag_dropped_on_the_way():
+    """`git push origin main --tags` refused by the branch protection, then `git push origin release/x`:
+    the ref is the cause (not `--tags`, dropped in the same move)."""
+    out = learn([
+        bash("git push origin main --tags", "To github.com:acme/shop.git\n ! [remote rejected] main -> main "
+             "(protected branch hook declined)\nerror: failed to push some refs to 'github.com:acme/shop.git'",
+             ok=False),
+        bash("git branch release/v1.2.0 && git push origin release/v1.2.0", "To github.com:acme/shop.git\n"
+             " * [new branch]      release/v1.2.0 -> release/v1.2.0")])
+    assert any(c.startswith("`git push` to `main` is refused here") and "push a branch and open a pull request" in c
+               and conf >= 0.85 for c, conf in out), out
+    assert not any("--tags" in c for c, _ in out)

@@ -178,6 +178,11 @@ internal/store/store.go:40:2: ineffectual assignment to err (ineffassign)
 @acme/core test:  0 pass
 @acme/core test:  1 fail
 @acme/core test: Exited with code 1""", "error: Cannot find package 'fast-glob' from 'packages/core/src/loader.ts'"),
+    ("gh refusal", """X Pull request acme/shop#235 is not mergeable: the base branch policy prohibits the merge.
+To have the pull request merged after all the requirements have been met, add the `--auto` flag.""",
+     "Pull request acme/shop#235 is not mergeable: the base branch policy prohibits the merge."),
+    ("gh graphql", "GraphQL: Auto merge is not allowed for this repository (enablePullRequestAutoMerge)",
+     "GraphQL: Auto merge is not allowed for this repository (enablePullRequestAutoMerge)"),
     ("go panic", """panic: runtime error: invalid memory address or nil pointer dereference
 [signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x4a2b3c]
 

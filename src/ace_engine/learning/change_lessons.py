@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ..observe import commands
 from . import changes
 from . import episodes as ep
-from .lesson_parts import TRANSIENT, candidate, evidence, fails_with
+from .lesson_parts import TRANSIENT, candidate, evidence, fails_with, sig_span
 from .lesson_text import code, local
 
 if TYPE_CHECKING:
@@ -90,6 +90,17 @@ def change_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
         said = (sig or "").replace(d["swapped"][0], "…").replace(local(d["swapped"][0], root), "…")
         content = f"{code(d['tool'], 30)} takes {code(new, 60)}, not {code(old, 60)}" \
                   + (f": that {fails_with(said, root, 90)[3:]}" if sig else "") + "."
+    elif d["retargeted"]:
+        old, new = d["retargeted"]
+        remote = core_fail.split()[2] if len(core_fail.split()) > 2 and not core_fail.split()[2].startswith("-") \
+            else "origin"
+        shown = changes.branchless(["git", "push", remote, new], "git", "push")[3]
+        # A protected branch takes its changes through a pull request: that is what the refusal means.
+        where = code(new, 50) if shown != "<branch>" else "a branch and open a pull request" \
+            if re.search(r"protected", f"{sig} {output}", re.I) else "a branch"
+        content = (f"`git push` to {code(old, 40)} is refused here" + (f" ({sig_span(sig, root, 90)})" if sig else "")
+                   + f": push {'to ' if shown != '<branch>' else ''}{where} instead "
+                   f"({code(f'git push {remote} {shown}', 70)}).")
     elif d["revalued"]:
         flag, old, new = d["revalued"]
         content = f"{code(d['tool'], 30)} here takes {code(f'{flag} {new}', 70)}, not {code(f'{flag} {old}', 60)}" \
@@ -106,6 +117,6 @@ def change_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
     content = _unbranched(content, passed)
     # The tool's own suggestion, another directory, the argument the error named: the change is the
     # cause. A flag or variable changed on our own guess: likely, but a candidate until it recurs.
-    strong = bool(d["suggested"] or after != before or d["swapped"] or d["revalued"])
+    strong = bool(d["suggested"] or after != before or d["swapped"] or d["revalued"] or d["retargeted"])
     return candidate(content, "command_change", 0.85 if strong else 0.7, evidence(e), e["fails"] + [passed],
                       section="strategies_and_hard_rules")

@@ -9,14 +9,16 @@ fix found by comparing the two runs, not by a per-ecosystem table.
     compare(failed, passed, root, output, cwd) -> Diff
         {"tool", "added": [words], "removed": [flags], "flags": [added flags with values], "args": bool,
          "cwd": (before, after), "env": ["VAR=…"], "suggested": the tool's suggestion the pass followed,
-         "swapped": (old, new) argument, "revalued": (flag, old, new) value the failure named}
+         "swapped": (old, new) argument, "revalued": (flag, old, new) value the failure named,
+         "retargeted": (old, new) ref of a refused `git push`}
     track_cwd(steps, root)
         each command step's `cwd`: where the shell was (a `cd` in one Bash call holds for the next)
     command_change(fail_step, passed_step, root) -> Diff | None
         the invocation itself changed in a way that explains the pass (the tool's suggestion followed,
         a flag added or dropped, another directory, an environment variable, the argument the error
         named replaced by one of the same name elsewhere, a flag given another value where the error
-        named the flag or the old value); None when nothing of that changed
+        named the flag or the old value, the ref a refused `git push` went to); None when nothing of
+        that changed
 
 The comparison is word-level on the cleaned commands (`commands.clean`): the same tool and
 subcommand on both sides is one command family, whatever the non-flag arguments; flags are the
@@ -75,6 +77,7 @@ class Diff(TypedDict):
     suggested: str | None
     swapped: tuple[str, str] | None  # (the argument the failure named, the one that replaced it)
     revalued: tuple[str, str, str] | None  # (flag, old value, new value) where the failure named the flag or value
+    retargeted: tuple[str, str] | None  # `git push`'s (refused ref, the ref that went), when the refusal speaks of it
 
 
 def _words(piece: str) -> list[str]:
@@ -270,7 +273,27 @@ def compare(failed: str, passed: str, root: str | None, output: str = "",
             "flags": _with_values(b[1:], a), "removed": removed, "args": args_a != args_b,
             "cwd": (_cwd(failed, root, cwd[0]), _cwd(passed, root, cwd[1])),
             "env": sorted(_env(passed) - _env(failed)), "suggested": suggested,
-            "revalued": _revalued(a, b, output) if tool != "git" else None}
+            "revalued": _revalued(a, b, output) if tool != "git" else None,
+            "retargeted": _retargeted(a, b, output) if (tool, sub) == ("git", "push") else None}
+
+
+# What git (or the server's hook) says when a ref may not be pushed to: the ref is the cause.
+_REFUSED = re.compile(r"protected branch|\[remote rejected\]|! \[rejected\]|declined|not allowed to push|"
+                      r"GH006|pre-receive hook", re.IGNORECASE)
+
+
+def _retargeted(a: list[str], b: list[str], output: str) -> tuple[str, str] | None:
+    """`git push origin main` refused ("protected branch hook declined"), then `git push origin
+    release/x` went: the ref pushed to changed, and the refusal was about the ref (not a flag dropped
+    on the way, `--tags`)."""
+    pos_a = [w for w in a[2:] if not w.startswith("-")]
+    pos_b = [w for w in b[2:] if not w.startswith("-")]
+    if len(pos_a) < 2 or len(pos_b) < 2 or pos_a[0] != pos_b[0] or pos_a[1:] == pos_b[1:]:
+        return None
+    old, new = pos_a[1], pos_b[1]
+    if _REFUSED.search(output) or re.search(rf"(?<![\w/-]){re.escape(old.split(':')[-1])}(?![\w-])", output):
+        return old, new
+    return None
 
 
 def _value_of(words: list[str], flag: str) -> str | None:
@@ -322,6 +345,7 @@ def command_change(fail: Step, passed: Step, root: str | None) -> Diff | None:
     if _verb(failed_cmd) != _verb(passed_cmd) and not d["suggested"]:
         return None  # another subcommand: another action, not the same one written another way
     flags_changed = bool(set(_flags(d["added"])) or d["removed"])
-    if d["suggested"] or flags_changed or d["cwd"][0] != d["cwd"][1] or d["env"] or d["swapped"] or d["revalued"]:
+    if d["suggested"] or flags_changed or d["cwd"][0] != d["cwd"][1] or d["env"] or d["swapped"] or d["revalued"] \
+            or d["retargeted"]:
         return d
     return None

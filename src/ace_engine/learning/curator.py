@@ -449,7 +449,7 @@ def strong_evidence(cand: Candidate, steps: list[Step]) -> bool:
             passed = again.get("command")
             d = changes.command_change(fail, again, None) if again.get("success") is True and passed \
                 else None
-            if d and (d["suggested"] or d["swapped"] or d["revalued"] or d["cwd"][0] != d["cwd"][1]):
+            if d and (d["suggested"] or d["swapped"] or d["revalued"] or d["retargeted"] or d["cwd"][0] != d["cwd"][1]):
                 return True
             if m == n + 1:
                 continue

@@ -327,6 +327,9 @@ RULES: tuple[tuple[str, str, Finder], ...] = (
     ("javascript", "pnpm", _regex(r"^\s*(ERR_PNPM_\w+)\s+(.+)$", r"\1 \2")),
     ("git", "push rejected", _regex(r"^\s*! \[(?:remote )?rejected\].*?(\([^)]+\))$", r"! [rejected] \1")),
     ("git", "conflict", _regex(r"^(CONFLICT \(.+)$")),
+    # gh marks a refusal with an `X` (its ✗ in plain text): `X Pull request acme/shop#12 is not mergeable: …`.
+    ("gh", "refusal mark", _regex(r"^X ((?=.*\b(?:not|cannot|can't|failed|prohibits?|denied|must|requires?|unable)\b)"
+                                  r".{12,})$")),
     ("git", "ignored", _headed(r"^(The following paths are ignored by one of your \.gitignore files):$", r"^(\S+)$")),
     ("shell", "shell", _regex(
         _SHELL_PREFIX + r"((?:\S+: )?(?:command not found|[Nn]o such file or directory|not found)(?:: \S+)?$|"
@@ -336,8 +339,8 @@ RULES: tuple[tuple[str, str, Finder], ...] = (
         r"syntax error near unexpected token .+$|\S+: cannot access .+$)")),
     ("tools", "tool error", _regex(r"(?:^|(?<=[}\]]))(\w[\w-]* Error|gh|go|docker|kubectl|terraform|helm|wrangler|"
                                    r"vercel|doppler|supabase|fly|aws|gcloud|mise|uv|poetry|pip|bundler?|gem|composer|"
-                                   r"dotnet|swift|flutter|dart|deno|bun|cargo|rustup|brew|just|cmake|xcodebuild): "
-                                   r"(?:error: )?(.+)$", r"\1: \2")),
+                                   r"dotnet|swift|flutter|dart|deno|bun|cargo|rustup|brew|just|cmake|xcodebuild|"
+                                   r"GraphQL): (?:error: )?(.+)$", r"\1: \2")),
     ("tools", "[ERROR] line", _regex(r"^\W{0,3}\[ERROR\]\s+(.+)$", r"[ERROR] \1")),
     ("tools", "error: line", _regex(r"^(?:error|fatal|ERROR|FATAL|Error)(?:\[\w+\])?:\s+(.+)$", r"error: \1")),
     ("hooks", "section", _pre_commit_section),
