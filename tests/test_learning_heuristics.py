@@ -424,3 +424,18 @@ def test_a_missing_environment_variable_is_a_lesson_at_its_first_sighting():
         bash("go build ./...", "cart/cart.go:12:3: undefined: MAX_ITEMS", ok=False,
              error="cart/cart.go: undefined: MAX_ITEMS")])
     assert not [c for c in compile_error["candidates"] if c["kind"] == "environment"]
+
+
+def test_a_rule_of_the_repositorys_host_is_learned_without_the_pull_requests_number():
+    """`gh pr merge 235` refused by the branch policy, `--auto` refused because auto-merge is off: facts
+    of the repository, worded without the number of that one pull request."""
+    out = reflect([
+        bash("gh pr merge 235 --merge", "X Pull request acme/shop#235 is not mergeable: the base branch policy "
+             "prohibits the merge.", ok=False),
+        bash("gh pr merge 235 --merge --auto", "GraphQL: Auto merge is not allowed for this repository "
+             "(enablePullRequestAutoMerge)", ok=False),
+        bash("gh pr merge 235 --merge --admin", "✓ Merged pull request acme/shop#235")])
+    env = [c for c in contents(out) if "fails here with" in c]
+    assert any("`gh pr merge <n> --merge --auto` fails here with `GraphQL: Auto merge is not allowed for this "
+               "repository" in c for c in env), env
+    assert any("acme/shop#<n> is not mergeable" in c for c in env) and not any("235" in c for c in env)

@@ -21,6 +21,9 @@ from typing import Any
 NEEDS_VARIABLE = (r"\b(?:missing|not set)\b.{0,40}(?-i:\b[A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]\b)|"
                   r"(?-i:\b[A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]\b).{0,40}\b(?:not set|is required|must be set|"
                   r"is missing|unset)\b")
+# A rule of the repository's host, not of the change: auto-merge off, a protected branch, a merge policy.
+REPOSITORY_POLICY = (r"not allowed for this repository|branch policy prohibits|protected branch|"
+                     r"is not mergeable|must be resolved|required status checks?")
 # Failures that state a fact about the environment or the repository, not about the change.
 ENVIRONMENT = re.compile(
     r"not installed|No module named|ModuleNotFoundError|command not found|not found in PATH|is not recognized as|"
@@ -33,7 +36,7 @@ ENVIRONMENT = re.compile(
     r"requires (?:rustc|python|node|go|ruby|java|a newer|at least)|rust-version|unsupported engine|"
     r"(?:rustc|python|node|go|ruby|java) [\d.]+ is not supported|"
     r"is not a \w+ command|must specify a|(?:is|are) not (?:set|configured)|no credentials|"
-    r"Cannot find package '(?![./])|environment variable|" + NEEDS_VARIABLE, re.IGNORECASE)
+    r"Cannot find package '(?![./])|environment variable|" + NEEDS_VARIABLE + "|" + REPOSITORY_POLICY, re.IGNORECASE)
 # A script / task / target the project does not define (not a tool that is not installed).
 MISSING = re.compile(r"Missing script|Unknown task|No rule to make target|is not a task|task .{1,40} "
                      r"(?:not found|does not exist|could not be found)|does not contain (?:a )?recipe|"

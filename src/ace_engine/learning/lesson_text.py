@@ -5,7 +5,7 @@ of the machine the session ran on.
                                with " …" when longer than `limit` (never "gocons…")
     local(text, root)        → the text with the project root removed from paths ("/testbed/x.py"
                                → "x.py") and other home / temp paths shortened ("/Users/ann/…/x" →
-                               "~/…/x", "/tmp/a.go" → "a.go")
+                               "~/…/x", "/tmp/a.go" → "a.go"); one PR's number made `<n>`
     sentence(text, limit)    → the whole lesson bounded to `limit` characters, cut between words
     spelled(command)         → a command's spelling with its quoted texts elided (`git commit -m "…"
                                -m "…"`), for when two commands differ only in how they are written
@@ -24,14 +24,22 @@ _WINDOWS = re.compile(r"\b[A-Za-z]:[\\/](?:[^\s`'\"\\/]+[\\/])*")
 _SPACE = re.compile(r"\s+")
 
 
+# One pull request, issue or run of this session: `gh pr merge 235` → `gh pr merge <n>`, `acme/shop#235` →
+# `acme/shop#<n>`. The lesson is about the repository's rules, not about that one number.
+_GH_NUMBER = re.compile(r"\b(gh (?:pr|issue|run|release) [a-z-]+) #?\d+\b")
+_REF_NUMBER = re.compile(r"\b((?:[\w.-]+/[\w.-]+|PR|pull request|issue) ?#)\d+\b")
+
+
 def local(text: str, root: str | None = None) -> str:
-    """`text` with machine paths made relative (see the module docstring)."""
+    """`text` with machine paths made relative and one PR's or issue's number made `<n>` (see the
+    module docstring)."""
     out = str(text or "")
     for r in (root, (root or "").replace("/", "\\")):
         if r and len(r.strip("/\\")) > 1:
             out = out.replace(r.rstrip("/\\") + ("\\" if "\\" in r else "/"), "").replace(r.rstrip("/\\"), ".")
     out = _TEMP.sub("", out)
     out = _HOME.sub("~", out)
+    out = _REF_NUMBER.sub(r"\1<n>", _GH_NUMBER.sub(r"\1 <n>", out))
     return _WINDOWS.sub("", out)
 
 
