@@ -92,8 +92,7 @@ def change_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
                   + (f": that {fails_with(said, root, 90)[3:]}" if sig else "") + "."
     elif d["retargeted"]:
         old, new = d["retargeted"]
-        remote = core_fail.split()[2] if len(core_fail.split()) > 2 and not core_fail.split()[2].startswith("-") \
-            else "origin"
+        remote = next((w for w in core_fail.split()[2:] if not w.startswith("-")), "origin")
         shown = changes.branchless(["git", "push", remote, new], "git", "push")[3]
         # A protected branch takes its changes through a pull request: that is what the refusal means.
         where = code(new, 50) if shown != "<branch>" else "a branch and open a pull request" \
