@@ -3,6 +3,7 @@ they replace: the same pushes applied to two databases, one batched and one not,
 results, seqs and rows in every table; a pull page's JSON text says what `deltas_after` says. Both
 engines: a real SQLite file and the real PostgreSQL (a schema per test, as in test_team_store)."""
 
+import contextlib
 import json
 import random
 
@@ -68,8 +69,12 @@ def state(db: TeamDB) -> dict[str, list]:
     return out
 
 
-def test_a_batched_push_does_what_the_delta_by_delta_path_does(url, tmp_path):  # noqa: F811
-    other = url.replace("team-server.db", "other.db") if url.startswith("sqlite") else None
+@contextlib.contextmanager
+def two_databases(first_url):
+    """The fixture's database and a second, empty one on the same engine (PostgreSQL: another
+    schema, dropped afterwards), both open: the same work done two ways is compared on them."""
+    other = first_url.replace("team-server.db", "other.db") if first_url.startswith("sqlite") else None
+    schema = None
     if other is None:  # PostgreSQL: a second schema beside the fixture's
         import secrets
 
@@ -80,10 +85,22 @@ def test_a_batched_push_does_what_the_delta_by_delta_path_does(url, tmp_path):  
         with psycopg.connect(PG_URL, autocommit=True) as admin:
             admin.execute(f"CREATE SCHEMA {schema}")
         other = f"{PG_URL}?options=-csearch_path%3D{schema}"
-    else:
-        schema = None
-    fast, slow = TeamDB.open(url, now=T0), TeamDB.open(other, now=T0)
+    first, second = TeamDB.open(first_url, now=T0), TeamDB.open(other, now=T0)
     try:
+        yield first, second
+    finally:
+        first.close()
+        second.close()
+        if schema:
+            import psycopg
+
+            from conftest import PG_URL
+            with psycopg.connect(PG_URL, autocommit=True) as admin:
+                admin.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def test_a_batched_push_does_what_the_delta_by_delta_path_does(url, tmp_path):  # noqa: F811
+    with two_databases(url) as (fast, slow):
         slow.batched = False
         projects = [db.ensure_project(db.default_org, "widget", T0)["id"] for db in (fast, slow)]
         rules = Rules(token_id=None, marks_per_day=MARKS_PER_DAY)
@@ -103,15 +120,6 @@ def test_a_batched_push_does_what_the_delta_by_delta_path_does(url, tmp_path):  
         assert any(r["op"] == "TAG" and r["counts"] for r in rows)
         short = fast.pull_page(projects[0], 0, 5)
         assert short["more"] is True and [json.loads(t)["seq"] for t in short["deltas"]] == [1, 2, 3, 4, 5]
-    finally:
-        fast.close()
-        slow.close()
-        if schema:
-            import psycopg
-
-            from conftest import PG_URL
-            with psycopg.connect(PG_URL, autocommit=True) as admin:
-                admin.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
 def test_pushes_applied_as_a_group_do_what_each_alone_does(url, tmp_path):  # noqa: F811
@@ -120,20 +128,7 @@ def test_pushes_applied_as_a_group_do_what_each_alone_does(url, tmp_path):  # no
     rows. Two clients share a token (their marks share one budget within a group), keys repeat
     across pushes and clients, TAGs name lessons an earlier push of the group added; a group with
     an UPDATE, or a client id another token owns, goes push by push and still answers each."""
-    other = url.replace("team-server.db", "other.db") if url.startswith("sqlite") else None
-    schema = None
-    if other is None:
-        import secrets
-
-        import psycopg
-
-        from conftest import PG_URL
-        schema = f"ace_t_{secrets.token_hex(6)}"
-        with psycopg.connect(PG_URL, autocommit=True) as admin:
-            admin.execute(f"CREATE SCHEMA {schema}")
-        other = f"{PG_URL}?options=-csearch_path%3D{schema}"
-    grouped, alone = TeamDB.open(url, now=T0), TeamDB.open(other, now=T0)
-    try:
+    with two_databases(url) as (grouped, alone):
         alone.batched = False
         projects, tokens = [], []
         for db in (grouped, alone):
@@ -174,12 +169,3 @@ def test_pushes_applied_as_a_group_do_what_each_alone_does(url, tmp_path):  # no
             at += size
         assert isinstance(got[-1], ClientTaken)
         assert state(grouped) == state(alone)
-    finally:
-        grouped.close()
-        alone.close()
-        if schema:
-            import psycopg
-
-            from conftest import PG_URL
-            with psycopg.connect(PG_URL, autocommit=True) as admin:
-                admin.execute(f"DROP SCHEMA {schema} CASCADE")
