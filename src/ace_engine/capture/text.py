@@ -1,10 +1,12 @@
 """Make captured text safe to store: valid UTF-8, no private spans, no
 secrets, bounded size.
 
-Imported by the hook process, so like ``redact`` it imports only ``re``
-(plus the sibling module) and compiles its one pattern lazily.
+Imported by the hook process, so like ``redact`` it imports only ``re`` and
+``functools`` (which ``re`` loads itself) plus the sibling module, and
+compiles its patterns lazily.
 """
 
+import functools
 import re
 
 from ace_engine.capture.redact import MARK, mark_clean, redact
@@ -93,31 +95,30 @@ _KEY_SHARE = 5      # key lines take at most a fifth of the limit
 _KEY_LINES = 6      # and at most this many lines
 _KEY_LINE_MAX = 300  # a longer line is data (a JSON blob, a dump), not an error message
 _KEY_SCAN = 1 << 17  # of a huge middle, the first and last 128 KiB are searched (a hook's budget)
-_key_rx: re.Pattern[str] | None = None
+
+
+@functools.cache
+def _key_patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """(literal key words, `:12:3: ` diagnostics, what a key line starts with), compiled on first use:
+    two plain passes find the candidate lines ~20x faster than one alternation of both."""
+    return (re.compile(r"error|Error|ERROR|fatal|FATAL|panic|FAIL|Exception"),
+            re.compile(r":\d+:\d+: |:\d+: "),
+            re.compile(r"\s*(?:[@\w./-]+[:#][\w:-]+: |\[[\w:-]+\] )?"
+                       r"(?:(?:error|fatal|panic|Error|ERROR|FATAL|FAIL(?:ED)?|\w+(?:Error|Exception))\b"
+                       r"|[\w./-]+\.\w+:\d+(?::\d+)?:? )"))
 
 
 def _key_lines(middle: str, budget: int) -> list[str]:
     """The first key lines of `middle` (deduplicated) whose total fits in `budget` characters.
-    Cost: one scan for the key words (a fixed-string-like pattern), then only the lines they are on."""
-    global _key_rx
+    Cost: two scans for the key words, then only the lines they are on."""
     if budget < 40 or not middle:
         return []
-    if _key_rx is None:
-        # Two plain passes (literal words; `:12:3: `) are ~20x faster than one alternation of both.
-        global _key_line_rx, _diag_rx
-        _key_rx = re.compile(r"error|Error|ERROR|fatal|FATAL|panic|FAIL|Exception")
-        _diag_rx = re.compile(r":\d+:\d+: |:\d+: ")
-        _key_line_rx = re.compile(
-            r"\s*(?:[@\w./-]+[:#][\w:-]+: |\[[\w:-]+\] )?"
-            r"(?:(?:error|fatal|panic|Error|ERROR|FATAL|FAIL(?:ED)?|\w+(?:Error|Exception))\b"
-            r"|[\w./-]+\.\w+:\d+(?::\d+)?:? )")
+    words, diagnostics, key_line = _key_patterns()
     if len(middle) > 2 * _KEY_SCAN:
         middle = middle[:_KEY_SCAN] + "\n" + middle[-_KEY_SCAN:]
     kept: list[str] = []
     used, done_to = 0, -1
-    assert _diag_rx is not None and _key_line_rx is not None
-    hits = sorted(m.start() for rx in (_key_rx, _diag_rx) for m in rx.finditer(middle))
-    for at in hits:
+    for at in sorted(m.start() for rx in (words, diagnostics) for m in rx.finditer(middle)):
         if at <= done_to:
             continue  # another key word on a line already judged
         start = middle.rfind("\n", 0, at) + 1
@@ -125,7 +126,7 @@ def _key_lines(middle: str, budget: int) -> list[str]:
         end = len(middle) if end < 0 else end
         done_to = end
         line = middle[start:end].strip()
-        if len(line) > _KEY_LINE_MAX or line in kept or not _key_line_rx.match(middle, start):
+        if len(line) > _KEY_LINE_MAX or line in kept or not key_line.match(middle, start):
             continue
         if used + len(line) + 1 > budget:
             break
@@ -134,10 +135,6 @@ def _key_lines(middle: str, budget: int) -> list[str]:
         if len(kept) == _KEY_LINES:
             break
     return kept
-
-
-_key_line_rx: re.Pattern[str] | None = None
-_diag_rx: re.Pattern[str] | None = None
 
 
 def _splice(head: str, tail: str, total: int, limit: int, middle: str = "") -> str:
