@@ -14,7 +14,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ..observe import commands
-from ..observe.corrections import correction
+from ..observe.corrections import stated
 
 if TYPE_CHECKING:
     from ..core._types import Trajectory
@@ -44,8 +44,7 @@ def skip_reason(trajectory: Trajectory) -> str | None:
         return "ace or slash command"
     if task and _GREETING.match(task) and not steps:
         return "greeting or acknowledgement"
-    prompts = trajectory["prompts"] if "prompts" in trajectory else [task]
-    if not trajectory.get("agent_id") and any(correction(p) for p in prompts):
+    if stated(trajectory):
         return None
     if not steps:
         return "no tool use (a question or a chat)"

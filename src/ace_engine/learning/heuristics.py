@@ -24,8 +24,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..observe import check_tools, commands
-from ..observe.corrections import correction, refusal_rule
+from ..observe import check_tools, commands, corrections
+from ..observe.corrections import refusal_rule
 from ..observe.trajectory import enrich
 from . import changes, edits, failure_lessons
 from .failure_lessons import display_command
@@ -236,16 +236,10 @@ class HeuristicReflector:
         return out
 
     def _correction(self, trajectory: Trajectory) -> list[Candidate]:
-        # The user's own prompts only: not a continuation's looked-up task, not a subagent's prompt
-        # (its parent agent wrote it), not a teammate's message (`transcript.sender` keeps those out).
-        if trajectory.get("agent_id"):
-            return []
-        prompts = trajectory["prompts"] if "prompts" in trajectory else [trajectory.get("task") or ""]
+        # The user's own prompts only (`corrections.stated`): not a continuation's looked-up task, not a
+        # subagent's prompt, not a teammate's message.
         out: list[Candidate] = []
-        for prompt in prompts:
-            rule = correction(prompt)
-            if not rule or len(out) >= 2:
-                continue
+        for prompt, rule in corrections.stated(trajectory)[:2]:
             previous = trajectory.get("previous") or {}
             before = previous.get("commands") or []
             out.append({

@@ -11,7 +11,11 @@ a fenced block, `>` lines, a tagged block such as `<tool_result>…</tool_result
 else's text pasted in, never the user's rule (`unquoted`).
 """
 
+from __future__ import annotations
+
 import re
+from collections.abc import Mapping
+from typing import Any
 
 _LEAD = re.compile(r"^\s*(?:no|nope|wrong|not that|stop|wait|actually|careful|hmm|ugh)\b[\s,.!:;—-]*", re.IGNORECASE)
 # How a user states a preference ("I'd like X instead of Y"): one of the rule forms below, and one that
@@ -124,3 +128,13 @@ def correction(prompt: str | None) -> str | None:
     # "keep in mind, X" says X: the reminder's lead-in is a stock phrase, not part of the rule.
     rule = _REMINDER.sub("", m.group("rule").strip().rstrip(".!;"))
     return rule[0].upper() + rule[1:]
+
+
+def stated(trajectory: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(prompt, rule) for each of the user's own prompts of a turn that states a rule. None for a
+    subagent's turn (its prompt is its parent agent's words); `prompts` are the user's own (not a
+    teammate's message: `transcript.sender`), the task stands in for them in an older payload."""
+    if trajectory.get("agent_id"):
+        return []
+    prompts = trajectory["prompts"] if "prompts" in trajectory else [trajectory.get("task") or ""]
+    return [(prompt, rule) for prompt in prompts if (rule := correction(prompt))]
