@@ -94,12 +94,15 @@ def change_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
         old, new = d["retargeted"]
         remote = next((w for w in core_fail.split()[2:] if not w.startswith("-")), "origin")
         shown = changes.branchless(["git", "push", remote, new], "git", "push")[3]
-        # A protected branch takes its changes through a pull request: that is what the refusal means.
-        where = code(new, 50) if shown != "<branch>" else "a branch and open a pull request" \
-            if re.search(r"protected", f"{sig} {output}", re.I) else "a branch"
+        if shown != "<branch>":
+            advice = f"push to {code(new, 50)} instead"
+        elif re.search(r"protected", f"{sig} {output}", re.I):
+            # A protected branch takes its changes through a pull request: that is what the refusal means.
+            advice = "push a branch and open a pull request instead"
+        else:
+            advice = "push a branch instead"
         content = (f"`git push` to {code(old, 40)} is refused here" + (f" ({sig_span(sig, root, 90)})" if sig else "")
-                   + f": push {'to ' if shown != '<branch>' else ''}{where} instead "
-                   f"({code(f'git push {remote} {shown}', 70)}).")
+                   + f": {advice} ({code(f'git push {remote} {shown}', 70)}).")
     elif d["revalued"]:
         flag, old, new = d["revalued"]
         content = f"{code(d['tool'], 30)} here takes {code(f'{flag} {new}', 70)}, not {code(f'{flag} {old}', 60)}" \

@@ -41,7 +41,7 @@ _RULE = re.compile(
 
 
 _REMINDER = re.compile(r"^(?:keep in mind|remember|note)(?: that)?[,:]?\s+", re.IGNORECASE)
-_PREFERENCE = re.compile(r"(?:" + _PREFERS + r"\b|" + _POLICY + ")", re.IGNORECASE)
+_ANYWHERE = re.compile(r"(?:" + _PREFERS + r"\b|" + _POLICY + ")", re.IGNORECASE)
 
 # What Claude Code answers in place of a tool call the user stopped, up to the words they typed. Anchored
 # at the start: a command's output that prints the same phrase further down is the command's text.
@@ -120,9 +120,10 @@ def correction(prompt: str | None) -> str | None:
     opened = _LEAD.match(text)
     body = text[opened.end():] if opened else text
     m = _RULE.search(body)
-    # A stated preference ("I'd like X instead of Y") is one wherever it stands in the prompt; the
-    # other forms count only at its start (else "… and don't forget the docs" in a task would be one).
-    if not m or (not opened and m.start() > 0 and not _PREFERENCE.match(m.group("rule"))
+    # A stated preference ("I'd like X instead of Y") or policy ("we only do patch releases") is one
+    # wherever it stands in the prompt (`_ANYWHERE`); the other forms count only at its start (else
+    # "… and don't forget the docs" in a task would be one).
+    if not m or (not opened and m.start() > 0 and not _ANYWHERE.match(m.group("rule"))
                  and not re.match(r"^(?:please\s+)?(?:don't|do not|never|always|use|we|this)", body, re.I)):
         return None
     # "keep in mind, X" says X: the reminder's lead-in is a stock phrase, not part of the rule.
