@@ -305,7 +305,7 @@ class TeamDB:
                 with self._d.write() as tx:
                     done, last = batch.together(tx, project_id, pushes)
                 return [(results, last) for results in done]
-            except (batch.Alone, TeamDBError):
+            except TeamDBError:  # `batch.Alone` among them: the group cannot go together
                 pass
         out: list[tuple[list[DeltaResult], int] | TeamDBError] = []
         for push in pushes:
