@@ -167,3 +167,39 @@ def test_the_pack_holds_the_folded_code_so_situations_reach_the_nearest(playbook
     assert folded[1][:width] != own[1][:width]
     assert folded[1][:width] in [codes[i:i + width] for i in range(0, len(codes), width)]
     assert own[1][:width] not in [codes[i:i + width] for i in range(0, len(codes), width)]
+
+
+def test_a_merged_away_lessons_situations_find_the_lesson_that_absorbed_it(playbook, store):
+    with playbook:
+        kept, _ = playbook.add(PUSH, "strategies_and_hard_rules")
+        absorbed, _ = playbook.add("The first `git push` of a new worktree branch fails: it has no upstream yet.",
+                                   "strategies_and_hard_rules")
+        for text in FILLER:
+            playbook.add(text, "strategies_and_hard_rules")
+    shared = "the worktree branch push says no upstream branch, fix it"
+    situations.add(store, absorbed["id"], [("prompt", SITUATION), ("prompt", shared)], session_id="s1", now=1000.0)
+    situations.add(store, kept["id"], [("prompt", shared)], session_id="s2", now=2000.0)
+    before = search(store, playbook.project_id, ASKED, cfg=dict(DEFAULTS))
+    assert before and before[0]["id"] == absorbed["id"]
+
+    playbook.merge(kept["id"], absorbed["id"], now=3000.0)
+    rows = {s["text"]: s for s in store.situations(kept["id"])}
+    assert set(rows) == {SITUATION, shared} and store.situations(absorbed["id"]) == []
+    assert (rows[shared]["seen"], rows[shared]["last_seen_at"]) == (2, 2000.0)  # one row, both sightings
+    hits = search(store, playbook.project_id, ASKED, cfg=dict(DEFAULTS))
+    assert hits and hits[0]["id"] == kept["id"]  # the folded vector followed the situations
+    assert absorbed["id"] not in [h["id"] for h in hits]
+
+
+def test_a_merge_keeps_the_survivor_within_the_cap(playbook, store):
+    kept, _ = playbook.add(PUSH, "strategies_and_hard_rules")
+    absorbed, _ = playbook.add(FILLER[0], "strategies_and_hard_rules")
+    for bullet, session in ((kept, "s1"), (absorbed, "s2")):
+        situations.add(store, bullet["id"], [("prompt", f"{session} please fix failing job number {i} in the pipeline")
+                                             for i in range(situations.MAX_PER_LESSON)], session_id=session, now=1000.0)
+    situations.add(store, absorbed["id"], [("prompt", "s2 please fix failing job number 0 in the pipeline")],
+                   session_id="s3", now=2000.0)  # seen twice: outranks every row seen once
+    playbook.merge(kept["id"], absorbed["id"], now=3000.0)
+    rows = store.situations(kept["id"])
+    assert len(rows) == situations.MAX_PER_LESSON
+    assert rows[0]["text"] == "s2 please fix failing job number 0 in the pipeline" and rows[0]["seen"] == 2

@@ -454,7 +454,8 @@ class Playbook:
 
     def merge(self, keep: str, other: str, *, content: str | None = None, source: str = "learning",
               reason: str | None = None, session_id: str | None = None, now: float | None = None) -> Bullet:
-        """MERGE `other` into `keep`: counters summed, domains and provenance united, `other` archived."""
+        """MERGE `other` into `keep`: counters summed, domains, provenance and situations united, `other`
+        archived."""
         now = now or time.time()
         a, b = self.get(keep), self.get(other)
         if a["id"] == b["id"]:
@@ -486,10 +487,13 @@ class Playbook:
         with self.store.transaction():
             self.store.update_bullet(a["id"], fields)
             self.store.update_bullet(b["id"], {"status": "archived", "updated_at": now})
+            # The survivor is found in the moments either lesson served (retrieval/situations.py).
+            moved = self.store.move_situations(b["id"], a["id"])
             self.store.log_change(a["id"], "MERGE", {"absorbed": b["id"], "content": text}, reason, source, session_id,
                                   now)
             self.store.log_change(b["id"], "REMOVE", {"merged_into": a["id"], "from": b["status"], "to": "archived"},
                                   reason, source, session_id, now)
-        self._touch(a["project_id"], {**a, **fields} if text != a["content"] else None)
+        # Written again when its text changed or it gained situations: its vector, folded with them, follows.
+        self._touch(a["project_id"], {**a, **fields} if text != a["content"] or moved else None)
         self._touch(b["project_id"])
         return {**a, **fields}

@@ -9,9 +9,10 @@ trajectory; the touched lessons and the ones that helped get the trajectory's si
 store's redacting connection, like every stored text; at most `MAX_PER_LESSON` situations are kept
 per lesson (the most often, then most recently seen), so a lesson adds a bounded number of vectors.
 They are embedded at once with the built-in table (`embed.vectors.embed_situations`), in the
-learning worker, never in a hook. Search (`embed.vectors.cosines`) scores a lesson by the best of
-its own cosine and its situations' (see `SITUATION_OFFSET` there). What is injected stays the
-lesson's own text: a situation only finds it.
+learning worker, never in a hook. Search (`embed.vectors.cosines`) scores a lesson by its vector
+folded with its situations' (`SITUATION_WEIGHT` there), and `retrieval.search` counts their words
+as the lesson's. A lesson merged into another hands its situations to the survivor
+(`Playbook.merge`). What is injected stays the lesson's own text: a situation only finds it.
 
 Cost: stdlib; a few small writes and one table embedding (~1 ms) per situation, in the worker.
 """

@@ -5,7 +5,8 @@ that lesson is refreshed (seen + 1, last seen now), not duplicated — and keeps
 lesson, the most often and most recently seen; every text passes the store's redacting connection
 like any other write. `situation_vectors` / `situation_texts` read them back for the lessons a
 search is scoring; `situations_missing_vectors` / `put_situation_vectors` let the embedder fill
-them in. `purge_bullets` (playbook_sql) deletes a lesson's situations with it. SQL stays here.
+them in; `move_situations` hands a merged-away lesson's situations to the one that absorbed it.
+`purge_bullets` (playbook_sql) deletes a lesson's situations with it. SQL stays here.
 
 Cost: each write is a few statements on an index of (bullet_id, text_key); a search reads the rows
 of its ≤ ~50 candidate lessons by primary-key lookups (≤ 8 each), well under a millisecond.
@@ -44,11 +45,40 @@ class SituationsSQL(StoreBase):
                     " created_at, last_seen_at) VALUES (?,?,?,?,?,1,?,?)",
                     (bullet_id, kind, text, key, session_id, now, now))
                 added += cur.rowcount
-            self.conn.execute(
-                "DELETE FROM lesson_situations WHERE bullet_id = ? AND id NOT IN (SELECT id FROM lesson_situations"
-                " WHERE bullet_id = ? ORDER BY seen DESC, last_seen_at DESC, id DESC LIMIT ?)",
-                (bullet_id, bullet_id, max(0, int(cap))))
+            self._keep_at_most(bullet_id, cap)
         return added
+
+    def move_situations(self, from_id: str, to_id: str) -> int:
+        """Give lesson `to_id` the situations of `from_id` (a MERGE: the survivor is found in the
+        moments either lesson served). A text both have is one row seen as often as both together;
+        afterwards `to_id` keeps as many as the larger of the two had (each within its writer's cap, so
+        the survivor is too), those seen most often, then most recently. Returns how many of
+        `from_id`'s rows moved or were counted."""
+        with self.transaction():
+            cap = self.conn.execute("SELECT max(n) FROM (SELECT count(*) AS n FROM lesson_situations"
+                                    " WHERE bullet_id IN (?, ?) GROUP BY bullet_id)", (from_id, to_id)).fetchone()[0]
+            if not cap:
+                return 0
+            theirs = ("(SELECT {} FROM lesson_situations o WHERE o.bullet_id = ?"
+                      " AND o.text_key = lesson_situations.text_key)")
+            self.conn.execute(
+                f"UPDATE lesson_situations SET seen = seen + {theirs.format('o.seen')},"
+                f" last_seen_at = max(last_seen_at, {theirs.format('o.last_seen_at')})"
+                " WHERE bullet_id = ? AND text_key IN (SELECT text_key FROM lesson_situations WHERE bullet_id = ?)",
+                (from_id, from_id, to_id, from_id))
+            counted = self.conn.execute(
+                "DELETE FROM lesson_situations WHERE bullet_id = ? AND text_key IN"
+                " (SELECT text_key FROM lesson_situations WHERE bullet_id = ?)", (from_id, to_id)).rowcount
+            moved = self.conn.execute("UPDATE lesson_situations SET bullet_id = ? WHERE bullet_id = ?",
+                                      (to_id, from_id)).rowcount
+            self._keep_at_most(to_id, cap)
+        return counted + moved
+
+    def _keep_at_most(self, bullet_id: str, cap: int) -> None:
+        self.conn.execute(
+            "DELETE FROM lesson_situations WHERE bullet_id = ? AND id NOT IN (SELECT id FROM lesson_situations"
+            " WHERE bullet_id = ? ORDER BY seen DESC, last_seen_at DESC, id DESC LIMIT ?)",
+            (bullet_id, bullet_id, max(0, int(cap))))
 
     def situations(self, bullet_id: str) -> list[SituationRow]:
         """A lesson's situations, most often and most recently seen first."""
