@@ -238,7 +238,7 @@ def main() -> None:
     from ace_engine.integrations.claude_settings import precompile
 
     precompile()
-    with tempfile.TemporaryDirectory(prefix="ace-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="ace-bench-", ignore_cleanup_errors=True) as tmp:
         cwd = os.path.join(tmp, "project")
         os.makedirs(os.path.join(cwd, ".git"))
         # No size cap on the playbook: the first learning job would otherwise archive the seeded
@@ -253,6 +253,13 @@ def main() -> None:
                    for native, event in AGENT_CASES[args.agent]]
         concurrent = not args.skip_concurrency and args.agent == "claude"
         concurrency = bench_concurrency(args.python, env) if concurrent else None
+        # The Stop hooks started learning workers in the background: the store goes only once they
+        # are done (they write into it; removing it under them failed the run after its measurements).
+        from ace_engine.jobs.worker import wait_idle
+
+        os.environ["ACE_HOME"] = env["ACE_HOME"]
+        if not wait_idle(None, timeout=300):
+            print("a learning worker still ran after 300 s; its files may outlive the temporary directory")
 
     report = {"agent": args.agent, "python": args.python, "bullets": args.bullets, "version": sys.version.split()[0],
               "machine": os.uname().machine,
