@@ -116,3 +116,35 @@ def test_user_scope_and_local_refused(ace_home, git_project, tmp_path, monkeypat
     assert result.exit_code == 2
     ace("uninstall", "--agent", "codex", "--user", "--project", git_project)
     assert not (tmp_path / "codex-home" / "hooks.json").exists()
+
+
+def _doctor_check(git_project, name):
+    doctor = json.loads(ace("doctor", "--project", git_project, "--json", catch_exceptions=True).output)
+    return next(c for c in doctor["checks"] if c["check"] == name)
+
+
+def test_doctor_runs_the_agents_hooks_for_real(ace_home, git_project, tmp_path, monkeypatch):
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
+    for agent in ("codex", "gemini"):
+        assert ace("install", "--agent", agent, "--project", git_project).exit_code == 0
+    codex, gemini = _doctor_check(git_project, "codex (project)"), _doctor_check(git_project, "gemini (project)")
+    assert codex["status"] == "ok" and gemini["status"] == "ok", (codex, gemini)
+    # The Codex hook is asked a permission it must refuse; switched off, it answers nothing, and
+    # the doctor says so: what it judged was the installed hook's own answer.
+    monkeypatch.setenv("ACE_DISABLED", "1")
+    codex = _doctor_check(git_project, "codex (project)")
+    assert codex["status"] == "fail" and "answered wrongly (exit 0)" in codex["detail"]
+    assert "reinstall ace-engine" in codex["fix"]
+
+
+def test_doctor_never_runs_an_agent_hook_command_it_did_not_write(ace_home, git_project, tmp_path):
+    marker = tmp_path / "ran"
+    fake = tmp_path / "python"
+    fake.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    fake.chmod(0o755)
+    assert ace("install", "--agent", "gemini", "--project", git_project, "--python", str(fake)).exit_code == 0
+    marker.unlink(missing_ok=True)  # `ace install --python X` asks X for the MCP server's package: the user named it
+    gemini = _doctor_check(git_project, "gemini (project)")
+    assert gemini["status"] == "warn" and "not ace-engine's for this installation, not run" in gemini["detail"]
+    assert "ace install --agent gemini" in gemini["fix"]
+    assert not marker.exists()  # a repository's .gemini/settings.json names what it likes: never started

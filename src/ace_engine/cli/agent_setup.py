@@ -9,12 +9,12 @@ Cost: a few small config files read; written only by install / uninstall.
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import Any
 
 from ..hooks.agents import EVENTS_BY_AGENT, LOST
-from .doctor_checks import Check
+from ..integrations.agent_hooks import hook_argv, hook_command
+from .doctor_checks import HOOK_PROBE, Check, answers, denies, run_hook
 from .output import emit_json, fail, plural, say
 
 AGENTS = ("codex", "gemini")
@@ -152,24 +152,31 @@ def checks(root: str) -> list[Check]:
             out.append(Check(name, False, f"hooks are switched off in {state['config']}",
                              "set [features] hooks = true" if agent == "codex" else "set hooksConfig.enabled to true"))
             continue
-        launcher_ok = all(os.path.exists(part) for part in _interpreters(state["commands"]))
         detail = (f"{plural(len(state['events']), 'event')} in {state['path']}; MCP server "
                   f"{'registered' if state['mcp'] else 'not registered'}; lacks: {', '.join(LOST[agent]) or 'nothing'}")
         review = ("approve them in Codex's /hooks if you have not" if agent == "codex"
                   else "Gemini asks before a project's hooks first run")
-        out.append(Check(name, launcher_ok, detail, review if launcher_ok else
-                         f"the hooks' interpreter is gone: `ace install --agent {agent}{flag}`", warn=not launcher_ok))
+        # Run for real, like Claude Code's (`diagnostics.probe_hook_command`), but only a command `ace
+        # install --agent` wrote for this installation: the file is the repository's, anyone's.
+        foreign = sorted(native for native, command in state["commands"].items()
+                         if command != hook_command(agent, native, sys.executable))
+        problem = None if foreign else _probe(agent)
+        if foreign:
+            detail += (f"; {plural(len(foreign), 'hook command')} not ace-engine's for this installation, not run "
+                       f"({', '.join(foreign)})")
+        elif problem:
+            detail += f"; {problem}"
+        fix = (f"re-run `ace install --agent {agent}{flag}` (it writes the commands for this installation)" if foreign
+               else f"reinstall ace-engine the way you installed it (`ace log` shows the hook's error), then "
+                    f"`ace install --agent {agent}{flag}`" if problem else review)
+        out.append(Check(name, not foreign and not problem, detail, fix, warn=bool(foreign)))
     return out
 
 
-def _interpreters(commands: dict[str, str]) -> list[str]:
-    import shlex
-
-    out = []
-    for command in commands.values():
-        try:
-            argv = shlex.split(command)
-        except ValueError:
-            continue
-        out += argv[:1]
-    return out
+def _probe(agent: str) -> str | None:
+    """Run the agent's hook as `ace doctor` runs Claude Code's: a PermissionRequest it must refuse where
+    the agent has one (Codex), else a prompt (Gemini's BeforeAgent) answered with nothing or JSON."""
+    if "PermissionRequest" in EVENTS_BY_AGENT[agent]:
+        return denies(run_hook(hook_argv(agent, "PermissionRequest", sys.executable), HOOK_PROBE))
+    return answers(run_hook(hook_argv(agent, "BeforeAgent", sys.executable),
+                            {"hook_event_name": "BeforeAgent", "prompt": "how do I run the tests here?"}))

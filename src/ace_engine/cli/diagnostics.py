@@ -103,31 +103,11 @@ def probe_hook_command(command: str) -> str | None:
     Only a command `ace install` generated for this installation is ever run: settings files
     (a repository's `.claude/settings.json` above all) are not ours, and a command that merely
     looks like ours could be anything. Any other command is refused here without running it."""
-    import json
-    import tempfile
-
     parsed = claude_settings.parse_hook_command(command)
     if parsed is None or parsed.python != sys.executable:
         return f"not ace-engine's command for this installation, not run: {command[:200]!r}"
-    if not os.path.isfile(parsed.python) or not os.access(parsed.python, os.X_OK):
-        return f"interpreter {parsed.python} does not exist or is not executable"
-    if not os.path.isfile(claude_settings.LAUNCHER):
-        return f"hook launcher {claude_settings.LAUNCHER} does not exist (was ace-engine moved or uninstalled?)"
-    payload = {"hook_event_name": "PermissionRequest", "session_id": "ace-doctor", "cwd": os.getcwd(),
-               "tool_name": "Bash", "tool_input": {"command": "ace clear --confirm"}}
-    with tempfile.TemporaryDirectory(prefix="ace-doctor-") as home:
-        try:
-            proc = subprocess.run(parsed._replace(event="PermissionRequest").argv, input=json.dumps(payload), cwd=home,
-                                  capture_output=True, text=True, timeout=20, env={**os.environ, "ACE_HOME": home})
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            return f"hook command failed to run: {exc}"
-    try:
-        behavior = json.loads(proc.stdout)["hookSpecificOutput"]["decision"]["behavior"]
-    except (ValueError, KeyError, TypeError):
-        behavior = None
-    if proc.returncode != 0 or behavior != "deny":
-        return f"hook command answered wrongly (exit {proc.returncode}): {(proc.stdout + proc.stderr).strip()[:200]}"
-    return None
+    return doctor_checks.denies(doctor_checks.run_hook(parsed._replace(event="PermissionRequest").argv,
+                                                       doctor_checks.HOOK_PROBE))
 
 
 def doctor(project_dir: str, fix: bool = False) -> list[Check]:

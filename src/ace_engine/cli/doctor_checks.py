@@ -2,6 +2,9 @@
 extras each configured feature needs, and the Claude Code plugin's interpreter. (`diagnostics`
 runs them with its own checks of the store and the hooks; `Check` is the record of both.)
 
+`run_hook` runs an installed hook once for real, in a throw-away store, for the hook checks of
+`diagnostics` (Claude Code) and `agent_setup` (Codex, Gemini); `denies` / `answers` judge its answer.
+
 Contract: each function returns `Check`s; a failure carries a fix that works when applied as
 written — extras are added to the environment `ace` runs in (`install_route.extra_hint`: pip of
 this venv, `pipx inject`, `uv tool install --with`). Nothing from a repository is run: the
@@ -31,6 +34,64 @@ class Check:
     def as_dict(self) -> dict:
         level = "ok" if self.ok else ("warn" if self.warn else "fail")
         return {"check": self.name, "status": level, "detail": self.detail, "fix": self.fix}
+
+
+# What a hook is asked when `ace doctor` runs it: a permission it must refuse, whatever PATH holds.
+HOOK_PROBE = {"hook_event_name": "PermissionRequest", "tool_name": "Bash",
+              "tool_input": {"command": "ace clear --confirm"}}
+
+
+def run_hook(argv: list[str], payload: dict[str, Any]) -> tuple[int, str, str] | str:
+    """Run an installed hook process for real with `payload`, against a throw-away store and
+    directory: (exit code, stdout, stderr), or why it could not run. The caller has checked that
+    `argv` is what `ace install` writes for this installation: nothing else is ever run here."""
+    import json
+    import tempfile
+
+    if not os.path.isfile(argv[0]) or not os.access(argv[0], os.X_OK):
+        return f"interpreter {argv[0]} does not exist or is not executable"
+    launcher = next((part for part in argv[1:] if part.endswith(".py")), None)
+    if launcher and not os.path.isfile(launcher):
+        return f"hook launcher {launcher} does not exist (was ace-engine moved or uninstalled?)"
+    with tempfile.TemporaryDirectory(prefix="ace-doctor-") as home:
+        try:
+            proc = subprocess.run(argv, input=json.dumps({"session_id": "ace-doctor", "cwd": home, **payload}),
+                                  cwd=home, capture_output=True, text=True, timeout=20,
+                                  env={**os.environ, "ACE_HOME": home})
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"hook command failed to run: {exc}"
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def denies(ran: tuple[int, str, str] | str) -> str | None:
+    """None when a hook run (`run_hook`) exited 0 and denied (Claude Code's and Codex's PermissionRequest
+    answer); else what went wrong."""
+    import json
+
+    if isinstance(ran, str):
+        return ran
+    code, out, err = ran
+    try:
+        behavior = json.loads(out)["hookSpecificOutput"]["decision"]["behavior"]
+    except (ValueError, KeyError, TypeError):
+        behavior = None
+    return None if code == 0 and behavior == "deny" else \
+        f"hook command answered wrongly (exit {code}): {(out + err).strip()[:200]}"
+
+
+def answers(ran: tuple[int, str, str] | str) -> str | None:
+    """None when a hook run exited 0 with nothing or a JSON object on stdout (what every agent
+    accepts); else what went wrong."""
+    import json
+
+    if isinstance(ran, str):
+        return ran
+    code, out, err = ran
+    try:
+        valid = not out.strip() or isinstance(json.loads(out), dict)
+    except ValueError:
+        valid = False
+    return None if code == 0 and valid else f"hook command answered wrongly (exit {code}): {(out + err).strip()[:200]}"
 
 
 def _scope_flag(scope: str) -> str:
