@@ -203,3 +203,31 @@ def test_a_merge_keeps_the_survivor_within_the_cap(playbook, store):
     rows = store.situations(kept["id"])
     assert len(rows) == situations.MAX_PER_LESSON
     assert rows[0]["text"] == "s2 please fix failing job number 0 in the pipeline" and rows[0]["seen"] == 2
+
+
+def test_a_lesson_shown_and_confirmed_is_found_by_the_new_words_of_that_session(ace_home, tmp_path):
+    """The reinforcement path: a lesson shown in a later session whose command then worked is marked
+    helpful, and that session's prompt, in words the lesson never used, becomes one of its situations."""
+    project = Project(str(tmp_path / "widget"), "github.com/acme/widget")
+    lesson = "Install the package in editable mode first: `pip install -e .` (the tests import `widget`)."
+    later = "my imports of the app break whenever I launch the checks on a fresh checkout"
+    with SQLiteStore() as store:
+        playbook = Playbook(store, project)
+        with playbook:
+            bullet, _ = playbook.add(lesson, "strategies_and_hard_rules")
+            for text in FILLER:
+                playbook.add(text, "strategies_and_hard_rules")
+        before = [h["id"] for h in search(store, playbook.project_id, later, cfg=dict(DEFAULTS))]
+        payload = {
+            "task": later, "session_id": "sess-2", "playbook_used": [bullet["id"]],
+            "trajectory": [
+                {"step": 1, "tool": "Bash", "action": "$ pip install -e .", "result": "Successfully installed widget"},
+                {"step": 2, "tool": "Bash", "action": "$ python -m pytest -q", "result": "5 passed in 0.20s"},
+            ],
+            "result": {"success": True, "output": "Installed it editable; the checks pass.", "summary": "pass"},
+        }
+        pipeline.learn_payload(store, project, payload, cfg=dict(DEFAULTS))
+        assert store.get_bullets([bullet["id"]])[0]["helpful"] >= 1
+        assert later in [s["text"] for s in store.situations(bullet["id"])]
+        after = search(store, playbook.project_id, later, cfg=dict(DEFAULTS))
+        assert after and after[0]["id"] == bullet["id"] and bullet["id"] not in before[:1]
