@@ -113,3 +113,14 @@ def test_a_policy_or_reminder_stated_in_passing_is_a_correction(prompt, rule):
 ])
 def test_a_task_that_sounds_like_a_policy_is_not_one(prompt):
     assert correction(prompt) is None
+
+
+def test_a_policy_naming_nothing_is_anchored_by_the_change_that_followed_it():
+    """"we are prerelease, we only do patch" names no command or file: on its own the curator refuses it as
+    vague. The edit the turn made right after it says where it applies."""
+    out = reflect([edit(".changeset/journal-in-clickhouse.md", old='"chkit": minor', new='"chkit": patch')],
+                  task="we are prerelease, we only do patch", prompts=["we are prerelease, we only do patch"])
+    assert contents(out) == ["We only do patch (the user's correction; the change that followed in "
+                             "`.changeset/journal-in-clickhouse.md`: `\"chkit\": minor` → `\"chkit\": patch`)."]
+    alone = reflect([], task="we are prerelease, we only do patch", prompts=["we are prerelease, we only do patch"])
+    assert contents(alone) == []

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from ..observe import check_tools, commands, corrections
 from ..observe.corrections import refusal_rule
 from ..observe.trajectory import enrich
-from . import changes, edits, failure_lessons
+from . import changes, edits, failure_lessons, quality
 from .failure_lessons import display_command
 from .lesson_text import code, cut, local, sentence
 
@@ -109,7 +109,7 @@ class HeuristicReflector:
         candidates += self._working_commands(runs, root)
         candidates += self._repeated_failures(runs, root, trajectory.get("history") or {}, candidates)
         candidates += self._co_edits(trajectory)
-        candidates += self._correction(trajectory)
+        candidates += self._correction(trajectory, steps, root)
         candidates += self._refusals(steps, root, trajectory)
         candidates += self._slow_steps(runs, root)
         # One lesson per content; the first (most specific miner) wins.
@@ -235,15 +235,26 @@ class HeuristicReflector:
             })
         return out
 
-    def _correction(self, trajectory: Trajectory) -> list[Candidate]:
+    def _correction(self, trajectory: Trajectory, steps: Sequence[Step], root: str | None) -> list[Candidate]:
         # The user's own prompts only (`corrections.stated`): not a continuation's looked-up task, not a
         # subagent's prompt, not a teammate's message.
         out: list[Candidate] = []
         for prompt, rule in corrections.stated(trajectory)[:2]:
             previous = trajectory.get("previous") or {}
             before = previous.get("commands") or []
+            content = f"{rule} (the user's correction)."
+            # A policy that names nothing ("we are prerelease, we only do patch") is about what the turn
+            # then changed (`minor` → `patch` in a changeset): that change says where the rule applies.
+            if quality.check(content, None):
+                edit = next((s for s in steps if s.get("kind") == "edit" and s.get("success") and s.get("_change")
+                             and s.get("files")), None)
+                if edit is None:
+                    continue  # nothing says where it applies: the curator would refuse it as vague
+                where = code(local(edit["files"][0], root), 60)
+                content = sentence(f"{cut(rule, 120)} (the user's correction; the change that followed in {where}: "
+                                   f"{edits.describe(edit['_change'], 90)}).", 260)
             out.append({
-                "content": f"{rule} (the user's correction).",
+                "content": content,
                 "section": "strategies_and_hard_rules", "kind": "user_correction", "confidence": 0.85,
                 "evidence": f"user prompt: {prompt[:200]}"
                             + (f"; previous task: {str(previous.get('task'))[:120]}" if previous.get("task") else "")
