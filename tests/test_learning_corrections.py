@@ -124,3 +124,34 @@ def test_a_policy_naming_nothing_is_anchored_by_the_change_that_followed_it():
                              "`.changeset/journal-in-clickhouse.md`: `\"chkit\": minor` → `\"chkit\": patch`)."]
     alone = reflect([], task="we are prerelease, we only do patch", prompts=["we are prerelease, we only do patch"])
     assert contents(alone) == []
+
+
+@pytest.mark.parametrize(("prompt", "rule"), [
+    # A review comment pasted as the prompt: its rule stands mid-sentence.
+    ("The function should use the existing GetGitDir() helper instead of duplicating the git rev-parse logic. "
+     "GetGitDir() makes relative paths absolute.",
+     "Use the existing GetGitDir() helper instead of duplicating the git rev-parse logic"),
+    # The user putting the agent right about a fact: the fact is the lesson.
+    ("the first part is not correct, for manual-commits we use git hooks to also add the trailer to the commits",
+     "For manual-commits we use git hooks to also add the trailer to the commits"),
+])
+def test_a_review_rule_or_a_corrected_fact_is_a_correction(prompt, rule):
+    assert correction(prompt) == rule
+
+
+@pytest.mark.parametrize("prompt", [
+    "again, this is not correct: \n\n 296 +**Bidirectional linking:**",  # what follows is pasted, not a fact
+    "this is wrong, fix it", "is the first part not correct, since manual commits use git hooks?",
+])
+def test_a_bare_verdict_or_a_question_states_no_fact(prompt):
+    assert correction(prompt) is None
+
+
+def test_a_vague_one_off_correction_is_not_anchored_like_a_policy():
+    """Only a standing policy is placed by the change that followed it; "the expected value should be 3" is
+    the task's own fix."""
+    prompt = "that is not right, the expected value should be three here"
+    assert correction(prompt) == "The expected value should be three here"
+    out = reflect([edit("tests/test_totals.py", old="assert total == 2", new="assert total == 3")], task=prompt,
+                  prompts=[prompt])
+    assert contents(out) == []

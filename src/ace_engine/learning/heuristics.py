@@ -244,10 +244,11 @@ class HeuristicReflector:
             before = previous.get("commands") or []
             content = f"{rule} (the user's correction)."
             # A policy that names nothing ("we are prerelease, we only do patch") is about what the turn
-            # then changed (`minor` → `patch` in a changeset): that change says where the rule applies.
+            # then changed (`minor` → `patch` in a changeset): that change says where the rule applies. A
+            # vague one-off ("the expected value should be 3") is the task's, not a rule: not a lesson.
             if quality.check(content, None):
                 edit = next((s for s in steps if s.get("kind") == "edit" and s.get("success") and s.get("_change")
-                             and s.get("files")), None)
+                             and s.get("files")), None) if corrections.policy(prompt) else None
                 if edit is None:
                     continue  # nothing says where it applies: the curator would refuse it as vague
                 where = code(local(edit["files"][0], root), 60)

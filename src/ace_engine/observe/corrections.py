@@ -1,5 +1,6 @@
 """A user's correction — in a prompt ("no, use pnpm instead of npm", "don't touch generated/",
-"always run ruff before committing", "I'd like literal expectations instead of Contains checks")
+"always run ruff before committing", "I'd like literal expectations instead of Contains checks", a review's
+"X should use the existing helper instead of …", a fact put right: "the first part is not correct, <fact>")
 or in the words they typed when they stopped a tool call ("don't run the integration tests, too
 slow", "can you use a switch instead of the if/else chain?") — turned into the rule it teaches.
 
@@ -30,18 +31,26 @@ _POLICY = (r"(?:we (?:only|always|never) (?:do|use|run|ship|release|make|bump|co
            r"publish|test|call|add)\b.{2,100}?"
            r"|(?:keep in mind|remember|note)(?: that)?[,:]?\s+[^`\n]{0,80}`[^`\n]+`.{0,100}?"
            r"|i (?:don'?t|do not) want (?:you to \w+ )?`[a-z][\w.-]*(?: [\w@/.:=+-]+)+`.{0,120}?)")
+# A review's "X should use Y instead of Z": a rule wherever it stands ("The function should use the existing
+# GetGitDir() helper instead of duplicating the git rev-parse logic").
+_SHOULD = r"(?:should|must) (?:use|call|reuse|run) .{2,120}?\s+(?:instead of|rather than)\s+.{2,80}?"
 _RULE = re.compile(
     r"(?P<rule>\b(?:(?:please\s+)?(?:use|run|call|prefer|try)\s+.{2,120}?\s+(?:instead of|not|rather than)\s+.{2,80}?"
     r"|(?:don't|do not|never|stop)\s+(?:use|run|call|touch|edit|modify|change|commit|push|add|delete|remove|import|"
     r"write)\s+.{2,120}?"
     r"|always\s+(?:use|run|call|add|write|keep|put)\s+.{2,120}?"
     r"|(?:we|this project|this repo)\s+(?:use|uses|run|runs)\s+.{2,80}?\s+(?:not|instead of|rather than)\s+.{2,80}?"
-    r"|" + _PREFERS + r"\s+.{2,120}?\s+(?:instead of|rather than)\s+.{2,80}?|" + _POLICY + "))"
+    r"|" + _PREFERS + r"\s+.{2,120}?\s+(?:instead of|rather than)\s+.{2,80}?|" + _SHOULD + "|" + _POLICY + "))"
     r"(?:[.!?;](?=\s|$)|\n|$)", re.IGNORECASE)  # `strings.Contains` does not end the sentence
 
 
 _REMINDER = re.compile(r"^(?:keep in mind|remember|note)(?: that)?[,:]?\s+", re.IGNORECASE)
-_ANYWHERE = re.compile(r"(?:" + _PREFERS + r"\b|" + _POLICY + ")", re.IGNORECASE)
+_ANYWHERE = re.compile(r"(?:" + _PREFERS + r"\b|" + _SHOULD + "|" + _POLICY + ")", re.IGNORECASE)
+_POLICY_RE = re.compile(_POLICY, re.IGNORECASE)
+# The user putting the agent right about a fact: "the first part is not correct, for manual-commits we use git
+# hooks to also add the trailer" — the fact that follows on the same line is what the next session must know.
+_FACT = re.compile(r"\b(?:is|was|'s|are|were) (?:not (?:correct|right|true|accurate)|incorrect|wrong)\b[ \t]*[,:;—-]+"
+                   r"[ \t]*(?P<fact>[A-Za-z`][^\n?]{20,240}?)(?:[.!](?=\s|$)|\n|$)", re.IGNORECASE)
 
 # What Claude Code answers in place of a tool call the user stopped, up to the words they typed. Anchored
 # at the start: a command's output that prints the same phrase further down is the command's text.
@@ -120,15 +129,27 @@ def correction(prompt: str | None) -> str | None:
     opened = _LEAD.match(text)
     body = text[opened.end():] if opened else text
     m = _RULE.search(body)
-    # A stated preference ("I'd like X instead of Y") or policy ("we only do patch releases") is one
-    # wherever it stands in the prompt (`_ANYWHERE`); the other forms count only at its start (else
-    # "… and don't forget the docs" in a task would be one).
+    # A stated preference ("I'd like X instead of Y"), policy ("we only do patch releases") or review rule
+    # ("X should use Y instead of Z") is one wherever it stands in the prompt (`_ANYWHERE`); the other
+    # forms count only at its start (else "… and don't forget the docs" in a task would be one).
     if not m or (not opened and m.start() > 0 and not _ANYWHERE.match(m.group("rule"))
                  and not re.match(r"^(?:please\s+)?(?:don't|do not|never|always|use|we|this)", body, re.I)):
-        return None
-    # "keep in mind, X" says X: the reminder's lead-in is a stock phrase, not part of the rule.
+        fact = _FACT.search(text)
+        if fact is None or len(fact.group("fact").split()) < 5:
+            return None
+        rule = fact.group("fact").strip().rstrip(".!;,")
+        return rule[0].upper() + rule[1:]
+    # "keep in mind, X" says X: the reminder's lead-in is a stock phrase, not part of the rule; "should
+    # use X" is the rule "use X".
     rule = _REMINDER.sub("", m.group("rule").strip().rstrip(".!;"))
+    rule = re.sub(r"^(?:should|must) ", "", rule, flags=re.IGNORECASE)
     return rule[0].upper() + rule[1:]
+
+
+def policy(prompt: str | None) -> bool:
+    """Whether a prompt states a standing policy or reminder ("we only do patch", "keep in mind, …"):
+    a rule about the project, even where its words name nothing (unlike a one-off fix)."""
+    return bool(prompt and _POLICY_RE.search(" ".join(unquoted(str(prompt)).split())[:600]))
 
 
 def stated(trajectory: Mapping[str, Any]) -> list[tuple[str, str]]:
