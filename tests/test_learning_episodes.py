@@ -86,6 +86,11 @@ def test_long_text_is_cut_between_words_and_machine_paths_go():
     ("<tool_use_error>Sibling tool call errored</tool_use_error>", "Bash", "cancelled"),
     ("The user doesn't want to proceed with this tool use. The tool use was rejected", "Bash", "refused"),
     ("Permission to use Bash has been denied.", "Bash", "refused"),
+    ("Permission to use Bash with command sed -n '1,60p' prune-branches.ps1 has been denied.", "Bash", "refused"),
+    ("Permission for this action was denied by the Claude Code auto mode classifier. Reason: Blocked by classifier.",
+     "Bash", "refused"),
+    # A command's own output saying so is the command failing, not Claude Code refusing it.
+    ("Exit code 1\nerror: Permission to use the registry has been denied for this token", "Bash", "failed"),
     ("<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>", "Edit",
      "tool"),
     ("Exit code 1\nnpm error Missing script: \"lint\"", "Bash", "failed"),

@@ -38,9 +38,13 @@ _CITED = re.compile(r"\bctx-[0-9a-hjkmnp-tv-z]{4,20}\b")
 # failed, the user pressed Esc) or the user refused it. Neither is a failed command.
 _CANCELLED = re.compile(r"Sibling tool call errored|Cancelled: parallel tool call|\[Request interrupted|"
                         r"Request interrupted by user|interrupted \(no result\)", re.IGNORECASE)
+# Claude Code's own refusals too: a permission rule ("Permission to use Bash with command X has been denied")
+# and auto mode's classifier ("Permission for this action was denied by the Claude Code auto mode classifier").
 _REFUSED = re.compile(r"user doesn't want to (?:proceed|take this action)|user (?:rejected|denied|declined)|"
-                      r"Permission to use \S+ (?:has been|was) denied|requested permissions? .* (?:denied|rejected)|"
-                      r"tool use was rejected|was blocked by (?:a |the )?(?:PreToolUse )?hook", re.IGNORECASE)
+                      r"^(?:Error: )?Permission (?:to use \S+(?: with command .{0,300}?)?|for this action) "
+                      r"(?:has been|was) denied|"
+                      r"requested permissions? .* (?:denied|rejected)|"
+                      r"tool use was rejected|was blocked by (?:a |the )?(?:PreToolUse )?hook", re.IGNORECASE | re.S)
 _TOOL_ERROR = re.compile(r"<tool_use_error>")
 OUTPUT_KEPT = 4000  # characters of a failure's output the miners may read (never rendered whole)
 
