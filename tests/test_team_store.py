@@ -61,7 +61,7 @@ def project(db):
 
 
 def push(db, project_id, op, lesson_id, *, key=None, client="c1", status="active", now=T0, rules=None, **body):
-    return db.apply_delta(project_id, client, key or f"k{next(_keys)}", op, lesson_id, body, status, now,
+    return db.apply_delta(project_id, client, key or f"auto-{next(_keys)}", op, lesson_id, body, status, now,
                           rules or Rules())
 
 
