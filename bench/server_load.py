@@ -1,17 +1,19 @@
 """Team server load test: N clients pushing and pulling on loopback for a while, then an audit.
 
     python bench/server_load.py [--clients 50] [--seconds 60] [--database postgresql://…|sqlite]
-                                [--replicas 1] [--workers 1] [--no-access-log]
+                                [--replicas 1] [--workers 1] [--projects 1] [--no-access-log]
                                 [--out bench/results/server_load.json]
 
 Starts real `ace server run` processes (uvicorn) on free ports (`--replicas`, each with `--workers`),
 on a fresh PostgreSQL database (created on 127.0.0.1:5432 and dropped afterwards) unless `--database`
-says otherwise; clients are spread over the replicas round-robin, as a proxy would.
+says otherwise; clients are spread over the replicas round-robin, as a proxy would, and over
+`--projects` projects (each with its own write token) round-robin too: a server hosts many projects,
+and pushes of different projects go to the database side by side (group commit is per project).
 Each client is an asyncio task with its own HTTP connection and client id; in a loop it pushes a
 batch of ADD and TAG deltas, now and then pushes the same batch again (a retry: every delta must
 come back `duplicate` with its first seq), and pulls everything after its cursor.
 
-Then the audit, which makes the run fail on any loss or duplication:
+Then the audit, per project, which makes the run fail on any loss or duplication:
 - every delta answered `applied` has a seq, and no two share one;
 - the project's log, pulled from 0, is exactly seqs 1..N without a gap, N = deltas applied;
 - every client's pulls, put together, saw each seq exactly once;
@@ -210,8 +212,9 @@ class Client:
             await self.pull()
 
 
-async def drive(bases: list[str], token: str, project: str, clients: int,
+async def drive(bases: list[str], projects: list[tuple[str, str]], clients: int,
                 seconds: float) -> tuple[list[Client], float]:
+    """Run `clients` clients for `seconds`; client n works in `projects[n % len(projects)]` (project, token)."""
     import httpx
 
     # One pool of one connection per client: a pool shared by all of them costs the bench's own process
@@ -220,7 +223,8 @@ async def drive(bases: list[str], token: str, project: str, clients: int,
     https = [httpx.AsyncClient(limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(60.0))
              for _ in range(clients)]
     try:
-        workers = [Client(n, https[n], bases[n % len(bases)], token, project, seed=n) for n in range(clients)]
+        workers = [Client(n, https[n], bases[n % len(bases)], projects[n % len(projects)][1],
+                          projects[n % len(projects)][0], seed=n) for n in range(clients)]
         started = time.monotonic()
         await asyncio.gather(*(w.run(started + seconds) for w in workers))
         elapsed = time.monotonic() - started
@@ -282,6 +286,7 @@ def main() -> None:
                              "PostgreSQL database on 127.0.0.1:5432, dropped afterwards)")
     parser.add_argument("--replicas", type=int, default=1, help="server processes on one database")
     parser.add_argument("--workers", type=int, default=1, help="`ace server run --workers` of each replica")
+    parser.add_argument("--projects", type=int, default=1, help="projects the clients are spread over")
     parser.add_argument("--no-access-log", action="store_true",
                         help="run the servers as compose.yaml does (the proxy logs): ~5%% of server CPU")
     parser.add_argument("--out", default=os.path.join(HERE, "results", "server_load.json"))
@@ -304,8 +309,9 @@ def main() -> None:
             database = f"postgresql://postgres@127.0.0.1:5432/{created_db}"
         servers: list[subprocess.Popen] = []
         try:
-            token = json.loads(ace(env, "server", "token", "create", "--project", "load", "--scope", "write",
-                                   "--database", database, "--json"))["token"]
+            names = ["load"] if args.projects <= 1 else [f"load-{i}" for i in range(args.projects)]
+            projects = [(name, json.loads(ace(env, "server", "token", "create", "--project", name, "--scope", "write",
+                                              "--database", database, "--json"))["token"]) for name in names]
             bases = []
             for _ in range(args.replicas):
                 port = free_port()
@@ -330,11 +336,11 @@ def main() -> None:
             dbname = database.rsplit("/", 1)[-1].split("?")[0]
             cpu0, pg0 = cpu_seconds([s.pid for s in servers]), postgres_cpu(dbname)
             own0 = _cpu_of(os.getpid())
-            workers, elapsed = asyncio.run(drive(bases, token, "load", args.clients, args.seconds))
+            workers, elapsed = asyncio.run(drive(bases, projects, args.clients, args.seconds))
             server_cpu = used(cpu0, cpu_seconds([s.pid for s in servers]))
             db_cpu = used(pg0, postgres_cpu(dbname))
             bench_cpu = round(_cpu_of(os.getpid()) - own0, 2)
-            log = asyncio.run(full_log(bases[0], token, "load"))
+            logs = {name: asyncio.run(full_log(bases[0], token, name)) for name, token in projects}
         finally:
             for server in servers:
                 server.terminate()
@@ -346,13 +352,19 @@ def main() -> None:
                 with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
                     conn.execute(f'DROP DATABASE IF EXISTS "{created_db}" WITH (FORCE)')
 
-    checked = audit(workers, log)
+    audits = {name: audit([w for w in workers if w.project == name], log) for name, log in logs.items()}
+    checked = {"deltas_applied": sum(a["deltas_applied"] for a in audits.values()),
+               "deltas_logged": sum(a["deltas_logged"] for a in audits.values()),
+               "retried_deltas": sum(a["retried_deltas"] for a in audits.values()),
+               "problems": [f"{name}: {p}" if len(audits) > 1 else p for name, a in audits.items()
+                            for p in a["problems"]]}
+    checked["ok"] = not checked["problems"]
     pushes = [x for w in workers for x in w.latency["push"]]
     pulls = [x for w in workers for x in w.latency["pull"]]
     report = {
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "cpus": os.cpu_count(),
         "database": "postgresql" if database.startswith("postgresql") else "sqlite",
-        "clients": args.clients, "replicas": args.replicas, "workers": args.workers,
+        "clients": args.clients, "projects": len(logs), "replicas": args.replicas, "workers": args.workers,
         "access_log": not args.no_access_log,
         "seconds": round(elapsed, 1), "batch": BATCH,
         "requests_per_second": round((len(pushes) + len(pulls)) / elapsed, 1),
