@@ -22,6 +22,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from ..core import install_route
@@ -66,32 +67,31 @@ def run_hook(argv: list[str], payload: dict[str, Any]) -> tuple[int, str, str] |
 def denies(ran: tuple[int, str, str] | str) -> str | None:
     """None when a hook run (`run_hook`) exited 0 and denied (Claude Code's and Codex's PermissionRequest
     answer); else what went wrong."""
-    import json
-
-    if isinstance(ran, str):
-        return ran
-    code, out, err = ran
-    try:
-        behavior = json.loads(out)["hookSpecificOutput"]["decision"]["behavior"]
-    except (ValueError, KeyError, TypeError):
-        behavior = None
-    return None if code == 0 and behavior == "deny" else \
-        f"hook command answered wrongly (exit {code}): {(out + err).strip()[:200]}"
+    return _judged(ran, lambda answer: isinstance(answer, dict) and isinstance(answer.get("hookSpecificOutput"), dict)
+                   and (answer["hookSpecificOutput"].get("decision") or {}).get("behavior") == "deny")
 
 
 def answers(ran: tuple[int, str, str] | str) -> str | None:
     """None when a hook run exited 0 with nothing or a JSON object on stdout (what every agent
     accepts); else what went wrong."""
+    return _judged(ran, lambda answer: answer is None or isinstance(answer, dict))
+
+
+def _judged(ran: tuple[int, str, str] | str, good: Callable[[Any], bool]) -> str | None:
+    """`ran`'s problem: why it could not run, or an exit code other than 0, or stdout that is neither
+    empty (None) nor JSON `good` accepts."""
     import json
 
     if isinstance(ran, str):
         return ran
     code, out, err = ran
     try:
-        valid = not out.strip() or isinstance(json.loads(out), dict)
+        answer = json.loads(out) if out.strip() else None
     except ValueError:
-        valid = False
-    return None if code == 0 and valid else f"hook command answered wrongly (exit {code}): {(out + err).strip()[:200]}"
+        answer = False  # not JSON: no judge accepts it
+    if code == 0 and answer is not False and good(answer):
+        return None
+    return f"hook command answered wrongly (exit {code}): {(out + err).strip()[:200]}"
 
 
 def _scope_flag(scope: str) -> str:
