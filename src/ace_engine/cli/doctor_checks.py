@@ -67,8 +67,13 @@ def run_hook(argv: list[str], payload: dict[str, Any]) -> tuple[int, str, str] |
 def denies(ran: tuple[int, str, str] | str) -> str | None:
     """None when a hook run (`run_hook`) exited 0 and denied (Claude Code's and Codex's PermissionRequest
     answer); else what went wrong."""
-    return _judged(ran, lambda answer: isinstance(answer, dict) and isinstance(answer.get("hookSpecificOutput"), dict)
-                   and (answer["hookSpecificOutput"].get("decision") or {}).get("behavior") == "deny")
+    return _judged(ran, _is_denial)
+
+
+def _is_denial(answer: Any) -> bool:
+    specific = answer.get("hookSpecificOutput") if isinstance(answer, dict) else None
+    decision = specific.get("decision") if isinstance(specific, dict) else None
+    return isinstance(decision, dict) and decision.get("behavior") == "deny"
 
 
 def answers(ran: tuple[int, str, str] | str) -> str | None:
