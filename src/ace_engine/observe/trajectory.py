@@ -41,10 +41,10 @@ _CANCELLED = re.compile(r"Sibling tool call errored|Cancelled: parallel tool cal
 # Claude Code's own refusals too: a permission rule ("Permission to use Bash with command X has been denied")
 # and auto mode's classifier ("Permission for this action was denied by the Claude Code auto mode classifier").
 _REFUSED = re.compile(r"user doesn't want to (?:proceed|take this action)|user (?:rejected|denied|declined)|"
-                      r"^(?:Error: )?Permission (?:to use \S+(?: with command .{0,300}?)?|for this action) "
+                      r"^(?:Error: )?Permission (?:to use \S+(?: with command [\s\S]{0,300}?)?|for this action) "
                       r"(?:has been|was) denied|"
                       r"requested permissions? .* (?:denied|rejected)|"
-                      r"tool use was rejected|was blocked by (?:a |the )?(?:PreToolUse )?hook", re.IGNORECASE | re.S)
+                      r"tool use was rejected|was blocked by (?:a |the )?(?:PreToolUse )?hook", re.IGNORECASE)
 _TOOL_ERROR = re.compile(r"<tool_use_error>")
 OUTPUT_KEPT = 4000  # characters of a failure's output the miners may read (never rendered whole)
 
