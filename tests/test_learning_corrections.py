@@ -155,3 +155,13 @@ def test_a_vague_one_off_correction_is_not_anchored_like_a_policy():
     out = reflect([edit("tests/test_totals.py", old="assert total == 2", new="assert total == 3")], task=prompt,
                   prompts=[prompt])
     assert contents(out) == []
+
+
+@pytest.mark.parametrize(("prompt", "rule"), [
+    ("no, use the mise task instead", "Use the mise task instead"),
+    ("actually run `make test` instead.", "Run `make test` instead"),
+    ("can you use bun instead?", None),  # a question
+    ("I will use the old parser instead", None),  # the user's own plan, not a rule for the agent
+])
+def test_use_x_instead_is_a_correction_at_the_start(prompt, rule):
+    assert correction(prompt) == rule

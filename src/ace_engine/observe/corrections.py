@@ -36,6 +36,7 @@ _POLICY = (r"(?:we (?:only|always|never) (?:do|use|run|ship|release|make|bump|co
 _SHOULD = r"(?:should|must) (?:use|call|reuse|run) .{2,120}?\s+(?:instead of|rather than)\s+.{2,80}?"
 _RULE = re.compile(
     r"(?P<rule>\b(?:(?:please\s+)?(?:use|run|call|prefer|try)\s+.{2,120}?\s+(?:instead of|not|rather than)\s+.{2,80}?"
+    r"|(?:please\s+)?(?:use|run|call|try|switch to)\s+.{2,120}?\s+instead(?=(?:,?\s*please)?(?:[.!;]|\n|$))"
     r"|(?:don't|do not|never|stop)\s+(?:use|run|call|touch|edit|modify|change|commit|push|add|delete|remove|import|"
     r"write)\s+.{2,120}?"
     r"|always\s+(?:use|run|call|add|write|keep|put)\s+.{2,120}?"
