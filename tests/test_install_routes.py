@@ -22,7 +22,7 @@ import json
 import os
 import shlex
 import subprocess
-import venv
+import sys
 import zipfile
 from pathlib import Path
 
@@ -43,8 +43,10 @@ def run(argv, env=None, cwd=None, input=None, check=True):
     return proc
 
 
-def make_venv(path: Path) -> Path:
-    venv.EnvBuilder(with_pip=True, symlinks=True).create(path)
+def make_venv(path: Path, env: dict[str, str]) -> Path:
+    """A venv with pip, made in the route's private environment: ensurepip's pip asks `rustc --version`
+    for its user agent, and rustup writes its settings under whatever HOME that process has."""
+    run([sys.executable, "-m", "venv", "--symlinks", path], env=env)
     return path / "bin" / "python"
 
 
@@ -69,9 +71,9 @@ def clean_env(base: Path, cache: Path, path_dirs: list[Path] = ()) -> dict[str, 
 def tools(tmp_path_factory):
     """A venv with build, pipx and uv from the package index, and a package cache for the session."""
     base = tmp_path_factory.mktemp("install-tools")
-    python = make_venv(base / "venv")
     cache = base / "cache"
     env = clean_env(base, cache)
+    python = make_venv(base / "venv", env)
     run([python, "-m", "pip", "install", "-q", "build", "pipx", "uv"], env=env)
     return {"python": python, "bin": base / "venv" / "bin", "cache": cache}
 
@@ -90,7 +92,7 @@ def install_route(route: str, base: Path, tools: dict, dist: dict) -> tuple[dict
     """Install ace-engine by `route` under `base`; the environment to run it in and its `ace`."""
     env = clean_env(base, tools["cache"], [tools["bin"]])
     if route in ("editable", "wheel", "sdist", "plugin"):
-        python = make_venv(base / "venv")
+        python = make_venv(base / "venv", env)
         source = {"editable": ["-e", REPO], "sdist": [dist["sdist"]]}.get(route, [dist["wheel"]])
         run([python, "-m", "pip", "install", "-q", *source], env=env)
         return env, base / "venv" / "bin" / "ace"
