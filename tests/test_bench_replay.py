@@ -8,7 +8,6 @@ inject what the first one taught. The counting itself is checked on hand-made li
 Skips when the copied session or the venv's `ace` is missing.
 """
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -17,20 +16,14 @@ from pathlib import Path
 
 import pytest
 
+from benchutil import script_module
+
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench" / "replay.py"
 SESSION = ROOT / "bench" / "corpus" / "trajectories" / "ecli-6c3e73.jsonl"
 VENV = Path(sys.prefix)
 LESSON = {"id": "nolint", "lesson": "A deliberately ignored error needs `//nolint:errcheck // reason` above the line.",
           "must_any": [["nolint"], ["errcheck"]], "prompts": ["fix lint errors"]}
-
-
-def _bench_module():
-    spec = importlib.util.spec_from_file_location("ace_replay_bench", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _corpus(tmp_path: Path) -> Path:
@@ -79,7 +72,7 @@ def test_replay_runs_sessions_in_order_through_the_hooks_and_learning(tmp_path):
 
 
 def test_counting_recurring_spared_and_noise():
-    bench = _bench_module()
+    bench = script_module(BENCH, "ace_replay_bench")
     earlier = [{"lessons": [{"id": "e", "lesson": "push with `git push --set-upstream origin BRANCH`",
                              "must_any": [["--set-upstream", "push -u"]]}]}]
     session = {"lessons": [

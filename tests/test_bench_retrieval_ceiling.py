@@ -3,10 +3,11 @@ that have a lesson and prompts that should get nothing, a re-fused ranking from 
 the cut re-applied to the raw scores. Checked on hand-made rows (the real run reads the bench's data sets
 and takes ~25 s: it is the benchmark itself, not a test)."""
 
-import importlib.util
 from pathlib import Path
 
 import pytest
+
+from benchutil import script_module
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench" / "retrieval_ceiling.py"
@@ -14,11 +15,7 @@ BENCH = ROOT / "bench" / "retrieval_ceiling.py"
 
 @pytest.fixture(scope="module")
 def ceiling():
-    spec = importlib.util.spec_from_file_location("ace_retrieval_ceiling", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return script_module(BENCH, "ace_retrieval_ceiling")
 
 
 def parts(cosine, coverage=0.0, bm25=0.0):

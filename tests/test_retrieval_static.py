@@ -3,7 +3,6 @@ hook path reads only the rows it needs and never imports NumPy, its vocabulary i
 tokenizer's dict, the stdlib scorer finds the exact best, and a table distilled from the installed
 MiniLM orders clear sentence pairs the way the full model does."""
 
-import importlib.util
 import json
 import math
 import os
@@ -15,6 +14,7 @@ import pytest
 
 from ace_engine.core import log
 from ace_engine.embed import semantic, static_embed
+from benchutil import script_module
 
 np = pytest.importorskip("numpy")
 needs_model = pytest.mark.skipif(not semantic.available(), reason="semantic extra (MiniLM package) not installed")
@@ -25,10 +25,7 @@ TOY_VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "the", "cache", "stale", "##s",
 
 
 def distiller():
-    spec = importlib.util.spec_from_file_location("distill_static", os.path.join(ROOT, "scripts", "distill_static.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return script_module(os.path.join(ROOT, "scripts", "distill_static.py"), "distill_static")
 
 
 def toy_table(path, dtype, dim=64, seed=3):
