@@ -104,20 +104,20 @@ def measure(rows: list[dict], shown) -> dict:
     return {k: round(statistics.fmean(v), 3) for k, v in out.items() if v}
 
 
-def _lexical(parts: dict, coverage_weight: float) -> float:
+def _lexical(parts: dict, coverage_weight: float, with_fuzzy: bool) -> float:
+    """The hit's lexical part as `search._score` weighs it, with another coverage weight. The fuzzy
+    weight counts when the query's identifiers matched some candidate (`with_fuzzy`), as it does there."""
     weights = {"bm25": DEFAULTS["retrieval.weights.bm25"], "coverage": coverage_weight,
                "domain": DEFAULTS["retrieval.weights.domain"],
-               "fuzzy": DEFAULTS["retrieval.weights.fuzzy"] if parts.get("fuzzy") else 0.0}
+               "fuzzy": DEFAULTS["retrieval.weights.fuzzy"] if with_fuzzy else 0.0}
     return sum(w * parts.get(p, 0.0) for p, w in weights.items()) / sum(weights.values())
 
 
 def fused(row: dict, floor: float, span: float, both: float, share: float, coverage: float) -> list[str]:
-    """The raw ranking re-fused from the hits' parts (search.fuse's form, other constants; no prior)."""
-    scored = []
-    for bid, _, parts in row["raw"]:
-        semantic = share * min(1.0, max(0.0, ((parts.get("cosine") or 0.0) - floor) / span))
-        lexical = _lexical(parts, coverage)
-        scored.append(((max(semantic, lexical) + both * min(semantic, lexical)) / (1 + both), bid))
+    """The raw ranking re-fused from the hits' parts (`search.fuse` with other constants; no prior)."""
+    with_fuzzy = any(parts.get("fuzzy") for _, _, parts in row["raw"])
+    scored = [(search_mod.fuse(_lexical(parts, coverage, with_fuzzy), parts.get("cosine") or 0.0, share,
+                               floor=floor, span=span, both=both), bid) for bid, _, parts in row["raw"]]
     return [bid for _, bid in sorted(scored, key=lambda s: -s[0])]
 
 

@@ -351,14 +351,18 @@ def _least_cosine(threshold: float, weights: dict[str, float], share: float) -> 
     return low
 
 
-def fuse(lexical: float, cosine: float, share: float) -> float:
+def fuse(lexical: float, cosine: float, share: float, *, floor: float | None = None, span: float | None = None,
+         both: float | None = None) -> float:
     """Relevance from the lexical part (0..1) and the cosine: the stronger of the two signals plus
     BOTH × the weaker, over 1 + BOTH. Either signal alone can carry a lesson (a verbatim match whose
     embedding is diluted by a long text, a paraphrase sharing no word), and agreeing ones rank
-    above either alone. `share` scales the semantic side (1 in semantic mode)."""
-    semantic = share * min(1.0, max(0.0, (cosine - COSINE_FLOOR) / COSINE_SPAN))
+    above either alone. `share` scales the semantic side (1 in semantic mode). `floor`, `span` and
+    `both` stand in for COSINE_FLOOR, COSINE_SPAN and BOTH (the benches try others)."""
+    floor = COSINE_FLOOR if floor is None else floor
+    both = BOTH if both is None else both
+    semantic = share * min(1.0, max(0.0, (cosine - floor) / (COSINE_SPAN if span is None else span)))
     strong, weak = (lexical, semantic) if lexical >= semantic else (semantic, lexical)
-    return (strong + BOTH * weak) / (1.0 + BOTH)
+    return (strong + both * weak) / (1.0 + both)
 
 
 def _score(candidates: list[Bullet], q: query_mod.Query, files: Sequence[str], weights: dict[str, float],
