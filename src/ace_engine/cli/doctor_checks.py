@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..core import install_route
+from ..integrations.claude_settings import LAUNCHER
 
 
 class Check:
@@ -51,9 +52,8 @@ def run_hook(argv: list[str], payload: dict[str, Any]) -> tuple[int, str, str] |
 
     if not os.path.isfile(argv[0]) or not os.access(argv[0], os.X_OK):
         return f"interpreter {argv[0]} does not exist or is not executable"
-    launcher = next((part for part in argv[1:] if part.endswith(".py")), None)
-    if launcher and not os.path.isfile(launcher):
-        return f"hook launcher {launcher} does not exist (was ace-engine moved or uninstalled?)"
+    if LAUNCHER in argv and not os.path.isfile(LAUNCHER):
+        return f"hook launcher {LAUNCHER} does not exist (was ace-engine moved or uninstalled?)"
     with tempfile.TemporaryDirectory(prefix="ace-doctor-") as home:
         try:
             proc = subprocess.run(argv, input=json.dumps({"session_id": "ace-doctor", "cwd": home, **payload}),
