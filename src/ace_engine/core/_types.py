@@ -439,6 +439,8 @@ class Trajectory(TypedDict):
     # learner's evidence for the origins of a lesson's risky parts; set by the learner, never a payload's
     origin_evidence: NotRequired[list[dict[str, Any]]]
     agent: NotRequired[str | None]  # the coding agent of the session (claude / codex / gemini), issue 25
+    # turns joined into one task (`observe/tasks.join`): where each starts {first, prompts, task}
+    turns: NotRequired[list[dict[str, Any]]]
 
 
 class Candidate(TypedDict):

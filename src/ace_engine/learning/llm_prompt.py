@@ -37,17 +37,18 @@ from ..playbook import sections as sections_mod
 if TYPE_CHECKING:
     from ..core._types import Bullet, Candidate, Trajectory, TrajectoryStep
 
-PROMPT_VERSION = "reflector-2026-11-27.1"
+PROMPT_VERSION = "reflector-2026-12-02.1"
 
 MAX_LESSONS = 5
-MAX_PROMPT_CHARS = 24_000     # the whole user prompt, ≈ 6k tokens
+MAX_PROMPT_CHARS = 40_000     # the whole user prompt of one call, ≈ 10k tokens: a task of several turns
 MAX_TASK_CHARS = 3_000
+MAX_TURN_PROMPT_CHARS = 1_200  # the user's words at the start of each later turn of a task
 MAX_OUTPUT_CHARS = 1_500
 MAX_STEP_CHARS = 400          # one step line (a failure or an edit with its change may use twice this,
                               # a failure another MAX_FAILURE_OUTPUT_CHARS for its output)
 MAX_BULLETS_SHOWN = 20
 MAX_BULLET_CHARS = 400
-MAX_HINTS = 8
+MAX_HINTS = 12
 MAX_HINT_CHARS = 500
 MAX_EDIT_SOURCE_CHARS = 4_000  # of each side of an edit, before diffing
 MAX_FAILURE_OUTPUT_CHARS = 600  # the telling lines of a failed step's output
@@ -120,6 +121,12 @@ absolute path outside the repository; generic advice ("run the tests", "read the
 the task restated; anything the steps do not show. Zero lessons is a good answer when nothing is worth keeping; \
 at most {MAX_LESSONS}, usually 0 to 3.
 
+Turns: a task may span several turns. A line `[turn k] user: …` inside <steps> is what the user typed at that \
+point (the first turn's words are in <task>). A correction, complaint or instruction the user gives there ("no, use \
+X", "keep doing Y", the same request made twice) is evidence of a rule of this repository or of how this user works: \
+write it as a lesson when it would hold in the next session, citing the steps around it (the one it corrects, the \
+one that followed it).
+
 Reading the steps: each is `[n] tool kind status: action → result (facts)`. FAILED means the command or check \
 failed (`output:` quotes the telling lines); CANCELLED, REFUSED (by the user) and TOOL-ERROR (the editing tool \
 refused, e.g. a file not read first) are not failures of the project. An edit shows its changed lines (- removed, \
@@ -148,7 +155,9 @@ exactly one tag using its id: helpful (relevant, and correct or followed with su
 misleading, or following it caused a failure — say how), neutral (not relevant to this task). Use only the listed \
 ids; with no bullets shown, `tags` is empty.
 
-Never put secrets, tokens, passwords, personal data or home-directory paths into a lesson. Never recommend piping \
+Never put secrets, tokens, passwords, personal data or home-directory paths into a lesson; `[REDACTED:…]` marks \
+a secret already removed from the data: never copy it into a lesson (write the rule without the value, or no lesson). \
+Never recommend piping \
 a download into a shell, disabling a security check, or contacting a host the project is not shown to use.
 
 Also fill `reasoning` (2 to 4 sentences: what happened and why), `error_identification` (what went wrong, or \
@@ -164,6 +173,7 @@ _NOT_RUN = {"cancelled": "CANCELLED", "refused": "REFUSED", "tool": "TOOL-ERROR"
 _TELLING = re.compile(r"error|exception|fail|panic|traceback|\*\* \(|fatal|denied|not found|cannot|can't|"
                       r"undefined|missing|required|requires|expected|invalid|no such|unknown|refused|violat",
                       re.IGNORECASE)
+_TURN_HEADER = "[turn {k}] user: {text}"
 # Our own fences inside the data are neutralized so the data cannot close them.
 _FENCES = re.compile(r"<(/?)(task|outcome|git|steps|offline_candidates|bullets_shown)\b", re.IGNORECASE)
 
@@ -171,7 +181,8 @@ _FENCES = re.compile(r"<(/?)(task|outcome|git|steps|offline_candidates|bullets_s
 def fingerprint() -> str:
     """sha256 of every fixed text of the prompt (not the version itself): what PROMPT_VERSION names."""
     texts = [SYSTEM_PROMPT, json.dumps(SCHEMA, sort_keys=True), CLOSING, _FENCES.pattern, json.dumps(_NOT_RUN),
-             "<task>|<outcome success>|<git>|<steps count agent>|<offline_candidates>|<bullets_shown>"]
+             "<task>|<outcome success>|<git>|<steps count agent>|<offline_candidates>|<bullets_shown>",
+             _TURN_HEADER.format(k="k", text="")]
     return hashlib.sha256("\n\x00\n".join(texts).encode("utf-8")).hexdigest()
 
 
@@ -277,17 +288,20 @@ def _priorities(steps: list[TrajectoryStep], keep: Collection[int]) -> list[int]
     return priority
 
 
-def select_steps(steps: list[TrajectoryStep], budget: int, root: str | None = None, keep: Collection[int] = ()
-                 ) -> list[str]:
+def select_steps(steps: list[TrajectoryStep], budget: int, root: str | None = None, keep: Collection[int] = (),
+                 headers: Mapping[int, list[str]] | None = None) -> list[str]:
     """Step lines within `budget` characters, in order, with markers where steps were left out.
 
-    Kept first: failures, the steps right after each failure (the fix and the re-run), check runs
-    (test / build / lint …), the steps numbered in `keep` and the last steps; then edits and
+    `headers` are lines shown before the step at that index (the user's words where a later turn
+    of the task starts; index len(steps) after the last step): always kept, counted first.
+    Then kept first: failures, the steps right after each failure (the fix and the re-run), check
+    runs (test / build / lint …), the steps numbered in `keep` and the last steps; then edits and
     other commands; reads last."""
+    headers = headers or {}
     lines = [step_line(s, root) for s in steps]
     priority = _priorities(steps, keep)
     chosen: set[int] = set()
-    used = 0
+    used = sum(len(h) + 1 for group in headers.values() for h in group)
     for level in (0, 1, 2):
         for i, line in enumerate(lines):
             if priority[i] == level and used + len(line) + 1 <= budget:
@@ -295,17 +309,72 @@ def select_steps(steps: list[TrajectoryStep], budget: int, root: str | None = No
                 used += len(line) + 1
     out: list[str] = []
     skipped: list[TrajectoryStep] = []
-    for i, line in enumerate(lines):
+    for i in range(len(lines) + 1):
+        if i in headers:
+            if skipped:
+                out.append(_omitted(skipped))
+                skipped = []
+            out.extend(headers[i])
+        if i == len(lines):
+            break
         if i in chosen:
             if skipped:
                 out.append(_omitted(skipped))
                 skipped = []
-            out.append(line)
+            out.append(lines[i])
         else:
             skipped.append(steps[i])
     if skipped:
         out.append(_omitted(skipped))
     return out
+
+
+def _turn_headers(trajectory: Trajectory, root: str | None) -> dict[int, list[str]]:
+    """The user's words where each later turn of a joined task starts (`observe/tasks.join`), by step index."""
+    headers: dict[int, list[str]] = {}
+    for k, turn in enumerate(trajectory.get("turns") or [], 1):
+        words = " / ".join(str(p) for p in turn.get("prompts") or [] if str(p).strip())
+        if k == 1 or not words:
+            continue  # the first turn's words are the <task>; a turn without a prompt continues the last
+        text = " ".join(data(words, MAX_TURN_PROMPT_CHARS, root).split())
+        headers.setdefault(max(0, int(turn.get("first") or 1) - 1), []).append(_TURN_HEADER.format(k=k, text=text))
+    return headers
+
+
+def essential_chars(trajectory: Trajectory) -> int:
+    """What a turn needs of a prompt whatever else is left out: its user's words and its first-rank
+    step lines (failures with the steps after them, checks, its last steps)."""
+    root = (trajectory.get("project") or {}).get("root")
+    steps = trajectory.get("trajectory") or []
+    words = sum(len(str(p)) for p in trajectory.get("prompts") or [])
+    first_rank = [i for i, level in enumerate(_priorities(steps, ())) if level == 0]
+    return min(words, MAX_TURN_PROMPT_CHARS) + 20 + sum(len(step_line(steps[i], root)) + 1 for i in first_rank)
+
+
+# The share of a call's prompt the turns' first-rank lines may fill; the rest is the task, the
+# outcome, the hints, the shown bullets and the edits and reads that fit around them.
+ESSENTIAL_SHARE = 0.7
+
+
+def plan(trajectories: list[Trajectory]) -> list[list[int]]:
+    """Consecutive turns grouped into as few calls as their evidence needs: a group takes the next
+    turn while the first-rank lines of all its turns fit in ESSENTIAL_SHARE of MAX_PROMPT_CHARS
+    (select, don't truncate: what a call can't show goes to the next call, not away). Turns of
+    different agents (a subagent's) are never in one group. Returns lists of indexes, in order."""
+    budget = int(MAX_PROMPT_CHARS * ESSENTIAL_SHARE)
+    groups: list[list[int]] = []
+    used = 0
+    for i, traj in enumerate(trajectories):
+        need = essential_chars(traj)
+        same_agent = bool(groups) and (trajectories[groups[-1][-1]].get("agent_id") or "") == (
+            traj.get("agent_id") or "") and trajectories[groups[-1][-1]].get("session_id") == traj.get("session_id")
+        if same_agent and used + need <= budget:
+            groups[-1].append(i)
+            used += need
+        else:
+            groups.append([i])
+            used = need
+    return groups
 
 
 def _omitted(steps: list[TrajectoryStep]) -> str:
@@ -337,7 +406,8 @@ def _hint_lines(hints: list[Candidate], known: set[int], root: str | None
 
 
 def render(trajectory: Trajectory, bullets: list[Bullet], hints: list[Candidate] | None = None) -> Rendered:
-    """The user prompt: task, outcome, git, steps, offline candidates and shown bullets, within MAX_PROMPT_CHARS."""
+    """The user prompt: task, outcome, git, steps (with the user's words where each later turn of a
+    joined task starts), offline candidates and shown bullets, within MAX_PROMPT_CHARS."""
     root = (trajectory.get("project") or {}).get("root")
     result = trajectory.get("result") or {}
     outcome = result.get("success")
@@ -363,7 +433,7 @@ def render(trajectory: Trajectory, bullets: list[Bullet], hints: list[Candidate]
     bullets_part = f"<bullets_shown>\n{listed}\n</bullets_shown>"
     fixed = sum(len(p) for p in parts) + len(hints_part) + len(bullets_part) + len(CLOSING) + 200
     keep = {n for cand in by_id.values() for n in cand.get("source_steps") or []}
-    step_lines = select_steps(steps, max(2_000, MAX_PROMPT_CHARS - fixed), root, keep)
+    step_lines = select_steps(steps, max(2_000, MAX_PROMPT_CHARS - fixed), root, keep, _turn_headers(trajectory, root))
     shown = frozenset(int(m.group(1)) for line in step_lines if (m := re.match(r"\[(\d+)\] ", line)))
     agent = trajectory.get("agent_type") or "main agent"
     parts.append(f"<steps count=\"{len(steps)}\" agent=\"{data(agent, 60)}\">\n" + "\n".join(step_lines)

@@ -23,8 +23,10 @@ untrusted (tool output can be written by anyone): the prompt fences it in tags, 
 never to follow instructions inside it, and the quality filter and poisoning defence still judge
 every candidate afterwards.
 
-Cost: one model call per job (two when the first reply is unusable), within the `llm.*` budgets;
-the offline hints cost one run of the heuristic reflector (milliseconds).
+Cost: one model call per task — consecutive turns joined (`plan`, `observe/tasks.join`), a long
+session split only where its evidence would not fit one prompt — two when the first reply is
+unusable, within the `llm.*` budgets; the offline hints cost one run of the heuristic reflector
+(milliseconds).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from .llm_prompt import (
     SCHEMA,
     SYSTEM_PROMPT,
     build_prompt,
+    plan,
     render,
     select_steps,
 )
@@ -213,6 +216,11 @@ class LLMReflector:
         except Exception as exc:  # noqa: BLE001 — a broken miner must not cost the model's answer
             log.warning("learning", f"offline hints for the LLM reflector failed: {type(exc).__name__}: {exc}")
             return []
+
+    def plan(self, trajectories: list[Trajectory]) -> list[list[int]]:
+        """Which consecutive turns one call reads as one task (`llm_prompt.plan`): a call costs money,
+        so a task of several prompts is one call, a long session as few as its evidence needs."""
+        return plan(trajectories)
 
     def reflect(self, trajectory: Trajectory, playbook: list[Bullet]) -> Reflection:
         bullets = shown_bullets(trajectory, playbook)

@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from ..core import config as config_mod
 from ..core import log
 from ..core.errors import AceError
 from ..core.project import Project
-from ..observe import commands, git_context, origins
+from ..observe import commands, git_context, origins, tasks
 from ..observe import trajectory as traj_mod
 from ..playbook.playbook import Playbook
 from ..retrieval import situations
@@ -47,6 +47,7 @@ class Prepared(TypedDict):
     skip: str | None  # why it is not learned (`gates.skip_reason`); its feedback still counts
     reflection: Reflection
     ms: float
+    members: list[int]  # the indexes of the turns it covers, in the list given to `reflect`
 
 
 class ClaimLost(AceError, RuntimeError):
@@ -88,31 +89,70 @@ def _project_info(project: Project | None, project_id: int | None) -> ProjectInf
     return {"id": project_id, "key": project.key, "root": project.root, "name": project.name}
 
 
+def _reflect_one(traj: Trajectory, store: PlaybookStore, cfg: Config, reflector: Reflector) -> tuple[Reflection, str]:
+    """One reflection of `traj` and the name of the reflector that made it (the heuristics when the
+    chosen one fails: an LLM failing must not lose the lesson)."""
+    used = store.get_bullets(traj.get("playbook_used") or [])
+    try:
+        return normalize(reflector.reflect(traj, used)), reflector.name
+    except Exception as exc:  # noqa: BLE001 — an LLM failing must not lose the lesson
+        if getattr(reflector, "name", "") == "heuristic" and not isinstance(exc, ReflectorError):
+            raise
+        log.warning("learning", f"{reflector.name} reflector failed, using heuristics: {type(exc).__name__}: {exc}")
+        fallback = heuristic(cfg)
+        return normalize(fallback.reflect(traj, used)), f"{fallback.name} (fallback from {reflector.name})"
+
+
 def reflect(trajectories: list[Trajectory], store: PlaybookStore, cfg: Config, reflector: Reflector | None = None
             ) -> list[Prepared]:
-    """Gate and reflect each trajectory (no write). Returns [{trajectory, skip, reflection, ms}]."""
+    """Gate and reflect each trajectory (no write). Returns [{trajectory, skip, reflection, ms, members}]
+    in the order of the turns.
+
+    A reflector with a `plan` (the LLM reflector: a call costs money) reads consecutive turns it
+    learns from as one task (`observe/tasks.join`), as few calls as their evidence needs; a joined
+    task is one item covering all its turns. When its call fails, each turn is learned by the
+    heuristics on its own, as if no model were configured. The heuristics read one turn at a time."""
     reflector = reflector or get_reflector(cfg)
+    reasons = [gates.skip_reason(t) for t in trajectories]
+    learned = [i for i, reason in enumerate(reasons) if reason is None]
+    plan = getattr(reflector, "plan", None)
+    groups = plan([trajectories[i] for i in learned]) if callable(plan) and learned else [[j] for j in
+                                                                                       range(len(learned))]
+    by_first = {learned[group[0]]: [learned[j] for j in group] for group in groups}
     prepared: list[Prepared] = []
-    for traj in trajectories:
+    for i, traj in enumerate(trajectories):
+        if reasons[i] is not None:
+            traj["reflector"] = None
+            prepared.append({"trajectory": traj, "skip": reasons[i], "reflection": {"candidates": [], "tags": []},
+                             "ms": 0.0, "members": [i]})
+            continue
+        members = by_first.get(i)
+        if members is None:
+            continue  # reflected with the task it belongs to
         started = time.perf_counter()
-        reason = gates.skip_reason(traj)
-        reflection: Reflection = {"candidates": [], "tags": []}
-        name = None
-        if reason is None:
-            used = store.get_bullets(traj.get("playbook_used") or [])
-            name = reflector.name
+        if len(members) == 1:
+            task = trajectories[i]
+            reflection, name = _reflect_one(task, store, cfg, reflector)
+        else:
+            task = tasks.join([trajectories[m] for m in members])
             try:
-                reflection = normalize(reflector.reflect(traj, used))
-            except Exception as exc:  # noqa: BLE001 — an LLM failing must not lose the lesson
-                if getattr(reflector, "name", "") == "heuristic" and not isinstance(exc, ReflectorError):
-                    raise
-                log.warning("learning", f"{name} reflector failed, using heuristics: {type(exc).__name__}: {exc}")
+                reflection = normalize(reflector.reflect(task, store.get_bullets(task.get("playbook_used") or [])))
+                name = reflector.name
+            except Exception as exc:  # noqa: BLE001 — the task's call failed: each turn by the heuristics
+                log.warning("learning", f"{reflector.name} reflector failed on a task of {len(members)} turns, "
+                                        f"using heuristics per turn: {type(exc).__name__}: {exc}")
                 fallback = heuristic(cfg)
-                name = f"{fallback.name} (fallback from {reflector.name})"
-                reflection = normalize(fallback.reflect(traj, used))
-        traj["reflector"] = name
-        prepared.append({"trajectory": traj, "skip": reason, "reflection": reflection,
-                         "ms": (time.perf_counter() - started) * 1000})
+                for m in members:
+                    one_started = time.perf_counter()
+                    turn = trajectories[m]
+                    reflection = normalize(fallback.reflect(turn, store.get_bullets(turn.get("playbook_used") or [])))
+                    turn["reflector"] = f"{fallback.name} (fallback from {reflector.name})"
+                    prepared.append({"trajectory": turn, "skip": None, "reflection": reflection,
+                                     "ms": (time.perf_counter() - one_started) * 1000, "members": [m]})
+                continue
+        task["reflector"] = name
+        prepared.append({"trajectory": task, "skip": None, "reflection": reflection,
+                         "ms": (time.perf_counter() - started) * 1000, "members": members})
     return prepared
 
 
@@ -284,36 +324,58 @@ def learn_job(store: Store, job: JobRow, *, reflector: Reflector | None = None, 
 # -- trajectories that come with the request (payloads, transcripts) ---------------------------------
 
 def _learn_direct(store: Store, playbook: Playbook, cfg: Config, trajectories: list[Trajectory], keys: list[str], *,
-                  kind: str, reflector: Reflector | None = None, now: float | None = None) -> list[dict[str, Any]]:
-    """Learn each trajectory under its unique key; already learned ones are skipped."""
+                  kind: str, reflector: Reflector | None = None, now: float | None = None,
+                  on_result: Callable[[dict[str, Any]], object] | None = None) -> list[dict[str, Any]]:
+    """Learn each trajectory under its unique key; already learned ones are skipped. The others are
+    reflected together (`reflect`: an LLM reads consecutive turns as one task) and curated one
+    item at a time, each in its own transaction that also records the done job of every turn it
+    covers: a crash loses at most the item being written, and learning again redoes only that.
+    Returns one result per key, in order; `on_result` is called with each as it is known."""
     now = now or time.time()
-    results = []
-    for traj, key in zip(trajectories, keys, strict=True):
-        done = store.job_by_key(key)
-        if done is not None:
-            results.append({"key": key, "already_learned": True, "job_id": done["id"],
-                            "summary": done.get("result") or {}, "task": traj.get("task"), "status": done["status"]})
-            continue
-        prepared = reflect([traj], store.lessons, cfg, reflector)
+    results: dict[int, dict[str, Any]] = {}
+
+    def known(i: int, result: dict[str, Any]) -> None:
+        results[i] = result
+        if on_result:
+            on_result(result)
+
+    def already(i: int) -> dict[str, Any]:
+        done = store.job_by_key(keys[i])
+        return {"key": keys[i], "already_learned": True, "job_id": done["id"] if done else None,
+                "summary": (done.get("result") if done else None) or {}, "task": trajectories[i].get("task"),
+                "status": done["status"] if done else None}
+
+    pending = []
+    for i, key in enumerate(keys):
+        if store.job_by_key(key) is not None:
+            known(i, already(i))
+        else:
+            pending.append(i)
+    prepared = reflect([trajectories[i] for i in pending], store.lessons, cfg, reflector) if pending else []
+    for item in prepared:
+        covered = [pending[m] for m in item["members"]]
+        traj = item["trajectory"]
         try:
             with store.transaction():
-                runs = commit(store, playbook, cfg, prepared, job_id=None, source=kind, now=now)
+                runs = commit(store, playbook, cfg, [item], job_id=None, source=kind, now=now)
                 summary = summarize(runs)
                 status = "done" if summary["learned"] else "skipped"
-                job_id = store.insert_done_job(kind, key, playbook.project_id, traj.get("session_id"),
-                                               traj.get("agent_id") or "", traj.get("agent_type"), status, summary,
-                                               "; ".join(summary["skipped"]) or None, now)
-                if job_id is None:
-                    raise AlreadyLearned(key)
+                job_ids = []
+                for i in covered:
+                    job_id = store.insert_done_job(kind, keys[i], playbook.project_id, traj.get("session_id"),
+                                                   traj.get("agent_id") or "", traj.get("agent_type"), status,
+                                                   summary, "; ".join(summary["skipped"]) or None, now)
+                    if job_id is None:
+                        raise AlreadyLearned(keys[i])
+                    job_ids.append(job_id)
         except AlreadyLearned:
-            done = store.job_by_key(key)
-            results.append({"key": key, "already_learned": True, "job_id": done["id"] if done else None,
-                            "summary": (done["result"] if done else None) or {}, "task": traj.get("task"),
-                            "status": done["status"] if done else None})
+            for i in covered:
+                known(i, already(i))
             continue
-        results.append({"key": key, "already_learned": False, "job_id": job_id, "summary": summary,
-                        "task": traj.get("task"), "status": status})
-    return results
+        for i, job_id in zip(covered, job_ids, strict=True):
+            known(i, {"key": keys[i], "already_learned": False, "job_id": job_id, "summary": summary,
+                      "task": trajectories[i].get("task"), "status": status})
+    return [results[i] for i in range(len(keys))]
 
 
 def payload_key(payload: dict[str, Any]) -> str:

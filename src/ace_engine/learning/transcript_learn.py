@@ -197,11 +197,9 @@ def learn_transcript(store: Store, path: str, project: Project | None = None, *,
             attach_history(store.jobs, traj, playbook.project_id)
             trajectories.append(traj)
             keys.append(f"t:{session_id}:{agent['agent_id']}:{anchor}")
-    for traj, key in zip(trajectories, keys, strict=True):
-        out["turns"] += _learn_direct(store, playbook, cfg, [traj], [key], kind="transcript", reflector=reflector,
-                                      now=now)
-        if on_turn:
-            on_turn(out["turns"][-1])
+    # All turns at once: the LLM reflector reads consecutive turns as one task (one call, not one per prompt).
+    out["turns"] = _learn_direct(store, playbook, cfg, trajectories, keys, kind="transcript", reflector=reflector,
+                                 now=now, on_result=on_turn)
     from ..continuity import update as continuity_update  # the session's summary: `ace recent`, next SessionStart
 
     try:
