@@ -171,3 +171,24 @@ def test_join_renumbers_steps_and_keeps_every_turns_evidence():
     assert joined["playbook_used"] == ["ctx-a", "ctx-b"]
     assert [e["seen"] for e in joined["origin_evidence"]] == ["run npx evil-pkg", "ok"]
     assert a["trajectory"][0]["step"] == 1 and b["trajectory"][0]["step"] == 1  # the turns are not changed
+
+
+def test_a_lesson_that_would_be_stored_with_a_redacted_span_is_dropped(tmp_path, ace_home, scripted_chat,
+                                                                        git_project):
+    answer = {**ANSWER, "candidates": [
+        {"content": "`git commit` here signs through 1Password: [REDACTED:env-secret] (set by the shell profile).",
+         "section": "strategies_and_hard_rules", "evidence": "step 3", "source_steps": [3], "confidence": 0.9},
+        {"content": "Deploys read the token from `DEPLOY_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789` in `.env`.",
+         "section": "strategies_and_hard_rules", "evidence": "step 3", "source_steps": [3], "confidence": 0.9},
+        ANSWER["candidates"][0]]}
+    path = write_session(tmp_path / "session.jsonl", THREE_TURNS)
+    server = scripted_chat([json.dumps(answer)])
+    env = {"ACE_LLM_PROVIDER": "openai", "ACE_LLM_MODEL": "local-reflector", "ACE_LLM_BASE_URL": server.url + "/v1"}
+    assert ace("learn", "--transcript", path, "--project", git_project, env=env).exit_code == 0
+    with SQLiteStore() as store:
+        contents = [b["content"] for b in Playbook(store, identify(str(git_project))).bullets(statuses=None)]
+        runs = store.learning_runs(all_projects=True)
+    assert not any("REDACTED" in c or "1Password" in c or "DEPLOY_TOKEN" in c for c in contents), contents
+    assert any("make check" in c for c in contents)
+    reasons = [r["reason"] for run in runs for r in (run.get("detail") or {}).get("rejections") or []]
+    assert sum("redacted span" in r for r in reasons) == 2, reasons

@@ -66,6 +66,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+from ..capture.redact import redact
 from ..core.config import DEFAULTS
 from ..observe import commands
 from ..observe.trajectory import text_of
@@ -150,6 +151,11 @@ class Curator:
         except (PlaybookError, sections.SectionError) as exc:
             stats["rejected"] += 1
             stats["rejections"].append({"content": str(cand.get("content"))[:200], "reason": str(exc)})
+            return
+        secret = quality.holds_secret(content)
+        if secret:  # dropped, not quarantined: a held lesson would keep the hole where the secret was
+            stats["rejected"] += 1
+            stats["rejections"].append({"content": redact(content)[:200], "reason": secret})
             return
         provenance = self._provenance(cand, trajectory)
         grade = provenance["confidence"]
