@@ -17,7 +17,8 @@ repository, the way a user lives them:
    (`additionalContext`) is recorded;
 2. after the session: `ace learn --transcript FILE --project P --heuristic`, then `ace learn
    --project P --heuristic` (the queue, what the background worker would run), as a user learning
-   offline would.
+   offline would; with `--llm-port N`, without `--heuristic`: the LLM reflector learns through the
+   recorded answers of `bench/llm/endpoint.py --loose` (a prompt with no answer falls back offline).
 
 Measures, per session, then summed per split (tune, heldout, strict heldout = heldout from
 repositories not in the dev set; dev) and ecosystem:
@@ -145,10 +146,18 @@ def opening_prompts(path: str) -> tuple[str | None, list[str]]:
 
 # -- one repository ---------------------------------------------------------------------------------
 
+LLM_PORT: int | None = None  # --llm-port: learn with the LLM reflector through bench/llm/endpoint.py
+
+
 def _env(tmp: str) -> dict[str, str]:
     env = SCORER._env(tmp)  # the scorer's isolation (ACE_HOME, ACE_CONFIG, XDG dirs, git identity)
     env["HOME"] = os.path.join(tmp, "home")
     os.makedirs(env["HOME"], exist_ok=True)
+    if LLM_PORT:
+        with open(env["ACE_CONFIG"], "w", encoding="utf-8") as fh:
+            fh.write(f'[llm]\nprovider = "openai"\nmodel = "replay"\nbase_url = "http://127.0.0.1:{LLM_PORT}/v1"\n'
+                     "max_calls_per_day = 0\nmax_tokens_per_day = 0\ntimeout_s = 60\n")
+        env["OPENAI_API_KEY"] = "not-needed"
     return env
 
 
@@ -253,8 +262,9 @@ def replay_repo(repo: str, items: list[dict[str, Any]], ace: str, hook_cmd: list
             scored = score_session(s, items[:k], lines)
             scored["missed"] = diagnose(s, scored, ace, proj, env)
             learn_s = time.time()
-            for argv in ([ace, "learn", "--transcript", s["path"], "--project", proj, "--heuristic", "--json"],
-                         [ace, "learn", "--project", proj, "--heuristic", "--json", "--wait", "0"]):
+            how = [] if LLM_PORT else ["--heuristic"]
+            for argv in ([ace, "learn", "--transcript", s["path"], "--project", proj, *how, "--json"],
+                         [ace, "learn", "--project", proj, *how, "--json", "--wait", "0"]):
                 rc, _, err = SCORER._run(argv, proj, env, LEARN_TIMEOUT)
                 if rc != 0:
                     errors.append(f"{argv[1]} rc={rc}: {err.strip()[-300:]}")
@@ -357,6 +367,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--set", choices=("corpus", "dev", "both"), default="corpus")
     ap.add_argument("--corpus", default=CORPUS, help="the corpus folder (gold.json + transcripts) for --set corpus")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--llm-port", type=int, help="learn with the LLM reflector through bench/llm/endpoint.py on this "
+                                                 "port (run it with --loose: earlier lessons are shown in a replay)")
     ap.add_argument("--venv", default=os.path.join(ROOT, ".venv"))
     ap.add_argument("--only-repo", nargs="*", help="only these repositories (owner/name)")
     ap.add_argument("--out", help="write figures and per-session rows here (json)")
@@ -369,6 +381,8 @@ def main(argv: list[str] | None = None) -> int:
         before, after = (json.load(open(path, encoding="utf-8"))["report"] for path in args.compare)
         print(compare(before, after))
         return 0
+    global LLM_PORT
+    LLM_PORT = args.llm_port
     venv = os.path.abspath(args.venv)
     ace, python = os.path.join(venv, "bin", "ace"), os.path.join(venv, "bin", "python")
     if not os.access(ace, os.X_OK):

@@ -12,7 +12,8 @@ gets one line per call: {key, answered, prompt_chars, reply_chars}. `GET /v1/mod
 that probe.
 
 ANSWERS defaults to `bench/data/llm-answers/<PROMPT_VERSION>/` (the reflector's prompt version: an
-answer is valid only for the prompt text it was written for; a new version starts an empty folder).
+answer is valid only for the prompt text it was written for; a new version starts an empty folder);
+its subfolders are read too (`heldout/`: the held-out split's answers, never read by a person).
 Answers are written by a model from the pending file alone, under `bench/llm/ANSWERING.md`.
 `--loose` reads a prompt's `<bullets_shown>` block as `(none)` when computing its key (replays in
 order, where earlier sessions' lessons are shown, reuse the answer written without them).
@@ -65,6 +66,12 @@ def messages_text(body: dict, role: str) -> str:
     return "\n".join(parts)
 
 
+def answer_dirs(answers: str) -> list[str]:
+    """ANSWERS and its subfolders (`heldout/`: the held-out split's answers, kept apart)."""
+    subs = sorted(os.path.join(answers, d) for d in os.listdir(answers) if os.path.isdir(os.path.join(answers, d)))
+    return [answers, *subs]
+
+
 def make_handler(answers: str, pending: str, log_path: str, loose: bool) -> type[BaseHTTPRequestHandler]:
     lock = threading.Lock()
 
@@ -91,8 +98,9 @@ def make_handler(answers: str, pending: str, log_path: str, loose: bool) -> type
                 return
             system, user = messages_text(body, "system"), messages_text(body, "user")
             key = key_of(system, user, loose)
-            path = os.path.join(answers, key + ".json")
-            answered = os.path.exists(path)
+            path = next((p for p in (os.path.join(d, key + ".json") for d in answer_dirs(answers))
+                         if os.path.exists(p)), "")
+            answered = bool(path)
             reply = ""
             if answered:
                 with open(path, encoding="utf-8") as fh:

@@ -454,6 +454,7 @@ class Candidate(TypedDict):
     source_steps: NotRequired[list[int]]
     files: NotRequired[list[str]]
     kind: NotRequired[str]  # which heuristic found it
+    agrees: NotRequired[bool]  # a model's lesson that confirms or rewrites an offline candidate of the same steps
 
 
 class BulletTag(TypedDict):

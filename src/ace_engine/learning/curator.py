@@ -107,6 +107,7 @@ class Curator:
         self.threshold = settings["learning.merge_similarity"]
         self.promote_confidence = settings["learning.promote_confidence"]
         self.promote_min_observations = settings["learning.promote_min_observations"]
+        self.model_confidence = settings["learning.model_confidence"]
         self.prune_confidence = settings["learning.prune_confidence"]
         self.prune_min_observations = settings["learning.prune_min_observations"]
         self.stale_days = settings["learning.stale_days"]
@@ -159,6 +160,7 @@ class Curator:
             return
         provenance = self._provenance(cand, trajectory)
         grade = provenance["confidence"]
+        grounded = self._grounded(cand, grade)
         concerns = self.pb.screen(content)
         if concerns:
             provenance["concerns"] = concerns
@@ -180,7 +182,7 @@ class Curator:
             return
         existing = self._existing(content)
         if existing is not None:
-            self._observe(existing, provenance, stats)
+            self._observe(existing, provenance, stats, grounded=grounded)
             return
         matches = self._near_duplicates(content, section)
         if matches:
@@ -197,11 +199,12 @@ class Curator:
                 best = {**best, "provenance": _absorb(best["provenance"], absorbed)}
                 stats["merged"] += 1
             self._observe(best, provenance, stats, new_content=self._wording(general, content) or general,
-                          similarity=best_score)
+                          similarity=best_score, grounded=grounded)
             return
         strong = bool(provenance["strong_sessions"])  # the evidence tier: strong is a lesson at once
-        status = "active" if grade is None or grade >= self.promote_confidence or strong else "candidate"
-        how = " as a candidate" if status == "candidate" else " on strong evidence" if strong else ""
+        status = "active" if grade is None or grade >= self.promote_confidence or strong or grounded else "candidate"
+        how = (" as a candidate" if status == "candidate" else " on strong evidence" if strong
+               else " as the model grounded it" if grounded and (grade or 0) < self.promote_confidence else "")
         bullet, created = self.pb.add(content, section, domains=cand.get("domains"), provenance=provenance,
                                       status=status, source=self.source,
                                       reason=f"learned{how}: {provenance['evidence'][:200]}",
@@ -211,6 +214,15 @@ class Curator:
             stats["held"] += 1
         self._activated = self._activated or (created and bullet["status"] == "active")
         stats["touched"].append(bullet["id"])
+
+    def _grounded(self, cand: Candidate, grade: float | None) -> bool:
+        """A language model's lesson that is live at once: it cites the steps that show it (the
+        reflector drops one that does not) and the model grades it at least `learning.model_confidence`,
+        or it confirms what the offline miner found in the same steps. A model reads the whole task;
+        its grade is calibrated on recorded answers (bench/llm; the study is kept as a test)."""
+        if cand.get("kind") != "llm" or not cand.get("source_steps"):
+            return False
+        return bool(cand.get("agrees")) or (grade is not None and grade >= self.model_confidence)
 
     def _existing(self, content: str) -> Bullet | None:
         """The bullet with this exact content; one merged away into another: that other."""
@@ -266,6 +278,7 @@ class Curator:
             "steps": [s.get("step") for s in used],
             "evidence": str(cand.get("evidence") or "")[:800],
             "confidence": _grade(cand.get("confidence")),
+            **({"agrees": True} if cand.get("agrees") else {}),
             "files": list(cand.get("files") or trajectory.get("files") or [])[:10],
             "tools": list(dict.fromkeys(s.get("tool") for s in used if s.get("tool")))[:5],
             "task": str(trajectory.get("task") or "")[:200],
@@ -275,12 +288,13 @@ class Curator:
         }
 
     def _observe(self, bullet: Bullet, provenance: dict[str, Any], stats: dict[str, Any], *,
-                 new_content: str | None = None, similarity: float | None = None, may_restore: bool = True) -> None:
+                 new_content: str | None = None, similarity: float | None = None, may_restore: bool = True,
+                 grounded: bool = False) -> None:
         """Another observation of an existing lesson: its evidence grows, counted once per session
         (and, for a near duplicate, its wording may change: `_wording`); a candidate that now
         meets the promotion rule is promoted. A lesson the curator archived as stale or over the
         cap comes back (a candidate as a candidate); one archived for doing harm, or by the user,
-        stays archived."""
+        stays archived. `grounded`: this observation is a model's lesson live at once (`_grounded`)."""
         prov = dict(bullet.get("provenance") or {})
         seen = _sessions(prov)
         session = (provenance.get("sessions") or [None])[0]
@@ -317,11 +331,12 @@ class Curator:
                     pass  # flagged by the safety policy: only a person may bring it back
         strong = len(prov["strong_sessions"])
         strong_now = bool(_strong_sessions(provenance))  # this observation is strong: a lesson at once
-        if bullet["status"] == "candidate" and (strong_now or evidence.promotable(
+        if bullet["status"] == "candidate" and (strong_now or grounded or evidence.promotable(
                 prov["confidence"], prov["observations"], grade, promote_confidence=self.promote_confidence,
                 min_observations=self.promote_min_observations, strong_sessions=strong)):
-            why = f"a failure and its fix (or the user's correction) in {strong} of them" if strong else \
-                f"evidence confidence {prov['confidence']}"
+            why = (f"a failure and its fix (or the user's correction) in {strong} of them" if strong else
+                   "a model's lesson citing the steps that show it" if grounded and not strong_now else
+                   f"evidence confidence {prov['confidence']}")
             bullet = self.pb.promote(bullet["id"], source=self.source, session_id=sid, now=self.now,
                                      reason=f"seen in {prov['observations']} sessions, {why}")
             if bullet["status"] == "active":

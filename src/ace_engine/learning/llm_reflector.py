@@ -163,6 +163,8 @@ def clean_reflection(raw: dict[str, Any], bullets: list[Bullet], steps: list[Tra
         evidence = " ".join(str(cand.get("evidence") or "").split()) or f"steps {', '.join(map(str, cited))}"
         item: Candidate = {"content": content, "section": section, "evidence": evidence, "source_steps": cited,
                            "kind": "llm"}
+        if str(cand.get("hint") or "").strip() in hints:  # two readers of the same steps agree
+            item["agrees"] = True
         if files:
             item["files"] = files
         domains = [d for d in cand.get("domains") or [] if isinstance(d, str) and d.strip()]
