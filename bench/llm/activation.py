@@ -1,0 +1,100 @@
+"""The activation rule of a model's lessons, studied on kept stores: recall / precision / noise per setting.
+
+    python bench/llm/activation.py KEEP_DIR [--split tune] [--out bench/results/llm-activation.json]
+
+Contract. KEEP_DIR is what `bench/llm/score.py --keep` left: one folder per session with its
+`acehome/ace.db`. Every learned lesson of every status except quarantined (held by provenance, which
+this rule does not decide) is read with what the curator knew when it chose its status: kind
+(`llm` or an offline rule), the model's grade, whether it confirmed an offline candidate (`agrees`),
+whether its steps were strong evidence. For each setting of the rule — a model's lesson is active
+when its grade ≥ T, or it agrees (with/without), or its evidence is strong; other lessons keep their
+own rule — it counts the gold lessons matched by an active lesson (recall), the share of active
+lessons that match a gold lesson of their session (precision), and the active lessons per session
+that match none (noise). A lesson merged into another at learning time is read as the survivor; the
+study re-decides statuses on the stored lessons, so merges the rule would have made differently are
+not replayed (the scorer's run of the chosen default is the figure of record).
+
+Writes the rows (`--out`) that tests/test_learning_activation.py keeps with the default. Stdlib only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sqlite3
+import sys
+from typing import Any
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(HERE))
+from learning_quality import load_scorer  # noqa: E402
+
+THRESHOLDS = (0.0, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 1.01)
+
+
+def lessons(keep: str, split: str, scorer: Any) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    with open(os.path.join(ROOT, "bench", "corpus", "gold.json"), encoding="utf-8") as fh:
+        gold = {t["id"]: t for t in json.load(fh)["trajectories"] if t["split"] == split}
+    rows, golds = [], {}
+    for sid, traj in gold.items():
+        db = os.path.join(keep, sid, "acehome", "ace.db")
+        golds[sid] = len(traj.get("lessons") or [])
+        if not os.path.exists(db):
+            continue
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        for content, status, prov in con.execute("SELECT content, status, provenance FROM bullets"):
+            p = json.loads(prov or "{}")
+            rows.append({"session": sid, "status": status, "kind": p.get("kind"),
+                         "grade": p.get("confidence"), "agrees": bool(p.get("agrees")),
+                         "strong": bool(p.get("strong_sessions")),
+                         "matches": [g["id"] for g in traj.get("lessons") or [] if scorer.matches(content,
+                                                                                                  g.get("must_any"))]})
+        con.close()
+    return rows, golds
+
+
+def study(rows: list[dict[str, Any]], golds: dict[str, int]) -> list[dict[str, Any]]:
+    out = []
+    total_gold = sum(golds.values())
+    for agrees in (True, False):
+        for t in THRESHOLDS:
+            active = []
+            for r in rows:
+                if r["status"] == "quarantined":
+                    continue
+                if r["kind"] == "llm":
+                    live = r["strong"] or (agrees and r["agrees"]) or (r["grade"] is not None and r["grade"] >= t)
+                else:
+                    live = r["status"] == "active"
+                if live:
+                    active.append(r)
+            found = {(r["session"], m) for r in active for m in r["matches"]}
+            good = sum(1 for r in active if r["matches"])
+            out.append({"threshold": t, "agrees_counts": agrees, "active": len(active),
+                        "recall": round(len(found) / total_gold, 3) if total_gold else 0.0,
+                        "precision": round(good / len(active), 3) if active else 0.0,
+                        "noise_per_session": round((len(active) - good) / max(1, len(golds)), 2)})
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("keep")
+    ap.add_argument("--split", default="tune")
+    ap.add_argument("--out")
+    args = ap.parse_args(argv)
+    scorer, _ = load_scorer()
+    rows, golds = lessons(args.keep, args.split, scorer)
+    table = study(rows, golds)
+    for row in table:
+        print(json.dumps(row))
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as fh:
+            json.dump({"split": args.split, "sessions": len(golds), "gold_lessons": sum(golds.values()),
+                       "rows": table}, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()
