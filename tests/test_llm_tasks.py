@@ -192,3 +192,30 @@ def test_a_lesson_that_would_be_stored_with_a_redacted_span_is_dropped(tmp_path,
     assert any("make check" in c for c in contents)
     reasons = [r["reason"] for run in runs for r in (run.get("detail") or {}).get("rejections") or []]
     assert sum("redacted span" in r for r in reasons) == 2, reasons
+
+
+def test_one_turn_too_long_for_a_call_is_read_in_windows_that_keep_every_failure(tmp_path, ace_home, scripted_chat,
+                                                                                git_project):
+    # Hours of work after one prompt: 160 failing runs, each followed by its fix and re-run.
+    calls = []
+    for k in range(160):
+        calls += [bash(f"make test SHARD={k}", f"FAIL shard {k}: expected {k} got {k + 1} " + "x" * 300, error=2),
+                  bash(f"make test SHARD={k} FIX=1", "ok")]
+    turn = [{"prompt": "fix every shard", "final": "All shards pass.", "calls": calls}]
+    path = write_session(tmp_path / "session.jsonl", turn)
+    server = scripted_chat([json.dumps({**ANSWER, "candidates": []})])
+    env = {"ACE_LLM_PROVIDER": "openai", "ACE_LLM_MODEL": "local-reflector", "ACE_LLM_BASE_URL": server.url + "/v1",
+           "ACE_LLM_MAX_CALLS_PER_DAY": "0", "ACE_LLM_MAX_TOKENS_PER_DAY": "0"}
+
+    done = ace("learn", "--transcript", path, "--project", git_project, "--json", env=env)
+
+    assert done.exit_code == 0, done.output
+    prompts = [r["body"]["messages"][1]["content"] for r in server.requests]
+    assert len(prompts) >= 2  # windows, not one call that drops the failures past its budget
+    shown = [int(n) for text in prompts for n in re.findall(r"^\[(\d+)\] Bash test FAILED", text, re.M)]
+    assert sorted(shown) == list(range(1, 321, 2))  # every failure, each in exactly one call
+    assert all(len(text) <= llm_prompt.MAX_PROMPT_CHARS + 2_000 for text in prompts)
+    (result,) = json.loads(done.stdout)["turns"]
+    assert result["status"] in ("done", "skipped") and not result["already_learned"]
+    again = ace("learn", "--transcript", path, "--project", git_project, "--json", env=env)
+    assert json.loads(again.stdout)["turns"][0]["already_learned"] and len(server.requests) == len(prompts)

@@ -27,7 +27,7 @@ import json
 import os
 import re
 from collections.abc import Collection, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from ..capture.redact import redact
 from ..capture.tools import edit_pairs
@@ -354,6 +354,33 @@ def essential_chars(trajectory: Trajectory) -> int:
 # The share of a call's prompt the turns' first-rank lines may fill; the rest is the task, the
 # outcome, the hints, the shown bullets and the edits and reads that fit around them.
 ESSENTIAL_SHARE = 0.7
+
+
+def split(trajectory: Trajectory) -> list[Trajectory]:
+    """A turn whose first-rank lines alone would not fit one call (hours of autonomous work after one
+    prompt), cut into consecutive windows of its steps that each fit — the steps keep their
+    numbers, each window the turn's task; any other turn as it is, `[trajectory]`."""
+    budget = int(MAX_PROMPT_CHARS * ESSENTIAL_SHARE)
+    if essential_chars(trajectory) <= budget:
+        return [trajectory]
+    root = (trajectory.get("project") or {}).get("root")
+    steps = trajectory.get("trajectory") or []
+    words = min(sum(len(str(p)) for p in trajectory.get("prompts") or []), MAX_TURN_PROMPT_CHARS) + 20
+    windows: list[list[TrajectoryStep]] = [[]]
+    used = words
+    for step, level in zip(steps, _priorities(steps, ()), strict=True):
+        cost = len(step_line(step, root)) + 1 if level == 0 else 0
+        if windows[-1] and used + cost > budget:
+            windows.append([])
+            used = words
+        windows[-1].append(step)
+        used += cost
+    parts = []
+    for window in windows:
+        part = cast("Trajectory", dict(trajectory))
+        part["trajectory"] = window
+        parts.append(part)
+    return parts
 
 
 def plan(trajectories: list[Trajectory]) -> list[list[int]]:

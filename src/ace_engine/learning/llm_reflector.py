@@ -51,6 +51,7 @@ from .llm_prompt import (
     plan,
     render,
     select_steps,
+    split,
 )
 from .reflector import ReflectorError
 
@@ -223,6 +224,10 @@ class LLMReflector:
         """Which consecutive turns one call reads as one task (`llm_prompt.plan`): a call costs money,
         so a task of several prompts is one call, a long session as few as its evidence needs."""
         return plan(trajectories)
+
+    def split(self, trajectory: Trajectory) -> list[Trajectory]:
+        """A turn too long for one call, in windows that each fit (`llm_prompt.split`); else `[trajectory]`."""
+        return split(trajectory)
 
     def reflect(self, trajectory: Trajectory, playbook: list[Bullet]) -> Reflection:
         bullets = shown_bullets(trajectory, playbook)

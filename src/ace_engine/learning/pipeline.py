@@ -109,37 +109,45 @@ def reflect(trajectories: list[Trajectory], store: PlaybookStore, cfg: Config, r
     in the order of the turns.
 
     A reflector with a `plan` (the LLM reflector: a call costs money) reads consecutive turns it
-    learns from as one task (`observe/tasks.join`), as few calls as their evidence needs; a joined
-    task is one item covering all its turns. When its call fails, each turn is learned by the
-    heuristics on its own, as if no model were configured. The heuristics read one turn at a time."""
+    learns from as one task (`observe/tasks.join`), as few calls as their evidence needs, and a turn
+    too long for one call in windows (its `split`). An item's `members` are the turns it completes
+    (a turn whose last window it holds): only those are recorded as learned. When a call fails, the
+    turns it completes are learned by the heuristics, each on its own, as if no model were
+    configured. The heuristics read one turn at a time."""
     reflector = reflector or get_reflector(cfg)
     reasons = [gates.skip_reason(t) for t in trajectories]
     learned = [i for i, reason in enumerate(reasons) if reason is None]
-    plan = getattr(reflector, "plan", None)
-    groups = plan([trajectories[i] for i in learned]) if callable(plan) and learned else [[j] for j in
-                                                                                       range(len(learned))]
-    by_first = {learned[group[0]]: [learned[j] for j in group] for group in groups}
+    plan, split = getattr(reflector, "plan", None), getattr(reflector, "split", None)
+    planned = callable(plan) and bool(learned)
+    parts = [(i, part) for i in learned
+             for part in (split(trajectories[i]) if planned and callable(split) else [trajectories[i]])]
+    groups = plan([part for _, part in parts]) if planned and callable(plan) else [[j] for j in range(len(parts))]
+    last = {i: j for j, (i, _) in enumerate(parts)}  # each turn's last window
+    waiting = [i for i, reason in enumerate(reasons) if reason is not None]
     prepared: list[Prepared] = []
-    for i, traj in enumerate(trajectories):
-        if reasons[i] is not None:
-            traj["reflector"] = None
-            prepared.append({"trajectory": traj, "skip": reasons[i], "reflection": {"candidates": [], "tags": []},
-                             "ms": 0.0, "members": [i]})
-            continue
-        members = by_first.get(i)
-        if members is None:
-            continue  # reflected with the task it belongs to
+
+    def skipped_before(index: float) -> None:
+        while waiting and waiting[0] < index:
+            i = waiting.pop(0)
+            trajectories[i]["reflector"] = None
+            prepared.append({"trajectory": trajectories[i], "skip": reasons[i],
+                             "reflection": {"candidates": [], "tags": []}, "ms": 0.0, "members": [i]})
+
+    for group in groups:
+        turns = list(dict.fromkeys(parts[j][0] for j in group))
+        members = [i for i in turns if last[i] in group]
+        skipped_before(turns[0])
         started = time.perf_counter()
-        if len(members) == 1:
-            task = trajectories[i]
+        if len(group) == 1 and parts[group[0]][1] is trajectories[turns[0]]:  # one whole turn
+            task = trajectories[turns[0]]
             reflection, name = _reflect_one(task, store, cfg, reflector)
         else:
-            task = tasks.join([trajectories[m] for m in members])
+            task = tasks.join([parts[j][1] for j in group])
             try:
                 reflection = normalize(reflector.reflect(task, store.get_bullets(task.get("playbook_used") or [])))
                 name = reflector.name
-            except Exception as exc:  # noqa: BLE001 — the task's call failed: each turn by the heuristics
-                log.warning("learning", f"{reflector.name} reflector failed on a task of {len(members)} turns, "
+            except Exception as exc:  # noqa: BLE001 — the task's call failed: its turns by the heuristics
+                log.warning("learning", f"{reflector.name} reflector failed on a task of {len(turns)} turn(s), "
                                         f"using heuristics per turn: {type(exc).__name__}: {exc}")
                 fallback = heuristic(cfg)
                 for m in members:
@@ -153,6 +161,7 @@ def reflect(trajectories: list[Trajectory], store: PlaybookStore, cfg: Config, r
         task["reflector"] = name
         prepared.append({"trajectory": task, "skip": None, "reflection": reflection,
                          "ms": (time.perf_counter() - started) * 1000, "members": members})
+    skipped_before(float("inf"))
     return prepared
 
 
