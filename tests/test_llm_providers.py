@@ -220,7 +220,7 @@ def test_no_provider_means_no_model_and_nothing_leaves_the_machine():
 
 
 @pytest.mark.parametrize("values, env, message", [
-    ({"provider": "gpt"}, {}, "unknown `llm.provider` 'gpt'; use one of: none, claude-cli, anthropic, openai"),
+    ({"provider": "gpt"}, {}, "unknown `llm.provider` 'gpt'; use one of: none, claude-cli, codex-cli, anthropic, openai"),
     ({"provider": "anthropic"}, {"ANTHROPIC_API_KEY": "k"}, "`llm.model` is not set"),
     ({"provider": "anthropic", "model": "m"}, {}, "environment variable `ANTHROPIC_API_KEY` is empty"),
     ({"provider": "anthropic", "model": "m", "api_key_env": "TEAM_KEY"}, {"ANTHROPIC_API_KEY": "k"},
