@@ -75,7 +75,8 @@ def session_start(hook: "Hook") -> "Answer":
     ctx = _context(hook)
     context = inject.safely(ctx, "session-start injection", inject.session_start, record["detail"])
     notice = notice or inject.safely(ctx, "learning notice", inject.learning_notice, record["detail"], injects=False)
-    notice = notice or _model_notice(hook)
+    model = _model_notice(hook)  # said besides the others: it explains why lessons came from offline learning
+    notice = "\n".join(part for part in (notice, model) if part) or None
     return context_answer("SessionStart", context, notice)
 
 
