@@ -45,14 +45,18 @@ def user_config(home_env: dict[str, str] | None = None) -> Path:
     return Path(base) / "ace-engine" / "config.toml"
 
 
-def ace_process(*args: str, env: dict[str, str], cwd: Path, stdin: str | None = "") -> subprocess.CompletedProcess:
-    """`ace ARGS` as a real process, stdin a pipe (no terminal), with `env` over os.environ."""
+def ace_process(*args: str, env: dict[str, str], cwd: Path, stdin: str | None = "",
+                whole_env: bool = False) -> subprocess.CompletedProcess:
+    """`ace ARGS` as a real process, stdin a pipe (no terminal), with `env` over os.environ (or
+    `env` alone: `whole_env`, for an environment built by the e2e helpers)."""
+    base = {} if whole_env else dict(os.environ)
     return subprocess.run([sys.executable, "-m", "ace_engine.cli", *args], input=stdin, capture_output=True,
-                          text=True, cwd=cwd, timeout=180, env={**os.environ, "COLUMNS": "250", **env})
+                          text=True, cwd=cwd, timeout=180, env={**base, "COLUMNS": "250", **env})
 
 
 def ace_in_terminal(*args: str, env: dict[str, str], cwd: Path, answer: bytes = b"\r",
-                    prompt: bytes = b"Learn with it?", timeout: float = 120) -> tuple[int, str]:
+                    prompt: bytes = b"Learn with it?", timeout: float = 120, whole_env: bool = False
+                    ) -> tuple[int, str]:
     """`ace ARGS` on a pseudo-terminal (stdin and stdout a tty, as in a shell); `answer` is typed
     when `prompt` shows. (exit code, everything the terminal showed)."""
     import pty
@@ -61,7 +65,7 @@ def ace_in_terminal(*args: str, env: dict[str, str], cwd: Path, answer: bytes = 
     if pid == 0:  # the child: exec at once, nothing of pytest runs here
         os.chdir(cwd)
         os.execve(sys.executable, [sys.executable, "-m", "ace_engine.cli", *args],
-                  {**os.environ, "COLUMNS": "250", **env})
+                  {**({} if whole_env else os.environ), "COLUMNS": "250", **env})
     out, typed, deadline, status = b"", False, time.monotonic() + timeout, None
     while time.monotonic() < deadline:
         ready, _, _ = select.select([fd], [], [], 1.0)
