@@ -108,3 +108,78 @@ def test_a_claude_that_is_not_logged_in_is_red_with_its_own_words_and_told_once(
     assert any("FAIL" in line and "model:" in line for line in doctor.stdout.splitlines()), doctor.stdout
     assert NOT_LOGGED_IN in doctor.stdout and "fix: run `claude /login`" in doctor.stdout
     assert not [r for r in model_server.requests if r.kind == SIDE]  # nothing reached a model
+
+
+# -- Codex: `codex exec` as the provider, offered by `ace install --agent codex` -------------------------
+
+@pytest.fixture(scope="module")
+def codex_bin() -> Path:
+    from .agent_clis import AgentCliUnavailable, ensure_cli
+
+    try:
+        return ensure_cli("codex")
+    except AgentCliUnavailable as exc:
+        problem = str(exc)
+    pytest.fail(f"Codex CLI unavailable for the e2e tests:\n{problem}", pytrace=False)
+
+
+@pytest.fixture
+def responses_server():
+    from .agent_servers import ScriptedResponsesServer
+
+    server = ScriptedResponsesServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def codex_env(codex_bin: Path, home: Path, server_url: str, project: Path, tmp_path: Path) -> dict:
+    """Codex offline against the scripted Responses server, logged in with an API key (its auth.json),
+    and ace-engine's private dirs; PATH with this `codex` and node only."""
+    from .agent_clis import clean_env, codex_home
+
+    folder = codex_home(home, server_url, project, codex_bin)
+    (folder / "auth.json").write_text(json.dumps({"OPENAI_API_KEY": "sk-scripted-000000"}))
+    (folder / "auth.json").chmod(0o600)
+    env = clean_env(home, {**ace_env(tmp_path), "CODEX_HOME": str(folder), "SCRIPTED_API_KEY": "unused"})
+    node = shutil.which("node")
+    env["PATH"] = os.pathsep.join([str(codex_bin.parent), *([os.path.dirname(node)] if node else []), SYSTEM_PATH])
+    return env
+
+
+def test_codex_exec_is_a_provider_within_the_budget(codex_bin, responses_server, tmp_path, project_dir):
+    from ace_engine import llm
+
+    home = tmp_path / "codex-home"
+    env = codex_env(codex_bin, home, responses_server.url, project_dir, tmp_path)
+    responses_server.set_script(['Here it is: {"lessons": ["run `make test` before pushing"]}'])
+    ledger = llm.UsageLedger(str(tmp_path / "usage.json"))
+    provider = llm.get_provider({"llm.provider": "codex-cli", "llm.codex_path": str(codex_bin)}, env=env,
+                                ledger=ledger)
+    assert provider is not None
+    answer = provider.complete_json("You are the Reflector of ACE.", "THE TASK: fix the calc tests",
+                                    {"type": "object", "required": ["lessons"]})
+    assert answer == {"lessons": ["run `make test` before pushing"]}
+    sent = json.dumps([r.body for r in responses_server.main_requests()])
+    assert "You are the Reflector of ACE." in sent and "THE TASK: fix the calc tests" in sent
+    assert ledger.day()["calls"] == 1 and ledger.day()["providers"] == {"codex-cli": 1}
+    assert not list((home / ".codex").glob("sessions/**/*.jsonl"))  # --ephemeral: no session file kept
+
+
+def test_install_agent_codex_offers_codex_exec_and_doctor_checks_it(codex_bin, responses_server, tmp_path,
+                                                                   project_dir):
+    env = codex_env(codex_bin, tmp_path / "codex-home", responses_server.url, project_dir, tmp_path)
+    code, shown = ace_in_terminal("install", "--agent", "codex", env=env, cwd=project_dir, whole_env=True)
+    assert code == 0, shown
+    assert "Learn with your Codex?" in shown and "`codex exec`" in shown and "Learn with it? [Y/n]" in shown
+    assert 'provider = "codex-cli"' in user_config(env).read_text()
+
+    responses_server.set_script(["ok"])
+    first = len(responses_server.requests)
+    doctor = ace_process("doctor", "--json", env=env, cwd=project_dir, whole_env=True)
+    check = next(c for c in json.loads(doctor.stdout)["checks"] if c["check"] == "model")
+    assert check["status"] == "ok" and "codex-cli answered" in check["detail"], check
+    assert any("You are a health check" in r.text() for r in responses_server.requests[first:])
+    status = ace_process("status", env=env, cwd=project_dir, whole_env=True)
+    assert "Learning: with codex-cli — 1/200 calls" in status.stdout

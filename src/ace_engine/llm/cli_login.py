@@ -29,7 +29,10 @@ def login_status(agent: str, binary: str, *, env: Mapping[str, str] | None = Non
                               encoding="utf-8", errors="replace")
     except (OSError, subprocess.TimeoutExpired) as exc:
         return None, f"{binary} {' '.join(ARGS[agent])} did not answer: {exc}"
-    said = " ".join(((proc.stdout or "") + " " + (proc.stderr or "")).split())[:300]
+    # Codex prints warnings on the same streams ("WARNING: proceeding, …"): not what it says about login.
+    lines = [line.strip() for line in ((proc.stdout or "") + "\n" + (proc.stderr or "")).splitlines()
+             if line.strip() and not line.lstrip().startswith("WARNING")]
+    said = " ".join(" ".join(lines).split())[:300]
     if agent == "claude":
         try:
             data = json.loads(proc.stdout or "")
@@ -42,10 +45,6 @@ def login_status(agent: str, binary: str, *, env: Mapping[str, str] | None = Non
         return False, "Not logged in"
     if proc.returncode == 0:
         return True, said or "logged in"
-    # Codex prints warnings on the same streams; keep the line that says what matters.
-    lines = [line for line in ((proc.stdout or "") + "\n" + (proc.stderr or "")).splitlines() if line.strip()]
-    status = next((line.strip() for line in lines if "log" in line.lower() and not line.startswith("WARNING")),
-                  said)
-    if proc.returncode == 1 and "not logged in" in status.lower():
-        return False, status
-    return None, status
+    if proc.returncode == 1 and "not logged in" in said.lower():
+        return False, "Not logged in"
+    return None, said
