@@ -115,7 +115,8 @@ def test_http_error_names_the_status_and_the_fix(chat, ledger):
 def test_unreachable_endpoint_is_an_llm_error(ledger):
     provider = llm.get_provider(cfg(provider="openai", model="m", base_url="http://127.0.0.1:9/v1", timeout_s=5),
                                 env={}, ledger=ledger)
-    with pytest.raises(llm.LLMError, match="failed.*check that the server runs"):
+    with pytest.raises(llm.LLMError, match=r"the endpoint http://127\.0\.0\.1:9/v1 refused the connection "
+                                           r"\(.*Connection refused\); start the server or correct `llm.base_url`"):
         provider.complete_json("sys", "q", SCHEMA)
 
 

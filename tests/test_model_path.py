@@ -41,19 +41,49 @@ def test_without_claude_on_path_install_offers_nothing_and_writes_no_config(ace_
     assert "needs `" not in proc.stdout  # anthropic is installed in the test environment
 
 
-def test_install_says_the_sdk_is_needed_only_when_it_is_missing(ace_home, git_project, tmp_path):
+def without_anthropic(tmp_path) -> dict[str, str]:
+    """The environment of a process in which the `anthropic` SDK cannot be imported (as in an
+    install without the [llm] extra), whatever this test environment has."""
     blocker = tmp_path / "site"
-    blocker.mkdir()
+    blocker.mkdir(exist_ok=True)
     (blocker / "sitecustomize.py").write_text(
         "import sys\n"
         "class _NoAnthropic:\n"
         "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name == 'anthropic':\n"
+        "        if name == 'anthropic' or name.startswith('anthropic.'):\n"
         "            raise ModuleNotFoundError(\"No module named 'anthropic'\")\n"
         "sys.meta_path.insert(0, _NoAnthropic())\n")
-    proc = ace_process("install", env={"PATH": SYSTEM_PATH, "PYTHONPATH": str(blocker)}, cwd=git_project)
+    return {"PATH": SYSTEM_PATH, "PYTHONPATH": str(blocker)}
+
+
+def test_install_says_the_sdk_is_needed_only_when_it_is_missing(ace_home, git_project, tmp_path):
+    proc = ace_process("install", env=without_anthropic(tmp_path), cwd=git_project)
     assert proc.returncode == 0, proc.stderr
     assert "needs `" in proc.stdout and "anthropic" in proc.stdout.split("needs `")[1].split("`")[0]
+
+
+def test_doctor_names_the_install_command_for_a_missing_sdk(ace_home, git_project, tmp_path):
+    env = without_anthropic(tmp_path)
+    for key, value in (("llm.provider", "anthropic"), ("llm.model", "claude-test")):
+        ace_process("config", "set", key, value, env=env, cwd=git_project)
+    doctor = ace_process("doctor", "--json", env={**env, "ANTHROPIC_API_KEY": "k"}, cwd=git_project)
+    check = next(c for c in json.loads(doctor.stdout)["checks"] if c["check"] == "model")
+    assert check["status"] == "fail" and "the `anthropic` package is not installed" in check["detail"]
+    from ace_engine.core.install_route import extra_hint
+
+    # the exact command for this install route (pip in a venv, pipx inject, uv tool…), as the CLI computes it
+    assert check["fix"] == f"install the SDK: `{extra_hint('llm', ['anthropic'])}`"
+
+
+def test_doctor_says_which_endpoint_refused_the_connection(ace_home, git_project):
+    env = {"PATH": SYSTEM_PATH}
+    for key, value in (("llm.provider", "openai"), ("llm.model", "m"), ("llm.base_url", "http://127.0.0.1:9/v1")):
+        ace_process("config", "set", key, value, env=env, cwd=git_project)
+    doctor = ace_process("doctor", "--json", env=env, cwd=git_project)
+    check = next(c for c in json.loads(doctor.stdout)["checks"] if c["check"] == "model")
+    assert check["status"] == "fail"
+    assert "the endpoint http://127.0.0.1:9/v1 refused the connection" in check["detail"]
+    assert "start the server at `llm.base_url` or correct it" in check["fix"]
 
 
 def test_without_a_terminal_the_offer_stays_off_and_prints_the_command(ace_home, git_project, bindir):

@@ -31,7 +31,7 @@ from .budget import UsageLedger
 from .structured import extract_json, schema_text
 
 __all__ = ["Completion", "LLMError", "LLMTimeout", "BudgetExceeded", "InvalidOutput", "Provider", "api_key",
-           "load_sdk", "missing_key", "require_model", "short_error"]
+           "load_sdk", "missing_key", "require_model", "short_error", "unreachable"]
 
 
 class Completion:
@@ -85,6 +85,18 @@ def missing_key(key_env: str, fix: str) -> LLMError:
 def short_error(exc: BaseException) -> str:
     """An SDK exception as one short line for a message or the log."""
     return " ".join(str(exc).split())[:300]
+
+
+def unreachable(exc: BaseException, where: str) -> LLMError:
+    """The error for a connection that failed (an SDK's APIConnectionError): what the transport
+    said underneath ("[Errno 111] Connection refused"), since the SDK's own text ("Connection
+    error.") names no cause."""
+    cause: BaseException | None = exc
+    while cause is not None and cause.__cause__ is not None:
+        cause = cause.__cause__
+    said = short_error(cause) if cause is not None and cause is not exc else short_error(exc)
+    verb = "refused the connection" if "refused" in said.lower() else "could not be reached"
+    return LLMError(f"the endpoint {where} {verb} ({said}); start the server or correct `llm.base_url`")
 
 
 JSON_INSTRUCTIONS = ("Reply with exactly one JSON object and nothing else — no prose, no code fences. "
