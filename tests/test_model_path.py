@@ -248,6 +248,15 @@ def test_a_failure_is_told_once_and_again_only_when_it_is_news(tmp_path):
     assert health.notice(where)  # failing again after it worked: news again
 
 
+def test_a_recorded_cause_carries_no_terminal_controls(tmp_path):
+    where = str(tmp_path / health.FILE_NAME)
+    health.record_failure("claude-cli", "claude exited 1: '\x1b]0;pwned\x07Not logged in\x1b[2J'\nsecond line",
+                          path=where)
+    told = health.notice(where) or ""
+    assert "Not logged in" in told and "second line" in told
+    assert not any(ord(c) < 32 or c == "\x7f" for c in told)
+
+
 @pytest.mark.parametrize(("provider", "cause", "fix"), [
     ("claude-cli", f"claude exited 1 without a result: '{NOT_LOGGED_IN}'", "`claude /login`"),
     ("codex-cli", "codex exited 1: 'Not logged in'", "`codex login`"),

@@ -26,6 +26,7 @@ import os
 import time
 
 from ..core import paths
+from ..core.escape import one_line
 from ..core.files import atomic_write
 
 FILE_NAME = "llm-health.json"
@@ -132,7 +133,7 @@ def record_failure(provider: str, cause: str, *, path: str | None = None, now: f
     a new kind of failure, or the first failure after the path worked."""
     path = path or path_for()
     now = time.time() if now is None else now
-    cause = " ".join(str(cause).split())[:MAX_CAUSE]
+    cause = one_line(str(cause))[:MAX_CAUSE]  # a CLI's output: no terminal controls reach a notice or a terminal
     before = read(path) or {}
     kind = kind_of(cause)
     same = not before.get("ok", True) and before.get("kind") == kind and before.get("provider") == provider
