@@ -166,8 +166,6 @@ def say_learning(info: dict, offered: dict | None = None) -> None:
             say("[bold]Lessons[/]: written by the LLM reflector ({}{}), which states root causes; the offline "
                 "reflector takes over when the model fails or a cap is reached. `ace doctor` checks it with one "
                 "call.", info["provider"], f", model {info['model']}" if info["model"] else "")
-    elif offered and (offered.get("asked") or offered.get("command")):
-        pass  # the offer just said what a model adds and how to turn it on
     elif info["problem"]:
         say("[bold]Lessons[/]: learned [yellow]offline[/] for now: `llm.provider = {}` is set but can't be used: {}",
             info["provider"], info["problem"])
@@ -176,7 +174,10 @@ def say_learning(info: dict, offered: dict | None = None) -> None:
         say("[bold]Lessons[/]: learned offline by the heuristic reflector{}: which command failed, what changed, "
             "which commands work — it cannot say why something failed. With a language model the reflector reads "
             "each task and the offline candidates and writes the root cause instead (\"X requires Y\", \"do Z "
-            "before W\"), dropping one-off events. To turn it on, add to {}:", why, paths.user_config_path())
+            "before W\"), dropping one-off events.", why)
+        if offered and (offered.get("asked") or offered.get("command")):
+            return _say_caps(info)  # the offer above said how to turn it on, with the one command
+        say("To turn it on, add to {}:", paths.user_config_path())
         if info["claude_on_path"]:
             lines, env = ['provider = "claude-cli"    # your Claude Code login, no API key'], \
                 "ACE_LLM_PROVIDER=claude-cli"
@@ -191,6 +192,10 @@ def say_learning(info: dict, offered: dict | None = None) -> None:
             say("({}with Claude Code on PATH, provider = \"claude-cli\" uses "
                 "its login instead; \"openai\" takes any OpenAI-compatible server, with model and base_url)", need)
         say("or export {} where Claude Code starts; `ace config show` lists the llm.* settings.", env)
+    _say_caps(info)
+
+
+def _say_caps(info: dict) -> None:
     if all(info["budget"].values()):
         say("Spending caps, on by default: {}; past a cap, learning goes offline.", _caps(info["budget"]))
     else:
