@@ -124,6 +124,13 @@ def test_a_no_is_remembered_too(ace_home, git_project, bindir):
     assert code == 0 and "Learn with it?" not in again
 
 
+def test_no_offer_when_the_user_chose_offline_learning(ace_home, git_project, bindir):
+    fake_claude(bindir, logged_in=True, answer="ok")
+    ace_process("config", "set", "learning.reflector", "heuristic", env=path_env(bindir), cwd=git_project)
+    code, shown = ace_in_terminal("install", env=path_env(bindir), cwd=git_project)
+    assert code == 0 and "Learn with it?" not in shown and "llm.provider" not in user_config().read_text()
+
+
 def test_learn_with_answers_for_scripts(ace_home, git_project, bindir):
     fake_claude(bindir, logged_in=True, answer="ok")
     proc = ace_process("install", "--learn-with", "claude", "--json", env=path_env(bindir), cwd=git_project)
@@ -205,6 +212,10 @@ def test_doctor_checks_a_working_path_for_real_and_counts_the_call(ace_home, git
     assert "--model haiku" in calls.read_text()
     status = ace_process("status", env=env, cwd=git_project)
     assert "Learning: with claude-cli, model haiku — 1/200 calls, 22/2M tokens today" in status.stdout
+    report = json.loads(ace_process("status", "--json", env=env, cwd=git_project).stdout)["llm"]
+    assert report["provider"] == "claude-cli" and report["failure"] is None
+    assert {k: report["meter"][k] for k in ("calls", "calls_cap", "tokens", "reached")} == \
+        {"calls": 1, "calls_cap": 200, "tokens": 22, "reached": None}
     line = ace_process("statusline", env=env, cwd=git_project, stdin=json.dumps({"cwd": str(git_project)}))
     assert line.returncode == 0 and line.stdout.rstrip().endswith("llm 1/200 calls")
 

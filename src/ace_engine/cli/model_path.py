@@ -105,6 +105,8 @@ def offer(agent: str, root: str, learn_with: str | None, *, quiet: bool = False)
         return {"asked": False, "provider": None, "written": None, "reason": "no model CLI for this agent"}
     if cfg.sources.get("llm.provider", "default") != "default":
         return {"asked": False, "provider": cfg["llm.provider"], "written": None, "reason": "already chosen"}
+    if str(cfg["learning.reflector"]).lower() not in ("auto", "llm"):  # the user chose offline learning
+        return {"asked": False, "provider": None, "written": None, "reason": "learning.reflector = heuristic"}
     binary = _find(agent, cfg)
     if not binary:
         return {"asked": False, "provider": None, "written": None, "reason": f"`{agent}` not on PATH"}

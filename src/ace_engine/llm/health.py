@@ -13,7 +13,8 @@ one-time `systemMessage`: a failure is told once — a new cause, or the same on
 worked again, is told again.
 
 The state is one small JSON file next to the usage ledger (`$ACE_HOME/state/llm-health.json`),
-written atomically; a write that fails is given up (the advice is best effort, learning goes on).
+written atomically without a lock; a write that fails is given up, and two workers failing at the
+same moment may tell the same failure twice (the advice is best effort, learning goes on).
 
 Cost: stdlib only (the SessionStart hook reads it): one small file read; a write only when the
 state changes (a success after a success writes nothing).
