@@ -163,6 +163,10 @@ def test_codex_exec_is_a_provider_within_the_budget(codex_bin, responses_server,
     assert answer == {"lessons": ["run `make test` before pushing"]}
     sent = json.dumps([r.body for r in responses_server.main_requests()])
     assert "You are the Reflector of ACE." in sent and "THE TASK: fix the calc tests" in sent
+    # No tool that acts or reads beyond the prompt reaches the model: no shell, no web search, no MCP.
+    tools = {t.get("name") or t.get("type") for r in responses_server.main_requests() for t in r.body.get("tools") or []}
+    assert tools and not tools & {"exec_command", "write_stdin", "shell", "web_search", "view_image"}, tools
+    assert tools <= {"apply_patch", "request_user_input"}, tools
     assert ledger.day()["calls"] == 1 and ledger.day()["providers"] == {"codex-cli": 1}
     assert not list((home / ".codex").glob("sessions/**/*.jsonl"))  # --ephemeral: no session file kept
 

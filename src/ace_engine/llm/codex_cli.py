@@ -9,9 +9,10 @@ Codex CLI 0.169):
 * the final message is read from the file `--output-last-message` writes, and the token usage
   from the `turn.completed` event of `--json` (a `turn.failed` or `error` event is the cause of a
   failure, quoted as Codex said it);
-* `--sandbox read-only` (a reflection must not act: any command the model would run can only
-  read), `--ephemeral` (no session file in the user's history), `--skip-git-repo-check` and a fresh
-  empty working directory (no AGENTS.md or `.codex/` of any repository pulled in), `--color never`;
+* no tools (`NO_TOOLS`: shell, web search, browser, MCP servers… disabled) and `--sandbox
+  read-only` besides (a reflection must not act on what the task text asks), `--ephemeral` (no
+  session file in the user's history), `--skip-git-repo-check` and a fresh empty working directory
+  (no AGENTS.md or `.codex/` of any repository pulled in), `--color never`;
 * `ACE_DISABLED=1` in its environment: ace-engine's own Codex hooks return at once, so learning
   never captures (and learns from) itself;
 * the binary is `llm.codex_path` — user-level config only, absolute or a bare name looked up on
@@ -36,6 +37,18 @@ from .base import Completion, LLMError, LLMTimeout, Provider
 from .claude_cli import find_cli, kill_group
 
 PROMPT_JOIN = "\n\n---\n\n"
+
+# A reflection needs no tool and must not act on what the (untrusted) task text asks: no shell, no web
+# search, no browser or computer use, no MCP server of the user's config, no image reading, no
+# sub-agents. Verified with 0.169 against the request it sends (tests/e2e/test_model_path_e2e.py):
+# `apply_patch` and `request_user_input` remain, harmless in a read-only sandbox with no user. Codex
+# refuses an unknown feature name ("Unknown feature flag: …") rather than ignoring it: should a later
+# version rename one, the call fails and says so — never runs with the tool on.
+NO_TOOLS = ("--disable", "shell_tool", "--disable", "unified_exec", "--disable", "browser_use",
+            "--disable", "computer_use", "--disable", "in_app_browser", "--disable", "apps",
+            "--disable", "sleep_tool", "--disable", "tool_suggest", "--disable", "goals",
+            "--disable", "multi_agent", "--disable", "view_image", "--disable", "image_generation",
+            "-c", 'web_search="disabled"', "-c", "mcp_servers={}", "-c", "include_apply_patch_tool=false")
 
 
 def find_codex(configured: str | None = None) -> str | None:
@@ -88,7 +101,7 @@ class CodexCliProvider(Provider):
 
     def command(self, last_message_file: str) -> list[str]:
         args = [self.binary, "exec", "--json", "--color", "never", "--sandbox", "read-only", "--ephemeral",
-                "--skip-git-repo-check", "--output-last-message", last_message_file]
+                "--skip-git-repo-check", "--output-last-message", last_message_file, *NO_TOOLS]
         if self.model:
             args += ["--model", self.model]
         return [*args, "-"]
@@ -120,7 +133,8 @@ class CodexCliProvider(Provider):
                 text = None
         events = parse_events(stdout)
         if events["error"] or proc.returncode != 0:
-            detail = events["error"] or " ".join(((stderr or "") + " " + (stdout or "")).split())[-300:]
+            said = next((line.strip() for line in (stderr or "").splitlines() if line.startswith("Error")), "")
+            detail = events["error"] or said or " ".join(((stderr or "") + " " + (stdout or "")).split())[-300:]
             raise LLMError(f"codex exited {proc.returncode}: {detail[:300]!r}; check that `codex exec hello` works "
                            "in a terminal (login, model, network)")
         text = text if text and text.strip() else events["text"]
