@@ -72,7 +72,7 @@ def test_doctor_names_the_install_command_for_a_missing_sdk(ace_home, git_projec
     from ace_engine.core.install_route import extra_hint
 
     # the exact command for this install route (pip in a venv, pipx inject, uv tool…), as the CLI computes it
-    assert check["fix"] == f"install the SDK: `{extra_hint('llm', ['anthropic'])}`"
+    assert check["fix"] == f"install the anthropic SDK (ace-engine's [llm] extra): `{extra_hint('llm', ['anthropic'])}`"
 
 
 def test_doctor_says_which_endpoint_refused_the_connection(ace_home, git_project):
@@ -272,7 +272,7 @@ def test_a_recorded_cause_carries_no_terminal_controls(tmp_path):
     ("claude-cli", f"claude exited 1 without a result: '{NOT_LOGGED_IN}'", "`claude /login`"),
     ("codex-cli", "codex exited 1: 'Not logged in'", "`codex login`"),
     ("anthropic", "the `anthropic` package is not installed; `pip install 'anthropic>=0.40'`",
-     "install the SDK: `pip install 'anthropic>=0.40'`"),
+     "install the anthropic SDK (ace-engine's [llm] extra): `pip install 'anthropic>=0.40'`"),
     ("openai", "the call to http://127.0.0.1:9/v1 failed: Connection error.; check that the server runs",
      "start the server at `llm.base_url`"),
     ("claude-cli", "daily LLM token budget reached (5/4 tokens today); learning falls back", "llm.max_tokens_per_day"),

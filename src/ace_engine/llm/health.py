@@ -111,7 +111,9 @@ def fix_for(provider: str, cause: str) -> str:
     if kind == "sdk":
         start = cause.find("`", cause.find("not installed"))
         command = cause[start:].strip(" ;") if start >= 0 else ""
-        return f"install the SDK: {command}" if command else "install the [llm] extra of ace-engine"
+        package = cause.split("`")[1] if cause.count("`") >= 2 else "the provider's"
+        return (f"install the {package} SDK (ace-engine's [llm] extra): {command}" if command
+                else "install ace-engine's [llm] extra")
     if kind == "binary":
         name = "codex" if provider.startswith("codex") else "claude"
         return (f"install the `{name}` CLI, or set `llm.{name}_path` to it (`ace config set llm.{name}_path PATH`), "
