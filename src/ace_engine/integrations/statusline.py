@@ -23,7 +23,8 @@ Nothing is created: without a store it says so. The store is opened with a short
 and a store that cannot be read is reported on the line, never raised.
 
 Cost: stdlib and the store (no CLI framework): ~30 ms, most of it interpreter start-up — the
-status line runs after every message. `python -I -m ace_engine.integrations.statusline` is the
+status line runs after every message; with a model configured, the config and two small JSON files
+(the usage ledger, the model's health) besides, a few ms. `python -I -m ace_engine.integrations.statusline` is the
 fast entry (`mcp_config.statusline_command`); `ace statusline` runs the same code.
 """
 
