@@ -39,6 +39,16 @@ def test_without_claude_on_path_install_offers_nothing_and_writes_no_config(ace_
     assert not user_config().exists()
     # The offline explanation names the one SDK a model needs here only when it is really missing.
     assert "needs `" not in proc.stdout  # anthropic is installed in the test environment
+    code, shown = ace_in_terminal("install", env={"PATH": SYSTEM_PATH}, cwd=git_project)  # a terminal: nothing asked
+    assert code == 0 and "Learn with" not in shown and not user_config().exists()
+
+
+def test_a_question_left_unanswered_remembers_nothing(ace_home, git_project, bindir):
+    fake_claude(bindir, logged_in=True, answer="ok")
+    code, shown = ace_in_terminal("install", env=path_env(bindir), cwd=git_project, answer=b"\x04")  # Ctrl-D
+    assert code == 0, shown
+    assert "Not answered: off for now" in shown and "`ace config set llm.provider claude-cli`" in shown
+    assert not user_config().exists()
 
 
 def without_anthropic(tmp_path) -> dict[str, str]:

@@ -136,7 +136,12 @@ def offer(agent: str, root: str, learn_with: str | None, *, quiet: bool = False)
 
     for line in lines:
         say("{}", line)
-    yes = click.confirm("Learn with it?", default=True)
+    try:
+        yes = click.confirm("Learn with it?", default=True)
+    except (click.Abort, EOFError):  # Ctrl-C / Ctrl-D: no answer, so nothing is remembered
+        say("\nNot answered: off for now. To turn it on: `{}`.", turn_on_command(agent))
+        return {"asked": True, "provider": None, "written": None, "reason": "not answered",
+                "command": turn_on_command(agent)}
     provider = AGENT_PROVIDER[agent] if yes else "none"
     path = _write_choice(provider)
     if yes:

@@ -83,9 +83,9 @@ def session_start(hook: "Hook") -> "Answer":
 def _model_notice(hook: "Hook") -> str | None:
     """Once per failure: learning fell back to offline because the model path failed, with the
     provider's own message and the fix (`llm/health.py`; ~2 ms of imports, at SessionStart only)."""
-    if str(hook.cfg["llm.provider"]).strip().lower() in ("", "none", "off", "false", "0"):
-        return None
     try:
+        if str(hook.cfg["llm.provider"]).strip().lower() in ("", "none", "off", "false", "0"):
+            return None
         from ..llm import health as model_health
 
         return model_health.notice()
