@@ -48,7 +48,7 @@ def test_project_keys_are_marked_on_the_settings_table():
 
 def test_one_table_is_the_only_source_of_keys_defaults_and_help():
     keys = [s.key for s in config_mod.SETTINGS]
-    assert len(keys) == len(set(keys)) == len(config_mod.DEFAULTS) == 71
+    assert len(keys) == len(set(keys)) == len(config_mod.DEFAULTS) == 74
     for setting in config_mod.SETTINGS:
         assert config_mod.SETTINGS_BY_KEY[setting.key] is setting
         assert config_mod.DEFAULTS[setting.key] is setting.default

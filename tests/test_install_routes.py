@@ -198,8 +198,11 @@ def test_missing_mcp_extra_is_refused_with_the_routes_fix_which_works(route, hin
     llm = {c["check"]: c for c in json.loads(doctor.stdout)["checks"]}["llm extra"]
     assert doctor.returncode == 1 and llm["status"] == "fail" and "-m pip install 'anthropic>=" in llm["fix"], llm
     run(["/bin/sh", "-c", llm["fix"].split("`")[1]], env=env, cwd=project)
-    report = json.loads(run([ace, "doctor", "--json"], env=env, cwd=project).stdout)
-    assert {c["check"]: c["status"] for c in report["checks"]}["llm extra"] == "ok"
+    report = json.loads(run([ace, "doctor", "--json", "--offline"], env=env, cwd=project, check=False).stdout)
+    checks = {c["check"]: c for c in report["checks"]}
+    assert checks["llm extra"]["status"] == "ok"
+    # The SDK is there now; the model path still cannot work, and doctor says what is missing next.
+    assert checks["model"]["status"] == "fail" and "`llm.model` is not set" in checks["model"]["detail"]
 
 
 def test_the_wheel_carries_every_package_data_file(dist):

@@ -115,7 +115,8 @@ def test_http_error_names_the_status_and_the_fix(chat, ledger):
 def test_unreachable_endpoint_is_an_llm_error(ledger):
     provider = llm.get_provider(cfg(provider="openai", model="m", base_url="http://127.0.0.1:9/v1", timeout_s=5),
                                 env={}, ledger=ledger)
-    with pytest.raises(llm.LLMError, match="failed.*check that the server runs"):
+    with pytest.raises(llm.LLMError, match=r"the endpoint http://127\.0\.0\.1:9/v1 refused the connection "
+                                           r"\(.*Connection refused\); start the server or correct `llm.base_url`"):
         provider.complete_json("sys", "q", SCHEMA)
 
 
@@ -220,7 +221,7 @@ def test_no_provider_means_no_model_and_nothing_leaves_the_machine():
 
 
 @pytest.mark.parametrize("values, env, message", [
-    ({"provider": "gpt"}, {}, "unknown `llm.provider` 'gpt'; use one of: none, claude-cli, anthropic, openai"),
+    ({"provider": "gpt"}, {}, "unknown `llm.provider` 'gpt'; use one of: none, claude-cli, codex-cli, anthropic, openai"),
     ({"provider": "anthropic"}, {"ANTHROPIC_API_KEY": "k"}, "`llm.model` is not set"),
     ({"provider": "anthropic", "model": "m"}, {}, "environment variable `ANTHROPIC_API_KEY` is empty"),
     ({"provider": "anthropic", "model": "m", "api_key_env": "TEAM_KEY"}, {"ANTHROPIC_API_KEY": "k"},

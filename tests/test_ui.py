@@ -599,6 +599,25 @@ def test_health_page(ui, seeded, monkeypatch):
     assert "queued: 1" in page
 
 
+def test_health_page_shows_the_model_budget_and_why_learning_is_offline(ui, seeded, monkeypatch):
+    from ace_engine.llm import health as model_health
+    from ace_engine.llm.budget import UsageLedger
+
+    client, _, _ = ui
+    monkeypatch.setenv("ACE_LLM_PROVIDER", "claude-cli")  # before the page first loads the config
+    monkeypatch.setenv("ACE_LLM_MAX_CALLS_PER_DAY", "50")
+    for _ in range(3):
+        UsageLedger().record("claude-cli", 1_000, 200)
+    page = client.get("/health").text
+    model = page.split('id="model-h"')[1].split("</section>")[0]
+    assert re.search(r"Model calls today</h2><p class=\"big \">3 / 50</p>", model), model
+    assert '<meter min="0" max="50" value="3"' in model and "3,600 / 2,000,000" in model
+    assert "working" in model
+    model_health.record_failure("claude-cli", "claude exited 1 without a result: 'Not logged in · Please run /login'")
+    model = client.get("/health").text.split('id="model-h"')[1].split("</section>")[0]
+    assert "offline" in model and "Not logged in · Please run /login" in model and "claude /login" in model
+
+
 def ace_ui_process(*args, env=None):
     """`ace ui ARGS` as a real process (through `ace` once `ui` is registered in cli/app.py)."""
     from ace_engine.cli.app import cli

@@ -1,9 +1,11 @@
 """What `ace status` and `ace doctor` report: is ace-engine on here, is the store healthy, are the
 hooks pointing at a working interpreter (each distinct installed command is run once, for real,
-when it is exactly what `ace install` writes for this installation), is Claude Code there; and,
+when it is exactly what `ace install` writes for this installation), is Claude Code there, does
+the model path work (`model_path`: one real call unless --offline); and,
 from `doctor_checks`, the MCP registration, the extras configured features need and the plugin's
 interpreter. Each failed check carries a fix that works as written (tests/test_install.py applies
-each). Cost: doctor starts one hook process per distinct install and reads a few small files."""
+each). Cost: doctor starts one hook process per distinct install, reads a few small files and, with
+a model configured, makes one tiny model call."""
 
 import os
 import shutil
@@ -69,6 +71,12 @@ def status(project_dir: str) -> dict:
         "degraded": health.read(),
         "last_errors": log.tail(5),
     }
+    from .model_path import summary  # the model path: provider, today's spend against the caps, a failure
+
+    try:
+        report["llm"] = summary(config.load(project.root))
+    except config.ConfigError as exc:
+        report["llm"] = {"provider": None, "model": None, "meter": None, "failure": None, "error": str(exc)}
     if report["store"]["exists"]:
         report["store"]["bytes"] = sum(
             os.path.getsize(p) for p in (paths.db_path(), paths.db_path() + "-wal") if os.path.exists(p)
@@ -110,7 +118,7 @@ def probe_hook_command(command: str) -> str | None:
                                                        doctor_checks.HOOK_PROBE))
 
 
-def doctor(project_dir: str, fix: bool = False) -> list[Check]:
+def doctor(project_dir: str, fix: bool = False, offline: bool = False) -> list[Check]:
     checks: list[Check] = []
     project = identify(project_dir)
 
@@ -174,6 +182,9 @@ def doctor(project_dir: str, fix: bool = False) -> list[Check]:
     checks.extend(doctor_checks.mcp_checks(project.root))
     checks.extend(doctor_checks.extras_checks(cfg))
     checks.append(_claude_check())
+    from .model_path import doctor_check  # the model path, with one real call unless offline
+
+    checks.append(doctor_check(cfg, offline=offline))
 
     errors = log.tail(3)
     checks.append(Check("recent errors", not errors, "; ".join(errors) if errors else "none logged",

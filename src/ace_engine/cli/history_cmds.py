@@ -69,7 +69,24 @@ def stats(ctx, project_dir, all_projects, limit, remote, days, as_json):
             plural(total["calls"], "call"), total["input_tokens"], total["output_tokens"],
             f"{total.get('cost_usd', 0):.4f}")
     else:
-        say("LLM: no calls (heuristic reflector).")
+        say("LLM: no calls{}.", "" if spend is None or spend.get("provider") else " (heuristic reflector)")
+    _say_fallback(spend, any("fallback from" in str(r.get("reflector") or "") for r in runs))
+
+
+def _say_fallback(spend: dict | None, fell_back: bool) -> None:
+    """Why the model was not used — "fallback from llm:…" in the table, or a model configured and
+    no calls — from the cause its provider recorded (`llm/health.py`)."""
+    if not spend or not (spend.get("provider") and (fell_back or spend.get("failure")
+                                                     or not spend.get("total", {}).get("calls"))):
+        return
+    failure = spend.get("failure") or spend.get("last_failure")
+    if failure and failure.get("cause"):
+        now = "fails" if spend.get("failure") else "failed last"
+        say("Model {} ({}): {}{}", now, spend["provider"], failure["cause"],
+            f" — fix: {failure['fix']}" if failure.get("fix") else " (it has worked since)")
+    elif fell_back:
+        say("Model: the fallback's cause was not recorded (it predates this version); `ace doctor` checks the "
+            "model with one call.")
 
 
 def _spend() -> dict | None:
@@ -78,9 +95,20 @@ def _spend() -> dict | None:
     except ImportError:
         return None
     try:
-        return usage_summary()
+        spend = usage_summary()
     except Exception:  # noqa: BLE001 — a damaged ledger must not break `ace stats`
         return None
+    from .. import llm
+    from ..core import config
+
+    try:
+        spend["provider"] = llm.provider_name(config.load(None))
+    except config.ConfigError:
+        spend["provider"] = None
+    state = llm.health.read() or {}
+    spend["failure"] = llm.health.failure()
+    spend["last_failure"] = state.get("last_failure")
+    return spend
 
 
 @click.command("log")

@@ -16,8 +16,8 @@ from ..core.files import atomic_write
 from ..core.project import identify
 from ..integrations import claude_settings
 from ..learning import reflector_choice
-from . import diagnostics
-from .common import extra_hint, json_option, project_option, resolve_dir, wide_option
+from . import diagnostics, model_path
+from .common import json_option, project_option, resolve_dir, wide_option
 from .output import emit_json, fail, plain, plural, say, size, styled, table, when
 
 agent_option = click.option("--agent", type=click.Choice(["claude", "codex", "gemini"]), default="claude",
@@ -52,14 +52,21 @@ def _target(scope: str | None, project: str | None) -> tuple[str, str]:
 @click.option("--statusline", "with_statusline", is_flag=True,
               help="Show ace-engine's status line in Claude Code (unless you have one of your own).")
 @agent_option
+@click.option("--learn-with", "learn_with", type=click.Choice(["claude", "codex", "none"]), default=None,
+              help="Learn with this agent's model in the background (`claude -p` / `codex exec`), or none, without "
+                   "being asked; written to your user config. Default: asked once in a terminal.")
 @json_option
-def install(scope, project_dir, python, with_mcp, allow_writes, with_statusline, agent, as_json):
+def install(scope, project_dir, python, with_mcp, allow_writes, with_statusline, agent, learn_with, as_json):
     """Switch ace-engine on: merge its hooks into Claude Code's settings.
 
     Writes .claude/settings.json of the project by default. Other keys and other tools' hooks
     are kept; re-running changes nothing; a backup (*.ace-backup) is written before a change.
     With --agent codex|gemini: Codex's .codex/hooks.json and config.toml (hooks feature, MCP
     server), or Gemini's .gemini/settings.json (hooks, MCP server).
+
+    Once, when no model was chosen yet and the agent's CLI is logged in: offers to learn with it in
+    the background (`claude -p` / `codex exec`; yes by default in a terminal, off without one);
+    `--learn-with` answers for scripts. The answer goes to your user config.
     """
     from ..integrations import mcp_config
 
@@ -69,7 +76,11 @@ def install(scope, project_dir, python, with_mcp, allow_writes, with_statusline,
                  "server", code=2)
         from .agent_setup import run
 
-        return run("install", agent, scope, project_dir, python, as_json)
+        run("install", agent, scope, project_dir, python, as_json)
+        if not as_json:
+            say()
+        model_path.offer(agent, identify(resolve_dir(project_dir)).root, learn_with, quiet=as_json)
+        return None
 
     if allow_writes and not with_mcp:
         fail("--allow-writes goes with --mcp: `ace install --mcp --allow-writes`", code=2)
@@ -92,9 +103,10 @@ def install(scope, project_dir, python, with_mcp, allow_writes, with_statusline,
         line = mcp_config.install_statusline(path, python=python) if with_statusline else None
     except OSError as exc:  # SettingsError is an AceError: the `ace` group shows it
         fail(str(exc))
-    learning = reflector_choice.describe(config_mod.load(root))
     if as_json:
-        return emit_json({**result, "scope": scope, "learning": learning, "mcp": mcp, "statusline": line})
+        offered = model_path.offer(agent, root, learn_with, quiet=True)
+        return emit_json({**result, "scope": scope, "learning": reflector_choice.describe(config_mod.load(root)),
+                          "mcp": mcp, "statusline": line, "model_offer": offered})
     if mcp is not None:
         say("MCP server `ace` registered in [bold]{}[/] and approved in {} ({}).", mcp.get("mcp_json"), path,
             "read and write tools" if allow_writes else "read-only tools")
@@ -112,51 +124,8 @@ def install(scope, project_dir, python, with_mcp, allow_writes, with_statusline,
             say("Backup of the previous file: {}", result["backup"])
         say("Start Claude Code in this project; `ace status` shows what is captured.")
     say()
-    _say_learning(learning)
-
-
-def _say_learning(info: dict) -> None:
-    """Which reflector writes the lessons, what a model adds and how to turn it on, and the spending caps."""
-    if info["reflector"] == "llm":
-        say("[bold]Lessons[/]: written by the LLM reflector ({}{}), which states root causes; the offline "
-            "reflector takes over when the model fails or a cap is reached.", info["provider"],
-            f", model {info['model']}" if info["model"] else "")
-    elif info["problem"]:
-        say("[bold]Lessons[/]: learned [yellow]offline[/] for now: `llm.provider = {}` is set but can't be used: {}",
-            info["provider"], info["problem"])
-    else:
-        why = " (`learning.reflector = heuristic`)" if info["choice"] == "heuristic" else ""
-        say("[bold]Lessons[/]: learned offline by the heuristic reflector{}: which command failed, what changed, "
-            "which commands work — it cannot say why something failed. With a language model the reflector reads "
-            "each task and the offline candidates and writes the root cause instead (\"X requires Y\", \"do Z "
-            "before W\"), dropping one-off events. To turn it on, add to {}:", why, paths.user_config_path())
-        if info["claude_on_path"]:
-            lines, env = ['provider = "claude-cli"    # your Claude Code login, no API key'], \
-                "ACE_LLM_PROVIDER=claude-cli"
-        else:
-            lines = ['provider = "anthropic"    # the key in ANTHROPIC_API_KEY', 'model = "<model name>"']
-            env = "ACE_LLM_PROVIDER=anthropic ACE_LLM_MODEL=<model name>"
-        if info["choice"] == "heuristic":
-            lines.append('# and under [learning]: reflector = "auto"')
-        say("    {}", "\n    ".join(["[llm]", *lines]))
-        if not info["claude_on_path"]:
-            say("(needs `{}`; with Claude Code on PATH, provider = \"claude-cli\" uses "
-                "its login instead; \"openai\" takes any OpenAI-compatible server, with model and base_url)",
-                extra_hint("llm", only=["anthropic"]))
-        say("or export {} where Claude Code starts; `ace config show` lists the llm.* settings.", env)
-    if all(info["budget"].values()):
-        say("Spending caps, on by default: {}; past a cap, learning goes offline.", _caps(info["budget"]))
-    else:
-        say("[yellow]Spending caps[/]: {}; past a cap, learning goes offline.", _caps(info["budget"]))
-
-
-def _caps(budget: dict) -> str:
-    job, calls, tokens = (budget[k] for k in reflector_choice.BUDGET_KEYS)
-    return ", ".join([
-        f"{job} model calls per task" if job else "no per-task call cap (llm.max_calls_per_job = 0)",
-        f"{calls:,} calls and" if calls else "no daily call cap (llm.max_calls_per_day = 0),",
-        f"{tokens:,} tokens a day on this machine" if tokens else "no daily token cap (llm.max_tokens_per_day = 0)",
-    ]).replace("and,", "and").replace(",,", ",")
+    offered = model_path.offer(agent, root, learn_with)  # once: the answer is kept in the user config
+    model_path.say_learning(reflector_choice.describe(config_mod.load(root)), offered=offered)
 
 
 @click.command()
@@ -232,6 +201,8 @@ def status(project_dir, as_json):
 
         if (report.get("waiting") or {}).get("count"):
             show_waiting_for(p["key"])
+    if report.get("llm"):
+        model_path.show_summary(report["llm"])
     if report["spooled_records"]:
         say("[yellow]{} spooled[/] — `ace doctor --fix` writes them", plural(report["spooled_records"], "record"))
     if report["degraded"]:
@@ -247,10 +218,12 @@ def status(project_dir, as_json):
 @project_option
 @click.option("--fix", is_flag=True, help="Apply the safe fixes: replay spooled records, move a corrupt store aside, "
               "re-screen lessons stored under an older safety policy.")
+@click.option("--offline", is_flag=True, help="Make no model call (the model path is then judged by its last call).")
 @json_option
-def doctor(project_dir, fix, as_json):
-    """Check interpreter, store, hooks, Claude Code and config; say how to fix each failure."""
-    checks = diagnostics.doctor(resolve_dir(project_dir), fix=fix)
+def doctor(project_dir, fix, offline, as_json):
+    """Check interpreter, store, hooks, Claude Code, config and the model path (one small model call,
+    counted in the daily budget, unless --offline); say how to fix each failure."""
+    checks = diagnostics.doctor(resolve_dir(project_dir), fix=fix, offline=offline)
     failed = [c for c in checks if not c.ok and not c.warn]
     if as_json:
         emit_json({"ok": not failed, "checks": [c.as_dict() for c in checks]})

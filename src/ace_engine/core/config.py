@@ -191,10 +191,13 @@ SETTINGS: tuple[Setting, ...] = (
             "hosts a lesson may name without being quarantined (besides registries, code hosts, docs)"),
     # LLM: an optional model for reflection. Nothing leaves the machine unless a provider is set.
     Setting("llm.provider", "none",
-            "none (offline heuristics only), claude-cli (your Claude Code login), "
-            "anthropic or openai (any OpenAI-compatible endpoint)"),
+            "none (offline heuristics only), claude-cli (your Claude Code login), codex-cli (your Codex "
+            "login), anthropic or openai (any OpenAI-compatible endpoint)"),
     Setting("llm.model", "",
-            "model name; needed for anthropic / openai, optional for claude-cli (its default otherwise)"),
+            "model name; needed for anthropic / openai, optional for the CLIs (replaces llm.claude_model)"),
+    Setting("llm.claude_model", "haiku", "model claude-cli uses when llm.model is empty (a small fast one)"),
+    Setting("llm.codex_model", "", "model codex-cli uses when llm.model is empty (empty: Codex's default)"),
+    Setting("llm.codex_path", "", "the `codex` binary for codex-cli (default: `codex` on PATH)"),
     Setting("llm.base_url", "",
             "endpoint of an anthropic / openai provider, e.g. http://localhost:11434/v1 for Ollama"),
     Setting("llm.api_key_env", "",

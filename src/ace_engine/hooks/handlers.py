@@ -75,7 +75,23 @@ def session_start(hook: "Hook") -> "Answer":
     ctx = _context(hook)
     context = inject.safely(ctx, "session-start injection", inject.session_start, record["detail"])
     notice = notice or inject.safely(ctx, "learning notice", inject.learning_notice, record["detail"], injects=False)
+    model = _model_notice(hook)  # said besides the others: it explains why lessons came from offline learning
+    notice = "\n".join(part for part in (notice, model) if part) or None
     return context_answer("SessionStart", context, notice)
+
+
+def _model_notice(hook: "Hook") -> str | None:
+    """Once per failure: learning fell back to offline because the model path failed, with the
+    provider's own message and the fix (`llm/health.py`; ~2 ms of imports, at SessionStart only)."""
+    try:
+        if str(hook.cfg["llm.provider"]).strip().lower() in ("", "none", "off", "false", "0"):
+            return None
+        from ..llm import health as model_health
+
+        return model_health.notice()
+    except Exception as exc:  # noqa: BLE001 — advice only: never costs the session start
+        log.error(hook.event, f"model-path notice failed: {type(exc).__name__}: {exc}")
+        return None
 
 
 def _note_first_head(hook: "Hook", store: "Any") -> None:

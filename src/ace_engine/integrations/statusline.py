@@ -2,11 +2,13 @@
 
 Contract: reads Claude Code's statusLine JSON on stdin (`session_id`, `cwd`,
 `workspace.project_dir`, …; anything unreadable counts as no input) and prints exactly one
-line, always exiting 0: `ace · 3 lessons shown · 2 learned today (1 waiting) · 2 to review` —
-the distinct lessons injected into this session, the lessons the learner added to this project
-(and the global ones) since local midnight and how many of those are still candidates waiting
-to recur (`ace patterns` lists them, `ace keep ID` keeps one), and those held for review
-(quarantined) — or, when the hooks could not write the store (`hooks.health`), `ace ⚠ degraded:
+line, always exiting 0: `ace · 3 lessons shown · 2 learned today (1 waiting) · 2 to review ·
+llm 3/200 calls` — the distinct lessons injected into this session, the lessons the learner added
+to this project (and the global ones) since local midnight and how many of those are still
+candidates waiting to recur (`ace patterns` lists them, `ace keep ID` keeps one), those held for
+review (quarantined), and with a model configured today's model calls against the daily cap
+(`llm ⚠ offline: <kind> · ace doctor` while the last model call failed: `llm/health.py`) — or,
+when the hooks could not write the store (`hooks.health`), `ace ⚠ degraded:
 <cause> · N spooled · ace doctor`.
 
 Where a user hears that a session taught something. Learning runs in a detached worker after
@@ -21,7 +23,8 @@ Nothing is created: without a store it says so. The store is opened with a short
 and a store that cannot be read is reported on the line, never raised.
 
 Cost: stdlib and the store (no CLI framework): ~30 ms, most of it interpreter start-up — the
-status line runs after every message. `python -I -m ace_engine.integrations.statusline` is the
+status line runs after every message; with a model configured, the config and two small JSON files
+(the usage ledger, the model's health) besides, a few ms. `python -I -m ace_engine.integrations.statusline` is the
 fast entry (`mcp_config.statusline_command`); `ace statusline` runs the same code.
 """
 
@@ -99,7 +102,33 @@ def status_line(payload: dict[str, Any], now: float | None = None) -> str:
     parts = [f"{_plural(shown, 'lesson')} shown", today]
     if review:
         parts.append(f"{review} to review")
+    model = _model_segment(str(cwd))
+    if model:
+        parts.append(model)
     return "ace · " + " · ".join(parts)
+
+
+def _model_segment(cwd: str) -> str | None:
+    """`llm 3/200 calls` (today's model calls against the daily cap), `llm cap reached`, or
+    `llm ⚠ offline: login` while the last model call failed; None without a model."""
+    from ..core import config
+
+    try:
+        cfg = config.load(identify(cwd).root)
+    except config.ConfigError:
+        return None
+    if str(cfg["llm.provider"]).strip().lower() in ("", "none", "off", "false", "0"):
+        return None
+    from ..llm import health as model_health
+    from ..llm.budget import meter, meter_text
+
+    failure = model_health.failure()
+    if failure:
+        return f"llm ⚠ offline: {failure.get('kind') or 'failed'} · ace doctor"
+    spent = meter(cfg["llm.max_calls_per_day"], cfg["llm.max_tokens_per_day"])
+    if spent["reached"]:
+        return f"llm cap reached ({meter_text(spent, short=True)})"
+    return f"llm {meter_text(spent, short=True)}"
 
 
 def main(stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:

@@ -4,13 +4,16 @@ Nothing here is needed for ace-engine to work, and nothing leaves the machine un
 `llm.provider` says so:
 
 * `none` (default) — no model; learning uses the offline heuristic reflector;
-* `claude-cli` — Claude Code in headless mode, with the user's own login (`claude_cli.py`);
+* `claude-cli` — Claude Code in headless mode, with the user's own login (`claude_cli.py`), a
+  small fast model by default (`llm.claude_model`);
+* `codex-cli` — Codex CLI's `codex exec`, with the user's own login (`codex_cli.py`);
 * `anthropic` — the Anthropic Messages API via the `anthropic` SDK (`anthropic_api.py`);
 * `openai` — any OpenAI-compatible endpoint via the `openai` SDK, e.g. a local Ollama or vLLM
   (`openai_compat.py`).
 
 Every provider answers `complete_json(system, user, schema_hint, *, max_tokens, timeout) -> dict`
-within the budgets of `base.Provider`. Callers catch `FAILURES` and fall back. The settings
+within the budgets of `base.Provider`. Callers catch `FAILURES` and fall back; the failure is
+recorded with its true cause (`health.py`) for `ace doctor`, `ace status` and SessionStart. The settings
 (`llm.*`) and their defaults are rows of `config.SETTINGS`; nothing here restates them.
 """
 
@@ -20,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.config import value_of as _setting
 from ..core.errors import BudgetExceeded, InvalidOutput, LLMError, LLMTimeout
+from . import health
 from .base import Completion, Provider, short_error
 from .budget import UsageLedger, usage_summary
 from .structured import extract_json, validate
@@ -29,13 +33,23 @@ if TYPE_CHECKING:
 
     from ..core.config import Config
 
-PROVIDERS = ("none", "claude-cli", "anthropic", "openai")
+PROVIDERS = ("none", "claude-cli", "codex-cli", "anthropic", "openai")
+ALIASES = {"claude": "claude-cli", "claude-code": "claude-cli", "codex": "codex-cli", "openai-compatible": "openai"}
 
 # What a caller with a fallback catches: every way a model call can fail to give a usable answer.
 FAILURES = (LLMError, BudgetExceeded, InvalidOutput)
 
 __all__ = ["Completion", "LLMError", "LLMTimeout", "Provider", "BudgetExceeded", "UsageLedger", "usage_summary",
-           "InvalidOutput", "extract_json", "validate", "PROVIDERS", "FAILURES", "get_provider", "short_error"]
+           "InvalidOutput", "extract_json", "validate", "PROVIDERS", "FAILURES", "get_provider", "short_error",
+           "provider_name", "health"]
+
+
+def provider_name(cfg: Config | Mapping[str, Any]) -> str | None:
+    """The canonical name of the provider `cfg` asks for (`claude-cli` for `claude`…), None for none."""
+    name = str(_setting(cfg, "llm.provider")).strip().lower()
+    if name in ("", "none", "off", "false", "0"):
+        return None
+    return ALIASES.get(name, name)
 
 
 def get_provider(cfg: Config | Mapping[str, Any], *, env: Mapping[str, str] | None = None,
@@ -43,11 +57,22 @@ def get_provider(cfg: Config | Mapping[str, Any], *, env: Mapping[str, str] | No
     """The provider `cfg` (a `config.Config` or a plain dict of dotted keys) asks for, or None.
 
     Raises LLMError naming the problem and the fix when the provider is unknown or can't be set
-    up (binary or SDK missing, no model, no key). `env` replaces os.environ for the provider
-    (keys, and the environment of the `claude` subprocess)."""
-    name = str(_setting(cfg, "llm.provider")).strip().lower()
-    if name in ("", "none", "off", "false", "0"):
+    up (binary or SDK missing, no model, no key) — recorded first as the model path's failure
+    (`health.py`), so that the fallback it causes is explained. `env` replaces os.environ for the
+    provider (keys, and the environment of the `claude` / `codex` subprocess)."""
+    name = provider_name(cfg)
+    if name is None:
         return None
+    ledger = ledger if ledger is not None else UsageLedger()
+    try:
+        return _build(name, cfg, env, ledger)
+    except LLMError as exc:
+        health.record_failure(name, str(exc), path=health.path_for(ledger.path))
+        raise
+
+
+def _build(name: str, cfg: Config | Mapping[str, Any], env: Mapping[str, str] | None,
+           ledger: UsageLedger) -> Provider:
     budgets: dict[str, Any] = {
         "model": _setting(cfg, "llm.model") or None,
         "timeout_s": _setting(cfg, "llm.timeout_s"),
@@ -55,18 +80,24 @@ def get_provider(cfg: Config | Mapping[str, Any], *, env: Mapping[str, str] | No
         "max_calls_per_job": _setting(cfg, "llm.max_calls_per_job"),
         "max_calls_per_day": _setting(cfg, "llm.max_calls_per_day"),
         "max_tokens_per_day": _setting(cfg, "llm.max_tokens_per_day"),
-        "ledger": ledger if ledger is not None else UsageLedger(),
+        "ledger": ledger,
     }
-    if name in ("claude-cli", "claude", "claude-code"):
+    if name == "claude-cli":
         from .claude_cli import ClaudeCliProvider
 
+        budgets["model"] = budgets["model"] or _setting(cfg, "llm.claude_model") or None
         return ClaudeCliProvider(claude_path=_setting(cfg, "llm.claude_path") or None, env=env, **budgets)
+    if name == "codex-cli":
+        from .codex_cli import CodexCliProvider
+
+        budgets["model"] = budgets["model"] or _setting(cfg, "llm.codex_model") or None
+        return CodexCliProvider(codex_path=_setting(cfg, "llm.codex_path") or None, env=env, **budgets)
     if name == "anthropic":
         from .anthropic_api import AnthropicProvider
 
         return AnthropicProvider(base_url=_setting(cfg, "llm.base_url") or None,
                                  api_key_env=_setting(cfg, "llm.api_key_env") or None, env=env, **budgets)
-    if name in ("openai", "openai-compatible"):
+    if name == "openai":
         from .openai_compat import OpenAIProvider
 
         return OpenAIProvider(base_url=_setting(cfg, "llm.base_url") or None,

@@ -10,7 +10,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .base import Completion, LLMError, LLMTimeout, Provider, api_key, load_sdk, missing_key, require_model, short_error
+from .base import (
+    Completion,
+    LLMError,
+    LLMTimeout,
+    Provider,
+    api_key,
+    load_sdk,
+    missing_key,
+    require_model,
+    short_error,
+    unreachable,
+)
 
 DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
 
@@ -29,6 +40,7 @@ class AnthropicProvider(Provider):
         if not key:
             raise missing_key(key_env, "export it (or name another one in `llm.api_key_env`)")
         self._errors = anthropic
+        self.base_url = base_url or None
         self.client = anthropic.Anthropic(api_key=key, base_url=base_url or None, max_retries=0,
                                           timeout=self.timeout_s)
 
@@ -41,6 +53,8 @@ class AnthropicProvider(Provider):
             )
         except errors.APITimeoutError:
             raise LLMTimeout(f"the Anthropic API did not answer within {timeout:g}s; raise `llm.timeout_s`") from None
+        except errors.APIConnectionError as exc:
+            raise unreachable(exc, self.base_url or "https://api.anthropic.com") from None
         except errors.APIStatusError as exc:
             raise LLMError(f"the Anthropic API refused the call ({exc.status_code}): {short_error(exc)}; "
                            "check `llm.model`, the key and `llm.base_url`") from None

@@ -7,6 +7,8 @@ class adds what every provider needs the same way:
   token caps (`budget.UsageLedger`), a timeout and an output token cap per call;
 * the API key — `api_key`: read from the environment variable `llm.api_key_env` names (else the
   provider's default), never from a file; `missing_key` is the error that says how to fix it;
+* health — every failure is recorded with its own message (`health.py`: what `ace doctor`, `ace
+  status` and the next SessionStart report, with the fix), and a call that works clears it;
 * structured output — the schema is appended to the system prompt, the first fitting JSON
   object is taken from the reply, and an unusable reply gets exactly one retry with a
   "reply with JSON only" nudge naming what was wrong.
@@ -24,11 +26,12 @@ from typing import Any
 
 from ..core.errors import BudgetExceeded, InvalidOutput, LLMError, LLMTimeout
 from ..core.fmt import estimate_tokens
+from . import health
 from .budget import UsageLedger
 from .structured import extract_json, schema_text
 
 __all__ = ["Completion", "LLMError", "LLMTimeout", "BudgetExceeded", "InvalidOutput", "Provider", "api_key",
-           "load_sdk", "missing_key", "require_model", "short_error"]
+           "load_sdk", "missing_key", "require_model", "short_error", "unreachable"]
 
 
 class Completion:
@@ -82,6 +85,18 @@ def missing_key(key_env: str, fix: str) -> LLMError:
 def short_error(exc: BaseException) -> str:
     """An SDK exception as one short line for a message or the log."""
     return " ".join(str(exc).split())[:300]
+
+
+def unreachable(exc: BaseException, where: str) -> LLMError:
+    """The error for a connection that failed (an SDK's APIConnectionError): what the transport
+    said underneath ("[Errno 111] Connection refused"), since the SDK's own text ("Connection
+    error.") names no cause."""
+    cause: BaseException | None = exc
+    while cause is not None and cause.__cause__ is not None:
+        cause = cause.__cause__
+    said = short_error(cause) if cause is not None and cause is not exc else short_error(exc)
+    verb = "refused the connection" if "refused" in said.lower() else "could not be reached"
+    return LLMError(f"the endpoint {where} {verb} ({said}); start the server or correct `llm.base_url`")
 
 
 JSON_INSTRUCTIONS = ("Reply with exactly one JSON object and nothing else — no prose, no code fences. "
@@ -139,13 +154,36 @@ class Provider:
 
     # -- calls -----------------------------------------------------------------------------------
 
+    # -- health: the last failure and its true cause, for `ace doctor`, `ace status` and SessionStart --
+
+    def _health_path(self) -> str | None:
+        """Where this provider's failures are recorded (next to its ledger); None: not recorded."""
+        return health.path_for(self.ledger.path) if self.ledger is not None else None
+
+    def record_failure(self, exc: BaseException) -> None:
+        where = self._health_path()
+        if where is not None:
+            health.record_failure(self.name, str(exc), path=where)
+
     def complete(self, system: str, user: str, *, max_tokens: int | None = None,
                  timeout: float | None = None) -> Completion:
-        """One budgeted call; plain text back. Raises BudgetExceeded, LLMTimeout or LLMError."""
-        self._check_budget()
+        """One budgeted call; plain text back. Raises BudgetExceeded, LLMTimeout or LLMError — each
+        recorded with its message (`health.py`) first; a call that works clears the record."""
+        try:
+            self._check_budget()
+        except BudgetExceeded as exc:
+            self.record_failure(exc)
+            raise
         self.calls += 1  # counted before the call: a call that times out still cost something
         started = time.monotonic()
-        done = self._call(system, user, int(max_tokens or self.max_tokens), float(timeout or self.timeout_s))
+        try:
+            done = self._call(system, user, int(max_tokens or self.max_tokens), float(timeout or self.timeout_s))
+        except LLMError as exc:
+            self.record_failure(exc)
+            raise
+        where = self._health_path()
+        if where is not None:
+            health.record_success(self.name, path=where)
         done.seconds = round(time.monotonic() - started, 3)
         if not done.input_tokens:
             done.input_tokens = estimate_tokens(system) + estimate_tokens(user)
@@ -172,7 +210,9 @@ class Provider:
             return extract_json(done.text, schema_hint)
         except InvalidOutput as exc:
             snippet = " ".join((done.text or "").split())[:200]
-            raise InvalidOutput(f"{self.name}: {exc} (after one retry; reply began {snippet!r})") from None
+            failed = InvalidOutput(f"{self.name}: {exc} (after one retry; reply began {snippet!r})")
+            self.record_failure(failed)
+            raise failed from None
 
     def _call(self, system: str, user: str, max_tokens: int, timeout: float) -> Completion:
         raise NotImplementedError

@@ -22,7 +22,7 @@ from ..core.files import atomic_write
 KEEP_DAYS = 62
 FILE_NAME = "llm-usage.json"
 
-__all__ = ["BudgetExceeded", "UsageLedger", "usage_summary", "today"]
+__all__ = ["BudgetExceeded", "UsageLedger", "usage_summary", "today", "meter", "meter_text", "short_count"]
 
 
 def today(now: float | None = None) -> str:
@@ -108,3 +108,35 @@ def usage_summary(days: int = 7, ledger: UsageLedger | None = None, now: float |
     total["cost_usd"] = round(sum(d["cost_usd"] for d in per_day), 6)
     return {"today": per_day[0], "last_days": days, "total": total,
             "days": [d for d in per_day if d["calls"]]}
+
+
+def meter(max_calls: int, max_tokens: int, ledger: UsageLedger | None = None, now: float | None = None
+          ) -> dict[str, Any]:
+    """Today's spend against the daily caps (0 = no cap): {calls, calls_cap, tokens, tokens_cap,
+    reached} — what `ace status`, the status line and the dashboard show. `reached` names the cap
+    that is reached ("calls" / "tokens"), else None."""
+    spent = (ledger or UsageLedger()).day(today(now))
+    tokens = spent["input_tokens"] + spent["output_tokens"]
+    reached = ("calls" if max_calls and spent["calls"] >= max_calls
+               else "tokens" if max_tokens and tokens >= max_tokens else None)
+    return {"calls": spent["calls"], "calls_cap": int(max_calls or 0), "tokens": tokens,
+            "tokens_cap": int(max_tokens or 0), "cost_usd": spent["cost_usd"], "reached": reached}
+
+
+def short_count(n: int) -> str:
+    """12345 -> "12k", 2000000 -> "2M": a count that fits a status line."""
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.1f}".rstrip("0").rstrip(".") + "M"
+    if n >= 10_000:
+        return f"{n // 1000}k"
+    return str(n)
+
+
+def meter_text(m: dict[str, Any], *, short: bool = False) -> str:
+    """"3/200 calls, 12k/2M tokens today" (`short`: "3/200 calls", the status line's segment)."""
+    calls = f"{m['calls']}/{m['calls_cap']} calls" if m["calls_cap"] else f"{m['calls']} calls (no cap)"
+    if short:
+        return calls
+    tokens = (f"{short_count(m['tokens'])}/{short_count(m['tokens_cap'])} tokens" if m["tokens_cap"]
+              else f"{short_count(m['tokens'])} tokens (no cap)")
+    return f"{calls}, {tokens} today"

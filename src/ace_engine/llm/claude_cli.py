@@ -38,20 +38,25 @@ def _absolute_path_dirs() -> str:
     return os.pathsep.join(d for d in os.environ.get("PATH", os.defpath).split(os.pathsep) if os.path.isabs(d))
 
 
-def find_claude(configured: str | None = None) -> str | None:
-    """The `claude` binary: `llm.claude_path` when set (an absolute path, `~/…`, or a bare name
-    looked up on PATH), else `claude` on PATH. Raises LLMError for a relative path: resolved
-    against the working directory, it would run whatever a repository puts there."""
+def find_cli(name: str, configured: str | None = None, key: str = "llm.claude_path") -> str | None:
+    """The `name` binary: `configured` (the setting `key`) when set (an absolute path, `~/…`, or a
+    bare name looked up on PATH), else `name` on PATH. Raises LLMError for a relative path:
+    resolved against the working directory, it would run whatever a repository puts there."""
     if configured:
         path = os.path.expanduser(configured)
         if os.path.isabs(path):
             return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
         if os.sep in path or (os.altsep and os.altsep in path):
-            raise LLMError(f"`llm.claude_path` {configured!r} is a relative path; ace-engine never resolves it "
+            raise LLMError(f"`{key}` {configured!r} is a relative path; ace-engine never resolves it "
                            "against the working directory (a repository's). Set an absolute path, or a bare "
                            "command name found on PATH")
         return shutil.which(path, path=_absolute_path_dirs())
-    return shutil.which("claude", path=_absolute_path_dirs())
+    return shutil.which(name, path=_absolute_path_dirs())
+
+
+def find_claude(configured: str | None = None) -> str | None:
+    """The `claude` binary: `llm.claude_path` when set, else `claude` on PATH (`find_cli`)."""
+    return find_cli("claude", configured, "llm.claude_path")
 
 
 def parse_result(stdout: str) -> dict[str, Any]:
@@ -110,12 +115,12 @@ class ClaudeCliProvider(Provider):
             try:
                 stdout, stderr = proc.communicate(user, timeout=timeout)
             except subprocess.TimeoutExpired:
-                _kill_group(proc)
+                kill_group(proc)
                 proc.communicate()
                 raise LLMTimeout(f"claude did not answer within {timeout:g}s; raise `llm.timeout_s`") from None
             finally:
                 if proc.poll() is None:
-                    _kill_group(proc)
+                    kill_group(proc)
         try:
             result = parse_result(stdout)
         except LLMError:
@@ -131,7 +136,7 @@ class ClaudeCliProvider(Provider):
                           float(result.get("total_cost_usd") or 0.0), self.model)
 
 
-def _kill_group(proc: subprocess.Popen[str]) -> None:
+def kill_group(proc: subprocess.Popen[str]) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)  # the group this provider started, nothing else
     except (ProcessLookupError, PermissionError, AttributeError):

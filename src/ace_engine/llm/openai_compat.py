@@ -12,7 +12,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .base import Completion, LLMError, LLMTimeout, Provider, api_key, load_sdk, missing_key, require_model, short_error
+from .base import (
+    Completion,
+    LLMError,
+    LLMTimeout,
+    Provider,
+    api_key,
+    load_sdk,
+    missing_key,
+    require_model,
+    short_error,
+    unreachable,
+)
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 LOCAL_PLACEHOLDER_KEY = "not-needed"
@@ -47,6 +58,8 @@ class OpenAIProvider(Provider):
         except errors.APITimeoutError:
             raise LLMTimeout(f"{self.base_url or 'the OpenAI API'} did not answer within {timeout:g}s; "
                              "raise `llm.timeout_s`") from None
+        except errors.APIConnectionError as exc:
+            raise unreachable(exc, self.base_url or "https://api.openai.com") from None
         except errors.APIStatusError as exc:
             raise LLMError(f"{self.base_url or 'the OpenAI API'} refused the call ({exc.status_code}): "
                            f"{short_error(exc)}; check `llm.model`, the key and `llm.base_url`") from None

@@ -1,5 +1,6 @@
 """Health: the store's size against its retention caps, the spool and degraded state, the jobs queue,
-and the hooks' own run times as recorded with each hook event.
+the hooks' own run times as recorded with each hook event, and the model budget (today's calls and tokens
+against the daily caps, and why learning is offline when the last model call failed).
 
 Contract: read-only. Sizes are the store's file on disk (database + WAL, what the automatic gc
 compares with `retention.max_db_mb`) and its live bytes; the spool and the degraded state are read
@@ -52,6 +53,18 @@ def _spool() -> dict[str, Any]:
             "dirs": spool.spool_dirs()}
 
 
+def model_budget(cfg: Any) -> dict[str, Any]:
+    """{provider, meter, failure}: learning with a model — today's calls and tokens against the
+    daily caps (`llm/budget.py`, shared by every project on the machine) and the recorded failure
+    while the last model call failed (`llm/health.py`)."""
+    from ... import llm
+    from ...llm.budget import meter
+
+    name = llm.provider_name(cfg)
+    return {"provider": name, "meter": meter(cfg["llm.max_calls_per_day"], cfg["llm.max_tokens_per_day"]),
+            "failure": llm.health.failure() if name else None}
+
+
 def page(request: Request) -> Response:
     from ...core import paths
     from ...hooks import health
@@ -66,7 +79,7 @@ def page(request: Request) -> Response:
             max_age_days=cfg["retention.max_age_days"], oldest=store.oldest_event(), counts=store.table_counts(),
             schema=store.schema_version(), policy=store.policy_version(), jobs=store.job_states(),
             attention=store.jobs_needing_attention(limit=20), latency=latency(store.hook_durations(LATENCY_SAMPLE)),
-            spool=_spool(), degraded=health.read())
+            spool=_spool(), degraded=health.read(), model=model_budget(cfg))
 
 
 ROUTES = [Route("/health", page, methods=["GET"])]
