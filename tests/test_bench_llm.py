@@ -90,5 +90,5 @@ def test_the_scorer_counts_active_and_any_status_recall_precision_and_cost():
     s = mod.summarize(rows)
     assert (s["recall_active"], s["recall_any"], s["precision_active"], s["junk_active"]) == (0.5, 1.0, 0.5, 0.5)
     assert s["statuses"] == {"active": 2, "candidate": 1, "quarantined": 1, "archived": 0}
-    assert s["calls"] == {"total": 4, "median": 2.0, "p90": 3.0}
+    assert s["calls"] == {"total": 4, "median": 2.0, "p90": 3.0, "max": 3}
     assert s["tokens"]["total"] == 13000 and s["fallback_turns"] == 1

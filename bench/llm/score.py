@@ -151,9 +151,10 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
         "precision_active": ratio(sum(1 for b in active if b["matches"]), len(active)),
         "junk_active": ratio(sum(1 for b in active if b["junk"]), len(active)),
         "statuses": {s: sum(1 for r in results for b in r["bullets"] if b["status"] == s) for s in STATUSES},
-        "calls": {"total": sum(calls), "median": statistics.median(calls) if calls else 0, "p90": _pct(calls, 0.9)},
+        "calls": {"total": sum(calls), "median": statistics.median(calls) if calls else 0, "p90": _pct(calls, 0.9),
+                  "max": max(calls, default=0)},
         "tokens": {"total": sum(tokens), "median": statistics.median(tokens) if tokens else 0,
-                   "p90": _pct(tokens, 0.9)},
+                   "p90": _pct(tokens, 0.9), "max": max(tokens, default=0)},
         "fallback_turns": sum(int(r.get("fallbacks") or 0) for r in results),
         "errors": sum(len(r["errors"]) for r in results),
     }
