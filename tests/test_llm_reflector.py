@@ -264,6 +264,7 @@ PROMPT_FINGERPRINTS = {
     "reflector-2026-11-23.1": "4eacd13a3d66821da03d7c50f520f728b3f620ea7a67da120ac8ad4f748e85d4",
     "reflector-2026-11-27.1": "5bddbd75481f09fb65d2e09d0ca9a2ec2647903dc91514cb43d0055ac23f62e5",  # change-based hints with the steps they rest on; rules under 200 chars
     "reflector-2026-12-02.1": "e92544a937afb6a07a1bf22e29fb3ca895136dbbf95951670b58a6570b67ec7b",  # a task of several turns in one call, the user's words at each turn; redacted spans never copied
+    "reflector-2026-12-02.2": "f83865abb23d18140a10906121cadbeaf086bd8e112f7bb228f69cc1badbdf37",  # a fixed bug is no lesson, nor how a common tool works; 0.8 and up only for a shown standing rule
 }
 
 

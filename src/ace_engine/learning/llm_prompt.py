@@ -37,7 +37,7 @@ from ..playbook import sections as sections_mod
 if TYPE_CHECKING:
     from ..core._types import Bullet, Candidate, Trajectory, TrajectoryStep
 
-PROMPT_VERSION = "reflector-2026-12-02.1"
+PROMPT_VERSION = "reflector-2026-12-02.2"
 
 MAX_LESSONS = 5
 MAX_PROMPT_CHARS = 40_000     # the whole user prompt of one call, ≈ 10k tokens: a task of several turns
@@ -107,18 +107,23 @@ a lesson; mention it in `reasoning`.
 
 What a lesson is: the root cause, stated as a reusable insight about this repository — "X requires Y", "do Z \
 before W", "use A, not B: B fails with E". Name the exact command, file, config key, function or error message that \
-lets the next session recognise the situation, and the cause, not only the symptom. A code fix is worth a lesson \
-when it teaches the rule the code must keep (which function must handle which case, and where it lives). Each \
-lesson is a rule of one or two sentences, under 200 characters; the evidence goes in `evidence`, not in the lesson.
+lets the next session recognise the situation, and the cause, not only the symptom. The fix of this task's own bug \
+is not a lesson: once it is committed, the next session will not meet the bug. It is worth one only when it states \
+a rule the code must keep that a later change could break (which function must handle which case, and where it \
+lives). Each lesson is a rule of one or two sentences, under 200 characters; the evidence goes in `evidence`, not \
+in the lesson.
 Good: "Integration tests need the database service: run `docker compose up -d db` before `make test` (without it \
 they fail with `connection refused` on port 5432)."
 Bad (an event log): "When `python /tmp/check_x.py` fails with `KeyError`, the fix was in src/x.py." — a throwaway \
-script, no cause.
+script, no cause. Bad (a one-off): "`parse_config` now returns an error for an empty file (fixed in config.py)." — \
+the bug is fixed; nothing recurs.
 Never write: a log of what happened; a throwaway script or scratch file the session wrote; a commit message, \
 heredoc or branch name (write the general form: `git push -u origin HEAD`); a one-file or one-test variant of a \
 command when the project's own command is known; how long something took, unless several runs show the same; an \
-absolute path outside the repository; generic advice ("run the tests", "read the error"); facts anyone can see; \
-the task restated; anything the steps do not show. Zero lessons is a good answer when nothing is worth keeping; \
+absolute path outside the repository; generic advice ("run the tests", "read the error"); how a common tool, \
+language or service works anywhere (gofmt formats Go, `git rebase` rewrites history, an outage of a hosted service) \
+— only what is particular to this repository, its setup or its user; facts anyone can see; the task restated; \
+anything the steps do not show. Zero lessons is a good answer when nothing is worth keeping; \
 at most {MAX_LESSONS}, usually 0 to 3.
 
 Turns: a task may span several turns. A line `[turn k] user: …` inside <steps> is what the user typed at that \
@@ -148,7 +153,9 @@ between that the error does not point to is not the cause, and a different comma
 
 Sections: strategies_and_hard_rules (conventions, rules, workflows), useful_code_snippets (commands and code that \
 work), troubleshooting_and_pitfalls (error → cause → fix), apis_to_use (libraries, functions, endpoints and how to \
-call them). `confidence` is 0..1: how sure the steps make you that the lesson is right.
+call them). `confidence` is 0..1: how sure the steps make you that the lesson is right and will matter again — \
+0.8 or more only when the steps show it (the failure, the change and the passing run, or the user's own words) and \
+it is a standing rule of this repository; lower when it rests on one observation or may not come up again.
 
 Tags: for each bullet in <bullets_shown> (they were injected into the agent's context during this task) give \
 exactly one tag using its id: helpful (relevant, and correct or followed with success), harmful (wrong, \
