@@ -401,15 +401,11 @@ def _dump_toml(flat: "Mapping[str, object]") -> str:
     return "\n".join(out) + "\n"
 
 
-CONFIG_BYTES = 64 * 1024  # a config file is small data: a larger one is refused unread
-
-
 def read_toml_bytes(path: str, *, project: bool = False) -> tuple[dict[str, object], bytes] | None:
-    """(flattened table, the exact bytes parsed), None when the file does not exist. Read only as a
-    regular file of at most `CONFIG_BYTES`, by a bounded read (`paths.read_optional`): a symlink to
-    `/dev/zero`, a FIFO, a device, a directory or a 10 MB file is a `ConfigError`, never read whole
-    or waited on. A `project` file (repository content) is not followed through a symlink either."""
-    data = paths.read_optional(path, ConfigError, "fix or remove the file", limit=CONFIG_BYTES,
+    """(flattened table, the exact bytes parsed), None when the file does not exist. Only a regular file
+    of at most `paths.CONFIG_BYTES`, by a bounded read: a symlink to `/dev/zero`, a FIFO, a device, a
+    10 MB file is a `ConfigError`, never read whole. A `project` file is not read through a symlink."""
+    data = paths.read_optional(path, ConfigError, "fix or remove the file", limit=paths.CONFIG_BYTES,
                                follow=not project)
     if data is None:
         return None

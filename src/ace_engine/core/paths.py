@@ -26,6 +26,7 @@ import sys
 from .errors import AceError
 
 PROJECT_CONFIG_NAME = ".ace.toml"
+CONFIG_BYTES = 64 * 1024  # a config file is small data: a larger one is refused unread (`read_optional`)
 
 class UnsafeDirError(AceError, PermissionError):
     """A directory ace-engine would keep data in is not private to the current user."""

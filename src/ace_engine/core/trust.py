@@ -96,11 +96,10 @@ def entries() -> list[dict]:
     """Every record, with `state`: trusted (content unchanged), changed (void) or missing."""
     found = []
     for path, entry in sorted(_read().items()):
-        from .config import CONFIG_BYTES  # a config file is small data: never read whole (config.py)
         from .errors import ConfigError
 
-        try:
-            data = paths.read_optional(path, ConfigError, "", limit=CONFIG_BYTES, follow=False)
+        try:  # a config file is small data: never read whole (`paths.read_optional`)
+            data = paths.read_optional(path, ConfigError, "", limit=paths.CONFIG_BYTES, follow=False)
             state = "missing" if data is None else "trusted" if digest(data) == entry["sha256"] else "changed"
         except ConfigError:
             state = "changed"
