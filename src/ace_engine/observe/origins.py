@@ -6,7 +6,9 @@ for what the learner writes. For each risky part of a lesson, its needle (the pa
 looked for, folded like the safety policy folds text:
 
 1. in a prompt the user typed (real user prompts only: `observe/transcript.py` keeps tool
-   results, injected context, reminders and other non-user entries out of them) → `user`;
+   results, injected context, reminders and other non-user entries out of them), or in the words
+   they typed when they stopped a call (only where Claude Code wrote the refusal:
+   `corrections.typed_refusal`) → `user`;
 2. in the project's own files (`PROJECT_FILES`: package.json, Makefile, mix.exs, pyproject.toml,
    tox.ini, setup.cfg, CI configuration, README…; regular files only, capped) → `project`;
 3. else along the session up to this turn, in order (`evidence`: the turns before it, up to
@@ -36,7 +38,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ..playbook import provenance as rule
-from .corrections import unquoted
+from .corrections import refusal_words, unquoted
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -181,6 +183,8 @@ class Attribution:
             item["use"] = ""  # the turn before: only what it showed counts (it came before this turn)
         # A subagent's prompts are its parent agent's words (and may relay a tool's text): not the user's.
         prompts = [] if trajectory.get("agent_id") else list(trajectory.get("prompts") or [])
+        if not trajectory.get("agent_id"):  # what the user typed when they stopped a call is theirs too
+            prompts += [w for s in trajectory.get("trajectory") or [] if (w := refusal_words(s.get("said")))]
         if trajectory.get("agent_id"):
             before += foreign({"text": p} for p in trajectory.get("prompts") or [])
         return cls(prompts, before + evidence, project_text(root))

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from ..capture.tools import AGENT_TOOLS, EDIT_TOOLS, READ_TOOLS
-from . import commands
+from . import commands, corrections
 from .commands import covers
 
 if TYPE_CHECKING:
@@ -193,6 +193,11 @@ def step_from_event(event: Mapping[str, Any], number: int, root: str | None) -> 
         step["output"] = root_text[:OUTPUT_KEPT // 4] + "\n" + root_text[-(OUTPUT_KEPT * 3 // 4):] \
             if len(root_text) > OUTPUT_KEPT else root_text
         step["error"] = commands.error_signature(root_text, root) if step["failure"] == "failed" else None
+        if step["failure"] == "refused":  # the user's words only where Claude Code wrote the refusal
+            said = corrections.typed_refusal(tool, root_text, ran=step["exit_code"] is not None,
+                                             denial=event.get("denial"))
+            if said:
+                step["said"] = said
         step["result"] = "failed: " + (step["error"] or _first_line(root_text, 160) or f"exit code {step['exit_code']}")
         if step["interrupted"]:
             step["result"] = "interrupted"
