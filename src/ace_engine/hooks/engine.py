@@ -49,6 +49,7 @@ class Hook:
         self.started = started
         self.now = time.time()
         self.store_error: str | None = None
+        self.saved = False  # the event's record was written (or spooled): the watchdog adds no drop
         self._cfg: Config | None = None
         self._project: Project | None = None
         self._store: SQLiteStore | None = None
@@ -95,6 +96,7 @@ class Hook:
 
             try:
                 store.apply(record)
+                self.saved = True
                 return
             except StoreError as exc:
                 self.store_error = str(exc)
@@ -103,6 +105,7 @@ class Hook:
         from . import health
 
         kept = spool.append(record)  # where it is kept, or None: then it is reported as lost
+        self.saved = True
         health.mark_degraded(self.store_error or "store unavailable", kept=kept)
 
     def close(self) -> None:
@@ -155,7 +158,7 @@ def read_payload(stream: "BinaryIO") -> "tuple[dict[str, Any], str | None]":
     if not raw or not raw.strip():
         return {}, "empty stdin"
     if len(raw) > MAX_STDIN_BYTES:
-        return {}, f"stdin larger than {MAX_STDIN_BYTES} bytes ignored"
+        return _header(raw), f"stdin larger than {MAX_STDIN_BYTES} bytes ignored"
     try:
         payload = json.loads(raw.decode("utf-8", "replace"))
     except ValueError as exc:
@@ -163,6 +166,29 @@ def read_payload(stream: "BinaryIO") -> "tuple[dict[str, Any], str | None]":
     if not isinstance(payload, dict):
         return {}, f"stdin JSON is a {type(payload).__name__}, not an object"
     return payload, None
+
+
+_HEADER_KEYS = ("session_id", "transcript_path", "cwd", "hook_event_name", "tool_name", "tool_use_id", "agent_id",
+                "agent_type")
+
+
+def _header(raw: bytes) -> "dict[str, Any]":
+    """What a payload too large to parse says of itself in its first 64 KB (Claude Code writes the
+    session, cwd and tool before the tool's input and response): enough to record that this call's
+    record was dropped (`HookInput.dropped`). A key found further in (inside the input) only marks
+    some session's evidence incomplete: the safe direction."""
+    import re
+
+    head = raw[:64 * 1024].decode("utf-8", "replace")
+    out: dict[str, Any] = {}
+    for key in _HEADER_KEYS:
+        m = re.search(r'"' + key + r'"\s*:\s*"((?:[^"\\\n]|\\.){1,4096}?)"', head)
+        if m:
+            try:
+                out[key] = json.loads(f'"{m.group(1)}"')
+            except ValueError:
+                continue
+    return out
 
 
 class _Answer:
@@ -183,6 +209,35 @@ class _Answer:
             self.out.flush()
         except (OSError, ValueError):
             pass  # Claude Code went away; nothing to tell
+
+
+def _record_drop(hook: Hook, why: str) -> None:
+    """The watchdog's last act for a tool event whose record was not saved in time: a record of the
+    drop instead (`records.tool_event` of a `dropped` input), so the session's evidence is marked
+    incomplete rather than silently missing the call. Bounded whatever was slow: only the small
+    fields are read; the store only when it is open and between transactions (the slow part may
+    have been opening it, or the real record's write), else the spool, which the learning worker
+    replays before it learns (`jobs.worker`)."""
+    try:
+        from ..capture import records
+        from ..core.config import DEFAULTS, Config
+        from ..store import spool
+
+        hook.input.dropped = why
+        record = records.base_record(hook.input, hook.now, None)
+        record["detail"] = records.short_text(hook.input.tool_name)
+        cfg = hook._cfg or Config(dict(DEFAULTS), {})  # noqa: SLF001 — the config if it was loaded
+        record["tool_event"] = records.tool_event(hook.input, cfg)
+        store = hook._store  # noqa: SLF001 — never opened here
+        if store is not None and not store.conn.in_transaction:
+            try:
+                store.apply(record)
+                return
+            except Exception:  # noqa: BLE001 — kept in the spool instead
+                pass
+        spool.append(record)
+    except BaseException as exc:  # noqa: BLE001 — the process exits next whatever happens
+        log.error(hook.event, f"could not record the dropped call: {type(exc).__name__}: {exc}")
 
 
 def run(argv: list[str]) -> "NoReturn":
@@ -214,11 +269,15 @@ def _handle(argv: list[str], stdin: "BinaryIO", stdout: "TextIO") -> Hook | None
     else:
         event = argv[0] if argv else ""
 
+    running: list[Hook] = []  # the hook once its input is parsed, for the watchdog
+
     if event in EVENTS and hasattr(_signal, "setitimer"):
 
         def on_deadline(signum: int, frame: object) -> None:
             log.error(event, f"budget of {EVENTS[event]['budget']}s exceeded; answered empty")
             answer.send(None)
+            if running and not running[0].saved and event in ("PostToolUse", "PostToolUseFailure"):
+                _record_drop(running[0], f"the hook's {EVENTS[event]['budget']}s budget ran out")
             os._exit(0)
 
         _signal.signal(_signal.SIGALRM, on_deadline)
@@ -243,7 +302,10 @@ def _handle(argv: list[str], stdin: "BinaryIO", stdout: "TextIO") -> Hook | None
             log.warning(event, f"payload hook_event_name is {named!r}; handled as {event}")
         from .handlers import AGENT_HANDLERS, HANDLERS
 
+        if problem and problem.startswith("stdin larger"):
+            inp.dropped = problem  # recorded as a drop: the session's evidence is incomplete
         hook = Hook(inp, started)
+        running.append(hook)
         reply = AGENT_HANDLERS.get((agent or "", native), HANDLERS[event])(hook)
         answer.send(agents.answer(agent, native, reply) if agent is not None else reply)
     except BaseException as exc:  # noqa: BLE001 — the host agent must never see our failure
