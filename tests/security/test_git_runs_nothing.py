@@ -26,11 +26,11 @@ def _booby_trap(root, marker) -> None:
     subprocess.run([*run, "config", "user.name", "Dev"], check=True)
     (root / "src").mkdir()
     (root / "src" / "textutil.py").write_text("import re\n\ndef slugify(text):\n    text = text.lower()\n")
-    (root / ".gitattributes").write_text("*.py diff=trap\n")
+    (root / ".gitattributes").write_text("*.py diff=trap filter=trap.x\n")
     subprocess.run([*run, "add", "."], check=True)
     subprocess.run([*run, "commit", "-qm", "init"], check=True)
     for key in ("core.fsmonitor", "core.pager", "diff.external", "diff.trap.textconv", "diff.trap.command",
-                "gpg.program"):
+                "gpg.program", "filter.trap.x.clean"):
         subprocess.run([*run, "config", key, str(script)], check=True)
     subprocess.run([*run, "config", "log.showSignature", "true"], check=True)
     subprocess.run([*run, "config", "core.hooksPath", str(root.parent)], check=True)

@@ -6,12 +6,14 @@ session's first and last HEAD). Cost: up to six `git` processes per learned task
 
 Git runs nothing the repository chose (issue 35): a repository's `.git/config` is as much
 repository content as its files (an unpacked archive, a shared folder), and some of its keys name
-programs git runs for read-only commands — `core.fsmonitor` on `status` and `diff`, a pager, an
-external diff or a `textconv` driver on `diff` / `log`, `gpg.program` when `log.showSignature` is
-set, hooks. `git_command` is the ONE place that builds git's argv and environment: every git this
-package, continuity, bootstrap and the demo run goes through it, with those keys overridden on the
-command line (which outranks every config file), external diffs and textconv off for the commands
-that diff, the system config skipped, and no prompt, editor, askpass, ssh or credential helper.
+programs git runs for read-only commands — `core.fsmonitor` on `status` and `diff`, a filter
+driver's `clean` on a changed file, a pager, an external diff or a `textconv` driver on `diff` /
+`log`, `gpg.program` when `log.showSignature` is set, hooks. `git_command` is the ONE place that
+builds git's argv and environment: every git this package, continuity, bootstrap and the demo run
+goes through it, with those keys overridden on the command line (which outranks every config
+file; the filter drivers' names read first by `git config`, which runs nothing), external diffs
+and textconv off for the commands that diff, the system config skipped, and no prompt, editor,
+askpass, ssh or credential helper. Cost: one more `git config` per root and process.
 """
 
 import os
@@ -33,12 +35,18 @@ _DROPPED_ENV = ("GIT_EXTERNAL_DIFF", "GIT_PAGER", "PAGER", "GIT_EDITOR", "GIT_AS
                 "GIT_CONFIG_COUNT", "GIT_PROXY_COMMAND", "GIT_EXEC_PATH", "GIT_TRACE", "GIT_ATTR_SOURCE")
 
 
-def git_command(root: str, *args: str) -> tuple[list[str], dict[str, str]]:
+def git_command(root: str, *args: str, filters: tuple[str, ...] = ()) -> tuple[list[str], dict[str, str]]:
     """(argv, environment) for `git -C root ARGS` that runs no program the repository's config
-    names (module docstring). Global options in `args` (`-c key=value`) come before the subcommand."""
+    names (module docstring). Global options in `args` (`-c key=value`) come before the subcommand.
+    `filters`: the repository's filter drivers (`filter_drivers`), whose clean / smudge / process
+    commands `status` and `diff` would run on a changed file: each is emptied, which disables it."""
     argv = ["git", "-C", root]
     for item in _OVERRIDES:
         argv += ["-c", item]
+    for name in filters:
+        for kind in ("clean", "smudge", "process"):
+            argv += ["-c", f"filter.{name}.{kind}="]
+        argv += ["-c", f"filter.{name}.required=false"]
     rest = list(args)
     while len(rest) >= 2 and rest[0] == "-c":  # the caller's own `-c`s: global options too
         argv += rest[:2]
@@ -53,12 +61,34 @@ def git_command(root: str, *args: str) -> tuple[list[str], dict[str, str]]:
     return argv + rest, env
 
 
+_FILTERS: dict[str, tuple[str, ...]] = {}  # per root, for this process (a worker learns a few tasks)
+_FILTER_KEY = r"^filter\..+\.(clean|smudge|process)$"
+
+
+def filter_drivers(root: str) -> tuple[str, ...]:
+    """The names of the filter drivers the repository's config defines (`git config` reads the config
+    and runs nothing); () when none or git fails."""
+    if root not in _FILTERS:
+        out = _run(root, ("config", "--null", "--get-regexp", _FILTER_KEY), ())
+        names = []
+        for entry in (out or "").split("\0"):
+            key = entry.split("\n", 1)[0]
+            if key.startswith("filter.") and key.count(".") >= 2:
+                names.append(key[len("filter."):key.rindex(".")])
+        _FILTERS[root] = tuple(dict.fromkeys(names))
+    return _FILTERS[root]
+
+
 def run_git(root: str, *args: str) -> str | None:
-    """`git -C root ARGS`'s stdout (`git_command`); None when git is missing, fails or takes over
-    TIMEOUT_SECONDS."""
+    """`git -C root ARGS`'s stdout (`git_command`, the repository's filter drivers disabled); None
+    when git is missing, fails or takes over TIMEOUT_SECONDS."""
+    return _run(root, args, filter_drivers(root))
+
+
+def _run(root: str, args: tuple[str, ...], filters: tuple[str, ...]) -> str | None:
     import subprocess  # only for tasks that are learned (see pipeline.job_trajectories)
 
-    argv, env = git_command(root, *args)
+    argv, env = git_command(root, *args, filters=filters)
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT_SECONDS, env=env,
                               errors="replace", stdin=subprocess.DEVNULL)
