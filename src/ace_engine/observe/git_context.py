@@ -2,7 +2,8 @@
 and removed. Runs `git` (fine in the worker, never in a hook), each call bounded by a timeout,
 with optional locks off so it never blocks the user's own git commands (`run_git`, also used by
 `ace bootstrap` to read the history; `commits_between` gives continuity the commits between a
-session's first and last HEAD). Cost: up to six `git` processes per learned task.
+session's first and last HEAD). Cost: up to six `git` commands per learned task (each with the
+`git config` below).
 
 Git runs nothing the repository chose (issue 35): a repository's `.git/config` is as much
 repository content as its files (an unpacked archive, a shared folder), and some of its keys name
@@ -13,7 +14,7 @@ builds git's argv and environment: every git this package, continuity, bootstrap
 goes through it, with those keys overridden on the command line (which outranks every config
 file; the filter drivers' names read first by `git config`, which runs nothing), external diffs
 and textconv off for the commands that diff, the system config skipped, and no prompt, editor,
-askpass, ssh or credential helper. Cost: one more `git config` per root and process.
+askpass, ssh or credential helper. Cost: one more `git config` per command.
 """
 
 import os
@@ -61,22 +62,20 @@ def git_command(root: str, *args: str, filters: tuple[str, ...] = ()) -> tuple[l
     return argv + rest, env
 
 
-_FILTERS: dict[str, tuple[str, ...]] = {}  # per root, for this process (a worker learns a few tasks)
 _FILTER_KEY = r"^filter\..+\.(clean|smudge|process)$"
 
 
 def filter_drivers(root: str) -> tuple[str, ...]:
-    """The names of the filter drivers the repository's config defines (`git config` reads the config
-    and runs nothing); () when none or git fails."""
-    if root not in _FILTERS:
-        out = _run(root, ("config", "--null", "--get-regexp", _FILTER_KEY), ())
-        names = []
-        for entry in (out or "").split("\0"):
-            key = entry.split("\n", 1)[0]
-            if key.startswith("filter.") and key.count(".") >= 2:
-                names.append(key[len("filter."):key.rindex(".")])
-        _FILTERS[root] = tuple(dict.fromkeys(names))
-    return _FILTERS[root]
+    """The names of the filter drivers the repository's config defines now (`git config` reads the
+    config and runs nothing; read before each command, never cached: the config may change between
+    two); () when none or git fails."""
+    out = _run(root, ("config", "--null", "--get-regexp", _FILTER_KEY), ())
+    names = []
+    for entry in (out or "").split("\0"):
+        key = entry.split("\n", 1)[0]
+        if key.startswith("filter.") and key.count(".") >= 2:
+            names.append(key[len("filter."):key.rindex(".")])
+    return tuple(dict.fromkeys(names))
 
 
 def run_git(root: str, *args: str) -> str | None:
