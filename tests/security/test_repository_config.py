@@ -120,3 +120,17 @@ def test_the_users_own_cap_still_applies(ace_home, git_project, tmp_path):
     assert code == 0
     _, captured = _post_tool_use(git_project, stdout="y" * 5000)
     assert len(captured[0]["response"]) < 1000
+
+
+@pytest.mark.parametrize("kind", ["/dev/zero", "fifo"])
+def test_a_git_config_that_is_no_small_file_is_not_read(ace_home, git_project, kind):
+    """`.git/config` is repository content too (an unpacked archive): the hooks read its remote by
+    hand, and a link to `/dev/zero` or a FIFO there must not hang or exhaust them either."""
+    config = git_project / ".git" / "config"
+    config.unlink()
+    if kind == "fifo":
+        os.mkfifo(config)
+    else:
+        os.symlink(kind, config)
+    _, captured = _post_tool_use(git_project)
+    assert len(captured) == 1 and NEEDLE in captured[0]["response"]
