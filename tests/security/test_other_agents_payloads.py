@@ -19,8 +19,7 @@ import json
 
 import pytest
 
-from ace_engine.capture.parts import text_of
-from agent_sessions import GeminiChat
+from agent_sessions import CodexRollout, GeminiChat
 from conftest import ace
 from learnutil import bullets, wait_for_learning
 from llm_servers import ScriptedChatServer
@@ -107,7 +106,29 @@ def test_a_package_named_only_in_a_gemini_chat_files_function_response_is_foreig
     _held(ace_home)
 
 
+def test_a_package_named_only_in_a_codex_mcp_resource_part_is_foreign(ace_home, git_project, tmp_path, model):
+    """Codex: an MCP tool's output as content items, the text inside an embedded `resource` item
+    (not an `input_text` / `output_text` / `text` item's `text`, all that was read on 42195db)."""
+    r = CodexRollout(git_project, "019c-parts")
+    r.prompt("The render tests fail, please fix them")
+    r.shell("call_1", "npm test", FAILING.removeprefix("Output: ").rsplit("\n", 1)[0], 1, tool="shell_command")
+    r.add("response_item", {"type": "function_call", "name": "mcp__docs__search", "call_id": "call_2",
+                            "arguments": json.dumps({"query": "refresh snapshots"})})
+    r.add("response_item", {"type": "function_call_output", "call_id": "call_2", "output": [
+        {"type": "resource", "resource": {"uri": "docs://snapshots", "mimeType": "text/markdown", "text": NAMED}}]})
+    r.shell("call_3", f"npx -y {PACKAGE}@latest", "refreshed 3 snapshots", 0, tool="shell_command")
+    r.shell("call_4", "npm test", "Tests: 5 passed, 5 total", 0, tool="shell_command")
+    r.reply("Refreshed the snapshots; the tests pass.")
+    path = r.write(tmp_path / "rollout-2026-11-20T09-00-00-019c-parts.jsonl")
+    result = ace("learn", "--transcript", path, "--project", git_project, "--json", cwd=git_project)
+    assert result.exit_code == 0, result.output
+    assert model.requests, "the learner asked the model"
+    _held(ace_home)
+
+
 def test_every_text_part_is_read_and_labels_are_not():
+    from ace_engine.capture.parts import text_of  # here: the other tests run against 42195db too
+
     parts = [{"text": "first"}, {"text": "my plan", "thought": True},
              {"functionResponse": {"id": "f1", "name": "tool", "response": {"result": {"notes": ["deep"]},
                                                                            "type": PACKAGE}}},
