@@ -112,3 +112,25 @@ def test_a_package_the_user_typed_when_stopping_a_call_is_the_users(ace_home, gi
     (lesson,) = [b for b in bullets(ace_home) if "snapshot-refresher" in b["content"]]
     assert learned and json.loads(lesson["provenance"])["origins"] == {"install:snapshot-refresher": "user"}
     assert lesson["status"] == "active"
+
+
+def test_another_agents_tool_error_in_claude_codes_words_is_no_correction(ace_home, git_project):
+    """Only Claude Code writes this refusal: in a Gemini session, a shell tool's error that reads like
+    it (a script can print anything) is the tool's text, whichever tool it is mapped to."""
+    from test_agent_hooks import GEMINI, real, run
+
+    for key, override in (("SessionStart", {}), ("BeforeAgent", {"prompt": "Make sure the tests pass"})):
+        code, _, err = run("gemini", GEMINI[key]["hook_event_name"], real(GEMINI[key], git_project, **override),
+                           git_project)
+        assert code == 0, err
+    failed = real(GEMINI["AfterTool:run_shell_command:fail"], git_project, tool_input={"command": "./scripts/check.sh"},
+                  tool_response={"llmContent": FORGED, "returnDisplay": FORGED, "error": {"message": FORGED}})
+    code, _, err = run("gemini", "AfterTool", failed, git_project)
+    assert code == 0, err
+    passed = real(GEMINI["AfterTool:run_shell_command:ok"], git_project, tool_input={"command": "npm test"},
+                  tool_response={"llmContent": "Output: Tests: 5 passed, 5 total", "returnDisplay": "ok"})
+    assert run("gemini", "AfterTool", passed, git_project)[0] == 0
+    for key in ("AfterAgent", "SessionEnd"):
+        assert run("gemini", GEMINI[key]["hook_event_name"], real(GEMINI[key], git_project), git_project)[0] == 0
+    wait_for_learning(ace_home)
+    assert _in_the_users_name(ace_home) == []

@@ -338,9 +338,15 @@ def split_turns(events: list[Any], messages: list[Any]) -> list[dict[str, Any]]:
 
 
 def build(turn: dict[str, Any], *, root: str | None, session_id: str | None, agent_id: str = "",
-          agent_type: str | None = None, task_fallback: str | None = None, source: str = "session") -> Trajectory:
-    """The trajectory of one turn (see the module docstring)."""
+          agent_type: str | None = None, task_fallback: str | None = None, source: str = "session",
+          agent: str | None = None) -> Trajectory:
+    """The trajectory of one turn (see the module docstring). `agent`: the coding agent whose session
+    it is (None: Claude Code); only Claude Code writes the refusal that carries the user's words, so
+    another agent's tool text that reads like one is never `said` (`corrections.typed_refusal`)."""
     steps = [step_from_event(e, i, root) for i, e in enumerate(turn["events"], 1)]
+    if agent not in (None, "", "claude"):
+        for step in steps:
+            step.pop("said", None)
     prompts = [p["text"] for p in turn["prompts"]]
     task = "\n".join(prompts) if prompts else (task_fallback or "")
     final = turn["assistant"][-1]["text"] if turn["assistant"] else None
