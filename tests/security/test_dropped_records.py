@@ -95,3 +95,16 @@ def test_a_call_whose_hook_ran_out_of_budget_is_recorded_as_dropped(ace_home, gi
     assert code == 0, err
     (drop,) = _dropped_rows(ace_home)
     assert drop["tool_use_id"] == "toolu_stalled" and "budget ran out" in drop["response"]
+
+
+def test_a_tool_result_nested_too_deeply_to_parse_is_recorded_as_dropped(ace_home, git_project):
+    """A tool (an MCP server) can return JSON nested deeper than the hook's parser goes: the payload
+    cannot be read, and the call is recorded as dropped rather than lost without a trace."""
+    head = json.dumps(payload("PostToolUse", str(git_project), tool_name="mcp__docs__search",
+                              tool_use_id="toolu_deep", tool_input={"query": "snapshots"}))[:-1]
+    raw = (head + ', "tool_response": ' + "[" * 200_000 + "]" * 200_000 + "}").encode()
+    code, out, err, _ = run_hook("PostToolUse", raw)
+    assert code == 0, err
+    check_answer("PostToolUse", out)
+    (drop,) = _dropped_rows(ace_home)
+    assert drop["tool_name"] == "mcp__docs__search" and drop["session_id"] == "sess-1"

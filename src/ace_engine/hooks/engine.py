@@ -149,23 +149,27 @@ def _cwd_from_transcript(path: str) -> str | None:
     return None
 
 
-def read_payload(stream: "BinaryIO") -> "tuple[dict[str, Any], str | None]":
-    """Parse stdin into a dict; on any problem return `({}, reason)`."""
+def read_payload(stream: "BinaryIO") -> "tuple[dict[str, Any], str | None, bool]":
+    """Parse stdin into a dict; on any problem `({}, reason, False)`. A payload that is there but
+    cannot be kept — over `MAX_STDIN_BYTES`, nested too deeply to parse, too large for memory — is
+    `(its header, reason, True)`: its call is recorded as dropped (`HookInput.dropped`)."""
     try:
         raw = stream.read(MAX_STDIN_BYTES + 1)
     except (OSError, ValueError) as exc:
-        return {}, f"cannot read stdin: {exc}"
+        return {}, f"cannot read stdin: {exc}", False
     if not raw or not raw.strip():
-        return {}, "empty stdin"
+        return {}, "empty stdin", False
     if len(raw) > MAX_STDIN_BYTES:
-        return _header(raw), f"stdin larger than {MAX_STDIN_BYTES} bytes ignored"
+        return _header(raw), f"stdin larger than {MAX_STDIN_BYTES} bytes ignored", True
     try:
         payload = json.loads(raw.decode("utf-8", "replace"))
     except ValueError as exc:
-        return {}, f"malformed JSON on stdin: {exc}"
+        return {}, f"malformed JSON on stdin: {exc}", False
+    except (RecursionError, MemoryError) as exc:  # a tool's deeply nested result, say: the call is dropped
+        return _header(raw), f"stdin JSON could not be parsed ({type(exc).__name__})", True
     if not isinstance(payload, dict):
-        return {}, f"stdin JSON is a {type(payload).__name__}, not an object"
-    return payload, None
+        return {}, f"stdin JSON is a {type(payload).__name__}, not an object", False
+    return payload, None, False
 
 
 _HEADER_KEYS = ("session_id", "transcript_path", "cwd", "hook_event_name", "tool_name", "tool_use_id", "agent_id",
@@ -285,7 +289,7 @@ def _handle(argv: list[str], stdin: "BinaryIO", stdout: "TextIO") -> Hook | None
 
     hook = None
     try:
-        payload, problem = read_payload(stdin)
+        payload, problem, dropped = read_payload(stdin)
         if agent is not None and event in EVENTS and not problem:
             event, payload = agents.adapt(agent, native, event, payload)
         inp = HookInput.parse(event, payload)
@@ -302,7 +306,7 @@ def _handle(argv: list[str], stdin: "BinaryIO", stdout: "TextIO") -> Hook | None
             log.warning(event, f"payload hook_event_name is {named!r}; handled as {event}")
         from .handlers import AGENT_HANDLERS, HANDLERS
 
-        if problem and problem.startswith("stdin larger"):
+        if dropped:
             inp.dropped = problem  # recorded as a drop: the session's evidence is incomplete
         hook = Hook(inp, started)
         running.append(hook)
