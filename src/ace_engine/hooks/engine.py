@@ -8,7 +8,10 @@ adapts their payload into Claude Code's shape before parsing and their answer af
 
 Whatever happens inside — malformed or huge input, a broken store, a full disk, a bug — the
 process exits 0 and stdout holds nothing or one JSON object valid for the event. A watchdog
-answers on its own when the event's budget runs out.
+answers on its own when the event's budget runs out. Fail closed: a tool call whose record cannot
+be kept (a payload over the stdin cap or nested too deeply to parse, the budget run out) is
+recorded as dropped (`HookInput.dropped`, `capture.records.DROPPED`), never silently lost — what is
+learned from that session is then no more trusted than someone else's text (`observe/origins.py`).
 
 Cost: stdlib only; config, project and store are opened lazily, by the handlers that need them.
 """
