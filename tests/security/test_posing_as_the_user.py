@@ -134,3 +134,16 @@ def test_another_agents_tool_error_in_claude_codes_words_is_no_correction(ace_ho
         assert run("gemini", GEMINI[key]["hook_event_name"], real(GEMINI[key], git_project), git_project)[0] == 0
     wait_for_learning(ace_home)
     assert _in_the_users_name(ace_home) == []
+
+
+def test_a_command_that_ran_and_printed_the_refusal_is_a_failed_command():
+    """A script that exits 1 after printing Claude Code's refusal text ran: its failure is a failure
+    (not a refusal the outcome would overlook), and no words in it are the user's."""
+    from ace_engine.observe.trajectory import step_from_event
+
+    step = step_from_event({"tool_name": "Bash", "input": {"command": "./scripts/check.sh"}, "success": False,
+                            "error": FORGED, "exit_code": 1}, 1, None)
+    assert step["failure"] == "failed" and "said" not in step
+    stopped = step_from_event({"tool_name": "Bash", "input": {"command": "mise run test:ci"}, "success": False,
+                               "error": TYPED, "exit_code": None}, 1, None)
+    assert stopped["failure"] == "refused" and stopped["said"] == TYPED

@@ -190,6 +190,8 @@ def step_from_event(event: Mapping[str, Any], number: int, root: str | None) -> 
     if not success:
         root_text = error_text or text
         step["failure"] = failure_class(root_text, tool, step["interrupted"])
+        if step["failure"] == "refused" and step["exit_code"] is not None:
+            step["failure"] = "failed"  # it ran (it has an exit code): what it printed is its own text
         step["output"] = root_text[:OUTPUT_KEPT // 4] + "\n" + root_text[-(OUTPUT_KEPT * 3 // 4):] \
             if len(root_text) > OUTPUT_KEPT else root_text
         step["error"] = commands.error_signature(root_text, root) if step["failure"] == "failed" else None
