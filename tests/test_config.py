@@ -19,7 +19,7 @@ def test_user_level_keys_are_not_project_keys():
                 "learning.trusted_hosts", "learning.code_patterns_file", "learning.reflector",
                 "learning.max_attempts", "learning.linger_seconds", "learning.lease_seconds"):
             assert not config_mod.project_may_set(key), key
-    for key in ("capture.max_input_chars", "inject.prompt_k", "retrieval.threshold", "retrieval.abbreviations",
+    for key in ("inject.prompt_k", "retrieval.threshold", "retrieval.abbreviations",
                 "learning.merge_similarity", "learning.enabled"):
         assert config_mod.project_may_set(key), key
     assert config_mod.PROJECT_KEYS <= set(config_mod.DEFAULTS)
@@ -35,15 +35,18 @@ def test_project_keys_are_marked_on_the_settings_table():
     assert marked == {key for key in config_mod.DEFAULTS
                       if key.startswith(("capture.", "inject.", "retrieval.", "continuity."))
                       and key not in ("retrieval.embedder", "retrieval.write_time", "continuity.llm_narrative",
-                                      "capture.skip_tools")} | {
+                                      "capture.skip_tools", "capture.max_input_chars",
+                                      "capture.max_response_chars", "capture.max_message_chars")} | {
         "learning.enabled", "learning.merge_similarity", "learning.stale_days", "learning.max_bullets",
         "learning.max_tokens", "learning.slow_step_seconds", "learning.co_edit_sessions"}
     # Issue 20: thresholds of promotion, confidence and pruning decide what reaches the agent: user-level.
     assert not marked & {"learning.promote_confidence", "learning.promote_min_observations",
                          "learning.prune_confidence", "learning.prune_min_observations",
                          "learning.code_pattern_sessions",
-                         # what is not captured is not evidence: skipping `Read` would hide a file's words
-                         "capture.skip_tools"}
+                         # what is not captured is not evidence: skipping `Read` would hide a file's words,
+                         # a 24-character cap an output's (issue 35)
+                         "capture.skip_tools", "capture.max_input_chars", "capture.max_response_chars",
+                         "capture.max_message_chars"}
 
 
 def test_one_table_is_the_only_source_of_keys_defaults_and_help():
@@ -79,8 +82,8 @@ def test_a_value_of_the_wrong_type_names_the_key_and_the_expected_type(ace_home,
     (git_project / ".ace.toml").write_text("[inject]\nenabled = 3\n")
     with pytest.raises(config_mod.ConfigError, match=r"`inject.enabled` must be bool like True, got 3"):
         config_mod.load(str(git_project), strict=True)
-    (git_project / ".ace.toml").write_text("[capture]\nmax_input_chars = true\n")
-    with pytest.raises(config_mod.ConfigError, match=r"`capture.max_input_chars` must be int like 8000, got True"):
+    (git_project / ".ace.toml").write_text("[retrieval]\ncandidates = true\n")
+    with pytest.raises(config_mod.ConfigError, match=r"`retrieval.candidates` must be int like 40, got True"):
         config_mod.load(str(git_project), strict=True)
     (git_project / ".ace.toml").write_text("")
     monkeypatch.setenv("ACE_LLM_MODEL", "ok")  # strings from the environment are strings

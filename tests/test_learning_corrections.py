@@ -35,8 +35,9 @@ def test_hand_backs_retries_and_questions_teach_nothing(words):
 
 
 def refused(step, words):
-    """`step` as the trajectory builds a refused call: not run, the user's words in its output."""
-    step.update(success=False, failure="refused", error=None, output=STOPPED + words,
+    """`step` as the trajectory builds a refused call: not run, the user's words in its output, and
+    (Claude Code wrote the refusal: `corrections.typed_refusal`) in `said`."""
+    step.update(success=False, failure="refused", error=None, output=STOPPED + words, said=STOPPED + words,
                 result="failed: " + STOPPED.splitlines()[0])
     return step
 

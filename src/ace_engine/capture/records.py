@@ -6,7 +6,10 @@ through `text.sanitize`/`redact_value`/`short_text`: UTF-8 repaired, `<private>`
 secrets redacted, size capped. Raw payload text never leaves here, so a record that ends up in
 the spool (store unavailable) is as clean as one in the store. Nothing is dropped for its
 shape: nesting deeper than `MAX_DEPTH`, more than a bounded number of items, integers SQLite
-cannot hold — each is cut or replaced, with an `[ace: …]` marker saying so.
+cannot hold — each is cut or replaced, with an `[ace: …]` marker saying so (`CUT_MARKS`). A call
+whose payload the hook could not keep (over the stdin cap, out of budget: `HookInput.dropped`) is
+still recorded, as a drop (`DROPPED`), so what is learned from the session knows its evidence is
+incomplete.
 
 Cost: one walk of the payload's values (bounded by the item budget) plus the redactor.
 """
@@ -29,6 +32,11 @@ if TYPE_CHECKING:
     from ..hooks.hook_input import HookInput  # the type only: capture imports nothing from hooks
 
 _EXIT_CODE = re.compile(r"exit code:?\s*(-?\d+)", re.IGNORECASE)
+# What a tool event's response is when the hook could not keep the call's record (issue 35, "fail
+# closed"): the session's evidence is incomplete from here, and `observe/origins.py` treats every
+# risky part learned from it as someone else's. The other marks say part of a value was cut.
+DROPPED = "[ace: record dropped"
+CUT_MARKS = ("chars cut]", "more items cut]", "levels, cut]", DROPPED)
 MAX_DEPTH = 64  # deeper structure is replaced by a marker (json/recursion would fail near 1000)
 _INT64 = (-(1 << 63), (1 << 63) - 1)
 ID_CHARS = 200  # ids and names
@@ -145,6 +153,11 @@ def tool_event(inp: "HookInput", cfg: "Config") -> "ToolEvent | None":
         return None
     tool_name = short_text(inp.tool_name) or "unknown"
     tool_use_id = short_text(inp.tool_use_id) or f"ace-noid-{os.urandom(8).hex()}"
+    if inp.dropped:  # the payload could not be kept: record that it was dropped, and nothing of it
+        return {"tool_use_id": tool_use_id, "tool_name": tool_name, "input": None,
+                "response": f"{DROPPED}: {short_text(inp.dropped)}; what the tool returned is unknown]",
+                "success": inp.event != "PostToolUseFailure", "exit_code": None, "error": None,
+                "is_interrupt": inp.is_interrupt, "duration_ms": _number(inp.duration_ms)}
     response = inp.tool_response
     failed = inp.event == "PostToolUseFailure"
     error = None

@@ -57,7 +57,7 @@ def trust(project_dir, revoke, list_all, as_json):
         else:
             say(f"{escape.one_line(path)} was not trusted; nothing changed.")
         return
-    found = config_mod.read_toml_bytes(path)
+    found = config_mod.read_toml_bytes(path, project=True)
     if found is None:
         fail(f"{path} does not exist; there is nothing to trust (run in the project, or pass --project DIR)")
     table_, data = found

@@ -392,6 +392,7 @@ class TrajectoryStep(TypedDict):
     written: NotRequired[dict[str, Any]]  # an edit's tool input (JSON), for the code-pattern detector; never rendered
     failure: NotRequired[str]  # a failed step: failed / cancelled / refused / tool (`trajectory.failure_class`)
     output: NotRequired[str]  # a failed step's output, capped, for the miners (never rendered whole)
+    said: NotRequired[str]  # a refused step: Claude Code's rejection with the words the user typed (only then)
     background: NotRequired[bool]  # a Bash call run in the background: its exit says nothing of the outcome
 
 

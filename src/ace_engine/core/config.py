@@ -65,13 +65,13 @@ class Setting:
 
 
 SETTINGS: tuple[Setting, ...] = (
-    # Capture: caps are in characters, head and tail are kept around a marked cut.
-    Setting("capture.max_input_chars", 8_000, "cap on a stored tool input (chars)", project=True),
-    Setting("capture.max_response_chars", 8_000, "cap on a stored tool response (chars)", project=True),
-    Setting("capture.max_message_chars", 16_000,
-            "cap on a stored prompt or final assistant message (chars)", project=True),
-    # User-level (issue 20): what is not captured is missing from the evidence provenance reads, so a
-    # repository that skipped `Read` would make a package a file named look like the agent's own idea.
+    # Capture: caps are in characters, head and tail are kept around a marked cut. User-level, all of
+    # them: what is not captured is missing from the evidence provenance reads. A repository that
+    # skipped `Read` (issue 20), or capped a response at 24 characters (issue 35), would make a package
+    # a file or an output named look like the agent's own idea.
+    Setting("capture.max_input_chars", 8_000, "cap on a stored tool input (chars)"),
+    Setting("capture.max_response_chars", 8_000, "cap on a stored tool response (chars)"),
+    Setting("capture.max_message_chars", 16_000, "cap on a stored prompt or final assistant message (chars)"),
     Setting("capture.skip_tools", ["TodoWrite", "TodoRead", "ExitPlanMode", "TaskList", "TaskGet"],
             "tools whose calls are not captured"),
     # Store: how long a hook waits for a lock before spooling its record instead.
@@ -407,9 +407,12 @@ def _dump_toml(flat: "Mapping[str, object]") -> str:
     return "\n".join(out) + "\n"
 
 
-def read_toml_bytes(path: str) -> tuple[dict[str, object], bytes] | None:
-    """(flattened table, the exact bytes parsed), None when the file does not exist."""
-    data = paths.read_optional(path, ConfigError, "fix its permissions")
+def read_toml_bytes(path: str, *, project: bool = False) -> tuple[dict[str, object], bytes] | None:
+    """(flattened table, the exact bytes parsed), None when the file does not exist. Only a regular file
+    of at most `paths.CONFIG_BYTES`, by a bounded read: a symlink to `/dev/zero`, a FIFO, a device, a
+    10 MB file is a `ConfigError`, never read whole. A `project` file is not read through a symlink."""
+    data = paths.read_optional(path, ConfigError, "fix or remove the file", limit=paths.CONFIG_BYTES,
+                               follow=not project)
     if data is None:
         return None
     import tomllib  # only paid for when a config file exists
@@ -448,7 +451,7 @@ def load(project_root: str | None = None, *, strict: bool = False) -> Config:
         layers.append(("project", os.path.join(project_root, paths.PROJECT_CONFIG_NAME)))
     for label, path in layers:
         try:
-            found = read_toml_bytes(path)
+            found = read_toml_bytes(path, project=label == "project")
             if found is None:
                 continue
             table, data = found

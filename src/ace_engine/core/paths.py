@@ -12,7 +12,8 @@ Contract of the directories handed out here (`ensure_private_dir`, `fallback_dir
   target must pass the same owner and mode checks.
 
 `read_optional(path, error, fix)` is the one way a file the user may or may not have written (a config
-or settings file) is read: missing is None, unreadable is `error` naming the file and the fix.
+or settings file) is read: missing is None, unreadable is `error` naming the file and the fix; with a
+`limit`, only a regular file that small is read (bounded: never a device, a FIFO or a huge file whole).
 
 Cost: stdlib-only (`os`, `stat`, `sys`); a `mkdir` attempt and a `stat` per directory component,
 uncached, so a directory removed meanwhile is simply recreated. Every hook process calls this.
@@ -25,6 +26,7 @@ import sys
 from .errors import AceError
 
 PROJECT_CONFIG_NAME = ".ace.toml"
+CONFIG_BYTES = 64 * 1024  # a config file is small data: a larger one is refused unread (`read_optional`)
 
 class UnsafeDirError(AceError, PermissionError):
     """A directory ace-engine would keep data in is not private to the current user."""
@@ -198,16 +200,55 @@ def existing_fallback_dirs() -> list[str]:
     return found
 
 
-def read_optional(path: str, error: type[Exception], fix: str) -> bytes | None:
+def read_optional(path: str, error: type[Exception], fix: str, *, limit: int | None = None,
+                  follow: bool = True) -> bytes | None:
     """The bytes of `path`, None when it does not exist; `error` ("<path>: cannot be read (<why>);
-    <fix>") when it exists but cannot be read."""
+    <fix>") when it exists but cannot be read.
+
+    With `limit` (small data: a config file), the file is read only as a regular file of at most
+    `limit` bytes, by a bounded read: a FIFO (opened without blocking), a device (`/dev/zero`,
+    `/dev/urandom`), a directory or a larger file is `error` without reading it; `follow=False` also
+    refuses a symlink (a repository's file may point anywhere)."""
+    if limit is None:
+        try:
+            with open(path, "rb") as fh:
+                return fh.read()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise error(f"{path}: cannot be read ({exc.strerror}); {fix}") from exc
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        with open(path, "rb") as fh:
-            return fh.read()
+        if not follow:
+            flags |= getattr(os, "O_NOFOLLOW", 0)  # and said plainly below, where the OS lacks it
+            if stat.S_ISLNK(os.lstat(path).st_mode):
+                raise error(f"{path}: is a symbolic link, read only as a regular file; ignored ({fix})")
+        fd = os.open(path, flags)
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise error(f"{path}: cannot be read ({exc.strerror}); {fix}") from exc
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise error(f"{path}: not a regular file (a FIFO, a device or a directory); ignored ({fix})")
+        if st.st_size > limit:
+            raise error(f"{path}: {st.st_size} bytes, over the {limit}-byte limit of this file; ignored ({fix})")
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit:
+            chunk = os.read(fd, limit + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:  # grew while read
+            raise error(f"{path}: over the {limit}-byte limit of this file; ignored ({fix})")
+        return b"".join(chunks)
+    except OSError as exc:
+        raise error(f"{path}: cannot be read ({exc.strerror}); {fix}") from exc
+    finally:
+        os.close(fd)
 
 
 def open_nofollow(path: str, flags: int, mode: int = 0o600) -> int:

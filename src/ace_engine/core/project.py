@@ -7,10 +7,32 @@ The worktrees of one repository are ONE project: the key is the remote when ther
 the main worktree's root (what `git rev-parse --git-common-dir` leads to), never the linked
 worktree's own directory. `root` stays the directory of the worktree the session works in, so
 paths are still made relative to the files it touched.
+
+What it reads of `.git` is repository content (an unpacked archive can hold `.git/config` as a
+link to `/dev/zero`): a `.git` file, `commondir` and `config` are read only as regular files, by a
+bounded read (`paths.read_optional`); anything else reads as absent.
 """
 
 import os
 import re
+
+from . import paths
+
+GIT_FILE_BYTES = 4096  # a `.git` file or `commondir`: one path
+GIT_CONFIG_BYTES = 1024 * 1024  # a repository's config: remotes, branches, a few settings
+
+
+class _Unreadable(Exception):
+    pass
+
+
+def _small(path: str, limit: int) -> str | None:
+    """The text of a regular file of at most `limit` bytes; None when absent, unreadable or else."""
+    try:
+        data = paths.read_optional(path, _Unreadable, "", limit=limit)
+    except _Unreadable:
+        return None
+    return data.decode("utf-8", "replace") if data is not None else None
 
 
 class Project:
@@ -35,11 +57,7 @@ def find_git_root(start: str) -> tuple[str, str] | None:
         if os.path.isdir(dot_git):
             return path, dot_git
         if os.path.isfile(dot_git):
-            try:
-                with open(dot_git, encoding="utf-8", errors="replace") as fh:
-                    first = fh.readline().strip()
-            except OSError:
-                first = ""
+            first = (_small(dot_git, GIT_FILE_BYTES) or "").split("\n", 1)[0].strip()
             if first.startswith("gitdir:"):
                 gitdir = first[len("gitdir:") :].strip()
                 return path, os.path.normpath(os.path.join(path, gitdir))
@@ -52,11 +70,10 @@ def find_git_root(start: str) -> tuple[str, str] | None:
 def common_dir(git_dir: str) -> str:
     """The repository's common git dir: `git_dir` itself, or for a linked worktree (whose git dir
     is `<main>/.git/worktrees/<name>`) the one its `commondir` file names."""
-    try:
-        with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as fh:
-            common = fh.read().strip()
-    except OSError:
+    common = _small(os.path.join(git_dir, "commondir"), GIT_FILE_BYTES)
+    if common is None:
         return git_dir
+    common = common.strip()
     return os.path.normpath(os.path.join(git_dir, common)) if common else git_dir
 
 
@@ -83,10 +100,8 @@ def _config_path(git_dir: str) -> str:
 
 def read_remote(git_dir: str) -> str | None:
     """URL of `origin`, else of the first remote, from the repository's config file."""
-    try:
-        with open(_config_path(git_dir), encoding="utf-8", errors="replace") as fh:
-            text = fh.read()
-    except OSError:
+    text = _small(_config_path(git_dir), GIT_CONFIG_BYTES)
+    if text is None:
         return None
     remotes: dict[str, str] = {}
     current = None

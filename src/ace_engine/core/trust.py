@@ -96,11 +96,13 @@ def entries() -> list[dict]:
     """Every record, with `state`: trusted (content unchanged), changed (void) or missing."""
     found = []
     for path, entry in sorted(_read().items()):
-        try:
-            with open(path, "rb") as fh:
-                state = "trusted" if digest(fh.read()) == entry["sha256"] else "changed"
-        except OSError:
-            state = "missing"
+        from .errors import ConfigError
+
+        try:  # a config file is small data: never read whole (`paths.read_optional`)
+            data = paths.read_optional(path, ConfigError, "", limit=paths.CONFIG_BYTES, follow=False)
+            state = "missing" if data is None else "trusted" if digest(data) == entry["sha256"] else "changed"
+        except ConfigError:
+            state = "changed"
         found.append({"path": path, "sha256": entry["sha256"], "trusted_at": entry.get("trusted_at"), "state": state})
     return found
 

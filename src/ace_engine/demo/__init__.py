@@ -32,6 +32,8 @@ from contextlib import contextmanager
 from importlib import resources
 from typing import Any
 
+from ..observe.git_context import git_command
+
 # Fake secrets are assembled at run time so no scanner mistakes this file for a leak.
 FAKES = {
     "fake_password": "hunter2-" + "demo",
@@ -65,7 +67,8 @@ def _make_project(root: str, files: dict[str, str]) -> None:
             fh.write(content)
     if shutil.which("git"):
         for args in (["init", "-q"], ["remote", "add", "origin", "https://github.com/example/textutil.git"]):
-            subprocess.run(["git", *args], cwd=root, capture_output=True, check=False)
+            argv, env = git_command(root, *args)  # the one way git is run (observe/git_context.py)
+            subprocess.run(argv, cwd=root, env=env, capture_output=True, check=False)
 
 
 def run(workdir: str | None = None, python: str | None = None) -> dict[str, Any]:

@@ -32,6 +32,7 @@ import os
 import re
 import stat  # already loaded by `os`
 
+from ..capture.parts import text_of
 from ..capture.tools import to_canonical
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks must not import `typing`
@@ -96,22 +97,11 @@ def adapt(agent: str, native: str, event: str, payload: "dict[str, Any]") -> "tu
     return event, out
 
 
-def _text_of(value: object) -> str:
-    """Text of a tool result: a string, or the `text` of its parts (Gemini's `Part` lists)."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict):
-        return value["text"] if isinstance(value.get("text"), str) else ""
-    if isinstance(value, list):
-        return "\n".join(t for t in (_text_of(v) for v in value) if t)
-    return ""
-
-
 def _gemini_result(out: "dict[str, Any]") -> "tuple[str, dict[str, Any]]":
     response = out.get("tool_response")
     if not isinstance(response, dict):
         return "PostToolUse", out
-    text = _text_of(response.get("llmContent"))
+    text = text_of(response.get("llmContent"))  # every part, a functionResponse's whole (capture/parts.py)
     error = response.get("error")
     normalized: dict[str, Any] = {"output": text}
     if out.get("tool_name") == "Bash":

@@ -8,7 +8,10 @@ adapts their payload into Claude Code's shape before parsing and their answer af
 
 Whatever happens inside — malformed or huge input, a broken store, a full disk, a bug — the
 process exits 0 and stdout holds nothing or one JSON object valid for the event. A watchdog
-answers on its own when the event's budget runs out.
+answers on its own when the event's budget runs out. Fail closed: a tool call whose record cannot
+be kept (a payload over the stdin cap or nested too deeply to parse, the budget run out) is
+recorded as dropped (`HookInput.dropped`, `capture.records.DROPPED`), never silently lost — what is
+learned from that session is then no more trusted than someone else's text (`observe/origins.py`).
 
 Cost: stdlib only; config, project and store are opened lazily, by the handlers that need them.
 """
@@ -49,6 +52,7 @@ class Hook:
         self.started = started
         self.now = time.time()
         self.store_error: str | None = None
+        self.saved = False  # the event's record was written (or spooled): the watchdog adds no drop
         self._cfg: Config | None = None
         self._project: Project | None = None
         self._store: SQLiteStore | None = None
@@ -95,6 +99,7 @@ class Hook:
 
             try:
                 store.apply(record)
+                self.saved = True
                 return
             except StoreError as exc:
                 self.store_error = str(exc)
@@ -103,6 +108,7 @@ class Hook:
         from . import health
 
         kept = spool.append(record)  # where it is kept, or None: then it is reported as lost
+        self.saved = True
         health.mark_degraded(self.store_error or "store unavailable", kept=kept)
 
     def close(self) -> None:
@@ -146,23 +152,50 @@ def _cwd_from_transcript(path: str) -> str | None:
     return None
 
 
-def read_payload(stream: "BinaryIO") -> "tuple[dict[str, Any], str | None]":
-    """Parse stdin into a dict; on any problem return `({}, reason)`."""
+def read_payload(stream: "BinaryIO") -> "tuple[dict[str, Any], str | None, bool]":
+    """Parse stdin into a dict; on any problem `({}, reason, False)`. A payload that is there but
+    cannot be kept — over `MAX_STDIN_BYTES`, nested too deeply to parse, too large for memory — is
+    `(its header, reason, True)`: its call is recorded as dropped (`HookInput.dropped`)."""
     try:
         raw = stream.read(MAX_STDIN_BYTES + 1)
     except (OSError, ValueError) as exc:
-        return {}, f"cannot read stdin: {exc}"
+        return {}, f"cannot read stdin: {exc}", False
     if not raw or not raw.strip():
-        return {}, "empty stdin"
+        return {}, "empty stdin", False
     if len(raw) > MAX_STDIN_BYTES:
-        return {}, f"stdin larger than {MAX_STDIN_BYTES} bytes ignored"
+        return _header(raw), f"stdin larger than {MAX_STDIN_BYTES} bytes ignored", True
     try:
         payload = json.loads(raw.decode("utf-8", "replace"))
     except ValueError as exc:
-        return {}, f"malformed JSON on stdin: {exc}"
+        return {}, f"malformed JSON on stdin: {exc}", False
+    except (RecursionError, MemoryError) as exc:  # a tool's deeply nested result, say: the call is dropped
+        return _header(raw), f"stdin JSON could not be parsed ({type(exc).__name__})", True
     if not isinstance(payload, dict):
-        return {}, f"stdin JSON is a {type(payload).__name__}, not an object"
-    return payload, None
+        return {}, f"stdin JSON is a {type(payload).__name__}, not an object", False
+    return payload, None, False
+
+
+_HEADER_KEYS = ("session_id", "transcript_path", "cwd", "hook_event_name", "tool_name", "tool_use_id", "agent_id",
+                "agent_type")
+
+
+def _header(raw: bytes) -> "dict[str, Any]":
+    """What a payload too large to parse says of itself in its first 64 KB (Claude Code writes the
+    session, cwd and tool before the tool's input and response): enough to record that this call's
+    record was dropped (`HookInput.dropped`). A key found further in (inside the input) only marks
+    some session's evidence incomplete: the safe direction."""
+    import re
+
+    head = raw[:64 * 1024].decode("utf-8", "replace")
+    out: dict[str, Any] = {}
+    for key in _HEADER_KEYS:
+        m = re.search(r'"' + key + r'"\s*:\s*"((?:[^"\\\n]|\\.){1,4096}?)"', head)
+        if m:
+            try:
+                out[key] = json.loads(f'"{m.group(1)}"')
+            except ValueError:
+                continue
+    return out
 
 
 class _Answer:
@@ -183,6 +216,35 @@ class _Answer:
             self.out.flush()
         except (OSError, ValueError):
             pass  # Claude Code went away; nothing to tell
+
+
+def _record_drop(hook: Hook, why: str) -> None:
+    """The watchdog's last act for a tool event whose record was not saved in time: a record of the
+    drop instead (`records.tool_event` of a `dropped` input), so the session's evidence is marked
+    incomplete rather than silently missing the call. Bounded whatever was slow: only the small
+    fields are read; the store only when it is open and between transactions (the slow part may
+    have been opening it, or the real record's write), else the spool, which the learning worker
+    replays before it learns (`jobs.worker`)."""
+    try:
+        from ..capture import records
+        from ..core.config import DEFAULTS, Config
+        from ..store import spool
+
+        hook.input.dropped = why
+        record = records.base_record(hook.input, hook.now, None)
+        record["detail"] = records.short_text(hook.input.tool_name)
+        cfg = hook._cfg or Config(dict(DEFAULTS), {})  # noqa: SLF001 — the config if it was loaded
+        record["tool_event"] = records.tool_event(hook.input, cfg)
+        store = hook._store  # noqa: SLF001 — never opened here
+        if store is not None and not store.conn.in_transaction:
+            try:
+                store.apply(record)
+                return
+            except Exception:  # noqa: BLE001 — kept in the spool instead
+                pass
+        spool.append(record)
+    except BaseException as exc:  # noqa: BLE001 — the process exits next whatever happens
+        log.error(hook.event, f"could not record the dropped call: {type(exc).__name__}: {exc}")
 
 
 def run(argv: list[str]) -> "NoReturn":
@@ -214,11 +276,15 @@ def _handle(argv: list[str], stdin: "BinaryIO", stdout: "TextIO") -> Hook | None
     else:
         event = argv[0] if argv else ""
 
+    running: list[Hook] = []  # the hook once its input is parsed, for the watchdog
+
     if event in EVENTS and hasattr(_signal, "setitimer"):
 
         def on_deadline(signum: int, frame: object) -> None:
             log.error(event, f"budget of {EVENTS[event]['budget']}s exceeded; answered empty")
             answer.send(None)
+            if running and not running[0].saved and event in ("PostToolUse", "PostToolUseFailure"):
+                _record_drop(running[0], f"the hook's {EVENTS[event]['budget']}s budget ran out")
             os._exit(0)
 
         _signal.signal(_signal.SIGALRM, on_deadline)
@@ -226,7 +292,7 @@ def _handle(argv: list[str], stdin: "BinaryIO", stdout: "TextIO") -> Hook | None
 
     hook = None
     try:
-        payload, problem = read_payload(stdin)
+        payload, problem, dropped = read_payload(stdin)
         if agent is not None and event in EVENTS and not problem:
             event, payload = agents.adapt(agent, native, event, payload)
         inp = HookInput.parse(event, payload)
@@ -243,7 +309,10 @@ def _handle(argv: list[str], stdin: "BinaryIO", stdout: "TextIO") -> Hook | None
             log.warning(event, f"payload hook_event_name is {named!r}; handled as {event}")
         from .handlers import AGENT_HANDLERS, HANDLERS
 
+        if dropped:
+            inp.dropped = problem  # recorded as a drop: the session's evidence is incomplete
         hook = Hook(inp, started)
+        running.append(hook)
         reply = AGENT_HANDLERS.get((agent or "", native), HANDLERS[event])(hook)
         answer.send(agents.answer(agent, native, reply) if agent is not None else reply)
     except BaseException as exc:  # noqa: BLE001 — the host agent must never see our failure

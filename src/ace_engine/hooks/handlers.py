@@ -149,7 +149,12 @@ def permission_request(hook: "Hook") -> "Answer":
 
 def post_tool_use(hook: "Hook") -> "Answer":
     record = _record(hook, hook.input.tool_name)
-    record["tool_event"] = records.tool_event(hook.input, hook.cfg)
+    try:
+        record["tool_event"] = records.tool_event(hook.input, hook.cfg)
+    except Exception as exc:  # noqa: BLE001 — fail closed: the call is recorded as dropped, not lost
+        log.error(hook.event, f"capture failed, recording the call as dropped: {type(exc).__name__}: {exc}")
+        hook.input.dropped = f"capture failed ({type(exc).__name__})"
+        record["tool_event"] = records.tool_event(hook.input, hook.cfg)
     hook.save(record)
     return None
 

@@ -31,7 +31,7 @@ class HookInput:
     __slots__ = ("event", "session_id", "cwd", "transcript_path", "hook_event_name", "permission_mode", "source",
                  "prompt", "tool_name", "tool_use_id", "agent_id", "agent_type", "last_assistant_message", "trigger",
                  "reason", "tool_input", "tool_response", "error", "is_interrupt", "duration_ms", "stop_hook_active",
-                 "agent")
+                 "agent", "dropped")
 
     def __init__(self, event: str, *, session_id: str | None = None, cwd: str | None = None,
                  transcript_path: str | None = None, hook_event_name: str | None = None,
@@ -65,6 +65,9 @@ class HookInput:
         # Which agent sent it: "claude", "codex" or "gemini" (set by the engine from argv, never
         # from the payload); the payload itself has already been adapted to Claude Code's shape.
         self.agent = "claude"
+        # Why this call's record cannot be kept whole (the payload was over the stdin cap, the budget
+        # ran out), set by the engine: capture then records the drop itself (`records.tool_event`).
+        self.dropped: str | None = None
 
     @classmethod
     def parse(cls, event: str, payload: "dict[str, Any]") -> "HookInput":

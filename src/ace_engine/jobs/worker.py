@@ -145,6 +145,19 @@ def drain(store: Store, project_id: int | None, lock: ProcessLock, cfg: Config, 
         return done
 
 
+def _replay_spool(store: SQLiteStore) -> None:
+    """Records the hooks spooled are written first: among them may be the record of a call a hook
+    dropped (`capture.records.DROPPED`), which says the session's evidence is incomplete — learning
+    the session without it would trust what came after (fail closed, issue 35)."""
+    from ..store import spool
+
+    try:
+        if spool.pending_files():
+            spool.replay(store)
+    except Exception as exc:  # noqa: BLE001 — kept in the spool; the next SessionStart retries
+        log.error("spool", f"replay before learning failed: {type(exc).__name__}: {exc}")
+
+
 def _rescreen_first(store: Store) -> None:
     """Lessons stored under an older safety policy are re-screened before any job; a failure is
     logged and learning goes on (the hooks inject nothing until a re-screen succeeds)."""
@@ -164,6 +177,7 @@ def main(project_key: str, lock_fd: int | None = None) -> None:
         project_id = store.project_id(project_key)
         row = store.project_row(project_id) if project_id is not None else None
         cfg = config_mod.load(row["root"] if row else None)
+        _replay_spool(store)
         _rescreen_first(store)
         results = drain(store, project_id, lock, cfg)
         if results:

@@ -272,11 +272,11 @@ class HeuristicReflector:
             return []  # a subagent's refusals come from its parent agent, not the user
         out: list[Candidate] = []
         for step in steps:
-            # Stopped before it ran: a command with an exit code ran, and what it printed is its own
-            # text (a script can print Claude Code's refusal phrase), never the user's words.
+            # The user's words only where Claude Code wrote the refusal (`said`: observe/corrections.py
+            # `typed_refusal`): a script's output or an MCP tool's error that prints the phrase is not.
             if step.get("failure") != "refused" or step.get("exit_code") is not None:
                 continue
-            rule = refusal_rule(step.get("error") or step.get("output"))
+            rule = refusal_rule(step.get("said"))
             if not rule:
                 continue
             files = step.get("files") or []

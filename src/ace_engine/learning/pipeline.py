@@ -282,7 +282,8 @@ def job_trajectories(store: Store, job: JobRow, project: Project | None) -> list
             fallback = (f"Subagent ({job['agent_type'] or 'agent'}) work during: {parent}" if job["agent_id"]
                         else parent)
         traj = traj_mod.build(turn, root=root, session_id=session_id, agent_id=job["agent_id"],
-                              agent_type=job["agent_type"] or session.get("agent_type"), task_fallback=fallback)
+                              agent_type=job["agent_type"] or session.get("agent_type"), task_fallback=fallback,
+                              agent=session.get("agent"))
         start = turn.get("start") or 0
         end = turns[n + 1]["start"] if n + 1 < len(turns) and turns[n + 1].get("start") else float("inf")
         own = origins.from_events(turn["events"])

@@ -174,7 +174,7 @@ def learn_transcript(store: Store, path: str, project: Project | None = None, *,
             if anchor is None:
                 continue
             traj = traj_mod.build(turn, root=root, session_id=session_id, agent_id=agent["agent_id"],
-                                  agent_type=agent["agent_type"], source="transcript",
+                                  agent_type=agent["agent_type"], source="transcript", agent=parsed.get("agent"),
                                   task_fallback=f"Subagent work ({agent['agent_id']})" if agent["agent_id"] else None)
             traj["project"] = _project_info(project, playbook.project_id)
             traj["git"] = {"branch": parsed["git_branch"]} if parsed.get("git_branch") else {}

@@ -25,6 +25,8 @@ import json
 import re
 from typing import Any
 
+from ..capture.parts import text_of
+
 MAX_SCRIPT = 400_000
 MAX_CALLS = 64
 # The field a call of these tools cannot go without.
@@ -226,7 +228,7 @@ def output_parts(payload: dict[str, Any]) -> tuple[str, list[str]]:
     if isinstance(raw, str):
         head, sep, rest = raw.partition("Output:\n")
         return head + sep, [rest] if rest else []
-    texts = [str(c.get("text") or "") for c in raw if isinstance(c, dict)] if isinstance(raw, list) else []
+    texts = [text_of(c) for c in raw if isinstance(c, (dict, str))] if isinstance(raw, list) else []
     return (texts[0], texts[1:]) if texts else ("", [])
 
 
@@ -245,7 +247,10 @@ def _part(text: str) -> tuple[str, int | None]:
             data = None
         if isinstance(data, dict) and isinstance(data.get("output"), str):
             code = data.get("exit_code")
-            return data["output"], code if isinstance(code, int) and not isinstance(code, bool) else None
+            # What else the result carried is read too (a nested `content`, `stderr`…: capture/parts.py).
+            rest = text_of({k: v for k, v in data.items() if k not in ("output", "exit_code")}, whole=True)
+            return data["output"] + ("\n" + rest if rest else ""), \
+                code if isinstance(code, int) and not isinstance(code, bool) else None
     return text, None
 
 

@@ -35,6 +35,7 @@ import json
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+from ..capture.parts import text_of
 from ..capture.tools import PATCH_TOOLS, to_canonical
 from ..core import config as config_mod
 from . import codex_code_mode as code_mode
@@ -75,7 +76,7 @@ def _output(payload: dict[str, Any]) -> tuple[str, bool | None, int | None]:
     if isinstance(raw, dict):  # {content, success} (older versions wrote the payload struct)
         success = raw.get("success") if isinstance(raw.get("success"), bool) else None
         raw = raw.get("content")
-    text = raw if isinstance(raw, str) else _content_text(raw, ("input_text", "output_text", "text"))
+    text = raw if isinstance(raw, str) else text_of(raw)  # every item's text, nested ones too (capture/parts.py)
     if text.startswith("{") and '"metadata"' in text[-400:]:  # the shell tool: {"output", "metadata"}
         try:
             data = json.loads(text)

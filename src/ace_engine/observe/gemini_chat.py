@@ -39,6 +39,7 @@ import os
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+from ..capture.parts import text_of
 from ..capture.tools import to_canonical
 from ..core import config as config_mod
 from .session_files import Builder, command_output, exit_code_in, read_records, regular_file
@@ -75,18 +76,16 @@ def _text(content: object) -> str:
 
 
 def _result(result: object) -> tuple[str, bool]:
-    """(a tool result's text, whether it is an error) from its functionResponse parts."""
+    """(a tool result's text, whether it is an error) from its functionResponse parts, read whole: an
+    MCP tool's `{content: [...]}`, a `{result}`, any key — not only `output` and `error`."""
     parts = result if isinstance(result, list) else [result] if result else []
     texts, error = [], False
     for part in parts:
         response = part.get("functionResponse", {}).get("response") if isinstance(part, dict) and \
             isinstance(part.get("functionResponse"), dict) else None
         if isinstance(response, dict):
-            if response.get("error") is not None:
-                error = True
-                texts.append(str(response["error"]))
-            if response.get("output") is not None:
-                texts.append(str(response["output"]))
+            error = error or response.get("error") is not None
+            texts.append(text_of(response, whole=True))  # every part the tool returned (capture/parts.py)
         elif isinstance(part, dict) and isinstance(part.get("text"), str):
             texts.append(part["text"])
         elif isinstance(part, str):

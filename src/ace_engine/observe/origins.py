@@ -6,7 +6,9 @@ for what the learner writes. For each risky part of a lesson, its needle (the pa
 looked for, folded like the safety policy folds text:
 
 1. in a prompt the user typed (real user prompts only: `observe/transcript.py` keeps tool
-   results, injected context, reminders and other non-user entries out of them) → `user`;
+   results, injected context, reminders and other non-user entries out of them), or in the words
+   they typed when they stopped a call (only where Claude Code wrote the refusal:
+   `corrections.typed_refusal`) → `user`;
 2. in the project's own files (`PROJECT_FILES`: package.json, Makefile, mix.exs, pyproject.toml,
    tox.ini, setup.cfg, CI configuration, README…; regular files only, capped) → `project`;
 3. else along the session up to this turn, in order (`evidence`: the turns before it, up to
@@ -16,7 +18,9 @@ looked for, folded like the safety policy folds text:
    before the agent first used it → `foreign` (a command the agent ran because a tool output told
    it to); the agent's first use after an output that was cut (the part may sit in the cut) →
    `foreign`; else `agent`. Never used and never seen: the reflector's own words → `agent`,
-   unless some output was cut (→ `foreign`).
+   unless some output was cut (→ `foreign`). A record the hook dropped (over the stdin cap, out of
+   budget: `capture.records.DROPPED`) marks the session's evidence incomplete: every part that would
+   be `agent` is `foreign` (fail closed).
 
 `Attribution(trajectory, root)` is callable: `content → {part: origin}`; `learning/pipeline.py`
 hands it to the playbook (`Playbook.attribution`) while the curator writes that trajectory's
@@ -35,8 +39,9 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
+from ..capture.records import CUT_MARKS, DROPPED
 from ..playbook import provenance as rule
-from .corrections import unquoted
+from .corrections import refusal_words, unquoted
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -52,7 +57,6 @@ PROJECT_FILES = (
     ".gitlab-ci.yml", ".circleci/config.yml", "README", "README.*", "CONTRIBUTING.md",
 )
 PROJECT_FILE_BYTES = 256 * 1024  # a larger file is read up to this
-_CUT = "chars cut]"  # `capture.text.cap`'s marker: part of this output was dropped
 FOREIGN_KEPT = 200  # non-user transcript texts kept per agent
 EVIDENCE_KEPT = 400  # events of the session before a turn that its origins still consider
 
@@ -65,6 +69,16 @@ def kept(evidence: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return evidence
     out = evidence[-EVIDENCE_KEPT:]
     return [{**out[0], "cut": True}, *out[1:]]
+
+
+def _cut(seen: str) -> bool:
+    """Was part of this output dropped (capture's `[ace: … cut]` marks, or the whole record)?"""
+    return any(mark in seen for mark in CUT_MARKS)
+
+
+def _dropped(seen: str) -> bool:
+    """Is this the record of a call the hook could not keep (`capture.records.DROPPED`)?"""
+    return seen.lstrip().startswith(DROPPED)
 
 
 def _text(value: object) -> str:
@@ -85,7 +99,7 @@ def from_events(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for event in events:
         seen = _text(event.get("response")) + "\n" + _text(event.get("error"))
-        out.append({"use": _text(event.get("input")), "seen": seen, "cut": _CUT in seen,
+        out.append({"use": _text(event.get("input")), "seen": seen, "cut": _cut(seen), "dropped": _dropped(seen),
                     "at": event.get("created_at")})
     return out
 
@@ -97,7 +111,7 @@ def from_steps(steps: Iterable[TrajectoryStep]) -> list[dict[str, Any]]:
         facts: Mapping[str, Any] = step
         seen = "\n".join(str(facts.get(k) or "") for k in ("output", "result", "error"))
         out.append({"use": str(step.get("command") or step.get("action") or ""), "seen": seen,
-                    "cut": _CUT in seen})
+                    "cut": _cut(seen), "dropped": _dropped(seen)})
     return out
 
 
@@ -166,6 +180,9 @@ class Attribution:
         self._prompts = rule.fold("\n".join(unquoted(str(p)) for p in prompts))
         quoted = [{"use": "", "seen": str(p), "cut": False} for p in prompts if unquoted(str(p)) != str(p)]
         self._evidence = quoted + list(evidence)
+        # A record the hook dropped (time, size): the session's evidence is incomplete, and nothing
+        # learned from it is more trusted than someone else's text (fail closed).
+        self._incomplete = next((item for item in self._evidence if item.get("dropped")), None)
         self._folded: dict[int, tuple[str, str]] = {}
         self._project = project
         self._cache: dict[str, str] = {}
@@ -181,6 +198,8 @@ class Attribution:
             item["use"] = ""  # the turn before: only what it showed counts (it came before this turn)
         # A subagent's prompts are its parent agent's words (and may relay a tool's text): not the user's.
         prompts = [] if trajectory.get("agent_id") else list(trajectory.get("prompts") or [])
+        if not trajectory.get("agent_id"):  # what the user typed when they stopped a call is theirs too
+            prompts += [w for s in trajectory.get("trajectory") or [] if (w := refusal_words(s.get("said")))]
         if trajectory.get("agent_id"):
             before += foreign({"text": p} for p in trajectory.get("prompts") or [])
         return cls(prompts, before + evidence, project_text(root))
@@ -209,6 +228,9 @@ class Attribution:
             return "project", None
         tainted: str | None = None
         cut: str | None = None
+        if self._incomplete is not None:
+            said = str(self._incomplete.get("seen") or "").strip().splitlines()[0][len(DROPPED):].strip(" :]")
+            cut = f"the session's evidence is incomplete: a tool's record was dropped ({said[:120]})"
         for i, item in enumerate(self._evidence):
             use, seen = self._item(i)
             if _found(needle, use):

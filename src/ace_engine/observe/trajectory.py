@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from ..capture.tools import AGENT_TOOLS, EDIT_TOOLS, READ_TOOLS
-from . import commands
+from . import commands, corrections
 from .commands import covers
 
 if TYPE_CHECKING:
@@ -190,9 +190,16 @@ def step_from_event(event: Mapping[str, Any], number: int, root: str | None) -> 
     if not success:
         root_text = error_text or text
         step["failure"] = failure_class(root_text, tool, step["interrupted"])
+        if step["failure"] == "refused" and step["exit_code"] is not None:
+            step["failure"] = "failed"  # it ran (it has an exit code): what it printed is its own text
         step["output"] = root_text[:OUTPUT_KEPT // 4] + "\n" + root_text[-(OUTPUT_KEPT * 3 // 4):] \
             if len(root_text) > OUTPUT_KEPT else root_text
         step["error"] = commands.error_signature(root_text, root) if step["failure"] == "failed" else None
+        if step["failure"] == "refused":  # the user's words only where Claude Code wrote the refusal
+            said = corrections.typed_refusal(tool, root_text, ran=step["exit_code"] is not None,
+                                             denial=event.get("denial"))
+            if said:
+                step["said"] = said
         step["result"] = "failed: " + (step["error"] or _first_line(root_text, 160) or f"exit code {step['exit_code']}")
         if step["interrupted"]:
             step["result"] = "interrupted"
@@ -333,9 +340,15 @@ def split_turns(events: list[Any], messages: list[Any]) -> list[dict[str, Any]]:
 
 
 def build(turn: dict[str, Any], *, root: str | None, session_id: str | None, agent_id: str = "",
-          agent_type: str | None = None, task_fallback: str | None = None, source: str = "session") -> Trajectory:
-    """The trajectory of one turn (see the module docstring)."""
+          agent_type: str | None = None, task_fallback: str | None = None, source: str = "session",
+          agent: str | None = None) -> Trajectory:
+    """The trajectory of one turn (see the module docstring). `agent`: the coding agent whose session
+    it is (None: Claude Code); only Claude Code writes the refusal that carries the user's words, so
+    another agent's tool text that reads like one is never `said` (`corrections.typed_refusal`)."""
     steps = [step_from_event(e, i, root) for i, e in enumerate(turn["events"], 1)]
+    if agent not in (None, "", "claude"):
+        for step in steps:
+            step.pop("said", None)
     prompts = [p["text"] for p in turn["prompts"]]
     task = "\n".join(prompts) if prompts else (task_fallback or "")
     final = turn["assistant"][-1]["text"] if turn["assistant"] else None

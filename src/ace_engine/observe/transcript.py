@@ -360,6 +360,8 @@ def parse_entries(entries: list[dict[str, Any]], *, agent_id: str = "", agent_ty
                 "exit_code": int(exit_match.group(1)) if exit_match
                 else (0 if use["name"] == "Bash" and not failed else None),
                 "is_interrupt": bool(isinstance(structured, dict) and structured.get("interrupted")),
+                # Who stopped the call, where Claude Code says (newer versions): `corrections.typed_refusal`.
+                **({"denial": entry["toolDenialKind"]} if isinstance(entry.get("toolDenialKind"), str) else {}),
                 "duration_ms": round((at - use["at"]) * 1000, 1) if at and use["at"] else None,
                 "created_at": at,
             })
