@@ -285,7 +285,7 @@ _COOKIE = (r"(?<![\w-])(?P<set>set-)?cookie(?P<kq>\\?[\"'])?[ \t]*:[ \t]*(?P<vq>
            r"(?P<val>[^\r\n\"'\\]+)")
 _NETRC = r"(?<![\w-])password[ \t]+(?P<val>[^\s\"'`=:][^\s\"'`]*)"
 _WORDS = (r"(?P<key>passw(?:or)?d|passphrase|passcode|token|secret|api[ _-]?key)[ \t]+"
-          r"(?:(?:is|was|will be|should be|(?:has been )?(?:set|changed) to|to)[ \t]*:?)[ \t]+"
+          r"(?:is|was|will be|should be|(?:has been )?(?:set|changed) to|to)(?:[ \t]*:[ \t]+|[ \t]+)"
           r"(?P<q>[\"'`])?(?P<val>(?(q)[^\"'`\r\n]+|[^\s\"'`]+))")
 _STOP = frozenset((
     "a", "an", "the", "not", "now", "still", "also", "only", "just", "always", "never", "set",
