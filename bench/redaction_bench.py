@@ -115,6 +115,21 @@ GENERATORS = {
     "quote op blanks": lambda n: ("naïve \" +" + " " * n)[:n],
     "password is blanks": lambda n: ("the password is" + " " * n)[:n],
     "Passwort ist blanks": lambda n: ("Passwort ist" + " " * n)[:n],
+    # Issue 35's secret classes: every needle of the new rules repeated.
+    "kty chain": rep('"kty":"d":"'),
+    "jwk members": rep('"kty" "d": "' + "Ab3_" * 5 + '", '),
+    "password-stdin pipe": rep("echo a | x --password-stdin "),
+    "password-stdin pipeline": rep("echo a | "),
+    "here-string chain": rep("x --password-stdin <<< "),
+    "here-doc chain": rep("x --password-stdin <<EOF\n"),
+    "Pwd= chain": rep("Server=a;Pwd="),
+    "Private-Lines chain": rep("Private-Lines: 9\n"),
+    "putty body": lambda n: ("Private-Lines: 9\n" + "QUFBQUFB\n" * n)[:n],
+    "1//0 chain": rep("1//0"),
+    "key- chain": rep("key-"),
+    "private key 0x chain": rep("private key 0x"),
+    "named value chain": rep("TOKEN aB3dE5gH7jK9mN1pQ3sT5vXy "),
+    "login options": rep("docker a b c d login -p "),
 }
 # `concerns` screens at most 2,048 characters (and the two ends of a longer text); `hosts` and
 # `risky_parts` are the uncapped parts it is made of, so a blow-up inside them shows here too.
