@@ -52,6 +52,12 @@ Choices worth knowing (the tests pin them down):
   names count as secret keys.  :mod:`evasions` then looks again at a copy with
   zero-width and full-width characters, look-alike letters, ``%XX``, split
   strings and base64 runs undone, and redacts what only that copy shows.
+* Issue 35: more vendor prefixes in :mod:`secret_forms` (Google OAuth ``GOCSPX-``, Groq, Tailscale,
+  LangSmith, Mailgun ``key-``, Google refresh tokens ``1//0``); :mod:`secret_material` finds key
+  material by its container (a connection string's ``Pwd=``/``Password=``, a PuTTY key's private
+  lines, a JWK's private members, ``private key 0x<64 hex>`` and other values named as secrets
+  with only blanks before them); :mod:`secret_stdin` the secret a command line pipes or
+  here-strings into ``--password-stdin``.
 
 Time is linear in the text: every rule starts at a needle and looks a bounded
 distance around it, or skips what an earlier look already covered

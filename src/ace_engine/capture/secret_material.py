@@ -37,15 +37,15 @@ if TYPE_CHECKING:
 def material(text: str) -> str:
     """Redact connection-string passwords, PuTTY key bodies, JWK private members, named values."""
     spans: Spans = []
-    low = text.lower()
-    if len(low) != len(text):
-        low = text.replace("\u0130", "i").lower()  # only U+0130 grows when lowered: keep positions
-    if "=" in text and ";" in text:
-        _connection_strings(text, low, spans)
     if "Private-Lines:" in text:
         _putty(text, spans)
     if "kty" in text:
         _jwk(text, spans)
+    low = text.lower()  # (~4 us per 16 KB: cheaper than looking for three spellings of each noun)
+    if len(low) != len(text):
+        low = text.replace("\u0130", "i").lower()  # only U+0130 grows when lowered: keep positions
+    if "=" in text and ";" in text:
+        _connection_strings(text, low, spans)
     _named(text, low, spans)
     return apply_spans(text, spans)
 
@@ -161,10 +161,9 @@ def _named(text: str, low: str, spans: "Spans") -> None:
 
 
 def _named_at(text: str, low: str, p: int, spans: "Spans") -> None:
-    e = p
-    n = len(low)
-    while e < n and e - p < 40 and (low[e].isalnum() or low[e] in "_-"):
-        e += 1
+    e = rx(r"[a-z0-9_-]{0,40}").match(low, p).end()  # type: ignore[union-attr]  # (it always matches)
+    if low[e:e + 1] not in (" ", "\t", ":"):
+        return  # `key=`, `key)`, `get(key`: code, or the KEY=value rule's (most hits end here)
     word_end = low[e - 6:e]
     if not word_end.endswith(("key", "secret", "token", "password", "passwd", "passphrase")):
         return  # `keys`, `tokens`, `tokenizer`, `keyboard`
