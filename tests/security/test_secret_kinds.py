@@ -25,7 +25,7 @@ import pytest
 
 from ace_engine.capture.redact import redact
 from conftest import ace
-from hookutil import payload, run_hook
+from hookutil import payload, run_hook, run_hooks
 from test_learning_transcript import Transcript
 
 
@@ -149,7 +149,8 @@ def test_the_corpus_fits_the_capture_caps():
 
 def test_hooks_write_no_secret_of_any_kind(ace_home, git_project):
     """One session, real hook processes: a prompt, a Bash command and its output, a file read and
-    a failure, each holding every context. No value is on disk; every line was stored."""
+    a failure, each holding every context, then each context as a Bash call of its own. No value
+    is on disk; every line was stored."""
     cwd = str(git_project)
     corpus = "\n".join(LINES)
     events = [
@@ -165,6 +166,11 @@ def test_hooks_write_no_secret_of_any_kind(ace_home, git_project):
     for event, fields in events:
         code, _, err, _ = run_hook(event, payload(event, cwd, **fields))
         assert code == 0, err
+    # And each context as a command of its own (one process for the 46 events: `run_hooks`).
+    answers = run_hooks([("PostToolUse", payload(
+        "PostToolUse", cwd, tool_name="Bash", tool_use_id=f"t-{kind}", tool_input={"command": TEXTS[kind]},
+        tool_response={"stdout": TEXTS[kind], "stderr": "", "interrupted": False})) for kind in SECRETS])
+    assert [code for code, _ in answers] == [0] * len(SECRETS)
     blob = _stored(ace_home)
     missing = [kind for kind in SECRETS if tag(kind) not in blob]
     assert missing == [], f"lines not stored at all (cut, not redacted): {missing}"
