@@ -14,8 +14,8 @@ Each value is planted in a prompt, a Bash command and its output, a file read an
 then every byte under ACE_HOME (the store, its WAL, the spool, the log) is searched for any 12
 characters of it. In the hooks' test each context carries a tag that must be found in the store, so
 a line the caps cut away cannot pass for a redacted one. Fake values are generated (seeded) or
-assembled from pieces, so this file holds no literal a secret scanner would flag. At 42195db, 37 of the 46 contexts reach the store through the
-hooks and 30 through `ace learn --transcript`; none now.
+assembled from pieces, so this file holds no literal a secret scanner would flag. At 42195db, 38 of the 47 contexts reach the store through the
+hooks and 31 through `ace learn --transcript`; none now.
 """
 
 import json
@@ -79,6 +79,7 @@ CASES = [
     ("stdin-here-string-quoted", 'docker login -u bob --password-stdin <<< "{s}"', r(14)),
     ("stdin-here-doc", "docker login -u bob --password-stdin <<EOF\n{s}\nEOF", r(14)),
     ("stdin-gh-token", "echo {s} | gh auth login --with-token", sec("gho_", r(36))),
+    ("stdin-powershell", "'{s}' | docker login -u bob --password-stdin registry.example.com", r(14)),
     ("google-refresh", "refresh_token {s}", sec("1//0", r(20), "-", r(40))),
     ("google-refresh-json", '{{"refresh_token": "{s}", "token_type": "Bearer"}}', sec("1//0", r(30), "_", r(30))),
     ("eth-private-key", "private key 0x{s}", r(64, HEXDIGITS)),
@@ -166,7 +167,7 @@ def test_hooks_write_no_secret_of_any_kind(ace_home, git_project):
     for event, fields in events:
         code, _, err, _ = run_hook(event, payload(event, cwd, **fields))
         assert code == 0, err
-    # And each context as a command of its own (one process for the 46 events: `run_hooks`).
+    # And each context as a command of its own (one process for the 47 events: `run_hooks`).
     answers = run_hooks([("PostToolUse", payload(
         "PostToolUse", cwd, tool_name="Bash", tool_use_id=f"t-{kind}", tool_input={"command": TEXTS[kind]},
         tool_response={"stdout": TEXTS[kind], "stderr": "", "interrupted": False})) for kind in SECRETS])

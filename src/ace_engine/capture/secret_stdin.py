@@ -9,7 +9,7 @@ none. A flag counts when its name ends in `-stdin` and names a secret (`--passwo
 `--token-stdin`, `--secret-stdin`…), or is `--with-token`. What feeds it is read as the shell
 would: the words of the `echo` / `printf` / `print` / `Write-Output` commands piped into the
 flag's command (quotes kept whole, `-n`-style options and `printf`'s format skipped when it has
-a `%`), a here-string (`<<< PW`) or a here-document (`<<EOF … EOF`) of that command. References
+a `%`), a quoted string piped on its own (PowerShell: `'PW' | docker login …`), a here-string (`<<< PW`) or a here-document (`<<EOF … EOF`) of that command. References
 (`$PW`, `"$(cat pw)"`, `${{ secrets.PW }}`) and files (`cat pw.txt |`) are not secrets and stay.
 
 Cost: linear. It runs only where `-stdin` or `--with-token` occurs (found with ``str.find``) and
@@ -136,7 +136,11 @@ def _feeders(text: str, words: "list[Word]", at: int, region_end: int, spans: "S
 
 
 def _fed_by(command: "list[Word]", spans: "Spans") -> None:
-    """`echo [-n] PW`, `printf '%s\\n' PW`, `printf PW`: the words it prints, if it is a printer."""
+    """`echo [-n] PW`, `printf '%s\\n' PW`, `printf PW`: the words it prints, if it is a printer;
+    a quoted string alone (PowerShell's `'PW' | docker login --password-stdin`)."""
+    if len(command) == 1 and command[0][2][:1] in "\"'" and not _is_reference(command[0][2]):
+        spans.append((command[0][0], command[0][1], "stdin-secret"))
+        return
     if not command or command[0][2].lower() not in _FEEDERS:
         return
     args = [w for w in command[1:] if not (w[2].startswith("-") and len(w[2]) <= 3)]
