@@ -14,8 +14,9 @@ Each value is planted in a prompt, a Bash command and its output, a file read an
 then every byte under ACE_HOME (the store, its WAL, the spool, the log) is searched for any 12
 characters of it. In the hooks' test each context carries a tag that must be found in the store, so
 a line the caps cut away cannot pass for a redacted one. Fake values are generated (seeded) or
-assembled from pieces, so this file holds no literal a secret scanner would flag. At 42195db, 38 of the 47 contexts reach the store through the
-hooks and 31 through `ace learn --transcript`; none now.
+assembled from pieces, so this file holds no literal a secret scanner would flag. At 42195db, 38
+of the 47 contexts reach the store through the hooks and 31 through `ace learn --transcript`;
+none now.
 """
 
 import json
