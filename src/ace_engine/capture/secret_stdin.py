@@ -9,8 +9,9 @@ none. A flag counts when its name ends in `-stdin` and names a secret (`--passwo
 `--token-stdin`, `--secret-stdin`…), or is `--with-token`. What feeds it is read as the shell
 would: the words of the `echo` / `printf` / `print` / `Write-Output` commands piped into the
 flag's command (quotes kept whole, `-n`-style options and `printf`'s format skipped when it has
-a `%`), a quoted string piped on its own (PowerShell: `'PW' | docker login …`), a here-string (`<<< PW`) or a here-document (`<<EOF … EOF`) of that command. References
-(`$PW`, `"$(cat pw)"`, `${{ secrets.PW }}`) and files (`cat pw.txt |`) are not secrets and stay.
+a `%`), a quoted string piped on its own (PowerShell: `'PW' | docker login …`), and a
+here-string (`<<< PW`) or a here-document (`<<EOF … EOF`) of that command. References (`$PW`,
+`"$(cat pw)"`, `${{ secrets.PW }}`) and files (`cat pw.txt |`) are not secrets and stay.
 
 Cost: linear. It runs only where `-stdin` or `--with-token` occurs (found with ``str.find``) and
 reads the 600 characters either side of it (flags whose windows overlap share one reading), walks
