@@ -222,3 +222,21 @@ ORDINARY = [
 @pytest.mark.parametrize("text", ORDINARY)
 def test_ordinary_text_is_kept(text):
     assert redact(text) == text
+
+
+# -- the class, beyond the kinds that reached the store ----------------------------------------
+
+NAMED = [  # a value named as a secret with only blanks (or "is") before it
+    ("gpg passphrase {s}", sec(r(10), "7", r(6), "3", r(6))),
+    ("the signing key is {s}", r(26)),
+    ("CLIENT_SECRET {s}", r(32)),
+    ("deploy token: {s}", r(30)),
+    ("SECRET_KEY {s}", r(48, HEXDIGITS)),
+    ("API_TOKEN\t{s}", r(40, HEXDIGITS)),
+]
+
+
+@pytest.mark.parametrize(("template", "secret"), NAMED, ids=[t.split(" {")[0] for t, _ in NAMED])
+def test_a_value_named_as_a_secret_is_redacted_by_class(template, secret):
+    out = redact(template.format(s=secret))
+    assert not revealed(out, secret), out

@@ -164,7 +164,7 @@ def _named_at(text: str, low: str, p: int, spans: "Spans") -> None:
     e = rx(r"[a-z0-9_-]{0,40}").match(low, p).end()  # type: ignore[union-attr]  # (it always matches)
     if low[e:e + 1] not in (" ", "\t", ":"):
         return  # `key=`, `key)`, `get(key`: code, or the KEY=value rule's (most hits end here)
-    word_end = low[e - 6:e]
+    word_end = low[max(0, e - 10):e]
     if not word_end.endswith(("key", "secret", "token", "password", "passwd", "passphrase")):
         return  # `keys`, `tokens`, `tokenizer`, `keyboard`
     s = p
@@ -190,7 +190,7 @@ def _named_at(text: str, low: str, p: int, spans: "Spans") -> None:
     private = "priv" in name or "secret" in name or "signing" in name or "wallet" in name
     if len(hexpart) == 64 and set(hexpart) <= _HEX and private:
         kind = "private-key"
-    elif len(hexpart) >= 32 and set(hexpart) <= _HEX and not name.endswith("key"):
+    elif len(hexpart) >= 32 and set(hexpart) <= _HEX and (private or not name.endswith("key")):
         kind = "named-secret"
     elif _random_looking(v, True):
         kind = "named-secret"
