@@ -17,11 +17,13 @@ connection string's `Password=my pass phrase;` and leave the rest.
   characters (a date or a word in `"d"` is not key material).
 * A named value (`PRIVATE_KEY 0x…`, `Private Key: 0x…`, `refresh token is …`): after a word that
   ends in key / secret / token / password / passphrase, blanks (a `:` or "is" allowed after a
-  two-word name), then `0x` + 64 hex or 64 hex when the name says private / secret (an Ethereum-
-  style private key), 32+ hex for a secret / token / password, or a random-looking value
-  (`secret_forms`' entropy test) for any of them.
+  two-word name; "is" / "was" after any), then `0x` + 64 hex or 64 hex when the name says private
+  / secret / signing / wallet (an Ethereum-style private key), 32+ hex for such a key or for a
+  secret / token / password (not for a bare `…key`: a cache key or a GPG key id is hex too), or a
+  random-looking value (`secret_forms`' entropy test) for any of them. A public key, a
+  fingerprint and identifier-like names (`key_id`, `token_path`) are not secrets.
 
-Cost: linear. Each rule starts at a literal needle (`wd=`/`word=`, `Private-Lines:`, `kty`, the
+Cost: linear. Each rule starts at a literal needle (`pwd`/`password`, `Private-Lines:`, `kty`, the
 secret nouns) found with ``str.find``, and looks a bounded distance (a line, 8 KB, 256 lines)
 around it; the JWK members are found by one regex scan, only in a text that names `kty`. Imports
 only `re` (through :mod:`spans`) and, at a hit, `bisect` and :mod:`secret_forms`.
