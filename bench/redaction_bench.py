@@ -5,8 +5,9 @@
 Part 1 (issue 20, "linear-time text screening"): every generator below builds text meant to make
 one pattern backtrack or rescan (repeated `-p`, long runs of key-like characters, nested quotes,
 many `=` / `:`, long base64-ish runs, homoglyph and zero-width soup, every needle of a rule
-repeated on one line...). Each is run, at 1 KB to 1 MB, through `capture.redact.redact` (hooks,
-store, server) and `playbook.safety.concerns` (the lesson policy). We report microseconds per KB
+repeated on one line, `<private ` repeated, a quote then blanks...). Each is run, at 1 KB to 1 MB,
+through `capture.redact.redact` (hooks, store, server), `capture.text.strip_private` (every
+captured text) and `playbook.safety.concerns` (the lesson policy). We report microseconds per KB
 per size and FAIL (exit 1) when the time per KB at the largest size is more than 2x the time per
 KB at 16 KB for any generator and function -- i.e. when the cost is not linear. A quadratic rule
 shows 64x there. The machine's own slowdown on big strings (the `reference` pass: linear
@@ -34,6 +35,7 @@ ROOT = os.path.dirname(HERE)
 sys.path[:0] = [os.path.join(ROOT, "src"), os.path.join(ROOT, "tests"), os.path.join(ROOT, "tests", "security")]
 
 from ace_engine.capture.redact import redact  # noqa: E402
+from ace_engine.capture.text import strip_private  # noqa: E402
 from ace_engine.playbook import provenance, safety  # noqa: E402
 
 LIMIT = 2.0  # per-KB time at the largest size may be at most this many times that at 16 KB
@@ -104,11 +106,35 @@ GENERATORS = {
     "docker -e run": lambda n: ("docker run " + "-e " * n)[:n],
     "name@ run": rep("x@"),
     "bash( run": rep("bash("),
+    # Issue 35: `<private ` repeated made strip_private quadratic (72 KB: 4.7 s, over the hook's
+    # budget); a quote then blanks made the split-string folding O(n^4), "password is" and
+    # "Passwort ist" then blanks O(n^2).
+    "<private chain": rep("<private "),
+    "</private <private": rep("</private <private x"),
+    "quote + blanks": lambda n: ("naïve \"" + " " * n)[:n],
+    "quote op blanks": lambda n: ("naïve \" +" + " " * n)[:n],
+    "password is blanks": lambda n: ("the password is" + " " * n)[:n],
+    "Passwort ist blanks": lambda n: ("Passwort ist" + " " * n)[:n],
+    # Issue 35's secret classes: every needle of the new rules repeated.
+    "kty chain": rep('"kty":"d":"'),
+    "jwk members": rep('"kty" "d": "' + "Ab3_" * 5 + '", '),
+    "password-stdin pipe": rep("echo a | x --password-stdin "),
+    "password-stdin pipeline": rep("echo a | "),
+    "here-string chain": rep("x --password-stdin <<< "),
+    "here-doc chain": rep("x --password-stdin <<EOF\n"),
+    "Pwd= chain": rep("Server=a;Pwd="),
+    "Private-Lines chain": rep("Private-Lines: 9\n"),
+    "putty body": lambda n: ("Private-Lines: 9\n" + "QUFBQUFB\n" * n)[:n],
+    "1//0 chain": rep("1//0"),
+    "key- chain": rep("key-"),
+    "private key 0x chain": rep("private key 0x"),
+    "named value chain": rep("TOKEN aB3dE5gH7jK9mN1pQ3sT5vXy "),
+    "login options": rep("docker a b c d login -p "),
 }
 # `concerns` screens at most 2,048 characters (and the two ends of a longer text); `hosts` and
 # `risky_parts` are the uncapped parts it is made of, so a blow-up inside them shows here too.
-FUNCTIONS = {"redact": redact, "concerns": safety.concerns, "hosts": safety.hosts,
-             "risky_parts": provenance.risky_parts}
+FUNCTIONS = {"redact": redact, "strip_private": strip_private, "concerns": safety.concerns,
+             "hosts": safety.hosts, "risky_parts": provenance.risky_parts}
 
 
 def reference(text: str) -> None:
@@ -139,16 +165,21 @@ def timed(fn, text: str, runs: int) -> float:
     return best
 
 
-def linearity(sizes_kb: list[int], rounds: int, quiet: bool) -> tuple[dict, list[str]]:
+def linearity(sizes_kb: list[int], rounds: int, quiet: bool, only: "list[str] | None" = None,
+              functions: "list[str] | None" = None) -> tuple[dict, list[str]]:
     """Per generator and function, microseconds per KB at each size. The sizes are measured in
     interleaved rounds (small, ..., large, small, ...) and the best of each kept, so that a burst
     of load on a shared machine does not land on one size only."""
     results: dict = {}
     failures = []
     for name, gen in GENERATORS.items():
+        if only and name not in only:
+            continue
         results[name] = {}
         texts = {kb: gen(kb * 1024) for kb in sizes_kb}
         for fname, fn in FUNCTIONS.items():
+            if functions and fname not in functions:
+                continue
             best = dict.fromkeys(sizes_kb, float("inf"))
             ref = dict.fromkeys(sizes_kb, float("inf"))
             for _ in range(rounds):
@@ -189,13 +220,15 @@ def main() -> int:
     parser.add_argument("--out", default=os.path.join(HERE, "results", "redaction.json"))
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds over the sizes")
     parser.add_argument("-q", "--quiet", action="store_true")
+    parser.add_argument("--only", action="append", metavar="INPUT", help="run only this input (repeatable)")
+    parser.add_argument("--function", action="append", choices=list(FUNCTIONS), help="only this function")
     args = parser.parse_args()
     sizes = [kb for kb in (1, 4, 16, 64, 256, 1024) if kb <= max(args.max_kb, 16)]
     load_before = os.getloadavg()
     if not args.quiet:
         print(f"{'input':22} {'function':8} " + " ".join(f"{str(k) + 'KB':>8}" for k in sizes)
               + "  (us per KB; ratio largest/16KB)")
-    lin, failures = linearity(sizes, args.rounds, args.quiet)
+    lin, failures = linearity(sizes, args.rounds, args.quiet, args.only, args.function)
     found, leaks = corpus()
     failures += leaks
     report = {"sizes_kb": sizes, "limit_ratio": LIMIT, "linearity": lin, "secret_corpus": found,

@@ -506,7 +506,7 @@ NEW_CASES = [
     ("AccountName=a;AccountKey={s};EndpointSuffix=core.windows.net",
      "Q2x9Lk3mPz7Rt0Vb5Nc8Xw4Ys1Ud6Ef2Gh9Ij0KlMn3Op5Qr7St9Uv1Wx3Yz5Ab7Cd9Ef1Gh3Ij5Kl7Mn9Op1Qr3St5Uv==",
      "high-entropy"),
-    ("Server=tcp:db;User ID=sa;Password={s};", "Sup3r" + "S3cret!", "env-secret"),
+    ("Server=tcp:db;User ID=sa;Password={s};", "Sup3r" + "S3cret!", "connection-password"),  # issue 35: read to the `;` (was env-secret, one word)
     ("Cookie: sessionid={s}; theme=dark", "sess" + "A1b2C3d4E5f6", "cookie"),
     ("Set-Cookie: auth={s}; Path=/; HttpOnly", "ck" + "Z9y8X7w6V5u4", "cookie"),
     ("machine api.example.com login bob password {s}", "Netrc" + "Pw8812", "netrc-password"),

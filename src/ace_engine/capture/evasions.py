@@ -32,6 +32,16 @@ _LOOKALIKE = {"а": "a", "е": "e", "о": "o", "р": "p", "с": "c", "у": "y", 
               "Ѕ": "S", "Ј": "J", "Н": "H", "М": "M", "Т": "T", "В": "B", "К": "K"}
 _HEX = frozenset("0123456789abcdefABCDEF")
 
+# A string split in two: a quote, then blanks, an operator (`+`, `.`, `||`), a line continuation
+# (`\`, a newline) and blanks in that order, each optional, then a quote. Every run of blanks
+# follows a character that is not a blank, so the regex can split a run of blanks only one way:
+# written as `[ \t]*` four times in a row with only optional parts between (as it once was), a
+# quote followed by 1,000 spaces cost more than two minutes of backtracking.
+_WS, _OP, _NL = r"[ \t]*", r"(?:\+|\.|\|\|)", r"(?:\\\r?\n?|\r\n?|\n)"
+_SPLIT = rf"[\"']{_WS}(?:{_OP}{_WS})?(?:{_NL}{_WS})?(?:{_OP}{_WS})?[\"']"
+# What makes a text worth folding: an operator between the quotes, or a line break.
+_SPLIT_GATE = rf"[\"']{_WS}{_OP}{_WS}(?:{_NL}{_WS})?[\"']|[\"']{_WS}\\?\r?\n{_WS}[\"']"
+
 
 def _fold(text: str) -> "tuple[str, list[int]] | None":
     """(normalised copy, map) -- map[i] is where the copy's char i starts in `text`, with
@@ -41,7 +51,7 @@ def _fold(text: str) -> "tuple[str, list[int]] | None":
     n = len(text)
     i = 0
     changed = False
-    split = rx(r"[\"'][ \t]*(?:\+|\.|\|\|)?[ \t]*\\?\r?\n?[ \t]*(?:\+|\.|\|\|)?[ \t]*[\"']")
+    split = rx(_SPLIT)
     while i < n:
         c = text[i]
         o = ord(c)
@@ -96,8 +106,7 @@ def _gated(text: str) -> bool:
         return True
     if "\\\n" in text:
         return True
-    return ('"' in text or "'" in text) and rx(r"[\"'][ \t]*(?:\+|\.|\|\|)[ \t]*\\?\r?\n?[ \t]*[\"']|"
-                                         r"[\"'][ \t]*\\?\r?\n[ \t]*[\"']").search(text) is not None
+    return ('"' in text or "'" in text) and rx(_SPLIT_GATE).search(text) is not None
 
 
 def _common_prefix(a: str, b: str) -> int:

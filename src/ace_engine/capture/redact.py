@@ -52,6 +52,12 @@ Choices worth knowing (the tests pin them down):
   names count as secret keys.  :mod:`evasions` then looks again at a copy with
   zero-width and full-width characters, look-alike letters, ``%XX``, split
   strings and base64 runs undone, and redacts what only that copy shows.
+* Issue 35: more vendor prefixes in :mod:`secret_forms` (Google OAuth ``GOCSPX-``, Groq, Tailscale,
+  LangSmith, Mailgun ``key-``, Google refresh tokens ``1//0``); :mod:`secret_material` finds key
+  material by its container (a connection string's ``Pwd=``/``Password=``, a PuTTY key's private
+  lines, a JWK's private members, ``private key 0x<64 hex>`` and other values named as secrets
+  with only blanks before them); :mod:`secret_stdin` the secret a command line pipes or
+  here-strings into ``--password-stdin``.
 
 Time is linear in the text: every rule starts at a needle and looks a bounded
 distance around it, or skips what an earlier look already covered
@@ -78,6 +84,8 @@ from .kv_values import KW, KW_TRIGGERS, kv_rule, placeholder, type_annotation
 from .secret_classes import class_tokens
 from .secret_context import authorities, curl_cookies, foreign_passwords
 from .secret_forms import command_lines, prose_and_files, vendor_tokens
+from .secret_material import material
+from .secret_stdin import stdin_secrets
 from .spans import MARK, marker, rx
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: hooks import this module and must not load `typing`
@@ -101,6 +109,9 @@ KINDS = (
     "dockerhub-token", "linear-key", "doppler-token", "npm-token", "huggingface-token",
     "twilio-key", "databricks-token", "cli-secret", "user-password", "cookie",
     "netrc-password", "stated-secret", "high-entropy",
+    # issue 35: vendor prefixes, key material by its container, stdin-fed secrets
+    "google-oauth-secret", "groq-key", "tailscale-key", "langsmith-key", "mailgun-key",
+    "google-refresh-token", "connection-password", "jwk-private", "named-secret", "stdin-secret",
 )
 
 _SOURCES = {
@@ -345,6 +356,10 @@ def _redact(text: str) -> str:
     text = class_tokens(text)
     # `user:pass@host` without a scheme, a key as a URL's user (Sentry DSN), webhook URLs.
     text = authorities(text)
+    # Connection strings' passwords, PuTTY key bodies, JWK private members, `PRIVATE_KEY 0x…`.
+    text = material(text)
+    if "-stdin" in text or "--with-token" in text:  # `echo PW | docker login --password-stdin`
+        text = stdin_secrets(text, _lower(text))
 
     text = curl_cookies(text)
     if not text.isascii() or any(w in text for w in _FOREIGN_GATE):

@@ -127,7 +127,7 @@ FOREIGN_NEEDLES = ("contrase", "passwort", "kennwort", "mot de passe", "senha", 
 _FOREIGN = (r"(?:contraseña|contrasena|clave|passwort|kennwort|mot de passe|senha|wachtwoord|hasło|haslo"
             r"|parola|lozinka|heslo|пароль)"
             r"(?:[ \t]+(?P<verb>es|era|ist|lautet|war|est|était|é|is|jest|je|è|это)(?=[ \t:=]))?"
-            r"[ \t]*(?P<sep>[:=])?[ \t]*"
+            r"[ \t]*(?:(?P<sep>[:=])[ \t]*)?"  # one way to split a run of blanks: linear
             r"(?P<q>[\"'`«„])?(?P<val>[^\s\"'`»“]{1,256})")
 
 

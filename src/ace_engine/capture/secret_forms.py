@@ -43,25 +43,38 @@ _VENDOR = (
     r"|(?P<github>gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"
     r"|(?P<slack>xox[abposre]-[A-Za-z0-9-]{10,}|xoxe\.xox[bp]-[A-Za-z0-9-]{10,}"
     r"|xapp-[0-9]-[A-Za-z0-9-]{20,})"
+    # Issue 35: Google OAuth client secrets, Groq, Tailscale (auth, api, client, scim, webhook and
+    # the older `tskey-<hex>`), LangSmith personal / service keys, Mailgun's `key-<32 hex>`.
+    r"|(?P<google_oauth>GOCSPX-[A-Za-z0-9_-]{20,})"
+    r"|(?P<groq>gsk_[A-Za-z0-9]{32,})"
+    r"|(?P<tailscale>tskey-[A-Za-z0-9-]{16,})"
+    r"|(?P<langsmith>lsv2_(?:pt|sk)_[A-Za-z0-9_]{20,})"
+    r"|(?P<mailgun>key-[0-9a-f]{32})"
     r")(?![A-Za-z0-9])"
 )
 # Literal pieces one of which every `_VENDOR` alternative contains: a token holding none of them
 # is not matched against `_VENDOR` at all (compiling it costs a hook ~0.8 ms; most runs hold no
 # such token).
 _VENDOR_NEEDLES = ("sk_", "rk_", "whsec_", "SG.", "shp", ":AA", "hvs.", "hvb.", "hvr.", "pypi-", "dckr_pat_",
-                   "lin_", "dp.", "gl", "npm_", "hf_", "api_org_", "gh", "github_pat_", "xox", "xapp-")
+                   "lin_", "dp.", "gl", "npm_", "hf_", "api_org_", "gh", "github_pat_", "xox", "xapp-",
+                   "GOCSPX-", "gsk_", "tskey-", "lsv2_", "key-")
 _KIND = {
     "stripe": "stripe-key", "sendgrid": "sendgrid-key", "shopify": "shopify-token",
     "telegram": "telegram-token", "vault": "vault-token", "pypi": "pypi-token",
     "dockerhub": "dockerhub-token", "linear": "linear-key", "doppler": "doppler-token",
     "gitlab": "gitlab-token", "npm": "npm-token", "huggingface": "huggingface-token",
     "github": "github-token", "slack": "slack-token",
+    "google_oauth": "google-oauth-secret", "groq": "groq-key", "tailscale": "tailscale-key",
+    "langsmith": "langsmith-key", "mailgun": "mailgun-key",
 }
 # Prefixes without a separator, found with str.find: (needle, pattern, kind).
 _BARE = (
     ("SK", r"(?<![A-Za-z0-9])SK[0-9a-fA-F]{32}(?![A-Za-z0-9])", "twilio-key"),
     ("dapi", r"(?<![A-Za-z0-9])dapi[a-f0-9]{32}(?:-[0-9])?(?![A-Za-z0-9])", "databricks-token"),
     ("GR1348941", r"GR1348941[A-Za-z0-9_-]{20,}", "gitlab-token"),
+    # Google OAuth refresh tokens: `1//0` then base64url (its `/` and lack of a separator keep it
+    # from the scan above).
+    ("1//0", r"(?<![A-Za-z0-9/])1//0[A-Za-z0-9_-]{20,}", "google-refresh-token"),
 )
 # What a token (or KEY=token) is made of, for walking its edges.
 _WORD = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.:+/=-")
@@ -208,8 +221,11 @@ _FLAG_SOURCE = ("stdin", "file", "env", "path", "cmd", "command", "fd", "prompt"
 # Tools whose short option carries a password: mysql `-pSECRET` (attached only: `-p db` is a
 # database name), sshpass and `docker login`-style `-p SECRET`.
 _ATTACHED_P = r"(?<![\w-])-p(?P<val>[^\s\"'`;&|<>]+)"
-_SPACED = r"(?<![\w-])-p[ \t]+[\"']?(?P<val>[^\s\"'`;&|<>]+)"
-_LOGIN = r"(?:docker|podman|buildah|skopeo|nerdctl|helm|oras|crane|registry)\S*\s+(?:\S+\s+)?login\b"
+# A login's `-p`: spaced, attached or after `=` (`-p X`, `-pX`, `-p=X`), quoted or not.
+_SPACED = (r"(?<![\w-])-p(?:[ \t]+|=)?(?:(?P<q>[\"'])(?P<quoted>[^\"'\r\n]{1,256})(?P=q)"
+           r"|[\"']?(?P<val>[^\s\"'`;&|<>=][^\s\"'`;&|<>]*))")
+# The tool, up to four of its global options (`docker --config d -H h login`), then `login`.
+_LOGIN = r"(?:docker|podman|buildah|skopeo|nerdctl|helm|oras|crane|registry)\S*\s+(?:\S+\s+){0,4}login\b"
 # `-u user:pass`, `--user user:pass`, `--proxy-user`, `-U`: the part after the colon.
 _USERPASS = (r"(?<![\w-])(?:-u|-U|--user|--proxy-user|--basic-auth|--auth)[ \t=]+[\"']?"
              r"(?P<user>[^\s:\"'@]{1,256}):(?P<val>[^\s\"'@]+)")
@@ -262,8 +278,9 @@ def command_lines(text: str, low: str, hits: dict) -> str:
             m = rx(_SPACED).match(low, p)
         else:
             continue
-        if m is not None and not _is_reference(text[m.start("val"):m.end("val")]):
-            spans.append((m.start("val"), m.end("val"), "cli-secret"))
+        g = "quoted" if m is not None and m.groupdict().get("quoted") is not None else "val"
+        if m is not None and not _is_reference(text[m.start(g):m.end(g)]):
+            spans.append((m.start(g), m.end(g), "cli-secret"))
     # -u user:pass (curl, httpie, wget...) but not `-u 1000:1000` (docker's uid:gid).
     if hits["userpass"]:
         userpass = rx(_USERPASS)
@@ -285,7 +302,7 @@ _COOKIE = (r"(?<![\w-])(?P<set>set-)?cookie(?P<kq>\\?[\"'])?[ \t]*:[ \t]*(?P<vq>
            r"(?P<val>[^\r\n\"'\\]+)")
 _NETRC = r"(?<![\w-])password[ \t]+(?P<val>[^\s\"'`=:][^\s\"'`]*)"
 _WORDS = (r"(?P<key>passw(?:or)?d|passphrase|passcode|token|secret|api[ _-]?key)[ \t]+"
-          r"(?:(?:is|was|will be|should be|(?:has been )?(?:set|changed) to|to)[ \t]*:?)[ \t]+"
+          r"(?:is|was|will be|should be|(?:has been )?(?:set|changed) to|to)(?:[ \t]*:[ \t]+|[ \t]+)"
           r"(?P<q>[\"'`])?(?P<val>(?(q)[^\"'`\r\n]+|[^\s\"'`]+))")
 _STOP = frozenset((
     "a", "an", "the", "not", "now", "still", "also", "only", "just", "always", "never", "set",

@@ -19,6 +19,13 @@ passes through exactly one of these, chosen by where it lands:
 * `quoted(text, limit)` — someone else's words inside an injected line, as a quotation: one line,
   clipped, its own double quotes turned into single ones so the quotation can't be closed early,
   then wrapped in `"…"` (the line still goes through `injected` where it is injected).
+* `normalized(text)` — not an escape but the one normalisation of lesson text (issue 35): NFKC, and
+  no Unicode tag characters (U+E0000–E007F), bidi controls, zero-width or other invisible format
+  characters, variation selectors or soft hyphens. A model reads what those hide (tag characters
+  spell ASCII no reader sees); the screens and a reviewer would not. Applied at every door a
+  lesson passes: each content write (`playbook.clean_content`, and the store's bullet writes),
+  every injected line (`injected`, so SessionStart / UserPromptSubmit blocks and MCP answers) and
+  every synced line (`markdown`, so CLAUDE.md / AGENTS.md).
 
 JSON needs no function: `json.dumps` escapes by construction. Stdlib only and cheap (compiled
 regexes, no imports at call time): the hooks call `injected` on every injection.
@@ -26,7 +33,8 @@ regexes, no imports at call time): the hooks call `injected` on every injection.
 
 import re
 
-__all__ = ["strip_controls", "plain", "one_line", "terminal", "injected", "markdown", "html", "quoted"]
+__all__ = ["strip_controls", "plain", "one_line", "terminal", "injected", "markdown", "html", "quoted",
+           "normalized"]
 
 # The patterns are compiled on first use (`_rx`): the hooks import this module on every run and
 # most runs render nothing. Sources:
@@ -50,6 +58,15 @@ _SOURCES = {
             "|\x1b[ -~]?",
     # Lone surrogates (undecodable bytes under `surrogateescape`): no terminal can encode them.
     "surrogate": "[\ud800-\udfff]",
+    # What `normalized` drops: characters that change what a model reads but not what a person
+    # sees. Tag characters; bidi embeddings, overrides, isolates and marks (LRM, RLM, ALM);
+    # zero-width space / joiners, word joiner and the invisible operators, BOM; soft hyphen,
+    # combining grapheme joiner, Mongolian vowel separator, Hangul and Khmer fillers; variation
+    # selectors (which can carry bytes, one per selector, behind an emoji); interlinear
+    # annotation marks and the shorthand format controls.
+    "invisible": "[\U000e0000-\U000e007f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c"
+                 "\u200b-\u200d\u2060-\u2064\ufeff\u00ad\u034f\u180b-\u180f\u115f\u1160\u3164\uffa0"
+                 "\u17b4\u17b5\ufe00-\ufe0f\U000e0100-\U000e01ef\ufff9-\ufffb\U0001bca0-\U0001bca3]",
 }
 _compiled: dict[str, re.Pattern[str]] = {}
 
@@ -84,6 +101,20 @@ def plain(text: str) -> str:
     return _rx("controls").sub("", _rx("ansi").sub("", text))
 
 
+def normalized(text: str) -> str:
+    """`text` in NFKC with every invisible character of the `invisible` class removed (see the
+    module doc). Idempotent; ASCII text is returned as it is (one O(1) check)."""
+    text = str(text)
+    if text.isascii():
+        return text
+    import unicodedata  # here: hooks that render nothing non-ASCII never load it
+
+    rx = _rx("invisible")
+    # Dropped before NFKC (so a hidden joiner can't compose with what follows) and after it
+    # (should a compatibility mapping ever produce one).
+    return rx.sub("", unicodedata.normalize("NFKC", rx.sub("", text)))
+
+
 def one_line(text: str) -> str:
     """Whitespace runs, newlines included, become one space; controls made visible."""
     return " ".join(strip_controls(text).split())
@@ -110,7 +141,7 @@ def terminal(text: object, *, markup: bool = True) -> str:
 def injected(text: object) -> str:
     """One line of lesson text inside an injected block: it can't open or close any tag, start a
     line, or pose as a turn of the conversation."""
-    line = one_line("" if text is None else str(text))
+    line = one_line(normalized("" if text is None else str(text)))
     if "<" in line:
         line = _rx("tag_open").sub("&lt;", line)
     if ":" in line:

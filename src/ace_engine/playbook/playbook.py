@@ -37,7 +37,7 @@ import time
 
 from ..core import project_langs
 from ..core.errors import AceError
-from ..core.escape import plain
+from ..core.escape import normalized, plain
 from . import domains as domain_mod
 from . import provenance as origin_rule
 from . import safety, sections
@@ -65,10 +65,10 @@ class PlaybookError(AceError, ValueError):
 
 
 def clean_content(content: str) -> str:
-    """The lesson as stored: control characters and ANSI sequences dropped (`escape.plain`: they
-    would hide a word from the screens while the model reads straight through them), whitespace
-    collapsed, length checked."""
-    text = _SPACE.sub(" ", plain(str(content))).strip()
+    """The lesson as stored: NFKC with no tag, bidi or zero-width characters (`escape.normalized`),
+    control characters and ANSI sequences dropped (`escape.plain`): they would hide a word from the
+    screens while the model reads straight through them; whitespace collapsed, length checked."""
+    text = _SPACE.sub(" ", plain(normalized(str(content)))).strip()
     if not text:
         raise PlaybookError("a bullet needs some content")
     if len(text) > MAX_CONTENT_CHARS:

@@ -9,13 +9,19 @@ dict); SQL stays here. Writes that belong together (a bullet and its change-log 
 One piece, past 400 lines, because these tables change together in one transaction (a bullet, its FTS row,
 its change-log row, its domain counts); split, one transaction's SQL would live in several files.
 
-Cost: imports `json` (already loaded by every hook) and `_base`.
+A lesson's content is written in its one normal form (`core.escape.normalized`: NFKC, no tag, bidi
+or zero-width characters) by `insert_bullet` and `update_bullet`, whatever door it came through; the
+store's connection then redacts it like every string.
+
+Cost: imports `json` (already loaded by every hook), `_base` and `core.escape` (regexes compiled on
+first use; `unicodedata` only for non-ASCII content).
 """
 
 from __future__ import annotations
 
 import json
 
+from ..core.escape import normalized
 from ._base import StoreBase, like_escape
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks must not import `typing` (~3 ms)
@@ -91,6 +97,7 @@ class PlaybookSQL(StoreBase):
                 " ".join(b["domains"]) if c == "domains"
                 else json.dumps(b["provenance"], ensure_ascii=False) if c == "provenance"
                 else agent if c == "agent"
+                else normalized(b["content"]) if c == "content"
                 else b.get(c)
                 for c in BULLET_COLUMNS
             ),
@@ -117,6 +124,8 @@ class PlaybookSQL(StoreBase):
             values["domains"] = " ".join(fields["domains"])
         if "provenance" in fields:
             values["provenance"] = json.dumps(fields["provenance"], ensure_ascii=False)
+        if "content" in fields:
+            values["content"] = normalized(fields["content"])
         sets = ", ".join(f"{k}=?" for k in values)
         self.conn.execute(f"UPDATE bullets SET {sets} WHERE id=?", (*values.values(), bullet_id))
 
