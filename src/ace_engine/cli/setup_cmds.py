@@ -197,6 +197,9 @@ def status(project_dir, as_json):
             ["hook events", cp["hook_events"], ct["hook_events"]],
         ])
         say("Last activity here: {}", when(report["last_activity"]))
+        if report.get("experiment"):
+            say("Experiment {} running: {} % of sessions get no lessons (`ace report`, `ace experiment stop`)",
+                report["experiment"]["id"], round(report["experiment"]["share"] * 100))
         from .playbook_common import show_waiting_for  # the lessons waiting to recur, as `ace patterns` lists them
 
         if (report.get("waiting") or {}).get("count"):

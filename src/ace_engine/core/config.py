@@ -22,8 +22,7 @@ searched). A key that chooses an executable, an endpoint, a credential or its va
 hosts, extra pattern files, retention (deletion of the user's data), the store, spending
 (`llm.*`, `store.*`, `retention.*`, the worker's queue mechanics…), or a threshold that decides
 what is trusted (promotion, confidence, pruning: `learning.promote_confidence` and its kin) is
-user-level: set in a
-project file it is ignored — logged once, shown by `ace config show` — unless the user ran
+user-level: set in a project file it is ignored — logged once, shown by `ace config show` — unless the user ran
 `ace trust` on that exact file content (`trust.py`: sha256 of the bytes and the real path; any
 edit voids it). Only a project file that sets such a key is hashed, so the common case costs
 nothing more. A new key is user-level until it is marked `project=True` on purpose.
@@ -35,8 +34,7 @@ from . import paths
 from .errors import ConfigError
 
 # `typing` (and `__future__`) stay unimported on the hook path: mypy reads a module constant named
-# TYPE_CHECKING as true, the interpreter as the False it is; annotations naming those types are
-# strings.
+# TYPE_CHECKING as true, the interpreter as the False it is; annotations naming those types are strings.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -85,10 +83,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("inject.prompt_k", 5, "at most this many bullets per prompt", project=True),
     Setting("inject.domain_shift_tokens", 250, "budget of an <ace-patterns-domain-shift> block", project=True),
     Setting("inject.domain_shift_k", 3, "at most this many bullets on a shift of domain", project=True),
-    Setting("inject.recall_tokens", 600,
-            "budget of what comes back after a compaction: <ace-recent-context> and <ace-patterns-recalled>",
-            project=True),
+    Setting("inject.recall_tokens", 600, project=True,
+            help="budget of what comes back after a compaction: <ace-recent-context> and <ace-patterns-recalled>"),
     Setting("inject.pin_hours", 24.0, "how long bullets pinned at compaction stay recallable", project=True),
+    Setting("inject.holdout", 0.0, "share of sessions (0..1) given no injection, for `ace report` (`ace experiment`)"
+            "; user-level: a repository must not switch or skew the user's comparison"),
     # The MCP server (`ace mcp`): user-level, a repository must not let the agent change lessons.
     Setting("mcp.allow_writes", False, "the MCP server also offers mark_lesson and propose_lesson"),
     # Continuity (continuity/): a summary of each session after Stop; <ace-recent-context> at SessionStart.
