@@ -72,8 +72,9 @@ def test_outcomes_of_one_session():
 # -- the report through the store and the CLI --------------------------------------------------------
 
 
-def _write_sessions(project_root, arms, recur, *, prefix="s", start=None):
-    """One session per arm in `arms`; session k repeats the covered failure when `recur(k, arm)`."""
+def _write_sessions(project_root, arms, recur, *, prefix="s", start=None, shown=None):
+    """One session per arm in `arms`; session k repeats the covered failure when `recur(k, arm)`;
+    lesson `shown` is recorded as injected at the start of each session with lessons."""
     project = identify(project_root)
     base = {"v": 1, "agent_id": None, "agent_type": None,
             "project": {"key": project.key, "root": project.root, "remote": project.remote, "name": project.name},
@@ -100,6 +101,8 @@ def _write_sessions(project_root, arms, recur, *, prefix="s", start=None):
         pid = store.project_id(project.key)
         for (sid, arm), k in zip(ids, range(len(ids)), strict=True):
             store.set_session_arm(sid, experiment, pid, arm, t0 + 100 * k, "SessionStart")
+            if shown and arm == INJECT:
+                store.record_injections(sid, pid, "SessionStart", [(shown, 0.5, 1)], t0 + 100 * k)
     return project
 
 
@@ -113,7 +116,7 @@ def lesson(ace_home, git_project):
 def test_a_big_effect_on_enough_sessions_is_told_with_an_interval_that_excludes_zero(lesson, git_project):
     arms = [INJECT, HOLDOUT] * 15
     # With the lesson the failure comes back in 2 of 15 sessions, without it in 12 of 15.
-    _write_sessions(str(git_project), arms, lambda k, arm: (k // 2) % 15 < (2 if arm == INJECT else 12))
+    _write_sessions(str(git_project), arms, lambda k, arm: (k // 2) % 15 < (2 if arm == INJECT else 12), shown=lesson)
     result = ace("report", "--json", cwd=str(git_project))
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
@@ -126,7 +129,7 @@ def test_a_big_effect_on_enough_sessions_is_told_with_an_interval_that_excludes_
     assert rows["calls_to_pass"]["verdict"] == "helps"  # a failed run first costs a call
     assert rows["corrections"]["verdict"] == "no clear difference", "no effect there: no verdict"
     [per_lesson] = data["lessons"]
-    assert per_lesson["id"] == lesson and per_lesson["shown"] == 0
+    assert per_lesson["id"] == lesson and per_lesson["shown"] == 15
     assert (per_lesson["recurred_with"], per_lesson["n_with"], per_lesson["recurred_without"],
             per_lesson["n_without"]) == (2, 15, 12, 15) and per_lesson["verdict"] == "helps"
     text = ace("report", cwd=str(git_project)).output
