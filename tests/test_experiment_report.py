@@ -87,7 +87,9 @@ def _write_sessions(project_root, arms, recur, *, prefix="s", start=None, shown=
         records.append({**base, "at": at, "event": "SessionStart", "session_id": sid, "detail": "startup"})
         records.append({**base, "at": at + 1, "event": "UserPromptSubmit", "session_id": sid, "detail": None,
                         "message": {"role": "user", "text": "make the test suite pass"}})
-        steps = ([(False, f"E   {SIGNATURE}")] if recur(k, arm) else []) + [(True, "5 passed in 0.3s")]
+        fails = recur(k, arm)  # True: the signature; or a list of signatures
+        fails = [SIGNATURE] if fails is True else (fails or [])
+        steps = [(False, f"E   {sig}") for sig in fails] + [(True, "5 passed in 0.3s")]
         for n, (ok, output) in enumerate(steps):
             event = _event(at + 2 + n, "python -m pytest -q", ok, output, n)
             event.pop("created_at")
@@ -102,7 +104,9 @@ def _write_sessions(project_root, arms, recur, *, prefix="s", start=None, shown=
         for (sid, arm), k in zip(ids, range(len(ids)), strict=True):
             store.set_session_arm(sid, experiment, pid, arm, t0 + 100 * k, "SessionStart")
             if shown and arm == INJECT:
-                store.record_injections(sid, pid, "SessionStart", [(shown, 0.5, 1)], t0 + 100 * k)
+                ids_shown = [shown] if isinstance(shown, str) else shown
+                store.record_injections(sid, pid, "SessionStart", [(b, 0.5, r) for r, b in enumerate(ids_shown, 1)],
+                                        t0 + 100 * k)
     return project
 
 

@@ -418,6 +418,10 @@ class Curator:
         for bullet in self._misleading_new_lessons():
             archive(bullet["id"], f"a new lesson (seen in one session) marked harmful {_harm(bullet):g} times and "
                                   f"never helpful (retired at {RETIRE_HARMFUL})")
+        from ..experiment.retire import check  # issue 37: what the holdout shows does not pay (once a day)
+
+        for bullet_id, reason in check(self.store, pid, self.now):
+            archive(bullet_id, reason)
         for bullet_id in self.store.low_confidence_bullets(pid, self.prune_confidence, self.prune_min_observations):
             archive(bullet_id, f"confidence below {self.prune_confidence} after ≥ {self.prune_min_observations} "
                                "observations")
