@@ -48,6 +48,10 @@ def start(share: float, as_json: bool) -> None:
         experiment_id, round(share * 100))
     say("`ace report` compares them with the others once each side has {} sessions; `ace experiment stop` "
         "ends it.", report_mod.MIN_PER_ARM)
+    effective = config_mod.load(project_of(None).root)["inject.holdout"]
+    if effective != share:  # ACE_INJECT_HOLDOUT (or ACE_CONFIG's file) wins over the user file just written
+        say("[yellow]But the effective inject.holdout is {}[/] (`ace config get inject.holdout --json` says where "
+            "it comes from): the hooks use that.", effective)
 
 
 @experiment_group.command("stop")
