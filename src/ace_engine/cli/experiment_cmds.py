@@ -46,8 +46,8 @@ def start(share: float, as_json: bool) -> None:
         return emit_json({"experiment": experiment_id, "share": share, "started_at": now})
     say("Experiment {} started: {} % of sessions from now on get no lessons (capture and learning go on).",
         experiment_id, round(share * 100))
-    say("`ace report` compares them with the others once each side has {} sessions; `ace experiment stop` "
-        "ends it.", report_mod.MIN_PER_ARM)
+    say("`ace report` compares them with the others once each side has {}; `ace experiment stop` ends it.",
+        plural(report_mod.MIN_PER_ARM, "session"))
     effective = config_mod.load(project_of(None).root)["inject.holdout"]
     if effective != share:  # ACE_INJECT_HOLDOUT (or ACE_CONFIG's file) wins over the user file just written
         say("[yellow]But the effective inject.holdout is {}[/] (`ace config get inject.holdout --json` says where "
