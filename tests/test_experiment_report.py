@@ -132,6 +132,7 @@ def test_a_big_effect_on_enough_sessions_is_told_with_an_interval_that_excludes_
     assert rows["repeat_failures"]["verdict"] == "helps" and rows["repeat_failures"]["high"] < 0
     assert rows["calls_to_pass"]["verdict"] == "helps"  # a failed run first costs a call
     assert rows["corrections"]["verdict"] == "no clear difference", "no effect there: no verdict"
+    assert rows["tokens"]["n_with"] == 0 and rows["tokens"]["verdict"] == report.NOT_ENOUGH, "no transcript: no tokens"
     [per_lesson] = data["lessons"]
     assert per_lesson["id"] == lesson and per_lesson["shown"] == 15
     assert (per_lesson["recurred_with"], per_lesson["n_with"], per_lesson["recurred_without"],
@@ -154,16 +155,19 @@ def test_too_few_sessions_say_not_enough_whatever_the_difference(lesson, git_pro
 
 
 def test_no_effect_gives_no_verdict():
+    """Both arms hold the very same sessions' outcomes (in another order): no effect by construction,
+    so every interval covers 0 whatever the bootstrap draws."""
     rng = random.Random(7)
-    sessions = [{"arm": arm, "project": "p", "shown": [], "available": [],
-                 "outcomes": {"recurred": rng.random() < 0.4, "repeat_failures": rng.randint(0, 2),
-                              "covered_ids": [], "calls_to_pass": rng.randint(3, 9),
-                              "seconds_to_pass": rng.uniform(10, 60), "failed_per_task": rng.uniform(0, 2),
-                              "corrections": rng.randint(0, 1), "interruptions": 0}}
-                for arm in [INJECT, HOLDOUT] * 20]
+    outcomes = [{"recurred": rng.random() < 0.4, "repeat_failures": rng.randint(0, 2), "covered_ids": [],
+                 "calls_to_pass": rng.randint(3, 9), "seconds_to_pass": rng.uniform(10, 60),
+                 "failed_per_task": rng.uniform(0, 2), "corrections": rng.randint(0, 1), "interruptions": 0,
+                 "tokens": rng.randint(10_000, 90_000)} for _ in range(20)]
+    shuffled = rng.sample(outcomes, len(outcomes))
+    sessions = [{"arm": arm, "project": "p", "shown": [], "available": [], "outcomes": o}
+                for arm, group in ((INJECT, outcomes), (HOLDOUT, shuffled)) for o in group]
     data = report.compare(sessions)
     assert data["enough"] and {r["verdict"] for r in data["outcomes"]} == {"no clear difference"}
-    assert all(r["low"] <= 0 <= r["high"] for r in data["outcomes"])
+    assert all(r["low"] <= 0 <= r["high"] and r["diff"] == 0 for r in data["outcomes"])
 
 
 def test_sessions_begun_before_the_experiment_are_left_out(lesson, git_project):
@@ -172,3 +176,26 @@ def test_sessions_begun_before_the_experiment_are_left_out(lesson, git_project):
     _write_sessions(str(git_project), [INJECT, HOLDOUT] * 3, lambda k, arm: True)
     data = json.loads(ace("report", "--json", cwd=str(git_project)).output)
     assert (data["sessions_with"], data["sessions_without"]) == (0, 0)
+
+
+def test_tokens_are_read_from_the_transcript_once_per_response(tmp_path):
+    from ace_engine.experiment.tokens import transcript_tokens
+
+    claude = tmp_path / "claude.jsonl"
+    usage = {"input_tokens": 10, "cache_read_input_tokens": 1000, "cache_creation_input_tokens": 5, "output_tokens": 7}
+    lines = [{"type": "assistant", "requestId": "req-1", "message": {"id": "m1", "usage": usage}},
+             {"type": "assistant", "requestId": "req-1", "message": {"id": "m1", "usage": usage}},  # same response
+             {"type": "assistant", "requestId": "req-2", "message": {"id": "m2", "usage": {"input_tokens": 3,
+                                                                                          "output_tokens": -9}}},
+             {"type": "user", "message": {"content": "hi"}}]
+    claude.write_text("\n".join(json.dumps(line) for line in lines) + "\nnot json\n[1, 2]\n")
+    assert transcript_tokens(str(claude)) == 1022 + 3, "a negative count is junk, not a credit"
+    codex = tmp_path / "rollout.jsonl"
+    codex.write_text("\n".join(json.dumps({"type": "event_msg", "payload": {"type": "token_count", "info": {
+        "total_token_usage": {"total_tokens": total}}}}) for total in (500, 1800)) + "\n")
+    assert transcript_tokens(str(codex)) == 1800, "the last running total"
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(claude)
+    assert transcript_tokens(str(link)) is None, "a symlink is not followed"
+    assert transcript_tokens(str(tmp_path)) is None and transcript_tokens(str(tmp_path / "gone")) is None
+    assert transcript_tokens(None) is None

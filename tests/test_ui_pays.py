@@ -42,7 +42,7 @@ def test_the_page_says_when_there_is_no_experiment(ace_home):
 def test_the_page_says_not_enough_on_few_sessions(lesson, git_project):  # noqa: F811
     _write_sessions(str(git_project), [INJECT, HOLDOUT] * 3, lambda k, arm: arm == HOLDOUT)
     text = _get("/pays").text
-    assert "Not enough sessions yet" in text and text.count("verdict-not-enough-sessions-yet") == 7  # one per outcome
+    assert "Not enough sessions yet" in text and text.count("verdict-not-enough-sessions-yet") == 8  # one per outcome
     assert "<circle" not in text, "no interval to plot"
 
 

@@ -17,8 +17,8 @@ time, in; a dict of outcomes out (`OUTCOMES` names them, each lower-is-better):
 - `complete`: False while the session may still be running (activity in the last `RUNNING_S`
   seconds before `now` and no end): the report leaves those out.
 
-Model tokens are not among them: the hooks capture no token counts, and a transcript's usage lines are
-not read here (that would mean opening every session's transcript from the report).
+`tokens` is not computed here (it needs the transcript file: `tokens.transcript_tokens`, which
+`report.gather` adds); it is None in what this returns.
 
 Which lessons count is the same for both arms (written before the session started, whatever
 their status now), so a holdout session is measured against the lessons it would have been shown.
@@ -51,6 +51,7 @@ OUTCOMES: tuple[tuple[str, str, str], ...] = (
     ("failed_per_task", "failed commands per task", "mean"),
     ("corrections", "corrections by the user, per session", "mean"),
     ("interruptions", "tool calls interrupted by the user, per session", "mean"),
+    ("tokens", "model tokens per session, where the transcript records them", "mean"),
 )
 
 
@@ -114,5 +115,6 @@ def session_outcomes(tool_events: Sequence[Mapping[str, Any]], messages: Sequenc
         "interruptions": sum(1 for e in tool_events if e.get("is_interrupt"))
         + sum(1 for m in prompts if _INTERRUPTED_PROMPT.match(str(m.get("text") or ""))),
         "tool_calls": len(steps),
+        "tokens": None,
         "complete": ended or now - last >= RUNNING_S,
     }

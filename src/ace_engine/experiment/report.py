@@ -16,7 +16,8 @@ but on few sessions, a real effect can hide in a wide interval, and one reposito
 (a week of refactoring in one arm) can move a figure by chance; the interval is what says how much.
 Many outcomes and lessons are shown at once: one in twenty intervals excludes 0 with no effect at all.
 
-Cost: one `session_events` read per session and a signature match per failure (outcomes.py), then
+Cost: one `session_events` read per session and a signature match per failure (outcomes.py), a
+read of its transcript for the tokens (tokens.py), then
 a 2000-draw bootstrap per outcome; CLI and dashboard only.
 """
 
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from . import stats
 from .arms import HOLDOUT, INJECT
 from .outcomes import OUTCOMES, Lesson, session_outcomes
+from .tokens import transcript_tokens
 
 if TYPE_CHECKING:
     from ..store.interfaces import Store
@@ -65,6 +67,7 @@ def gather(store: Store, project_id: int | None, now: float) -> tuple[list[dict[
                                   ended=ended)
         if not result["complete"]:
             continue
+        result["tokens"] = transcript_tokens(session.get("transcript_path") if session else None)
         shown = sorted({r["bullet_id"] for r in store.injected(row["session_id"])})
         available = [lesson["id"] for lesson in lessons[pid] if lesson["created_at"] < row["started_at"]]
         out.append({"session_id": row["session_id"], "arm": row["arm"], "project": row["project"],
@@ -81,7 +84,7 @@ def _verdict(low: float, high: float) -> str:
 
 
 def compare_outcome(name: str, kind: str, sessions: Sequence[Mapping[str, Any]], min_per_arm: int) -> dict[str, Any]:
-    values = {arm: [s["outcomes"][name] for s in sessions if s["arm"] == arm and s["outcomes"][name] is not None]
+    values = {arm: [s["outcomes"][name] for s in sessions if s["arm"] == arm and s["outcomes"].get(name) is not None]
               for arm in (INJECT, HOLDOUT)}
     with_, without = values[INJECT], values[HOLDOUT]
     row: dict[str, Any] = {"outcome": name, "kind": kind, "n_with": len(with_), "n_without": len(without),
