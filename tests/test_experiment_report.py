@@ -5,6 +5,7 @@ verdict either way when there is no effect. Sessions are written through the sto
 path (real SQLite), their arms as the hooks record them."""
 
 import json
+import os
 import random
 import time
 
@@ -72,7 +73,7 @@ def test_outcomes_of_one_session():
 # -- the report through the store and the CLI --------------------------------------------------------
 
 
-def _write_sessions(project_root, arms, recur, *, prefix="s", start=None, shown=None):
+def _write_sessions(project_root, arms, recur, *, prefix="s", start=None, shown=None, tokens=None):
     """One session per arm in `arms`; session k repeats the covered failure when `recur(k, arm)`;
     lesson `shown` is recorded as injected at the start of each session with lessons."""
     project = identify(project_root)
@@ -84,7 +85,15 @@ def _write_sessions(project_root, arms, recur, *, prefix="s", start=None, shown=
     for k, arm in enumerate(arms):
         sid, at = f"{prefix}-{k:03d}", t0 + 100 * k
         ids.append((sid, arm))
-        records.append({**base, "at": at, "event": "SessionStart", "session_id": sid, "detail": "startup"})
+        session = dict(base["session"])
+        if tokens:  # a transcript recording `tokens(arm)` tokens in one response
+            path = os.path.join(tokens["dir"], f"{sid}.jsonl")
+            with open(path, "w") as out:
+                out.write(json.dumps({"type": "assistant", "requestId": "r", "message": {
+                    "usage": {"input_tokens": tokens["count"](arm), "output_tokens": 0}}}) + "\n")
+            session["transcript_path"] = path
+        records.append({**base, "session": session, "at": at, "event": "SessionStart", "session_id": sid,
+                        "detail": "startup"})
         records.append({**base, "at": at + 1, "event": "UserPromptSubmit", "session_id": sid, "detail": None,
                         "message": {"role": "user", "text": "make the test suite pass"}})
         fails = recur(k, arm)  # True: the signature; or a list of signatures
@@ -145,12 +154,14 @@ def test_a_big_effect_on_enough_sessions_is_told_with_an_interval_that_excludes_
 
 
 def test_too_few_sessions_say_not_enough_whatever_the_difference(lesson, git_project):
-    _write_sessions(str(git_project), [INJECT, HOLDOUT] * 4, lambda k, arm: arm == HOLDOUT)
+    _write_sessions(str(git_project), [INJECT, HOLDOUT] * 4, lambda k, arm: arm == HOLDOUT,
+                    tokens={"dir": str(git_project.parent), "count": lambda arm: 1000 if arm == INJECT else 3000})
     data = json.loads(ace("report", "--json", cwd=str(git_project)).output)
     assert (data["sessions_with"], data["sessions_without"], data["enough"]) == (4, 4, False)
     assert {r["verdict"] for r in data["outcomes"]} == {report.NOT_ENOUGH}
     rows = {r["outcome"]: r for r in data["outcomes"]}
     assert (rows["recurred"]["with"], rows["recurred"]["without"]) == (0.0, 1.0), "the values are still shown"
+    assert (rows["tokens"]["with"], rows["tokens"]["without"]) == (1000, 3000), "read from each transcript"
     assert "Not enough sessions yet" in ace("report", cwd=str(git_project)).output
 
 
