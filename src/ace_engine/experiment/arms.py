@@ -55,10 +55,9 @@ def arm_for(store: "ExperimentStore", cfg: "Config", session_id: str | None, pro
     found = store.session_arm(session_id)
     if found is not None:
         return found["arm"]
-    running = store.running_experiment()
-    experiment_id = running["id"] if running is not None else store.start_experiment(share, now)
-    arm = choose(experiment_id, session_id, running["share"] if running is not None else share)
-    return store.set_session_arm(session_id, experiment_id, project_id, arm, now, hook)["arm"]
+    running = store.ensure_experiment(share, now)  # its share, should the setting have changed since
+    arm = choose(running["id"], session_id, running["share"])
+    return store.set_session_arm(session_id, running["id"], project_id, arm, now, hook)["arm"]
 
 
 def announcement(store: "ExperimentStore", cfg: "Config", now: float) -> str | None:

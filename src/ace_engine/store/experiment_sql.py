@@ -1,8 +1,9 @@
 """The holdout's tables (`experiments`, `experiment_arms`, migration 11) behind the store interface.
 
 Contract: at most one experiment runs (`stopped_at` NULL): `start_experiment` stops a running one
-first, in the same transaction. A session's arm is written once (`set_session_arm` keeps the first
-row: the arm never changes, whichever hook asks again) and read back by primary key. `arm_sessions`
+first, in the same transaction; `ensure_experiment` (the hooks') returns the running one or starts
+it. A session's arm is written once (`set_session_arm` keeps the first row: the arm never changes,
+whichever hook asks again) and read back by primary key. `arm_sessions`
 is the report's read: every session given an arm, with its start and project, one indexed SELECT.
 
 Cost: the hooks' reads are primary-key lookups (`session_arm`) and one small-table scan
@@ -27,6 +28,17 @@ class ExperimentSQL(StoreBase):
             cur = self.conn.execute("INSERT INTO experiments(share, started_at, announced_at) VALUES (?, ?, ?)",
                                     (float(share), now, now if announced else None))
             return self._inserted(cur)
+
+    def ensure_experiment(self, share: float, now: float) -> ExperimentRow:
+        """The running experiment, or one started now with `share` (a hook's path: two hooks racing
+        under the write lock start one, not two)."""
+        with self.transaction():
+            row = self.running_experiment()
+            if row is None:
+                self.conn.execute("INSERT INTO experiments(share, started_at) VALUES (?, ?)", (float(share), now))
+                row = self.running_experiment()
+        assert row is not None  # just found, or just written
+        return row
 
     def stop_experiment(self, now: float) -> ExperimentRow | None:
         with self.transaction():
