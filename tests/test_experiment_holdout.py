@@ -162,3 +162,4 @@ def test_experiment_start_splits_sessions_as_recorded_and_stop_ends_it(seeded, a
     code, out, _, _ = run_hook("SessionStart", payload("SessionStart", cwd, late, source="startup"))
     assert "<ace-playbook" in _context("SessionStart", out), "stopped: every session gets lessons again"
     assert not _rows(ace_home, "SELECT * FROM experiment_arms WHERE session_id=?", (late,))
+
