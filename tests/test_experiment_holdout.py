@@ -131,6 +131,7 @@ def test_experiment_start_splits_sessions_as_recorded_and_stop_ends_it(seeded, a
     cwd = str(git_project)
     started = ace("experiment", "start", "--share", "0.5", process=True, cwd=cwd)
     assert started.returncode == 0 and "50 %" in started.stdout, started
+    assert "ace sync" not in started.stdout, "no synced agent file here: nothing to warn of"
     experiment = json.loads(ace("experiment", "status", "--json", process=True).stdout)["experiments"][0]
     assert experiment["stopped_at"] is None and experiment["announced_at"] is not None
     ids = [f"split-{n}" for n in range(10)]
@@ -163,3 +164,10 @@ def test_experiment_start_splits_sessions_as_recorded_and_stop_ends_it(seeded, a
     assert "<ace-playbook" in _context("SessionStart", out), "stopped: every session gets lessons again"
     assert not _rows(ace_home, "SELECT * FROM experiment_arms WHERE session_id=?", (late,))
 
+
+
+def test_experiment_start_warns_of_lessons_synced_into_agent_files(ace_home, git_project):
+    (git_project / "CLAUDE.md").write_text("# notes\n<!-- ACE_SECTION_START -->\n- a lesson\n<!-- ACE_SECTION_END -->\n")
+    started = ace("experiment", "start", "--share", "0.2", cwd=str(git_project))
+    assert started.exit_code == 0 and "CLAUDE.md holds lessons `ace sync` wrote" in started.output
+    assert "ace sync --remove" in started.output

@@ -16,6 +16,7 @@ import click
 from ..core import config as config_mod
 from ..core import paths
 from ..experiment import report as report_mod
+from ..integrations.agent_files import START, TARGETS
 from .common import json_option, open_store, project_of, project_option
 from .output import emit_json, fail, plural, say, table, when
 
@@ -23,6 +24,19 @@ from .output import emit_json, fail, plural, say, table, when
 @click.group("experiment")
 def experiment_group() -> None:
     """Hold a share of sessions out of injection, so `ace report` can tell whether the lessons help."""
+
+
+def _has_section(path: str) -> bool:
+    """Does the file (an agent file of the work tree) hold `ace sync`'s section? Read capped, never followed."""
+    try:
+        fd = paths.open_nofollow(path, os.O_RDONLY)
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            return START.encode() in handle.read(1_000_000)
+        except OSError:  # a directory by that name
+            return False
 
 
 def _set_share(share: float) -> None:
@@ -48,7 +62,13 @@ def start(share: float, as_json: bool) -> None:
         experiment_id, round(share * 100))
     say("`ace report` compares them with the others once each side has {}; `ace experiment stop` ends it.",
         plural(report_mod.MIN_PER_ARM, "session"))
-    effective = config_mod.load(project_of(None).root)["inject.holdout"]
+    root = project_of(None).root
+    synced = [name for name in TARGETS if _has_section(os.path.join(root, name))]
+    if synced:  # those files reach every session, held out or not: the comparison would be blurred
+        say("[yellow]{} {} lessons `ace sync` wrote[/]: every session reads them, held out or not, so the "
+            "report would understate what lessons do; `ace sync --remove` takes them out for the experiment.",
+            ", ".join(synced), "holds" if len(synced) == 1 else "hold")
+    effective = config_mod.load(root)["inject.holdout"]
     if effective != share:  # ACE_INJECT_HOLDOUT (or ACE_CONFIG's file) wins over the user file just written
         say("[yellow]But the effective inject.holdout is {}[/] (`ace config get inject.holdout --json` says where "
             "it comes from): the hooks use that.", effective)

@@ -1,7 +1,8 @@
 """Each session's arm while an experiment runs: `holdout` (no injection at all) or `inject`.
 
 Contract: `arm_for(store, cfg, session_id, project_id, now, hook)` is the one check every injecting
-hook makes (through `hooks.inject.safely`), for every agent (Claude Code, Codex, Gemini). With
+hook makes (through `hooks.inject.safely`), for every agent (Claude Code, Codex, Gemini), and the MCP
+server's lesson tools too (`mcp_server.lessons`: a lesson fetched by asking is one all the same). With
 `inject.holdout` at 0 (the default) it reads nothing and answers None. Else the session's arm is
 read from the store; a session without one is given one now — normally at its SessionStart, but
 whichever hook comes first for a session assigns it, so an agent that skips SessionStart is held
