@@ -136,7 +136,7 @@ def test_the_suggestion_reader_and_the_comparison():
 
 
 def test_a_change_in_the_invocation_is_strong_evidence_for_the_curator():
-    from ace_engine.learning.curator import strong_evidence
+    from ace_engine.learning.activation import strong_evidence
     steps = [bash("git push", PUSH_NO_UPSTREAM, ok=False), bash("git push --set-upstream origin feat-x", "ok")]
     for n, step in enumerate(steps, 1):
         step["step"] = n

@@ -516,7 +516,7 @@ def test_the_retirement_bound_spares_confirmed_and_hand_written_lessons(pb):
     ([(1, "test", False, "pytest -q"), (2, "edit", True, None)], False),  # never passed
 ])
 def test_which_evidence_is_strong(steps, strong):
-    from ace_engine.learning.curator import strong_evidence
+    from ace_engine.learning.activation import strong_evidence
 
     rows = [{"step": n, "kind": kind, "success": ok, "command": command} for n, kind, ok, command in steps]
     assert strong_evidence({"content": "x", "section": "s", "evidence": ""}, list(reversed(rows))) is strong

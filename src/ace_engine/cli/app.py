@@ -21,6 +21,7 @@ from . import (
     bootstrap_cmd,
     capture_cmds,
     demo_cmd,
+    experiment_cmds,
     history_cmds,
     learning_cmds,
     mcp_cmd,
@@ -42,7 +43,7 @@ SECTIONS = (
     ("The playbook", ("search", "patterns", "top", "show", "domains", "add", "edit", "tag", "keep", "rm", "review",
                       "bootstrap", "recall", "clear")),
     ("Sessions and learning", ("sessions", "session", "recent", "events", "learn", "jobs", "stats", "log", "gc",
-                               "embed")),
+                               "embed", "experiment", "report")),
     ("Sharing", ("export", "import", "sync", "remote", "push", "pull", "server", "ui")),
     ("Inside Claude Code", ("mcp", "statusline", "hook", "cache")),
     ("Settings and shell", ("config", "trust", "completion")),
@@ -140,6 +141,7 @@ def completion_cmd(shell: str) -> None:
 
 
 for module in (setup_cmds, capture_cmds, playbook_cmds, playbook_edit_cmds, share_cmds, learning_cmds, history_cmds,
-               recent_cmds, bootstrap_cmd, demo_cmd, trust_cmd, remote_cmds, server_cmds, ui_cmd, mcp_cmd):
+               recent_cmds, bootstrap_cmd, demo_cmd, experiment_cmds, trust_cmd, remote_cmds, server_cmds, ui_cmd,
+               mcp_cmd):
     for command in module.COMMANDS:
         cli.add_command(command)

@@ -91,6 +91,7 @@ def status(project_dir: str) -> dict:
                 total, newest = waiting(store, store.project_id(project.key))
                 report["waiting"] = {"count": total, "newest": [
                     {"id": b["id"], "content": b["content"], "section": b["section"]} for b in newest]}
+                report["experiment"] = store.running_experiment()  # the holdout (`ace experiment`)
         except StoreError as exc:
             report["store"]["error"] = str(exc)
     return report

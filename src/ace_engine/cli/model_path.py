@@ -24,7 +24,7 @@ import sys
 from typing import Any
 
 from ..core import config as config_mod
-from ..core import paths
+from ..core import config_write, paths
 from ..learning import reflector_choice
 from .common import extra_hint
 from .doctor_checks import Check
@@ -83,7 +83,7 @@ def turn_on_command(agent: str) -> str:
 
 def _write_choice(provider: str) -> str:
     path = os.path.realpath(paths.user_config_path())  # a symlinked dotfile: written through
-    config_mod.write_value(path, "llm.provider", provider, new_mode=0o600)
+    config_write.write_value(path, "llm.provider", provider, new_mode=0o600)
     return path
 
 

@@ -345,7 +345,7 @@ def show(bullet_id, as_json):
 # -- what a session was shown ---------------------------------------------------------------------
 
 
-def _recall(store: PlaybookStore, session_id: str, now: float) -> dict:
+def _recall(store: Store, session_id: str, now: float) -> dict:
     """What `session_id` was shown: its injections, its live pins, and the bullets to recall —
     the pinned ones, or, before any compaction pinned them, every bullet injected so far."""
     injections = store.injected(session_id)
@@ -361,6 +361,7 @@ def _recall(store: PlaybookStore, session_id: str, now: float) -> dict:
         "pins": pins,
         "pinned_at": min((p["pinned_at"] for p in pins), default=None),
         "expires_at": max((p["expires_at"] for p in pins), default=None),
+        "arm": store.session_arm(session_id),  # the holdout's arm (`ace experiment`), None outside one
     }
 
 
@@ -389,8 +390,13 @@ def recall(session_id, as_json):
             "similar_patterns": [compat_item(b) for b in found["bullets"]],
             "pinned_at": found["pinned_at"], "expires_at": found["expires_at"],
             "pins": found["pins"],
+            "arm": found["arm"],
             "injections": [{**row, "created_at_iso": iso(row["created_at"])} for row in found["injections"]],
         })
+    if found["arm"]:
+        arm = found["arm"]
+        say("Session {} is in the {} arm of experiment {}{}.", found["session_id"], arm["arm"], arm["experiment_id"],
+            ": nothing is injected into it" if arm["arm"] == "holdout" else "")
     if not found["injections"] and not found["pins"]:
         say("Nothing was injected in session {}.", found["session_id"])
         return

@@ -11,7 +11,7 @@ import sys
 import click
 
 from ..core import config as config_mod
-from ..core import escape, paths, trust
+from ..core import config_write, escape, paths, trust
 from ..core.files import atomic_write
 from ..core.project import identify
 from ..integrations import claude_settings
@@ -197,6 +197,9 @@ def status(project_dir, as_json):
             ["hook events", cp["hook_events"], ct["hook_events"]],
         ])
         say("Last activity here: {}", when(report["last_activity"]))
+        if report.get("experiment"):
+            say("Experiment {} running: {} % of sessions get no lessons (`ace report`, `ace experiment stop`)",
+                report["experiment"]["id"], round(report["experiment"]["share"] * 100))
         from .playbook_common import show_waiting_for  # the lessons waiting to recur, as `ace patterns` lists them
 
         if (report.get("waiting") or {}).get("count"):
@@ -292,7 +295,7 @@ def _project_file(project_dir: str) -> str:
 def _shown(value: object) -> str:
     """A value as `config get` prints it: strings and numbers plain, lists and tables as TOML."""
     if isinstance(value, (list, dict)):
-        return config_mod.toml_literal(value)
+        return config_write.toml_literal(value)
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
@@ -340,14 +343,14 @@ def config_set(key, value, project_dir, as_json):
         was_trusted = before is not None and trust.is_trusted(path, before[1])
     else:
         path, was_trusted = os.path.realpath(paths.user_config_path()), False  # a symlinked dotfile: written through
-    config_mod.write_value(path, key, parsed, new_mode=0o644 if project_dir is not None else 0o600)
+    config_write.write_value(path, key, parsed, new_mode=0o644 if project_dir is not None else 0o600)
     cfg = config_mod.load(root, strict=True)
     if as_json:
         return emit_json({"key": key, "value": parsed, "file": path, "effective": cfg.values[key],
                           "source": cfg.sources[key]})
-    say("Set {} = {} in {}.", key, config_mod.toml_literal(parsed), path)
+    say("Set {} = {} in {}.", key, config_write.toml_literal(parsed), path)
     if cfg.values[key] != parsed:
-        say("[yellow]note[/]: {} still applies here, from {}.", config_mod.toml_literal(cfg.values[key]),
+        say("[yellow]note[/]: {} still applies here, from {}.", config_write.toml_literal(cfg.values[key]),
             cfg.sources[key])
     if was_trusted:
         say("[yellow]note[/]: the file changed, so its `ace trust` no longer holds; run `ace trust` again to keep "

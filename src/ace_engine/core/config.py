@@ -22,8 +22,7 @@ searched). A key that chooses an executable, an endpoint, a credential or its va
 hosts, extra pattern files, retention (deletion of the user's data), the store, spending
 (`llm.*`, `store.*`, `retention.*`, the worker's queue mechanics…), or a threshold that decides
 what is trusted (promotion, confidence, pruning: `learning.promote_confidence` and its kin) is
-user-level: set in a
-project file it is ignored — logged once, shown by `ace config show` — unless the user ran
+user-level: set in a project file it is ignored — logged once, shown by `ace config show` — unless the user ran
 `ace trust` on that exact file content (`trust.py`: sha256 of the bytes and the real path; any
 edit voids it). Only a project file that sets such a key is hashed, so the common case costs
 nothing more. A new key is user-level until it is marked `project=True` on purpose.
@@ -35,16 +34,14 @@ from . import paths
 from .errors import ConfigError
 
 # `typing` (and `__future__`) stay unimported on the hook path: mypy reads a module constant named
-# TYPE_CHECKING as true, the interpreter as the False it is; annotations naming those types are
-# strings.
+# TYPE_CHECKING as true, the interpreter as the False it is; annotations naming those types are strings.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
 __all__ = ["Setting", "SETTINGS", "SETTINGS_BY_KEY", "DEFAULTS", "PROJECT_KEYS", "Config", "ConfigError", "load",
-           "env_name", "project_may_set", "read_toml_bytes", "setting", "parse_value", "toml_literal", "value_of",
-           "write_value"]
+           "env_name", "project_may_set", "read_toml_bytes", "setting", "parse_value", "value_of"]
 
 
 class Setting:
@@ -85,10 +82,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("inject.prompt_k", 5, "at most this many bullets per prompt", project=True),
     Setting("inject.domain_shift_tokens", 250, "budget of an <ace-patterns-domain-shift> block", project=True),
     Setting("inject.domain_shift_k", 3, "at most this many bullets on a shift of domain", project=True),
-    Setting("inject.recall_tokens", 600,
-            "budget of what comes back after a compaction: <ace-recent-context> and <ace-patterns-recalled>",
-            project=True),
+    Setting("inject.recall_tokens", 600, project=True,
+            help="budget of what comes back after a compaction: <ace-recent-context> and <ace-patterns-recalled>"),
     Setting("inject.pin_hours", 24.0, "how long bullets pinned at compaction stay recallable", project=True),
+    Setting("inject.holdout", 0.0, "share of sessions (0..1) given no injection, for `ace report` (`ace experiment`)"
+            "; user-level: a repository must not switch or skew the user's comparison"),
     # The MCP server (`ace mcp`): user-level, a repository must not let the agent change lessons.
     Setting("mcp.allow_writes", False, "the MCP server also offers mark_lesson and propose_lesson"),
     # Continuity (continuity/): a summary of each session after Stop; <ace-recent-context> at SessionStart.
@@ -315,96 +313,6 @@ def parse_value(key: str, raw: str) -> object:
     """`raw` (a command-line word, written as for the environment: `true`, `300`, `a,b`,
     `k8s=kubernetes`) as `key`'s type; ConfigError naming the key and the expected type."""
     return _coerce(setting(key), raw, f"`ace config set {key}`")
-
-
-def toml_literal(value: object) -> str:
-    """`value` (of a setting's type) as a TOML value."""
-    import json
-
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, str):  # a JSON string is a TOML basic string, once DEL is escaped too
-        return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
-    if isinstance(value, list):
-        return "[" + ", ".join(toml_literal(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f"{toml_literal(str(k))} = {toml_literal(v)}" for k, v in value.items()) + " }"
-    raise ConfigError(f"cannot write {value!r} to a config file")
-
-
-def write_value(path: str, key: str, value: object, *, new_mode: int = 0o600) -> None:
-    """Set `key` to `value` in the TOML file at `path` (created if missing), atomically. The file's
-    other lines, comments included, stay as they are: the key's line is replaced, or added to its
-    table, or the table is appended. When that edit would not read back as exactly the old values
-    plus this one (a value spread over several lines, an inline table), the file is written anew
-    from its values, comments lost. A new file is created with `new_mode` (owner-only by default;
-    the CLI writes a project's .ace.toml, repository content, 0o644)."""
-    from .files import atomic_write
-
-    found = read_toml_bytes(path)
-    old = found[0] if found else {}
-    text = found[1].decode("utf-8") if found else ""
-    expected = {**old, key: value}
-    edited = _edit_toml(text, key, value)
-    try:
-        import tomllib
-
-        ok = _flatten(tomllib.loads(edited)) == expected
-    except ValueError:  # TOMLDecodeError
-        ok = False
-    if not ok:
-        edited = _dump_toml(expected)
-    directory = os.path.dirname(path)
-    if directory:
-        os.makedirs(directory, mode=0o700, exist_ok=True)
-    atomic_write(path, edited, mode=None if found else new_mode)
-
-
-def _edit_toml(text: str, key: str, value: object) -> str:
-    import re
-
-    header_rx = re.compile(r"^\s*\[\s*([A-Za-z0-9_.\- ]+?)\s*\]\s*(?:#.*)?$")
-    key_rx = re.compile(r"^(\s*)([A-Za-z0-9_\-]+(?:\s*\.\s*[A-Za-z0-9_\-]+)*)\s*=")
-    table, leaf = key.rsplit(".", 1) if "." in key else ("", key)
-    lines = text.splitlines(keepends=True)
-    if lines and not lines[-1].endswith("\n"):
-        lines[-1] += "\n"
-    current, table_end = "", None
-    for number, line in enumerate(lines):
-        head = header_rx.match(line)
-        if head:
-            current = re.sub(r"\s*\.\s*", ".", head.group(1))
-            table_end = number + 1 if current == table else table_end
-            continue
-        found = key_rx.match(line)
-        if not found:
-            continue
-        name = re.sub(r"\s*\.\s*", ".", found.group(2))
-        if (f"{current}.{name}" if current else name) == key:
-            lines[number] = f"{found.group(1)}{found.group(2)} = {toml_literal(value)}\n"
-            return "".join(lines)
-        if current == table:
-            table_end = number + 1
-    if table_end is not None:
-        lines.insert(table_end, f"{leaf} = {toml_literal(value)}\n")
-        return "".join(lines)
-    if not table:
-        return f"{key} = {toml_literal(value)}\n" + "".join(lines)
-    gap = "\n" if lines and lines[-1].strip() else ""
-    return "".join(lines) + f"{gap}[{table}]\n{leaf} = {toml_literal(value)}\n"
-
-
-def _dump_toml(flat: "Mapping[str, object]") -> str:
-    tables: dict[str, list[str]] = {}
-    for key, value in sorted(flat.items()):
-        table, leaf = key.rsplit(".", 1) if "." in key else ("", key)
-        tables.setdefault(table, []).append(f"{leaf} = {toml_literal(value)}")
-    out = tables.pop("", [])
-    for table, rows in tables.items():
-        out += ([""] if out else []) + [f"[{table}]", *rows]
-    return "\n".join(out) + "\n"
 
 
 def read_toml_bytes(path: str, *, project: bool = False) -> tuple[dict[str, object], bytes] | None:

@@ -27,6 +27,8 @@ TABLE: tuple[tuple[str, int, str], ...] = (
     ("learning", 6, "reflection, quality gates, curation, code patterns: lessons from what happened"),
     ("team_client", 6, "the team server's client: bind, push, pull, outbox and inbox"),
     ("bootstrap", 6, "first lessons read from a repository's own files and conventions"),
+    ("experiment", 5, "the holdout: each session's arm, outcomes read from what was captured, the with vs "
+                      "without report and its statistics"),
     ("continuity", 5, "session summaries: what was done and is open, the next SessionStart's head"),
     ("observe", 4, "what happened in a session, read back: commands, error signatures, check tools, "
                    "trajectories, transcripts, git context, corrections, origins"),

@@ -76,8 +76,18 @@ def session_start(hook: "Hook") -> "Answer":
     context = inject.safely(ctx, "session-start injection", inject.session_start, record["detail"])
     notice = notice or inject.safely(ctx, "learning notice", inject.learning_notice, record["detail"], injects=False)
     model = _model_notice(hook)  # said besides the others: it explains why lessons came from offline learning
-    notice = "\n".join(part for part in (notice, model) if part) or None
+    experiment = inject.safely(ctx, "experiment notice", _experiment_notice, injects=False)
+    notice = "\n".join(part for part in (notice, model, experiment) if part) or None
     return context_answer("SessionStart", context, notice)
+
+
+def _experiment_notice(ctx: "inject.Context") -> str | None:
+    """Once per experiment not started by `ace experiment start` (which says it itself): that one runs."""
+    if not ctx.cfg["inject.holdout"]:
+        return None
+    from ..experiment.arms import announcement
+
+    return announcement(ctx.store, ctx.cfg, ctx.now)
 
 
 def _model_notice(hook: "Hook") -> str | None:

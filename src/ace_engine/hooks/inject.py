@@ -10,6 +10,9 @@ PreCompact → pin what this session was shown; SessionStart(compact) → re-inj
 `<ace-patterns-recalled>`, with the recent context this session was shown. Every injection is
 recorded: that is `playbook_used` for learning.
 
+Nothing is injected into a session an experiment holds out (`held_out`, experiment/arms.py: the
+one check, here, for every hook and agent), so `ace report` can compare sessions with and without.
+
 Nothing is injected from a store whose lessons were screened under an older safety policy than
 this code's (`screened`: one primary-key query); the hook starts the re-screen in the background
 (`maintenance.maybe_start_rescreen`) and injects again once it has run.
@@ -297,6 +300,16 @@ def pin_for_compaction(ctx: Context) -> int:
     return len(shown)
 
 
+def held_out(ctx: Context) -> bool:
+    """Is this session in the holdout of a running experiment (`inject.holdout`)? Then no hook
+    injects anything into it; capture and learning go on. Off (the default), no store read."""
+    if not ctx.cfg["inject.holdout"]:
+        return False
+    from ..experiment.arms import HOLDOUT, arm_for
+
+    return arm_for(ctx.store, ctx.cfg, ctx.session_id, ctx.project_id, ctx.now, ctx.source) == HOLDOUT
+
+
 def screened(ctx: Context) -> bool:
     """May the stored lessons be injected? Not while they were last screened under an older
     safety policy: an older ace-engine (or rule set) let through lessons today's rules flag, and
@@ -316,11 +329,12 @@ def safely(ctx: Context | None, what: str, fn: "Callable[..., T]", *args: object
     """Run `fn(ctx, *args)`, an injection step (or, `injects=False`, another step that needs the
     store); None without a context (the store could not be opened). Any failure is logged and
     injects nothing (capture is unaffected). An injection step runs only when injection is
-    enabled and on lessons screened under the current safety policy (`screened`)."""
+    enabled, in a session not held out by a running experiment (`held_out`), and on lessons screened
+    under the current safety policy (`screened`)."""
     if ctx is None or (injects and not ctx.cfg["inject.enabled"]):
         return None
     try:
-        if injects and not screened(ctx):
+        if injects and (held_out(ctx) or not screened(ctx)):
             return None
         return fn(ctx, *args)
     except Exception as exc:  # noqa: BLE001 — never let injection break the hook

@@ -68,17 +68,16 @@ from typing import TYPE_CHECKING, Any
 
 from ..capture.redact import redact
 from ..core.config import DEFAULTS
-from ..observe import commands
 from ..observe.trajectory import text_of
 from ..playbook import confidence as evidence
 from ..playbook import sections
 from ..playbook.playbook import PlaybookError, clean_content, content_key
-from . import changes, quality
+from . import quality
 from . import similarity as sim
+from .activation import model_grounded, strong_evidence
 
 if TYPE_CHECKING:
     from ..core._types import Bullet, BulletTag, Candidate, Reflection, Trajectory
-    from ..core._types import TrajectoryStep as Step
     from ..core.config import Config
     from ..playbook.playbook import Playbook
 
@@ -160,7 +159,7 @@ class Curator:
             return
         provenance = self._provenance(cand, trajectory)
         grade = provenance["confidence"]
-        grounded = self._grounded(cand, grade)
+        grounded = model_grounded(cand, grade, self.model_confidence)
         concerns = self.pb.screen(content)
         if concerns:
             provenance["concerns"] = concerns
@@ -214,15 +213,6 @@ class Curator:
             stats["held"] += 1
         self._activated = self._activated or (created and bullet["status"] == "active")
         stats["touched"].append(bullet["id"])
-
-    def _grounded(self, cand: Candidate, grade: float | None) -> bool:
-        """A language model's lesson that is live at once: it cites the steps that show it (the
-        reflector drops one that does not) and the model grades it at least `learning.model_confidence`,
-        or it confirms what the offline miner found in the same steps. A model reads the whole task;
-        its grade is calibrated on recorded answers (bench/llm; the study is kept as a test)."""
-        if cand.get("kind") != "llm" or not cand.get("source_steps"):
-            return False
-        return bool(cand.get("agrees")) or (grade is not None and grade >= self.model_confidence)
 
     def _existing(self, content: str) -> Bullet | None:
         """The bullet with this exact content; one merged away into another: that other."""
@@ -294,7 +284,7 @@ class Curator:
         (and, for a near duplicate, its wording may change: `_wording`); a candidate that now
         meets the promotion rule is promoted. A lesson the curator archived as stale or over the
         cap comes back (a candidate as a candidate); one archived for doing harm, or by the user,
-        stays archived. `grounded`: this observation is a model's lesson live at once (`_grounded`)."""
+        stays archived. `grounded`: this observation is a model's lesson live at once (`activation.model_grounded`)."""
         prov = dict(bullet.get("provenance") or {})
         seen = _sessions(prov)
         session = (provenance.get("sessions") or [None])[0]
@@ -418,6 +408,10 @@ class Curator:
         for bullet in self._misleading_new_lessons():
             archive(bullet["id"], f"a new lesson (seen in one session) marked harmful {_harm(bullet):g} times and "
                                   f"never helpful (retired at {RETIRE_HARMFUL})")
+        from ..experiment.retire import check  # issue 37: what the holdout shows does not pay (once a day)
+
+        for bullet_id, reason in check(self.store, pid, self.now):
+            archive(bullet_id, reason)
         for bullet_id in self.store.low_confidence_bullets(pid, self.prune_confidence, self.prune_min_observations):
             archive(bullet_id, f"confidence below {self.prune_confidence} after ≥ {self.prune_min_observations} "
                                "observations")
@@ -448,37 +442,6 @@ def _grade(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
         return None
     return round(min(1.0, max(0.0, float(value))), 4)
-
-
-def strong_evidence(cand: Candidate, steps: list[Step]) -> bool:
-    """Is this observation strong evidence (`playbook/confidence.py`, the evidence tier)? The
-    user's own correction is; otherwise the lesson's steps must hold a failing invocation, a
-    later passing run of the same check (`commands.same_check`), and a change between them (an
-    edit, or another command: the fix is identified) — or in the invocation itself
-    (`changes.command_change`: the tool's suggested flag, another directory, the argument the error
-    named). A failure never resolved, a slow step, a command that merely passed, files edited
-    together: weak — they wait to recur."""
-    if cand.get("kind") == "user_correction":
-        return True
-    ordered = sorted(steps, key=lambda s: s.get("step") or 0)
-    for n, fail in enumerate(ordered):
-        failed = fail.get("command")
-        if not failed or fail.get("success") is not False or fail.get("kind") == "readonly":
-            continue
-        for m in range(n + 1, len(ordered)):
-            again = ordered[m]
-            passed = again.get("command")
-            d = changes.command_change(fail, again, None) if again.get("success") is True and passed \
-                else None
-            if d and (d["suggested"] or d["swapped"] or d["revalued"] or d["retargeted"] or d["cwd"][0] != d["cwd"][1]):
-                return True
-            if m == n + 1:
-                continue
-            rerun = bool(passed) and commands.same_check(failed, str(passed))
-            if rerun and again.get("success") is True and any(
-                    s.get("kind") == "edit" or s.get("command") for s in ordered[n + 1:m]):
-                return True
-    return False
 
 
 def _harm(bullet: Bullet) -> float:

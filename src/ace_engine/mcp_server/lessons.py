@@ -68,6 +68,19 @@ def _require_screened(ws: Workspace) -> None:
                     "shown until that is done — try again in a minute (`ace doctor --fix` runs it now)")
 
 
+def _require_not_held_out(ws: Workspace) -> None:
+    """No lesson through the MCP server either in a session an experiment holds out (issue 37): the
+    hooks inject none there (`hooks.inject.held_out`, the same arm), and a lesson fetched here would
+    be one all the same."""
+    if not ws.cfg["inject.holdout"]:
+        return
+    from ..experiment.arms import HOLDOUT, arm_for
+
+    if arm_for(ws.store(), ws.cfg, ws.session_id, ws.project_id(), ws.now(), "mcp") == HOLDOUT:
+        raise ToolError("this session is held out of lessons by the user's experiment (`ace experiment`): no "
+                        "lesson is shown in it, so that `ace report` can compare sessions with and without them")
+
+
 def _find(ws: Workspace, given: str) -> Bullet:
     """A lesson of this project (or a global one) by exact id or unique prefix."""
     store = ws.store()
@@ -91,6 +104,7 @@ def search_lessons(ws: Workspace, args: dict[str, Any]) -> str:
     unknown_args(args, ("query", "k"))
     query = text_arg(args, "query")
     k = int_arg(args, "k", 5, 1, MAX_K)
+    _require_not_held_out(ws)
     _require_screened(ws)
     store = ws.store()
     hits = search(store, ws.project_id(), query, k=k, cfg=ws.cfg, now=ws.now())
@@ -159,6 +173,7 @@ def _change(change: ChangeRow) -> str:
 def get_lesson(ws: Workspace, args: dict[str, Any]) -> str:
     unknown_args(args, ("id",))
     given = text_arg(args, "id", max_chars=100)
+    _require_not_held_out(ws)
     bullet = _find(ws, given)
     _require_screened(ws)
     store = ws.store()

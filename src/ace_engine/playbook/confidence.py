@@ -31,7 +31,7 @@ from claiming certainty. `ace keep ID` promotes a candidate whatever its evidenc
 The evidence tier. A grade says how sure one session makes the reflector; it does not say what
 kind of evidence it was. An observation is *strong* when its steps hold a failing invocation, a
 later passing one and the change between them (the fix is identified), or when the lesson is
-the user's own correction (the curator decides: `learning/curator.py`, `strong_evidence`). Such
+the user's own correction (the curator decides: `learning/activation.py`, `strong_evidence`). Such
 a lesson graded low in one session (0.5: the agent broke the code itself, then fixed it — often
 a one-off) is no one-off when another session fails the same way and is fixed the same way: two
 sessions of strong evidence promote it, whatever c says (0.5 twice is 0.75, which the noisy-OR

@@ -44,6 +44,8 @@ from ..core._types import (
 )
 from ._base import Transaction
 from .records import (
+    ArmRow,
+    ArmSession,
     CarriedSummary,
     ChangeRow,
     CoEdit,
@@ -51,6 +53,7 @@ from .records import (
     CommandStats,
     CommandStatsHit,
     ContinuityEvents,
+    ExperimentRow,
     InjectionRow,
     LearningRunRow,
     LearningTotals,
@@ -347,8 +350,23 @@ class ImportStore(Protocol):
     def import_session(self, session: Mapping[str, Any], messages: Sequence[Mapping[str, Any]]) -> bool: ...
 
 
+class ExperimentStore(Protocol):
+    """The holdout (`store.experiment_sql`): experiments and the arm of each session."""
+
+    def start_experiment(self, share: float, now: float, *, announced: bool = ...) -> int: ...
+    def ensure_experiment(self, share: float, now: float) -> ExperimentRow: ...
+    def stop_experiment(self, now: float) -> ExperimentRow | None: ...
+    def running_experiment(self) -> ExperimentRow | None: ...
+    def experiments(self) -> list[ExperimentRow]: ...
+    def announce_experiment(self, experiment_id: int, now: float) -> bool: ...
+    def session_arm(self, session_id: str) -> ArmRow | None: ...
+    def set_session_arm(self, session_id: str, experiment_id: int, project_id: int | None, arm: str, now: float,
+                        hook: str | None) -> ArmRow: ...
+    def arm_sessions(self, project_id: int | None = ...) -> list[ArmSession]: ...
+
+
 class Store(CaptureStore, PlaybookStore, JobsStore, MaintenanceStore, MetaStore, SyncStore, ContinuityStore,
-            ImportStore, Protocol):
+            ImportStore, ExperimentStore, Protocol):
     """The whole store: every family over one connection, one transaction at a time."""
 
     path: str

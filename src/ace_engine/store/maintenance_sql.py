@@ -118,6 +118,8 @@ class MaintenanceSQL(StoreBase):
                 # --transcript`) goes with age.
                 conn.execute("DELETE FROM session_summaries WHERE last_at < ?"
                              " AND session_id NOT IN (SELECT session_id FROM sessions)", (cutoff,))
+                conn.execute("DELETE FROM experiment_arms WHERE assigned_at < ?"  # an arm goes with its session
+                             " AND session_id NOT IN (SELECT session_id FROM sessions)", (cutoff,))
                 # A lesson's situations are copies of prompts: they age out like the prompts, and the
                 # vector folded from them goes too (search then uses the lesson's own until refolded).
                 conn.execute("DELETE FROM bullet_vectors WHERE model LIKE '%+situations' AND bullet_id IN"
@@ -133,7 +135,7 @@ class MaintenanceSQL(StoreBase):
                         for table in tables:
                             removed[table] += conn.execute(
                                 f"DELETE FROM {table} WHERE session_id = ?", (session_id,)).rowcount
-                        for table in ("injections", "pins", "session_state", "session_summaries"):
+                        for table in ("injections", "pins", "session_state", "session_summaries", "experiment_arms"):
                             conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
                         removed["sessions"] += conn.execute(
                             "DELETE FROM sessions WHERE session_id = ?", (session_id,)).rowcount

@@ -303,3 +303,38 @@ class TranscriptSessionHit(TypedDict):
     session_id: str
     text: str
     last_at: float
+
+
+class ExperimentRow(TypedDict):
+    """An experiment (`ace experiment start`): the share held out; `stopped_at` None while it runs."""
+
+    id: int
+    share: float
+    started_at: float
+    stopped_at: float | None
+    announced_at: float | None
+
+
+class ArmRow(TypedDict):
+    """The arm a session was given (`holdout`: no injection; `inject`: as usual), once."""
+
+    session_id: str
+    experiment_id: int
+    project_id: int | None
+    arm: str
+    assigned_at: float
+    hook: str | None
+
+
+class ArmSession(TypedDict):
+    """`arm_sessions()`: a session with its arm, its start, its project and its experiment's start."""
+
+    session_id: str
+    experiment_id: int
+    arm: str
+    assigned_at: float
+    hook: str | None
+    started_at: float
+    project_id: int | None
+    project: str | None
+    experiment_started_at: float

@@ -388,6 +388,27 @@ MIGRATIONS: list[tuple[str, str]] = [
     ALTER TABLE session_summaries ADD COLUMN agent TEXT;
     ALTER TABLE bullets ADD COLUMN agent TEXT;
     """),
+    # 11: the holdout (experiment/, issue 37). `experiments`: one row per `ace experiment start`
+    # (`stopped_at` NULL while it runs; at most one runs). `experiment_arms`: the arm each session
+    # was given, once, from its id (experiment/arms.py): 'holdout' sessions get no injection.
+    ("experiments", """
+    CREATE TABLE experiments (
+        id INTEGER PRIMARY KEY,
+        share REAL NOT NULL,               -- the share of sessions held out (0..1)
+        started_at REAL NOT NULL,
+        stopped_at REAL,
+        announced_at REAL                  -- when the user was told it runs (CLI or SessionStart)
+    );
+    CREATE TABLE experiment_arms (
+        session_id TEXT PRIMARY KEY,
+        experiment_id INTEGER NOT NULL,
+        project_id INTEGER,
+        arm TEXT NOT NULL,                 -- holdout / inject
+        assigned_at REAL NOT NULL,
+        hook TEXT                          -- the hook event that assigned it (SessionStart, normally)
+    );
+    CREATE INDEX experiment_arms_project ON experiment_arms(project_id, experiment_id);
+    """),
 ]
 
 LATEST = len(MIGRATIONS)

@@ -29,6 +29,7 @@ from ..core import paths
 from ._base import StoreError, sqlite3
 from .capture_sql import CaptureSQL
 from .continuity_sql import ContinuitySQL
+from .experiment_sql import ExperimentSQL
 from .import_sql import ImportSQL
 from .jobs_sql import JobsSQL
 from .maintenance_sql import MaintenanceSQL
@@ -61,7 +62,7 @@ def _refuse_symlinks(path: str) -> None:
 
 
 class SQLiteStore(CaptureSQL, PlaybookSQL, SituationsSQL, JobsSQL, MaintenanceSQL, MetaSQL, SyncSQL, ContinuitySQL,
-                  ImportSQL):
+                  ImportSQL, ExperimentSQL):
     def __init__(self, path: str | None = None, *, busy_timeout_ms: int = 2000,
                  migrations: Sequence[tuple[str, str]] = MIGRATIONS) -> None:
         self.path = path or paths.db_path()

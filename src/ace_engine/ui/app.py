@@ -29,7 +29,7 @@ from starlette.routing import Route
 from ..store._base import StoreError
 from ..web import page, render
 from . import auth, site
-from .pages import health, helpfulness, playbook, sessions
+from .pages import health, helpfulness, pays, playbook, sessions
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -39,7 +39,7 @@ def create_app(open_store: site.OpenStore, *, token: str, now: Callable[[], floa
     """The dashboard over the store `open_store()` opens, reachable only with `token`."""
     csrf = auth.new_token()
     static = page.load_static(render.STATIC)
-    routes = [*playbook.ROUTES, *sessions.ROUTES, *helpfulness.ROUTES, *health.ROUTES,
+    routes = [*playbook.ROUTES, *sessions.ROUTES, *helpfulness.ROUTES, *pays.ROUTES, *health.ROUTES,
               Route("/static/{digest}/{name}", page.static_route(static), methods=["GET"])]
     app = Starlette(routes=routes,
                     middleware=[Middleware(auth.guard, token=token, csrf=csrf, allowed_hosts=allowed_hosts)],

@@ -1,0 +1,65 @@
+"""When a learned lesson goes live at once, instead of waiting to be seen again: the evidence tier.
+
+Two rules, both read by the curator when it adds a lesson or observes one again
+(`playbook/confidence.py` states the promotion rule they feed):
+
+- `strong_evidence(cand, steps)`: the observation is strong when the lesson's steps hold a failing
+  invocation, a later passing run of the same check and the change between them, or when it is the
+  user's own correction. Such a lesson is live at once, at the usefulness prior.
+- `model_grounded(cand, grade, threshold)`: a language model's lesson (it reads the whole task, and
+  the reflector dropped any lesson citing no step or a step it was not shown) is live at once when
+  the model grades it at least `learning.model_confidence`, or when it confirms what the offline
+  miner found in the same steps. The threshold was chosen on recorded answers
+  (bench/llm/activation.py; the study is kept in tests/test_learning_activation.py).
+
+Cost: a pass over a lesson's cited steps (a handful); no I/O.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..observe import commands
+from . import changes
+
+if TYPE_CHECKING:
+    from ..core._types import Candidate
+    from ..core._types import TrajectoryStep as Step
+
+
+def model_grounded(cand: Candidate, grade: float | None, threshold: float) -> bool:
+    """Is this a model's lesson that is live at once (see the module docstring)?"""
+    if cand.get("kind") != "llm" or not cand.get("source_steps"):
+        return False
+    return bool(cand.get("agrees")) or (grade is not None and grade >= threshold)
+
+
+def strong_evidence(cand: Candidate, steps: list[Step]) -> bool:
+    """Is this observation strong evidence (`playbook/confidence.py`, the evidence tier)? The
+    user's own correction is; otherwise the lesson's steps must hold a failing invocation, a
+    later passing run of the same check (`commands.same_check`), and a change between them (an
+    edit, or another command: the fix is identified) — or in the invocation itself
+    (`changes.command_change`: the tool's suggested flag, another directory, the argument the error
+    named). A failure never resolved, a slow step, a command that merely passed, files edited
+    together: weak — they wait to recur."""
+    if cand.get("kind") == "user_correction":
+        return True
+    ordered = sorted(steps, key=lambda s: s.get("step") or 0)
+    for n, fail in enumerate(ordered):
+        failed = fail.get("command")
+        if not failed or fail.get("success") is not False or fail.get("kind") == "readonly":
+            continue
+        for m in range(n + 1, len(ordered)):
+            again = ordered[m]
+            passed = again.get("command")
+            d = changes.command_change(fail, again, None) if again.get("success") is True and passed \
+                else None
+            if d and (d["suggested"] or d["swapped"] or d["revalued"] or d["retargeted"] or d["cwd"][0] != d["cwd"][1]):
+                return True
+            if m == n + 1:
+                continue
+            rerun = bool(passed) and commands.same_check(failed, str(passed))
+            if rerun and again.get("success") is True and any(
+                    s.get("kind") == "edit" or s.get("command") for s in ordered[n + 1:m]):
+                return True
+    return False
