@@ -339,7 +339,10 @@ def _prose(text: str, programs: frozenset[str]) -> Iterator[tuple[str, bool]]:
             clause = clause.rsplit("¶", 1)[1]
         for word in _WORD.finditer(clause):
             if word.group(1).lower() in programs:
-                yield clause[word.start():].strip(), False
+                begin = word.start()
+                if clause[:begin].endswith("="):  # `X=npx; $X …`: the assignment is part of it
+                    begin = max(clause.rfind(" ", 0, begin), clause.rfind("\t", 0, begin)) + 1
+                yield clause[begin:].strip(), False
                 break
 
 

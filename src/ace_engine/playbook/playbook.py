@@ -120,17 +120,18 @@ class Playbook:
 
     def screen(self, content: str, provenance: Mapping[str, Any] | None = None, *,
                source: str | None = None) -> list[str]:
-        """Why `content` must be reviewed before it is injected; [] when it may be. The pattern list
-        (`safety.concerns`) and the provenance rule (`provenance.origin_concerns`) on the origins
-        `provenance` records — without one, the learner's `attribution` (when set) or the default
-        origin of `source` (unknown: foreign)."""
+        """Why `content` must be reviewed before it is injected; [] when it may be. The pattern list (`safety.
+        concerns`) and the provenance rule (`provenance.origin_concerns`) on the origins `provenance` records —
+        without one, the learner's `attribution` (when set) or the default origin of `source` (unknown: foreign)."""
         if provenance is None:
             provenance = {"origins": dict(self.attribution(content))} if self.attribution is not None else {}
-        flagged = safety.concerns(content, self.trusted_hosts)
-        # A host the pattern list already names ("contacts unknown host …") is not said twice.
-        named = " ".join(c for c in flagged if c.startswith("contacts unknown host"))
+        # A host the project's own files name (`provenance.project_hosts`) is the project's here too.
+        flagged = safety.concerns(content, self.trusted_hosts | origin_rule.project_hosts(provenance))
+        # What the pattern list already says ("contacts unknown host …", "fetches and runs code") is not said twice.
+        said = " ".join(c for c in flagged if c.startswith("contacts unknown host")), "fetches and runs code" in flagged
         return flagged + [c for c in origin_rule.origin_concerns(content, provenance, source, self.trusted_hosts)
-                          if not (c.startswith("names host") and c.split("`")[1] in named)]
+                          if not (c.startswith("names host") and c.split("`")[1] in said[0])
+                          and not (said[1] and c.startswith("runs fetched code"))]
 
     def _origins(self, content: str, before: Mapping[str, Any] | None, source: str) -> dict[str, str]:
         """The origins to record for `content` written by an operation of `source` (module doc)."""

@@ -293,6 +293,14 @@ def origin_of(part: str, provenance: Mapping[str, Any] | None, source: str | Non
     return default_origin(prov.get("source") or source)
 
 
+def project_hosts(provenance: Mapping[str, Any] | None) -> frozenset[str]:
+    """The hosts a lesson's recorded origins place in the project's own files (`host:X` → `project`,
+    computed by the learner from its README, config, CI): the project's, for the host check too."""
+    origins = (provenance or {}).get("origins")
+    return frozenset(p[5:] for p, o in (origins if isinstance(origins, dict) else {}).items()
+                     if str(p).startswith("host:") and o == "project")
+
+
 def origin_concerns(content: str, provenance: Mapping[str, Any] | None = None, source: str | None = None,
                     trusted_hosts: Iterable[str] = ()) -> list[str]:
     """One concern per risky part whose origin is foreign or unknown: it names the part and where it
