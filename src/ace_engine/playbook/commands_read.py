@@ -40,7 +40,7 @@ FETCHERS = frozenset(("curl", "wget", "fetch", "aria2c", "iwr", "irm", "invoke-w
                       "socat", "openssl", "scp", "rsync", "gh"))
 # Wrappers: the program they run follows their options. Per wrapper, the options that take a value.
 _WRAP_VALUE = {
-    "env": frozenset(("-u", "--unset", "-c", "--chdir", "-s", "--split-string")),
+    "env": frozenset(("-u", "--unset", "-c", "--chdir")),
     "command": frozenset(), "exec": frozenset(("-a",)), "builtin": frozenset(),
     "sudo": frozenset(("-u", "-g", "-c", "-d", "-h", "-p", "-r", "-t", "-u", "-t", "-c", "--user", "--group",
                        "--host", "--prompt", "--role", "--type", "--chdir", "--close-from", "-C", "-D", "-U", "-T")),
@@ -193,11 +193,7 @@ class _Reader:
             rest = words[1:]
             if prog in _WRAP_VALUE:
                 wrappers.append(prog)
-                words = _after_options(rest, _WRAP_VALUE[prog], prog)
-                if prog == "env":
-                    split = _split_string(rest)
-                    if split is not None:
-                        words = [t for t in tokens(split) if isinstance(t, Word)] + words
+                words = _after_options(_split_string(rest) if prog == "env" else rest, _WRAP_VALUE[prog], prog)
                 if prog == "timeout" and words and words[0].text[:1].isdigit():
                     words = words[1:]  # the duration
                 if prog in ("nice", "ionice", "chrt", "taskset") and words and words[0].text.lstrip("-").isdigit():
@@ -271,13 +267,17 @@ def _after_options(words: list[Word], takes_value: frozenset[str], prog: str) ->
     return words[i:]
 
 
-def _split_string(words: list[Word]) -> str | None:
+def _split_string(words: list[Word]) -> list[Word]:
+    """`env -S "bash -e"`'s words with the string split as `env` splits it (lower case: folded text)."""
     for k, w in enumerate(words):
-        if w.text in ("-S", "--split-string") and k + 1 < len(words):
-            return words[k + 1].text
-        if w.text.startswith(("-S", "--split-string=")) and len(w.text) > 2:
-            return w.text.split("=", 1)[1] if "=" in w.text else w.text[2:]
-    return None
+        if w.text in ("-s", "-S", "--split-string") and k + 1 < len(words):
+            return words[:k] + [t for t in tokens(words[k + 1].text) if isinstance(t, Word)] + words[k + 2:]
+        if w.text.startswith(("--split-string=", "-s", "-S")) and len(w.text) > 2 and not w.text.startswith("--s"):
+            value = w.text.split("=", 1)[1] if w.text.startswith("--") else w.text[2:]
+            return words[:k] + [t for t in tokens(value) if isinstance(t, Word)] + words[k + 1:]
+        if not w.text.startswith("-") and not _ASSIGN.match(w.text):
+            break
+    return words
 
 
 def _script(prog: str, args: list[Word]) -> str | None:

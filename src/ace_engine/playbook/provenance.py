@@ -124,7 +124,8 @@ _PERMISSIONS = (
     # the agent's and the shell's own files, where prose says to change them ("append to ~/.bashrc")
     r"\b(?:append|add|write|edit|change|modify|move|rename|remove|delete|disable|put|echo|set)\b[^\n.;]{0,40}?"
     r"(?:~/|\$home/)?(?:\.(?:bashrc|bash_profile|zshrc|zprofile|zshenv|profile)|\.claude\b[\w./-]*)|"
-    r"(?:~/|\$home/)\.(?:netrc|npmrc|pypirc|git-credentials|ssh/|aws/credentials|docker/config\.json)"
+    r"(?:~/|\$home/)\.(?:netrc|npmrc|pypirc|git-credentials|ssh/|aws/credentials|docker/config\.json|bashrc|"
+    r"bash_profile|zshrc|zprofile|zshenv|profile)\b"
 )
 # Names that are words of the sentence, not packages (`npm install the deps`, `npx to run`).
 _NOT_NAMES = frozenset(("the", "a", "an", "to", "it", "and", "or", "with", "in", "on", "for", "of", "first", "then",
