@@ -185,8 +185,9 @@ class _Judge:
 
     def run(self, run: cr.Run, said_download: bool) -> None:
         if run.unplaced:
+            # An unknown program, or a broken text that holds a pipe or a program worth placing.
             if run.prog or run.inputs or run.depth or "|" in run.source or any(
-                    p in run.source for p in ("curl", "wget", "sh", "eval")):
+                    w.rsplit("/", 1)[-1] in PROGRAMS for w in run.source.split()):
                 self.add("unplaced", run.source or run.prog)
             return
         prog, words = run.prog, run.words
