@@ -357,14 +357,16 @@ class _Judge:
                 return
             words = words[2:]
         pos = _positional(words, _PIP_VALUE)
+        tool = False
         if prog == "uv":
-            if pos[:1] == ["pip"] or pos[:1] == ["tool"]:
+            tool = pos[:1] == ["tool"]
+            if pos[:1] == ["pip"] or tool:
                 pos = pos[1:]
             for value in _values(words, frozenset(("--with", "--from"))):
                 self.add("install", _pkg(value))
-            if pos[:1] == ["run"]:
+            if pos[:1] == ["run"] and not tool:
                 return  # `uv run pytest`: the project's environment (only `--with X` adds a package)
-        if pos and pos[0] in ("install", "add", "download", "run") and not (prog == "uv" and pos[0] == "run"):
+        if pos and pos[0] in ("install", "add", "download", "run", "x"):
             for name in pos[1:]:
                 self.add("install", _pkg(name))
         if pos and pos[0] in ("uninstall", "remove") and any(p.replace("_", "-") in ("ace-engine", "ace")
