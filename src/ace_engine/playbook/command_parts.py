@@ -92,6 +92,7 @@ _CREDENTIALS = re.compile(r"(?:^|/)\.(?:netrc|git-credentials|pgpass|my\.cnf)$|\
                           r"(?:~|\$home|\$\{home\})/\.(?:npmrc|pypirc|yarnrc|gemrc|cargo/credentials)")
 _CLAUDE = re.compile(r"(?:^|/)\.claude(?:/|$|\.json$)|(?:^|/)claude_desktop_config\.json$|(?:^|/)\.ace\.toml$")
 _URL = re.compile(r"^[a-z][a-z0-9+.-]*://(?:[^@/]*@)?([^/:?#]+)|^[\w.-]+@([\w-]+(?:\.[\w-]+)+):")
+_URLS = re.compile(r"(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,31}://[^\s'\"`)>]+")  # a scheme starts a word: linear
 _DOWNLOAD_WORDS = re.compile(r"\b(?:download\w*|fetch\w*|grab\w*|save\w* (?:it|the \w+)|curl|wget)\b")
 _PATH_LIKE = re.compile(r"^(?:\.{1,2}(?:/|$)|/|~|file:|git\+file|[\w.-]+\.(?:txt|toml|cfg|in|lock|json|whl|tar\.gz|"
                         r"tgz|zip)$)")
@@ -158,7 +159,7 @@ class _Judge:
             self.found.append(f"{kind}:{' '.join(name.lower().split())}")
 
     def judge(self) -> list[str]:
-        for url in re.findall(r"[a-z][a-z0-9+.-]*://[^\s'\"`)>]+", self.text):
+        for url in _URLS.findall(self.text):
             tail = url.rstrip("/.,;").rsplit("/", 1)[-1]
             if tail and "://" not in tail and url.count("/") > 2:
                 self.downloads.setdefault(tail.split("?")[0], url)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from .shell_tokens import Word, tokens
+from .shell_tokens import MAX_TOKENS, Word, tokens
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -104,9 +104,9 @@ class _Reader:
             self.runs.append(run)
             return [run]
         toks = tokens(s)
-        if code and any(isinstance(t, Word) and t.broken for t in toks):
+        if len(toks) >= MAX_TOKENS or (code and any(isinstance(t, Word) and t.broken for t in toks)):
             run = Run("", [], _src(s), depth)
-            run.unplaced = "an unterminated quote or substitution"
+            run.unplaced = "too long to read" if len(toks) >= MAX_TOKENS else "an unterminated quote or substitution"
             self.runs.append(run)
         pipe_in: list[Run] = list(stdin or [])
         last: list[Run] = []
@@ -234,7 +234,7 @@ class _Reader:
             if name.group(1).lower() == "shell":
                 return "sh"
             value = self.vars.get(name.group(1))
-            if value is None or "$" in value:
+            if value is None or "$" in value or len(value) > 200:  # (a long value is read once, not per use)
                 return None
             text = value
         text = text.lower()
@@ -327,7 +327,7 @@ def commands(text: str, programs: frozenset[str]) -> Iterator[tuple[str, bool]]:
         yield from _prose("".join(prose), programs)
 
 
-_WORD = re.compile(r"(?<![\w./$-])(?:[\w.~/-]*/)?([\w][\w.+-]*)")
+_WORD = re.compile(r"(?<![\w./$~-])(?:[\w.~/-]*/)?([\w][\w.+-]*)")
 
 
 def _prose(text: str, programs: frozenset[str]) -> Iterator[tuple[str, bool]]:
