@@ -205,6 +205,8 @@ class _Judge:
         self.later(run, said_download)
         for w in words:
             self.path(w, write=prog in _MODIFY or prog in ("git",))
+        if run.xargs and (prog in _RUNNERS or prog in _NODE or prog in _MANAGERS or prog in ("pip", "uv", "cargo")):
+            self.add("unplaced", run.source)  # `… | xargs npx`: the package comes from the pipe
         if prog in _RUNNERS:
             self.runner(prog, words)
         elif prog in _NODE:

@@ -1,12 +1,15 @@
 """Provenance decides, the pattern list only helps: the one rule on where a lesson's risky parts came from.
 
 A lesson's *risky parts* (`risky_parts`) are what it would make the agent do that reaches beyond the
-project: install a named package (`npm i X`, `npx -y X`, `pnpm dlx X`, `pip install X`, `uvx X`,
-`cargo / go / gem / brew / apt install X`, `X@latest`, "install the package X"…), fetch or run
-remote code (`docker run IMAGE`, `git clone URL`, any URL or host it names), or widen permissions
-(allow rules, bypass flags, disabling hooks or ace-engine). Commands without a named package
-(`npm install`, `pip install -e .`, `mix deps.get`) and ordinary ones (`git push -u origin main`)
-are not risky parts.
+project: install or run a named package (`install:`), fetch or run remote code (`fetch:`, `exec:`
+for fetched code run, `remote:` for a git remote), name a host or registry (`host:`), change the
+agent's or ace's own controls (`permission:`: allow rules, bypass flags, hooks, `.claude/`, the
+shell's startup files, git's global config, credentials files), or run a command the reader cannot
+place (`unplaced:`). Commands are read by structure, not by phrasing (`command_parts.py`, through
+`commands`: code spans, fenced blocks and shell-looking prose tokenized, wrappers unwrapped, `--`
+honoured, variables resolved); the patterns below add what prose says ("install the package X",
+"use npx to fetch X"), and the command-shaped ones among them read prose only. The project's own
+(`npm run X`, `make X`, `cargo test`, `go test ./...`, `pip install -e .`) are no parts.
 
 Each part has an *origin*:
 - `user`: typed by the user (a prompt, `ace add`, `ace edit`, approved in `ace review`);

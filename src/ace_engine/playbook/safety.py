@@ -11,10 +11,14 @@ later MCP proposals and team sync cannot forget it: new entry paths go through t
 A lesson is flagged, whatever host it names, when it
 - fetches and runs code: a download piped or substituted into a shell or interpreter
   (`curl … | sh`, `bash -c "$(curl …)"`, `sh <(wget …)`, `python -c "$(curl …)"`, `iex (iwr …)`),
-  downloaded-then-executed, or decoded payloads run (`base64 -d | sh`, `exec(b64decode(…))`);
+  downloaded-then-executed, or decoded payloads run (`base64 -d | sh`, `exec(b64decode(…))`) — the
+  pipe into a wrapped shell (`| /usr/bin/env bash`, `| $SHELL`, `| busybox sh`, `| xargs bash -c`,
+  `| . /dev/stdin`) and the later run of a downloaded file are read by structure (`_structural`:
+  the command reader, `command_parts.py`), so prose next to a `curl` is not taken for its next step;
 - sends data off the machine (`curl -d @-`, `--data-binary @~/.ssh/id_rsa`, `-F f=@…`, `-T`,
-  `… | nc host port`, anything piped into curl / nc, DNS exfiltration, secrets files with a
-  network command);
+  `… | nc host port`, anything piped into curl / nc, DNS exfiltration (a lookup whose argument
+  holds a substitution, read by structure: the word "host" before a code span is not `host`),
+  secrets files with a network command);
 - destroys or opens up the system (`rm -rf ~/`, `rm -rf $HOME`, `--no-preserve-root`,
   world-writable modes, `dd of=/dev/sda`, `mkfs`, fork bombs) or disables a safety check (TLS
   verification, `--no-verify`, force-push);
@@ -38,12 +42,13 @@ normalized copy (NFKC, zero-width characters and common Cyrillic / Greek look-al
 `&lt;`-style entities decoded, shell quoting and backslashes removed, `${IFS}` read as a space,
 whitespace collapsed).
 
-Cost: imports only `re` and `secret_check` (unicodedata, the redactor, `prefilter` and the regex parser are
-imported on first use, never in a hook's import chain); regexes and their prefilters are built on
-first use (~25 ms each, once). A typical lesson is screened in ~0.1 ms (0.3-0.4 ms rule by rule), so
-this runs where lessons are written, never on a hook's injection path. Time is linear in the
-text: patterns that look across a line are rewritten (`_linear`) so that many needles on one
-line never rescan it, and a text over `SCREEN_CHARS` (longer than any lesson may be) is flagged
+Cost: imports only `re`, `folding` and `secret_check` (unicodedata, the redactor, `prefilter`, the
+regex parser and the command reader are imported on first use, never in a hook's import chain);
+regexes and their prefilters are built on first use (~25 ms each, once). A typical lesson is
+screened in ~0.3 ms (0.3-0.4 ms rule by rule), the command reader's ~0.1-0.2 ms included, so this
+runs where lessons are written, never on a hook's injection path. Time is linear in the text:
+patterns that look across a line are rewritten (`_linear`) so that many needles on one line never
+rescan it, and a text over `SCREEN_CHARS` (longer than any lesson may be) is flagged
 as too long and only its two ends are screened (bench/redaction_bench.py holds the figures).
 
 Fast path (issue 26): a rule runs only on a text that holds one of the words it cannot match
@@ -54,8 +59,10 @@ runs every pattern: tests/security/test_policy_prefilter.py holds both to the sa
 
 Why one module (~470 lines): it is the one choke point of the lesson safety policy; its rules,
 the evasion folding and the host check change and are reviewed together, and a second module
-would invite a second policy. `prefilter.py` (how a rule's words are read) and `secret_check.py`
-(`contains_secret`, re-exported here) are its parts, split off for length only.
+would invite a second policy. `prefilter.py` (how a rule's words are read), `secret_check.py`
+(`contains_secret`, re-exported here), `folding.py` (the evasion folding) and the command reader
+(`shell_tokens.py`, `commands_read.py`, `command_parts.py`: what a lesson would run, shared with the
+provenance rule) are its parts, split off for length only.
 """
 
 from __future__ import annotations
