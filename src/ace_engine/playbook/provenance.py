@@ -297,24 +297,33 @@ def origin_of(part: str, provenance: Mapping[str, Any] | None, source: str | Non
     return default_origin(prov.get("source") or source)
 
 
-def project_hosts(provenance: Mapping[str, Any] | None) -> frozenset[str]:
-    """The hosts a lesson's recorded origins place in the project's own files (`host:X` → `project`,
-    computed by the learner from its README, config, CI): the project's, for the host check too."""
+def project_hosts(provenance: Mapping[str, Any] | None, source: str | None = None) -> frozenset[str]:
+    """The hosts the learner placed in the project's own files for a lesson it wrote (`host:X` →
+    `project`, found in the README, config, CI): the project's, for the host check too. Only the
+    learner's computed origins count: a source's default (a bootstrap lesson is `project` by
+    default, made of the repository's text alone) never trusts a host."""
+    if str(source or (provenance or {}).get("source") or "") not in LEARNER_SOURCES:
+        return frozenset()
     origins = (provenance or {}).get("origins")
     return frozenset(p[5:] for p, o in (origins if isinstance(origins, dict) else {}).items()
                      if str(p).startswith("host:") and o == "project")
 
 
 def origin_concerns(content: str, provenance: Mapping[str, Any] | None = None, source: str | None = None,
-                    trusted_hosts: Iterable[str] = ()) -> list[str]:
+                    trusted_hosts: Iterable[str] = (), said: Iterable[str] = ()) -> list[str]:
     """One concern per risky part whose origin is foreign or unknown: it names the part and where it
     came from, so `ace review` shows it. [] when every risky part is the user's, the project's or
-    the agent's own. `trusted_hosts` (the user's, the project's remote) are not parts."""
+    the agent's own. `trusted_hosts` (the user's, the project's remote) are not parts; what the
+    pattern list already `said` ("contacts unknown host X", "fetches and runs code") is not said twice."""
     out = []
+    said = list(said)
     trusted = {f"host:{h}" for h in trusted_hosts}
+    unknown = " ".join(c for c in said if c.startswith("contacts unknown host "))[len("contacts unknown host "):]
+    skip = {f"host:{h}" for h in unknown.replace(",", " ").split()}
     for part in risky_parts(content):
         origin = origin_of(part, provenance, source)
-        if origin in ("user", "project", "agent") or part in trusted:
+        if origin in ("user", "project", "agent") or part in trusted or part in skip or (
+                part.startswith("exec:") and "fetches and runs code" in said):
             continue
         kind, name = part.split(":", 1)
         what = {"install": "installs or runs package", "fetch": "fetches or runs", "host": "names host",
