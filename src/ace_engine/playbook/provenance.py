@@ -126,7 +126,7 @@ _PERMISSIONS = (
     r"\bcore\.hookspath\b|\bgit\s+config\s+--(?:global|system)\b|\buninstall\W+(?:-\S+\s+)*ace[-_]engine\b|"
     # the agent's and the shell's own files, where prose says to change them ("append to ~/.bashrc")
     r"\b(?:append|add|write|edit|change|modify|move|rename|remove|delete|disable|put|echo|set)\b[^\n.;]{0,40}?"
-    r"(?:~/|\$home/)?(?:\.(?:bashrc|bash_profile|zshrc|zprofile|zshenv|profile)|\.claude\b[\w./-]*)|"
+    r"(?:~/|\$home/|(?<![\w./-]))(?:\.(?:bashrc|bash_profile|zshrc|zprofile|zshenv|profile)\b|\.claude\b[\w./-]*)|"
     r"(?:~/|\$home/)\.(?:netrc|npmrc|pypirc|git-credentials|ssh/|aws/credentials|docker/config\.json|bashrc|"
     r"bash_profile|zshrc|zprofile|zshenv|profile)\b"
 )
