@@ -1,6 +1,6 @@
 """What a lesson would run, read as a shell reads it: the commands of a lesson, tokenized and unwrapped.
 
-`read(text)` finds every command in a lesson — the lines of fenced blocks, inline code spans, and
+`read(text, programs)` finds every command in a lesson — the lines of fenced blocks, inline code spans, and
 shell-looking text in prose (from a known program's name to the end of its clause) — and returns
 them as `Run`s, in order: the program that really runs (wrappers unwrapped: `env [VAR=x…] [-i -u x]`,
 `command`, `exec`, `sudo` / `doas [-u x]`, `nice`, `nohup`, `time`, `timeout N`, `stdbuf`, `setsid`,
@@ -42,17 +42,17 @@ FETCHERS = frozenset(("curl", "wget", "fetch", "aria2c", "iwr", "irm", "invoke-w
 _WRAP_VALUE = {
     "env": frozenset(("-u", "--unset", "-c", "--chdir")),
     "command": frozenset(), "exec": frozenset(("-a",)), "builtin": frozenset(),
-    "sudo": frozenset(("-u", "-g", "-c", "-d", "-h", "-p", "-r", "-t", "-u", "-t", "-c", "--user", "--group",
-                       "--host", "--prompt", "--role", "--type", "--chdir", "--close-from", "-C", "-D", "-U", "-T")),
+    "sudo": frozenset(("-u", "-g", "-c", "-d", "-h", "-p", "-r", "-t", "--user", "--group", "--host", "--prompt",
+                       "--role", "--type", "--chdir", "--close-from", "-C", "-D", "-U", "-T")),
     "doas": frozenset(("-u", "-c")), "run0": frozenset(("-u", "--user")),
     "nice": frozenset(("-n", "--adjustment")), "nohup": frozenset(), "time": frozenset(("-f", "-o", "--format",
                                                                                        "--output")),
     "timeout": frozenset(("-s", "-k", "--signal", "--kill-after")), "stdbuf": frozenset(("-i", "-o", "-e")),
     "setsid": frozenset(), "ionice": frozenset(("-c", "-n", "-p")), "chrt": frozenset(), "taskset": frozenset(),
     "unbuffer": frozenset(), "caffeinate": frozenset(), "chronic": frozenset(), "flock": frozenset(("-w", "-E")),
-    "script": frozenset(), "watch": frozenset(("-n", "--interval", "-d")), "strace": frozenset(("-o", "-e", "-p")),
+    "watch": frozenset(("-n", "--interval", "-d")), "strace": frozenset(("-o", "-e", "-p")),
     "ltrace": frozenset(("-o", "-e")), "torsocks": frozenset(), "proxychains": frozenset(("-f",)),
-    "proxychains4": frozenset(("-f",)), "firejail": frozenset(), "winpty": frozenset(), "npx-run": frozenset(),
+    "proxychains4": frozenset(("-f",)), "firejail": frozenset(), "winpty": frozenset(),
 }
 _XARGS_VALUE = frozenset(("-I", "-i", "-n", "-P", "-d", "-E", "-e", "-L", "-l", "-s", "-a", "--max-args",
                           "--max-procs", "--delimiter", "--arg-file", "--replace", "--max-lines", "--eof"))
