@@ -147,3 +147,12 @@ def test_imported_lessons_of_the_projects_own_commands_stay_active(ace_home, git
     texts = [lesson(c) for c in OWN]
     status = imported(ace_home, str(git_project), tmp_path, texts)
     assert {t: status.get(t) for t in texts if status.get(t) != "active"} == {}
+
+
+def test_a_project_script_linked_on_its_host_and_run_from_its_directory_is_no_download():
+    """A URL's last part names a downloaded file only where a download lands (here or /tmp): the
+    project's own `scripts/check.sh`, linked on GitHub, is not fetched code."""
+    linked = "See https://github.com/acme/widget/blob/main/scripts/check.sh; run `bash scripts/check.sh` first."
+    assert provenance.risky_parts(linked) == []
+    downloaded = "Download https://github.com/acme/widget/raw/main/check.sh, then run `bash check.sh` first."
+    assert provenance.risky_parts(downloaded) == ["exec:check.sh"]

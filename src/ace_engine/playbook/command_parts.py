@@ -154,7 +154,8 @@ class _Judge:
         self.text = text
         self.found: list[str] = []
         self.reasons: list[str] = []  # the safety policy's reasons, whoever wrote the lesson
-        self.downloads: dict[str, str] = {}  # file → where it came from
+        self.downloads: dict[str, str] = {}  # a file a fetch in the lesson wrote → where it came from
+        self.linked: dict[str, str] = {}  # the last part of a URL the lesson names → the URL
 
     def add(self, kind: str, name: str | None) -> None:
         if name:
@@ -164,7 +165,7 @@ class _Judge:
         for url in _URLS.findall(self.text):
             tail = url.rstrip("/.,;").rsplit("/", 1)[-1]
             if tail and "://" not in tail and url.count("/") > 2:
-                self.downloads.setdefault(tail.split("?")[0], url)
+                self.linked.setdefault(tail.split("?")[0], url)
         said_download = _DOWNLOAD_WORDS.search(self.text) is not None
         for run in self.runs:
             self.run(run, said_download)
@@ -292,22 +293,26 @@ class _Judge:
             for op, file in run.redirs:
                 if op in (">", ">>"):
                     self.downloads[file.rsplit("/", 1)[-1]] = file
-        if not self.downloads and not said_download:
+        if not self.downloads and not self.linked and not said_download:
             return
         target: str | None = None
         if prog in cr.SHELLS or prog in cr.INTERPRETERS or prog in ("source", "."):
             pos = [w for w in words if not w.startswith("-")]
             target = pos[0] if pos else None
-        elif prog.startswith(("./", "../")) or (run.prog and run.prog.startswith("/tmp/")):
+        elif prog.startswith(("./", "../")) or prog.endswith((".sh", ".bash", ".py", ".pl", ".rb")):
             target = prog
         if not target:
             return
         name = target.rsplit("/", 1)[-1]
+        # Where a download lands: the current directory or /tmp (`scripts/check.sh` is the project's own,
+        # even when the lesson links to it on GitHub).
+        here = "/" not in target.removeprefix("./") or target.startswith(("/tmp/", "~/downloads"))
         if name in self.downloads:
             self.exec_part(run, name)
-        elif said_download and ("." in name or "/" in target) and (
-                "/" not in target.removeprefix("./") or target.startswith(("/tmp/", "~/downloads"))):
-            self.exec_part(run, name, sure=False)  # "download it …, then run `bash h.sh`"
+        elif name in self.linked and here:
+            self.exec_part(run, name)  # "download https://…/h.sh, then run `bash h.sh`"
+        elif said_download and here and "." in name:
+            self.exec_part(run, name, sure=False)  # "download the installer …, then run `bash h.sh`"
 
     # -- (d) the agent's own controls --------------------------------------------------------------------
 
