@@ -110,6 +110,8 @@ GENERATORS = {
     "nested bash -c": rep('bash -c "$('), "xargs chain": rep("xargs "), "assignment chain": rep("a=b "),
     "curl pipe chain": rep("curl x | "), "fence run": rep("```\n"), "code span run": rep("`npx a` "),
     "download then run": rep("download x.sh then bash x.sh "), "scheme run": rep("https://"),
+    "one long word": lambda n: ("`npx " + "a" * n)[:n - 1] + "`",
+    "one long quoted word": lambda n: ('`npx "' + "a" * n)[:n - 2] + '"`',
 }
 # `concerns` screens at most 2,048 characters (and the two ends of a longer text); `hosts` and
 # `risky_parts` are the uncapped parts it is made of, so a blow-up inside them shows here too.

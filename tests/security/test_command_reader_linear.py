@@ -37,6 +37,10 @@ ADVERSARIAL = {
     "npx flags": lambda n: ("npx " + "-y " * n)[:n], "schemes": rep("https://"), "url word": rep("a+b.c-"),
     "downloads": rep("download x.sh then bash x.sh "), "shell vars": rep("$SHELL "), "redirects": rep(">> "),
     "here strings": rep("<<< "), "comments": rep("# x\n"), "newlines": rep("\n"), "dollar names": rep("$a"),
+    # One long word, bare, quoted, in a code span: its text is joined once, never grown by `+=` (that
+    # was quadratic in the word's length, a cost line events cannot see: bench/redaction_bench.py times it).
+    "long word": lambda n: "npx " + "a" * n, "long quoted word": lambda n: 'npx "' + "a" * n + '"',
+    "long code span": lambda n: "`" + "a" * n + "`",
 }
 
 

@@ -7,9 +7,11 @@ pass it (single and double quotes and backslashes removed), the texts of the sub
 expands, and whether a quote or substitution was left open (`broken`). `#` at a word's start is a
 comment; `2>` drops its descriptor; a backslash-newline joins lines.
 
-Cost: each character is looked at once, and a substitution's closing parenthesis is searched once
-from its opening (`_closing`), so a text costs linear time whatever it holds — runs of quotes,
-`$((((`, unclosed substitutions (tests/security/test_command_reader_linear.py). At most
+Cost: each character is looked at once (a run of ordinary ones at once; a word's text is joined
+from its pieces, never grown by `+=`, which is quadratic in a long word), and a substitution's
+closing parenthesis is searched once from its opening (`_closing`), so a text costs linear time
+whatever it holds — runs of quotes, `$((((`, unclosed substitutions, one long word
+(tests/security/test_command_reader_linear.py, bench/redaction_bench.py). At most
 `MAX_TOKENS` tokens are returned. Imports only `re`.
 """
 
@@ -20,22 +22,29 @@ import re
 MAX_TOKENS = 4000  # a lesson is at most a few thousand characters; a cap keeps odd inputs bounded
 OPS = (";;", "&&", "||", "|&", ">>", "<<<", "<<", "&>", ">&", ">|", ";", "|", "&", "(", ")", "<", ">", "\n")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PLAIN = re.compile(r"[^ \t\r\n\\'\"$`<>;&|()]+")  # characters with no meaning to the shell here
+_QUOTED = re.compile(r"[^\"\\$`]+")  # the same inside double quotes
 
 
 class Word:
     """One shell word: its text as the shell would see it (quotes removed; a substitution written
     `$(…)`), the substitutions it holds, the variables it expands, whether it was cut short."""
 
-    __slots__ = ("broken", "subs", "text", "vars")
+    __slots__ = ("broken", "parts", "subs", "text", "vars")
 
     def __init__(self) -> None:
-        self.text = ""
+        self.text = ""  # set when the word ends (`done`): built from `parts`, never by `+=` (quadratic)
+        self.parts: list[str] = []
         self.subs: list[str] = []
         self.vars: list[str] = []
         self.broken = False
 
     def __repr__(self) -> str:
         return f"Word({self.text!r})"
+
+    def done(self) -> Word:
+        self.text = "".join(self.parts)
+        return self
 
 
 
@@ -80,7 +89,7 @@ def tokens(s: str) -> list[Word | str]:
     def end() -> None:
         nonlocal word
         if word is not None:
-            out.append(word)
+            out.append(word.done())
             word = None
 
     while i < n and len(out) < MAX_TOKENS:
@@ -96,17 +105,17 @@ def tokens(s: str) -> list[Word | str]:
                 i += 2
                 continue
             if i + 1 < n:
-                cur().text += s[i + 1]
+                cur().parts.append(s[i + 1])
             i += 2
         elif c == "'":
             j = s.find("'", i + 1)
             w = cur()
             if j < 0:
-                w.text += s[i + 1:]
+                w.parts.append(s[i + 1:])
                 w.broken = True
                 i = n
             else:
-                w.text += s[i + 1:j]
+                w.parts.append(s[i + 1:j])
                 i = j + 1
         elif c == '"':
             i = _double(s, i + 1, cur())
@@ -116,19 +125,21 @@ def tokens(s: str) -> list[Word | str]:
             j = _closing(s, i + 2, "(", ")")
             w = cur()
             w.subs.append(s[i + 2:(j - 1 if j > 0 else n)])
-            w.text += "<(…)"
+            w.parts.append("<(…)")
             w.broken = w.broken or j < 0
             i = n if j < 0 else j
         elif c in ";&|()<>\n":
-            if c in "<>" and word is not None and word.text.isdigit() and not word.subs:
+            if c in "<>" and word is not None and "".join(word.parts).isdigit() and not word.subs:
                 word = None  # `2>`: a file descriptor, not an argument
             end()
             op = next(o for o in OPS if s.startswith(o, i))
             out.append(op)
             i += len(op)
-        else:
-            cur().text += c
-            i += 1
+        else:  # a run of ordinary characters, taken at once
+            plain = _PLAIN.match(s, i)
+            j = plain.end() if plain else i + 1
+            cur().parts.append(s[i:j])
+            i = j
     end()
     return out
 
@@ -141,13 +152,15 @@ def _double(s: str, i: int, w: Word) -> int:
         if c == '"':
             return i + 1
         if c == "\\" and i + 1 < n:
-            w.text += s[i + 1] if s[i + 1] in '"\\$`\n' else s[i:i + 2]
+            w.parts.append(s[i + 1] if s[i + 1] in '"\\$`\n' else s[i:i + 2])
             i += 2
         elif c == "$" or c == "`":
             i = _dollar(s, i, w)
         else:
-            w.text += c
-            i += 1
+            plain = _QUOTED.match(s, i)
+            j = plain.end() if plain else i + 1
+            w.parts.append(s[i:j])
+            i = j
     w.broken = True
     return n
 
@@ -158,14 +171,14 @@ def _dollar(s: str, i: int, w: Word) -> int:
     if s[i] == "`":
         j = s.find("`", i + 1)
         w.subs.append(s[i + 1:(j if j > 0 else n)])
-        w.text += "$(…)"
+        w.parts.append("$(…)")
         w.broken = w.broken or j < 0
         return n if j < 0 else j + 1
     nxt = s[i + 1] if i + 1 < n else ""
     if nxt == "(":
         j = _closing(s, i + 2, "(", ")")
         w.subs.append(s[i + 2:(j - 1 if j > 0 else n)])
-        w.text += "$(…)"
+        w.parts.append("$(…)")
         w.broken = w.broken or j < 0
         return n if j < 0 else j
     if nxt == "{":
@@ -173,17 +186,17 @@ def _dollar(s: str, i: int, w: Word) -> int:
         inner = s[i + 2:(j if j > 0 else n)]
         name = _NAME.match(inner)
         w.vars.append(name.group(0) if name else inner)
-        w.text += "${" + inner + "}"
+        w.parts.append("${" + inner + "}")
         w.broken = w.broken or j < 0
         return n if j < 0 else j + 1
     name = _NAME.match(s, i + 1)
     if name:
         w.vars.append(name.group(0))
-        w.text += "$" + name.group(0)
+        w.parts.append("$" + name.group(0))
         return name.end()
     if nxt and nxt in "@*#?$!-0123456789":
         w.vars.append(nxt)
-        w.text += "$" + nxt
+        w.parts.append("$" + nxt)
         return i + 2
-    w.text += "$"
+    w.parts.append("$")
     return i + 1
