@@ -130,6 +130,14 @@ GENERATORS = {
     "private key 0x chain": rep("private key 0x"),
     "named value chain": rep("TOKEN aB3dE5gH7jK9mN1pQ3sT5vXy "),
     "login options": rep("docker a b c d login -p "),
+    # The command reader's shapes (issue 35: `risky_parts` reads commands with a shell tokenizer).
+    "$(( run": rep("$(("), "<( run": rep("<("), "${ run": rep("${"), "backtick run": rep("`"),
+    "quote run": rep("'\""), "tilde run": rep("~"), "env chain": rep("env "), "sh -c chain": rep("sh -c '"),
+    "nested bash -c": rep('bash -c "$('), "xargs chain": rep("xargs "), "assignment chain": rep("a=b "),
+    "curl pipe chain": rep("curl x | "), "fence run": rep("```\n"), "code span run": rep("`npx a` "),
+    "download then run": rep("download x.sh then bash x.sh "), "scheme run": rep("https://"),
+    "one long word": lambda n: ("`npx " + "a" * n)[:n - 1] + "`",
+    "one long quoted word": lambda n: ('`npx "' + "a" * n)[:n - 2] + '"`',
 }
 # `concerns` screens at most 2,048 characters (and the two ends of a longer text); `hosts` and
 # `risky_parts` are the uncapped parts it is made of, so a blow-up inside them shows here too.

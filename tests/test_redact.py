@@ -583,3 +583,11 @@ def test_redacting_twice_is_free_and_stable():
     once = redact(text)
     assert redact(once) == once
     assert redact(once) is once  # recognised by identity: the store doesn't scan it again
+
+
+def test_a_sudoers_tag_is_no_password_but_a_passwd_value_still_is():
+    # `NOPASSWD:` tags a sudoers rule; a learned lesson about it would otherwise be dropped as holding a secret.
+    assert redact("ALL ALL=(ALL) NOPASSWD: ALL") == "ALL ALL=(ALL) NOPASSWD: ALL"
+    assert redact("deploy ALL=(root) PASSWD: /usr/bin/systemctl") == "deploy ALL=(root) PASSWD: /usr/bin/systemctl"
+    assert "hunter2Secret9" not in redact("passwd: hunter2Secret9")
+    assert "Xy7abc99Q" not in redact("DB_PASSWD: Xy7abc99Q")

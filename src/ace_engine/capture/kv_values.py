@@ -160,6 +160,8 @@ def _kv_value(text: str, m: "re.Match[str]") -> "Found | None":
     key = text[ks:m.end("rest")]
     if key.lower().lstrip("-") in ("pwd", "oldpwd"):
         return None  # the shell's working directory, not a password
+    if key.lower() in ("nopasswd", "passwd") and m.group("sep") == ":" and key.isupper():
+        return None  # a sudoers tag (`ALL=(ALL) NOPASSWD: ALL`), not a password
     if m.group(0)[:4] == "pass" and m.group(0)[4:5] not in ("w", "p", "c") and not _pass_key(text, m, key):
         return None
     quoted_key = m.group("kq") is not None

@@ -120,17 +120,15 @@ class Playbook:
 
     def screen(self, content: str, provenance: Mapping[str, Any] | None = None, *,
                source: str | None = None) -> list[str]:
-        """Why `content` must be reviewed before it is injected; [] when it may be. The pattern list
-        (`safety.concerns`) and the provenance rule (`provenance.origin_concerns`) on the origins
-        `provenance` records — without one, the learner's `attribution` (when set) or the default
-        origin of `source` (unknown: foreign)."""
+        """Why `content` must wait for review ([] when it may be injected): `safety.concerns` and `provenance.
+        origin_concerns` on the origins `provenance` records, else the learner's `attribution`, else `source`'s default.
+        A host the learner placed in the project's files (`provenance.project_hosts`) is the project's for both."""
+        learned = provenance is None and self.attribution is not None  # origins the learner computes now
         if provenance is None:
             provenance = {"origins": dict(self.attribution(content))} if self.attribution is not None else {}
-        flagged = safety.concerns(content, self.trusted_hosts)
-        # A host the pattern list already names ("contacts unknown host …") is not said twice.
-        named = " ".join(c for c in flagged if c.startswith("contacts unknown host"))
-        return flagged + [c for c in origin_rule.origin_concerns(content, provenance, source, self.trusted_hosts)
-                          if not (c.startswith("names host") and c.split("`")[1] in named)]
+        flagged = safety.concerns(content, self.trusted_hosts | origin_rule.project_hosts(
+            provenance, "learning" if learned else source))
+        return flagged + origin_rule.origin_concerns(content, provenance, source, self.trusted_hosts, said=flagged)
 
     def _origins(self, content: str, before: Mapping[str, Any] | None, source: str) -> dict[str, str]:
         """The origins to record for `content` written by an operation of `source` (module doc)."""

@@ -1,12 +1,15 @@
 """Provenance decides, the pattern list only helps: the one rule on where a lesson's risky parts came from.
 
 A lesson's *risky parts* (`risky_parts`) are what it would make the agent do that reaches beyond the
-project: install a named package (`npm i X`, `npx -y X`, `pnpm dlx X`, `pip install X`, `uvx X`,
-`cargo / go / gem / brew / apt install X`, `X@latest`, "install the package X"…), fetch or run
-remote code (`docker run IMAGE`, `git clone URL`, any URL or host it names), or widen permissions
-(allow rules, bypass flags, disabling hooks or ace-engine). Commands without a named package
-(`npm install`, `pip install -e .`, `mix deps.get`) and ordinary ones (`git push -u origin main`)
-are not risky parts.
+project: install or run a named package (`install:`), fetch or run remote code (`fetch:`, `exec:`
+for fetched code run, `remote:` for a git remote), name a host or registry (`host:`), change the
+agent's or ace's own controls (`permission:`: allow rules, bypass flags, hooks, `.claude/`, the
+shell's startup files, git's global config, credentials files), or run a command the reader cannot
+place (`unplaced:`). Commands are read by structure, not by phrasing (`command_parts.py`, through
+`commands`: code spans, fenced blocks and shell-looking prose tokenized, wrappers unwrapped, `--`
+honoured, variables resolved); the patterns below add what prose says ("install the package X",
+"use npx to fetch X"), and the command-shaped ones among them read prose only. The project's own
+(`npm run X`, `make X`, `cargo test`, `go test ./...`, `pip install -e .`) are no parts.
 
 Each part has an *origin*:
 - `user`: typed by the user (a prompt, `ace add`, `ace edit`, approved in `ace review`);
@@ -19,7 +22,7 @@ Each part has an *origin*:
 
 The rule (`origin_concerns`): a lesson with a risky part whose origin is `foreign` or unknown is
 held for `ace review`, its origin shown, however it is worded — the parts are read from the text
-folded by the safety policy's own normalization (`safety.fold`: NFKC, zero-width characters and
+folded by the safety policy's own normalization (`folding.folded`: NFKC, zero-width characters and
 look-alike letters, entities, shell quoting), so a paraphrase that still names the package, a
 homoglyph or a zero-width split finds the same part. `Playbook.screen` applies it with the
 pattern list (`safety.concerns`) on ADD, UPDATE, MERGE, PROMOTE and RESTORE, so a benign ADD
@@ -32,7 +35,8 @@ Parts without a computed origin take the default of the *operation's source*, fr
 (`DEFAULT_ORIGIN`): user / manual / cli → user, bootstrap → project, everything else (team,
 import, mcp, transcript, learning without computed origins, unknown) → foreign.
 
-Cost: imports only `re` (the folding is safety.py's, loaded on first use); the patterns compile on
+Cost: imports only `re` (the folding, `folding.py`, and the command reader, `command_parts.py`, are
+loaded on first use); the patterns compile on
 first use, so the hooks, which import the playbook, pay nothing for them. ~0.1 ms a lesson.
 """
 
@@ -82,7 +86,8 @@ _INSTALLS = (
     rf"\b(?:install|add|fetch|download|get)(?:ing|s)?\s+(?:the\s+|a\s+)?(?:latest\s+)?(?:npm\s+|pypi\s+|python\s+)?"
     rf"(?:package|module|gem|crate|tool|plugin|dependency|library|cli|binary)\s+[`]?{_PKG}",
     # paraphrases around an installer: "use npx to fetch X", "X via npx", "have pip grab X"
-    rf"\b(?:npx|bunx|pnpx|uvx|pipx|pip3?|npm|yarn|pnpm|brew|cargo|gem)\b[^\n.;`]{{0,30}}?\b(?:fetch|run|install|add|"
+    # (an installer right before its own subcommand, `npm run X` / `pnpm, add X`, is a command: the parser's)
+    rf"\b(?:npx|bunx|pnpx|uvx|pipx|pip3?|npm|yarn|pnpm|brew|cargo|gem)\b(?![\s,:]*(?:run|install|add|exec|i)\b)[^\n.;`]{{0,30}}?\b(?:fetch|run|install|add|"
     rf"get|grab|pull|download|execute|launch)\s+(?:the\s+)?(?:latest\s+|newest\s+)?(?:package\s+|tool\s+|version\s+of\s+)?"
     rf"[`]?{_PKG}",
     rf"[`]?{_PKG}[`]?\s+(?:via|with|using|through|from)\s+(?:npx|bunx|pnpx|uvx|pipx|pnpm\s+dlx|yarn\s+dlx)\b",
@@ -92,8 +97,10 @@ _INSTALLS = (
     rf"\b(?<!no )(?:package|module|crate|gem|tool|cli)\s+(?:called|named)\s+[`]?{_PKG}",
     rf"[`]?{_PKG}[`]?\s+(?:from|off|on)\s+(?:npm|pypi|crates\.io|rubygems|homebrew|the\s+(?:npm\s+)?registry)\b",
     rf"\b(?:install|add)\s+[`]?{_PKG}[`]?\s+(?:globally|as\s+an?\s+(?:dev\s+)?dependency|with\s+(?:npm|pip|yarn|pnpm|bun|"
-    rf"brew|cargo|npx|uv|pipx)|via\s+\w+|using\s+\w+|from\s+(?:npm|pypi))",
+    rf"brew|cargo|npx|uv|pipx)|(?:via|using)\s+(?:npm|pip|pip3|yarn|pnpm|bun|brew|cargo|npx|uvx?|pipx|gem|go)\b|"
+    rf"from\s+(?:npm|pypi))",
 )
+_COMMAND_SHAPED = 8  # the patterns above this one read a command's shape; the rest read prose
 # `go` / `cargo` / `deno` etc. above also match their ordinary subcommands: only these verbs install.
 _INSTALL_VERBS = r"\b(?:install|add|get|require|-s)\b"
 _MANAGERS = frozenset(("cargo", "go", "gem", "brew", "apt", "apt-get", "dnf", "yum", "apk", "pacman", "choco", "scoop",
@@ -115,7 +122,13 @@ _PERMISSIONS = (
     r"--permission-mode[\s=]+\S+|permissions\W*(?:allow|defaultmode|additionaldirectories)|--allowedtools\b|"
     r"dangerouslydisablesandbox|enableallprojectmcpservers|skipdangerousmodepermissionprompt|"
     r"disable\W*all\W*hooks|\bace_disabled\b|\bace\s+(?:uninstall|disable)\b|\bclaude\b[^\n]{0,40}\s--bare\b|"
-    r"\bbash\([^()\n]*\*\s*\)|\.claude/settings[\w.-]*\.json"
+    r"\bbash\([^()\n]*\*\s*\)|\.claude/settings[\w.-]*\.json|\ballowed_?tools\b|\bdefaultmode\b|"
+    r"\bcore\.hookspath\b|\bgit\s+config\s+--(?:global|system)\b|\buninstall\W+(?:-\S+\s+)*ace[-_]engine\b|"
+    # the agent's and the shell's own files, where prose says to change them ("append to ~/.bashrc")
+    r"\b(?:append|add|write|edit|change|modify|move|rename|remove|delete|disable|put|echo|set)\b[^\n.;]{0,40}?"
+    r"(?:~/|\$home/|(?<![\w./-]))(?:\.(?:bashrc|bash_profile|zshrc|zprofile|zshenv|profile)\b|\.claude\b[\w./-]*)|"
+    r"(?:~/|\$home/)\.(?:netrc|npmrc|pypirc|git-credentials|ssh/|aws/credentials|docker/config\.json|bashrc|"
+    r"bash_profile|zshrc|zprofile|zshenv|profile)\b"
 )
 # Names that are words of the sentence, not packages (`npm install the deps`, `npx to run`).
 _NOT_NAMES = frozenset(("the", "a", "an", "to", "it", "and", "or", "with", "in", "on", "for", "of", "first", "then",
@@ -129,7 +142,6 @@ _FILE_ARGS = (r"(?:^|\s)(?:-r|-c|-e|-f|-i|--requirement|--constraint|--editable|
                         r"--extra-index-url|--path|--manifest-path|-t|--target)\s*$")
 _NAME_END = r"(?<=.)(?:@[^/@]*$|==.*|>=.*|<=.*|~=.*|!=.*|\[.*|:.*)"
 
-_DASHES = str.maketrans(dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe63\uff0d", "-"))
 _compiled: dict[str, Any] = {}
 
 
@@ -142,18 +154,30 @@ def _rx(name: str) -> Any:
         _compiled["file_args"] = re.compile(_FILE_ARGS)
         _compiled["name_end"] = re.compile(_NAME_END)
         _compiled["bare_host"] = re.compile(_BARE_HOST)
+        _compiled["code"] = re.compile(_CODE)
+        _compiled["controls"] = re.compile(r"\.(?:bashrc|bash_profile|zshrc|zprofile|zshenv|profile)\b|\.claude\b|"
+                                           r"ace[-_]engine\b")
     return _compiled[name]
 
 
 def fold(text: str) -> str:
     """The lesson text as the safety policy reads it (its own normalization), lower case."""
     from ..core.escape import plain
-    from . import safety  # the one folding; loaded with the playbook already
+    from .folding import DASHES, folded  # the one folding (the safety policy's)
 
-    folder = getattr(safety, "fold", None) or safety._folded  # noqa: SLF001 — the policy's normalization
-    # Controls and ANSI sequences first (`npx \x1b[0mevil` reads as `npx evil`); then dashes NFKC
-    # keeps apart (‐ ‑ ‒ – — −): in a package name they read as the hyphen they look like.
-    return str(folder(plain(str(text)))).lower().translate(_DASHES)
+    # Controls and ANSI sequences first (`npx \x1b[0mevil` reads as `npx evil`); then dashes as hyphens.
+    return folded(plain(str(text))).lower().translate(DASHES)
+
+
+def commands(content: str) -> tuple[list[str], list[str]]:
+    """(the risky parts of the commands in `content`, read by structure; the safety policy's reasons
+    among them): `command_parts.lesson`, loaded on first use (hooks import this module, never call it)."""
+    from . import command_parts
+
+    return command_parts.lesson(content)
+
+
+_CODE = r"(?ms)^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[ \t]*$|\Z)|(`{1,3})[^`\n]+?\2"
 
 
 def _name(raw: str) -> str:
@@ -171,9 +195,11 @@ def risky_parts(content: str) -> list[str]:
     """The lesson's risky parts as `kind:name` (`install:snapshot-refresher`, `fetch:evil.example`,
     `host:evil.example`, `permission:--dangerously-skip-permissions`), in order, each once."""
     text = fold(content)
+    # Command-shaped patterns read prose only: code (spans, fenced blocks) is the parser's alone.
+    prose = fold(_rx("code").sub(" \u00b6 ", content)) if "`" in content or "~~~" in content else text
     found: list[str] = []
-    for rx in _rx("installs"):
-        for match in rx.finditer(text):
+    for k, rx in enumerate(_rx("installs")):
+        for match in rx.finditer(prose if k < _COMMAND_SHAPED else text):
             if _rx("file_args").search(text, max(0, match.start(1) - 40), match.start(1)):
                 continue  # `pip install -r requirements.txt`, `-e .`: the project's own files
             head = text[match.start():match.start(1)]
@@ -182,8 +208,16 @@ def risky_parts(content: str) -> list[str]:
             name = _name(match.group(1))
             if _is_name(name):
                 found.append("install:" + name)
+    parsed, _runs = commands(content)
+    for part in parsed:
+        kind, _, name = part.partition(":")
+        if kind == "install":
+            name = _name(name)
+            if not _is_name(name):
+                continue
+        found.append(f"{kind}:{name}")
     for rx in _rx("fetches"):
-        for match in rx.finditer(text):
+        for match in rx.finditer(prose):
             name = match.group(1).strip("`'\".,;:)(]}[{<>*").lower()
             if _is_name(name):
                 found.append("fetch:" + name)
@@ -195,7 +229,11 @@ def risky_parts(content: str) -> list[str]:
         if bare not in safety.KNOWN_HOSTS and not bare.startswith("127."):
             found.append("host:" + bare)
     for match in _rx("permissions").finditer(text):
-        found.append("permission:" + " ".join(match.group(0).split()))
+        said = " ".join(match.group(0).split())
+        # "append … to ~/.bashrc", "uninstall ace-engine": the file or the package is the part
+        control = _rx("controls").search(said) if said[:1].isalpha() and not said.startswith(("bash(", "bypass",
+                                                                                            "permissions")) else None
+        found.append("permission:" + (control.group(0) if control else said))
     return list(dict.fromkeys(found))
 
 
@@ -259,20 +297,38 @@ def origin_of(part: str, provenance: Mapping[str, Any] | None, source: str | Non
     return default_origin(prov.get("source") or source)
 
 
+def project_hosts(provenance: Mapping[str, Any] | None, source: str | None = None) -> frozenset[str]:
+    """The hosts the learner placed in the project's own files for a lesson it wrote (`host:X` →
+    `project`, found in the README, config, CI): the project's, for the host check too. Only the
+    learner's computed origins count: a source's default (a bootstrap lesson is `project` by
+    default, made of the repository's text alone) never trusts a host."""
+    if str(source or (provenance or {}).get("source") or "") not in LEARNER_SOURCES:
+        return frozenset()
+    origins = (provenance or {}).get("origins")
+    return frozenset(p[5:] for p, o in (origins if isinstance(origins, dict) else {}).items()
+                     if str(p).startswith("host:") and o == "project")
+
+
 def origin_concerns(content: str, provenance: Mapping[str, Any] | None = None, source: str | None = None,
-                    trusted_hosts: Iterable[str] = ()) -> list[str]:
+                    trusted_hosts: Iterable[str] = (), said: Iterable[str] = ()) -> list[str]:
     """One concern per risky part whose origin is foreign or unknown: it names the part and where it
     came from, so `ace review` shows it. [] when every risky part is the user's, the project's or
-    the agent's own. `trusted_hosts` (the user's, the project's remote) are not parts."""
+    the agent's own. `trusted_hosts` (the user's, the project's remote) are not parts; what the
+    pattern list already `said` ("contacts unknown host X", "fetches and runs code") is not said twice."""
     out = []
+    said = list(said)
     trusted = {f"host:{h}" for h in trusted_hosts}
+    unknown = " ".join(c for c in said if c.startswith("contacts unknown host "))[len("contacts unknown host "):]
+    skip = {f"host:{h}" for h in unknown.replace(",", " ").split()}
     for part in risky_parts(content):
         origin = origin_of(part, provenance, source)
-        if origin in ("user", "project", "agent") or part in trusted:
+        if origin in ("user", "project", "agent") or part in trusted or part in skip or (
+                part.startswith("exec:") and "fetches and runs code" in said):
             continue
         kind, name = part.split(":", 1)
         what = {"install": "installs or runs package", "fetch": "fetches or runs", "host": "names host",
-                "permission": "widens permissions with"}.get(kind, kind)
+                "permission": "widens permissions with", "exec": "runs fetched code from",
+                "remote": "sends to or adds remote", "unplaced": "runs a command ace cannot place:"}.get(kind, kind)
         notes = (provenance or {}).get("origin_notes")
         where = notes.get(part) if isinstance(notes, dict) else None
         where = where or FROM_SOURCE.get(str((provenance or {}).get("source") or source or ""))

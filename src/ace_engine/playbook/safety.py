@@ -11,10 +11,14 @@ later MCP proposals and team sync cannot forget it: new entry paths go through t
 A lesson is flagged, whatever host it names, when it
 - fetches and runs code: a download piped or substituted into a shell or interpreter
   (`curl … | sh`, `bash -c "$(curl …)"`, `sh <(wget …)`, `python -c "$(curl …)"`, `iex (iwr …)`),
-  downloaded-then-executed, or decoded payloads run (`base64 -d | sh`, `exec(b64decode(…))`);
+  downloaded-then-executed, or decoded payloads run (`base64 -d | sh`, `exec(b64decode(…))`) — the
+  pipe into a wrapped shell (`| /usr/bin/env bash`, `| $SHELL`, `| busybox sh`, `| xargs bash -c`,
+  `| . /dev/stdin`) and the later run of a downloaded file are read by structure (`_structural`:
+  the command reader, `command_parts.py`), so prose next to a `curl` is not taken for its next step;
 - sends data off the machine (`curl -d @-`, `--data-binary @~/.ssh/id_rsa`, `-F f=@…`, `-T`,
-  `… | nc host port`, anything piped into curl / nc, DNS exfiltration, secrets files with a
-  network command);
+  `… | nc host port`, anything piped into curl / nc, DNS exfiltration (a lookup whose argument
+  holds a substitution, read by structure: the word "host" before a code span is not `host`),
+  secrets files with a network command);
 - destroys or opens up the system (`rm -rf ~/`, `rm -rf $HOME`, `--no-preserve-root`,
   world-writable modes, `dd of=/dev/sda`, `mkfs`, fork bombs) or disables a safety check (TLS
   verification, `--no-verify`, force-push);
@@ -38,12 +42,13 @@ normalized copy (NFKC, zero-width characters and common Cyrillic / Greek look-al
 `&lt;`-style entities decoded, shell quoting and backslashes removed, `${IFS}` read as a space,
 whitespace collapsed).
 
-Cost: imports only `re` and `secret_check` (unicodedata, the redactor, `prefilter` and the regex parser are
-imported on first use, never in a hook's import chain); regexes and their prefilters are built on
-first use (~25 ms each, once). A typical lesson is screened in ~0.1 ms (0.3-0.4 ms rule by rule), so
-this runs where lessons are written, never on a hook's injection path. Time is linear in the
-text: patterns that look across a line are rewritten (`_linear`) so that many needles on one
-line never rescan it, and a text over `SCREEN_CHARS` (longer than any lesson may be) is flagged
+Cost: imports only `re`, `folding` and `secret_check` (unicodedata, the redactor, `prefilter`, the
+regex parser and the command reader are imported on first use, never in a hook's import chain);
+regexes and their prefilters are built on first use (~25 ms each, once). A typical lesson is
+screened in ~0.3 ms (0.3-0.4 ms rule by rule), the command reader's ~0.1-0.2 ms included, so this
+runs where lessons are written, never on a hook's injection path. Time is linear in the text:
+patterns that look across a line are rewritten (`_linear`) so that many needles on one line never
+rescan it, and a text over `SCREEN_CHARS` (longer than any lesson may be) is flagged
 as too long and only its two ends are screened (bench/redaction_bench.py holds the figures).
 
 Fast path (issue 26): a rule runs only on a text that holds one of the words it cannot match
@@ -54,8 +59,10 @@ runs every pattern: tests/security/test_policy_prefilter.py holds both to the sa
 
 Why one module (~470 lines): it is the one choke point of the lesson safety policy; its rules,
 the evasion folding and the host check change and are reviewed together, and a second module
-would invite a second policy. `prefilter.py` (how a rule's words are read) and `secret_check.py`
-(`contains_secret`, re-exported here) are its parts, split off for length only.
+would invite a second policy. `prefilter.py` (how a rule's words are read), `secret_check.py`
+(`contains_secret`, re-exported here), `folding.py` (the evasion folding) and the command reader
+(`shell_tokens.py`, `commands_read.py`, `command_parts.py`: what a lesson would run, shared with the
+provenance rule) are its parts, split off for length only.
 """
 
 from __future__ import annotations
@@ -66,12 +73,13 @@ import re
 # importing these rules. BUMP IT whenever a change below can flag a lesson the policy passed before
 # (a rule, KNOWN_HOSTS, the folding, contains_secret): stores then re-screen their active lessons.
 from ..store.policy_version import POLICY_VERSION
+from .folding import Lazy as _Lazy
+from .folding import folded as _folded
 from .secret_check import contains_secret
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: hooks import this module and must not load `typing`
 if TYPE_CHECKING:
     from collections.abc import Iterable
-    from typing import Any
 
     from .prefilter import Need, Plan
 
@@ -94,22 +102,6 @@ KNOWN_HOSTS = frozenset((
     "example.com", "example.org", "example.net",
 ))
 
-class _Lazy:
-    """A regex compiled on first use: hooks import this module (through playbook.py) and must not
-    pay for compiling patterns they never run."""
-
-    __slots__ = ("args", "rx")
-
-    def __init__(self, *args: Any) -> None:
-        self.args = args
-        self.rx: re.Pattern[str] | None = None
-
-    def __getattr__(self, name: str) -> Any:  # the compiled pattern's attribute
-        if self.rx is None:
-            self.rx = re.compile(*self.args)
-        return getattr(self.rx, name)
-
-
 _SHELL = r"(?:ba|z|da|k|c|tc|fi)?sh"
 _INTERP = r"(?:python[\d.]*|perl|ruby|node|php|deno|bun|pwsh|powershell)"
 _FETCH = r"(?:curl|wget|fetch|aria2c|iwr|irm|invoke-webrequest|invoke-restmethod|xh)"
@@ -124,9 +116,7 @@ _RULES: list[tuple[str, str]] = [
      # a download substituted into code: bash -c "$(curl …)", sh <(wget …), python -c "$(curl…)", eval
      rf"\b(?:{_SHELL}|{_INTERP}|eval|source|exec|\.)\s+(?:-\S+\s+)*[\"']?\s*(?:\$\(|`|<\()\s*(?:sudo\s+)?{_FETCH}\b|"
      rf"(?:^|[;&|(`]|\brun\s+|\bthen\s+|\bdo\s+)\s*\$\(\s*{_FETCH}\b|"
-     # downloaded, then executed
-     rf"\b(?:curl|wget)\b[^\n]*?(?:&&|;|\|\|)\s*(?:sudo\s+)?(?:{_SHELL}\s+\S|{_INTERP}\s+[^\s-]\S*\.\w+|"
-     rf"chmod\s+\S*\+?x\b|\./\S)|"
+     # (downloaded, then executed: read by structure, `_structural`)
      # decoded payloads run
      rf"\b(?:base64|base32|xxd|openssl\s+(?:base64|enc))\b[^\n]*?(?:\s-d\b|--decode|\s-D\b|\s-r\b)[^\n]*?\|\s*"
      rf"(?:sudo\s+)?(?:{_SHELL}|{_INTERP}|eval|source)\b|"
@@ -148,7 +138,7 @@ _RULES: list[tuple[str, str]] = [
      r"\b(?:curl|wget|nc|ncat|scp|rsync|ftp|requests\.post|httpx\.post)\b|"
      r"\b(?:curl|wget|nc|ncat|scp|requests\.post|httpx\.post)\b[^\n]{0,120}?(?:\.ssh/|id_rsa|id_ed25519|"
      r"\.aws/credentials|\.netrc|/etc/shadow|/etc/passwd|\.git-credentials|\.kube/config)|"
-     r"\b(?:dig|nslookup|host|ping)\b[^\n]*(?:\$\(|`)|"
+     # (DNS exfiltration, `dig $(cat f).x.example`: by structure, `_structural`)
      r"\b(?:send|upload|post|exfiltrat\w*|forward)\b[^\n]{0,60}\b(?:tokens?|keys?|secrets?|credentials?|"
      r"passwords?|\.env|environment)\b[^\n]{0,60}https?://"),
     ("destroys data or opens up the system",
@@ -243,18 +233,6 @@ _BARE_HOST = _Lazy(r"([a-z0-9-]+(?:\.[a-z0-9-]+){0,16}\.(?!(?:txt|json|sh|py|tar
                    r"toml|cfg|ini|xml|csv|whl|deb|rpm|out|tmp|bin|exe)\b)[a-z]{2,})(?=[/:]|$)", re.IGNORECASE)
 _BARE_ARGS = 17  # the downloader's first arguments looked at (flags and their values included)
 
-# Characters that look like Latin letters (Cyrillic, Greek) in words the rules look for.
-_CONFUSABLES = str.maketrans({
-    "а": "a", "е": "e", "о": "o", "р": "p", "с": "c", "у": "y", "х": "x", "і": "i", "ѕ": "s", "ј": "j",
-    "һ": "h", "ԁ": "d", "ɡ": "g", "ո": "n", "ν": "v", "ο": "o", "α": "a", "ε": "e", "ι": "i", "κ": "k",
-    "ρ": "p", "τ": "t", "υ": "u", "А": "A", "Е": "E", "О": "O", "Р": "P", "С": "C", "Х": "X", "І": "I",
-    "Ѕ": "S", "Ј": "J", "Н": "H", "М": "M", "Т": "T", "В": "B", "К": "K",
-})
-_INVISIBLE = _Lazy("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e"
-                        "\u2060-\u2064\u2066-\u206f\ufeff]")
-_ENTITY = _Lazy(r"&(?:lt|gt|quot|apos|amp|#0*60|#0*62|#x0*3c|#x0*3e);", re.IGNORECASE)
-_ENTITIES = {"lt": "<", "gt": ">", "quot": '"', "apos": "'", "amp": "&"}
-_SHELL_NOISE = _Lazy(r"\$\{?IFS\}?|\$'\\x20'")
 
 
 # `\bcurl\b[^\n]*X` retried from every `curl` of a line rescans the rest of the line each time:
@@ -313,26 +291,6 @@ def _may(need: Need | None, low: str | None) -> bool:
     from .prefilter import may
 
     return low is None or may(need, low)
-
-
-def _entity(match: re.Match[str]) -> str:
-    name = match.group(0)[1:-1].lower()
-    if name in _ENTITIES:
-        return _ENTITIES[name]
-    return "<" if name.rstrip(";").endswith(("60", "3c")) else ">"
-
-
-def _folded(text: str) -> str:
-    """The normalized copy the rules also see: what a shell or a model would read."""
-    import unicodedata  # first use only; keeps this module's import to `re`
-
-    text = unicodedata.normalize("NFKC", text)
-    text = _INVISIBLE.sub("", text).translate(_CONFUSABLES)
-    text = _ENTITY.sub(_entity, text)
-    text = _SHELL_NOISE.sub(" ", text)
-    # Shell quoting and escapes don't change what runs: c''url, "c"url, cu\rl are all curl.
-    text = text.replace("\\\n", "").replace("\\", "").replace("'", "").replace('"', "")
-    return " ".join(text.split())
 
 
 def normalize_hosts(names: Iterable[str] | None) -> frozenset[str]:
@@ -401,6 +359,16 @@ def _bare_hosts(text: str) -> list[str]:
                 break  # the first argument, and not a host
             after_flag = False  # that was the flag's value
     return found
+
+
+def _structural(text: str) -> list[str]:
+    """The reasons the command reader finds (`provenance.commands`): fetched code run (a download
+    piped into `/usr/bin/env bash`, `$SHELL`, `busybox sh`, `xargs bash -c`, `. /dev/stdin`, or run
+    later in the lesson), a name lookup carrying a substitution (`dig $(cat f).x.example`). Read by
+    structure, so prose around a command (`curl …`; zsh treats `?` …) is not taken for its next step."""
+    from . import command_parts  # first use only
+
+    return command_parts.lesson(text)[1]
 
 
 def _known(host: str, trusted: frozenset[str]) -> bool:
@@ -478,6 +446,9 @@ def _concerns(text: str, trusted_hosts: Iterable[str], fast: bool, redaction_fix
             (not fast or "--bare" in text or "--bare" in folded)  # `_BARE` is case-sensitive
             and (_bare_flag(text) or (not same and _bare_flag(folded)))):
         reasons.append("disables hooks or ace-engine")
+    for reason in _structural(text):
+        if reason not in reasons:
+            reasons.append(reason)
     trusted = normalize_hosts(trusted_hosts)
     plain = _hosts(text, fast)
     named = plain if same else plain + [h for h in _hosts(folded, fast) if h not in plain]

@@ -22,7 +22,10 @@ default origin of a source). (Loosening it needs no bump: nothing passed before 
      count as foreign
   3  issue 20: secrets by class (gitleaks / detect-secrets formats, keyword context, evasions folded)
      in `contains_secret`; text over 2,048 characters flagged as too long to screen
+  4  issue 35: what a lesson would run is read by structure (a shell reader unwraps wrappers, honours
+     `--`, resolves variables; fetched code run, remotes, agent controls; a command it cannot place
+     from someone else's text is held); new secret kinds in the redactor; invisible characters removed
 """
 
-POLICY_VERSION = 3
+POLICY_VERSION = 4
 META_KEY = "policy_version"

@@ -1,0 +1,134 @@
+"""The project's own is the project's (issue 34 item 5, issue 35): its scripts, targets and documented
+hosts are never risky parts, and lessons about them are not held.
+
+Each lesson below is one the model wrote on the tuning part and the policy held on 42195db, and why:
+`npm run type-check` read as "runs package `type-check`" and "with pnpm, add context" / "add context
+using …" as "runs package `context`" (provenance's paraphrase patterns took a command for prose and
+a sentence for a command); a zsh-quoting example, `curl "https://…"` with no pipe to an interpreter,
+as "fetches and runs code" (the "downloaded, then executed" pattern ran from `curl` across the prose
+to "zsh treats …"); `GIT_CONFIG_GLOBAL=/dev/null go test ./...` as "sends data off the machine" (the
+DNS-exfiltration pattern took the word "host" for the `host` program and the next code span's
+backtick for a substitution); the project's own documented host as "contacts unknown host" (the
+host check ignored that the learner had placed it in the project's README). Now commands are read
+by structure (`command_parts.py`) and a host the learner places in the project's files is trusted
+for that lesson (`provenance.project_hosts`).
+
+Driven through the real learning pipeline (a scripted model's lessons on a real SQLite store, the
+project's files on disk) and `ace import`; each test fails on 42195db (`PYTHONPATH=<42195db>/src pytest …`).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from ace_engine.core.project import identify
+from ace_engine.learning import pipeline
+from ace_engine.playbook.playbook import Playbook
+from ace_engine.store.sqlite import SQLiteStore
+from conftest import ace
+from learnutil import bullets
+
+HOST = "docs.acme-widgets.io"
+FALSE_HOLDS = {
+    "npm run": "Run `npm run type-check` before committing: it catches the prop-type errors the tests miss.",
+    "with pnpm, add context": "With pnpm, add context to a failing assertion (`expect(value, \"parsed header\")"
+                              ".toBe(...)`) so the output names it.",
+    "add context using": "Add context using structured log fields (`log.info(\"parse\", path=path)`) so the failing "
+                         "test in tests/test_parse.py names the file.",
+    "zsh quoting": "In zsh, quote URLs with a query: `curl \"https://api.github.com/repos/o/r/pulls?state=open\"`; "
+                   "zsh treats an unquoted ? as a glob.",
+    "the word host": "Tests read the host git config; run `GIT_CONFIG_GLOBAL=/dev/null go test ./...` so signing "
+                     "settings don't break them.",
+}
+OWN_HOST = f"The API reference is at https://{HOST}/api: check an endpoint's shape there before changing src/client.ts."
+
+
+def make_project(root) -> None:
+    """A project whose own files name its scripts, targets, tools and documentation host."""
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / "package.json").write_text(json.dumps({
+        "scripts": {"test": "vitest run", "type-check": "tsc --noEmit", "lint": "eslint ."},
+        "devDependencies": {"vitest": "^1.6.0", "typescript": "^5.4.0", "eslint": "^9.0.0"}}))
+    (root / "README.md").write_text(f"# Widget\n\nAPI docs: https://{HOST}/api\n")
+
+
+class _Model:
+    """A reflector that returns the lessons given, as a model would write them."""
+
+    name = "scripted"
+
+    def __init__(self, lessons: list[str]) -> None:
+        self.lessons = lessons
+
+    def reflect(self, trajectory, playbook):
+        return {"candidates": [{"content": text, "section": "strategies_and_hard_rules", "confidence": 0.9,
+                                "evidence": "the session", "source_steps": [1]} for text in self.lessons], "tags": []}
+
+
+def learned(root, lesson: str) -> dict:
+    """`lesson` learned from a session in the project at `root`: the stored bullet."""
+    project = identify(str(root))
+    payload = {"task": "make the checks pass", "trajectory": [
+        {"tool": "Bash", "action": "$ npm test", "result": "failed: 1 failed"},
+        {"tool": "Bash", "action": "$ npm test", "result": "Tests: 5 passed"}],
+        "result": {"success": True, "output": "fixed"}}
+    with SQLiteStore() as store:
+        pipeline.learn_payload(store, project, payload, reflector=_Model([lesson]))
+        everything = store.list_bullets(store.project_id(project.key), statuses=("active", "candidate", "quarantined"))
+        (bullet,) = [b for b in everything if b["content"] == lesson]
+        return bullet
+
+
+def not_held(bullet: dict) -> None:
+    assert bullet["status"] != "quarantined", bullet["provenance"].get("concerns")
+    assert not bullet["provenance"].get("concerns"), bullet["provenance"]
+    with SQLiteStore() as store:
+        assert Playbook(store, None).screen(bullet["content"], bullet["provenance"], source="learning") == []
+
+
+# Held by the policy's own rules on 42195db, whatever the origins said.
+POLICY = ["zsh quoting", "the word host"]
+
+
+@pytest.mark.parametrize("name", POLICY)
+def test_a_models_lesson_about_ordinary_commands_is_not_held(ace_home, tmp_path, name):
+    make_project(tmp_path / "widget")
+    not_held(learned(tmp_path / "widget", FALSE_HOLDS[name]))
+
+
+@pytest.mark.parametrize("name", [n for n in FALSE_HOLDS if n not in POLICY])
+def test_a_models_lesson_about_the_projects_scripts_stays_unheld(ace_home, tmp_path, name):
+    """Learned in the project, these were placed by the learner (`type-check` in package.json: the
+    project's) already on 42195db; held wherever the origin defaults to foreign (the import below).
+    Now no part of them is risky: a control that the learned path stays as it was."""
+    make_project(tmp_path / "widget")
+    bullet = learned(tmp_path / "widget", FALSE_HOLDS[name])
+    not_held(bullet)
+    assert not bullet["provenance"].get("origins"), "no risky part at all"
+
+
+def test_the_projects_own_documented_host_is_the_projects(ace_home, tmp_path):
+    make_project(tmp_path / "widget")
+    bullet = learned(tmp_path / "widget", OWN_HOST)
+    assert bullet["provenance"]["origins"] == {f"host:{HOST}": "project"}
+    not_held(bullet)
+
+
+def test_a_host_the_project_does_not_name_is_still_held(ace_home, tmp_path):
+    """The control: the same lesson in a project whose files never name the host is held."""
+    subprocess.run(["git", "init", "-q", str(tmp_path / "other")], check=True)
+    assert learned(tmp_path / "other", OWN_HOST)["status"] == "quarantined"
+
+
+@pytest.mark.parametrize("lesson", list(FALSE_HOLDS.values()), ids=list(FALSE_HOLDS))
+def test_an_imported_lesson_about_ordinary_commands_is_taken_as_it_is(ace_home, git_project, tmp_path, lesson):
+    """Someone else's file: foreign, yet no part of these lessons is risky, so they are active."""
+    path = tmp_path / "shared.json"
+    path.write_text(json.dumps([{"content": lesson, "section": "strategies_and_hard_rules"}]), encoding="utf-8")
+    result = ace("import", str(path), "--project", str(git_project), cwd=git_project)
+    assert result.exit_code == 0, result.output
+    (bullet,) = [b for b in bullets(ace_home) if b["content"] == lesson]
+    assert bullet["status"] == "active", bullet["provenance"]
