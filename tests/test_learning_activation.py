@@ -4,8 +4,8 @@ the study behind its default (`learning.model_confidence`), kept with it.
 The study (bench/llm/activation.py over the stores `bench/llm/score.py --keep` left on the tuning
 split, with the recorded answers of bench/data/llm-answers/) tabulates, per grade threshold, with and
 without "confirms an offline candidate", the gold recall of active lessons and their gold precision.
-The default is the threshold with the most recall whose precision, less one standard error, is still
-at least 0.5 (held-out precision has run below tune's before: the margin is for that)."""
+The rule is the row with the most recall whose precision, less one standard error, is still at least
+0.5 (held-out precision has run below tune's before: the margin is for that)."""
 
 from __future__ import annotations
 
@@ -27,22 +27,21 @@ def chosen(rows: list[dict]) -> float:
     def holds(row: dict) -> bool:
         p, n = row["precision"], row["active"]
         return n > 0 and p - math.sqrt(p * (1 - p) / n) >= 0.5
-    fitting = [r for r in rows if r["agrees_counts"] and holds(r)]
-    return max(fitting, key=lambda r: (r["recall"], -r["threshold"]))["threshold"]
+    fitting = [r for r in rows if holds(r)]
+    best = max(fitting, key=lambda r: (r["recall"], -r["threshold"], not r["agrees_counts"]))
+    return best["threshold"], best["agrees_counts"]
 
 
 def test_the_default_is_the_one_the_study_chose():
     study = json.loads(STUDY.read_text(encoding="utf-8"))
     assert study["split"] == "tune" and study["gold_lessons"] > 50
     rows = study["rows"]
-    assert chosen(rows) == config.DEFAULTS["learning.model_confidence"]
+    # The grade alone: confirming an offline candidate is recorded, not counted (it cost precision).
+    assert chosen(rows) == (config.DEFAULTS["learning.model_confidence"], False)
     by = {(r["threshold"], r["agrees_counts"]): r for r in rows}
     t = config.DEFAULTS["learning.model_confidence"]
-    # Confirming an offline finding adds recall at no cost in precision at the chosen threshold.
-    assert by[(t, True)]["recall"] > by[(t, False)]["recall"]
-    assert by[(t, True)]["precision"] >= by[(t, False)]["precision"] - 0.05
     # Activating every grounded lesson would more than double the noise.
-    assert by[(0.0, True)]["noise_per_session"] > 2 * by[(t, True)]["noise_per_session"]
+    assert by[(0.0, False)]["noise_per_session"] > 2 * by[(t, False)]["noise_per_session"]
 
 
 def _learn(pb, grade, *, agrees=False, session="s1", steps=(3,), kind="llm"):
@@ -53,12 +52,12 @@ def _learn(pb, grade, *, agrees=False, session="s1", steps=(3,), kind="llm"):
 
 
 @pytest.mark.parametrize("grade,agrees,kind,status", [
-    (0.8, False, "llm", "active"),       # graded at the threshold: live at once
-    (0.75, False, "llm", "candidate"),   # below it, alone: waits to be seen again
-    (0.5, True, "llm", "active"),        # confirms the offline miner's reading of the same steps
+    (0.65, False, "llm", "active"),      # graded at the threshold: live at once
+    (0.6, False, "llm", "candidate"),    # below it, alone: waits to be seen again
+    (0.5, True, "llm", "candidate"),     # confirming the offline miner's reading is recorded, not counted
     (0.5, True, "error_fix", "candidate"),  # only a model's lesson is judged this way
 ])
-def test_a_models_lesson_is_live_at_its_grade_or_when_it_confirms_an_offline_finding(pb, grade, agrees, kind,
+def test_a_models_lesson_is_live_at_its_grade(pb, grade, agrees, kind,
                                                                                       status):
     _learn(pb, grade, agrees=agrees, kind=kind)
     (bullet,) = pb.bullets(statuses=("active", "candidate"))
@@ -67,9 +66,9 @@ def test_a_models_lesson_is_live_at_its_grade_or_when_it_confirms_an_offline_fin
 
 
 def test_a_waiting_models_lesson_seen_again_grounded_is_promoted_saying_why(pb):
-    _learn(pb, 0.6, session="s1")
+    _learn(pb, 0.55, session="s1")
     assert pb.bullets(statuses=("candidate",))
-    _learn(pb, 0.5, agrees=True, session="s2")
+    _learn(pb, 0.7, session="s2")
     (bullet,) = pb.bullets()
     (promote,) = [c for c in pb.store.changes(bullet_id=bullet["id"]) if c["op"] == "PROMOTE"]
     assert "a model's lesson citing the steps that show it" in promote["reason"]

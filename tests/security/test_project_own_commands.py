@@ -132,3 +132,24 @@ def test_an_imported_lesson_about_ordinary_commands_is_taken_as_it_is(ace_home, 
     assert result.exit_code == 0, result.output
     (bullet,) = [b for b in bullets(ace_home) if b["content"] == lesson]
     assert bullet["status"] == "active", bullet["provenance"]
+
+
+# A model's lessons that were held for English words read as packages: the prose around a code span
+# was matched against patterns on one text and judged on another (the spans replaced), so the check
+# that `go` / `cargo` must be followed by an install verb looked at the wrong characters.
+PROSE_AFTER_CODE = [
+    "Run `mise run lint` as well as the tests after Go changes here: targeted tests passed while lint:go was failing.",
+    "After merging, run `mise run lint` before committing: it typechecks _test.go files, so signature changes "
+    "from main show up as errors.",
+    "`cargo run` in hk needs `--bin hk`: the crate also has a `generate-docs` binary, so without it cargo fails "
+    "with `could not determine which binary to run`.",
+    "Integration test repos must keep `.entire/` out of git status: testenv.go writes `.entire/` to .git/info/exclude.",
+    "`mise run lint` enables golangci-lint `maintidx`, which also checks _test.go files: keep test functions small.",
+]
+
+
+@pytest.mark.parametrize("lesson", PROSE_AFTER_CODE)
+def test_prose_around_a_code_span_names_no_package(lesson):
+    from ace_engine.playbook import provenance
+
+    assert provenance.risky_parts(lesson) == []

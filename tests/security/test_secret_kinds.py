@@ -96,6 +96,9 @@ CASES = [
     ("docker-p-quoted", "docker login -u bob -p '{s}' r.example.com", sec(r(6), " ", r(6))),
     ("docker-password", "docker login --password {s} registry.example.com", r(12)),
     ("docker-password-equals", "docker login --password={s} registry.example.com", r(12)),
+    # SonarQube tokens, met unredacted in a recorded session's curl calls (a token as curl's `-u TOKEN:`).
+    ("sonarqube-user", "curl -u squ_{s}: https://sonar.example.com/api/issues/search", r(40, "0123456789abcdef")),
+    ("sonarqube-project", "SONAR_TOKEN sqp_{s} mvn sonar:sonar", r(40, "0123456789abcdef")),
     ("mailgun", "MAILGUN_KEY key-{s}", r(32, HEXDIGITS)),
     ("mailgun-tab", "MAILGUN_KEY\tkey-{s}", r(32, HEXDIGITS)),
     ("mailgun-words", "mailgun api key-{s}", r(32, HEXDIGITS)),

@@ -112,6 +112,7 @@ KINDS = (
     # issue 35: vendor prefixes, key material by its container, stdin-fed secrets
     "google-oauth-secret", "groq-key", "tailscale-key", "langsmith-key", "mailgun-key",
     "google-refresh-token", "connection-password", "jwk-private", "named-secret", "stdin-secret",
+    "sonarqube-token",
 )
 
 _SOURCES = {

@@ -50,6 +50,8 @@ _VENDOR = (
     r"|(?P<tailscale>tskey-[A-Za-z0-9-]{16,})"
     r"|(?P<langsmith>lsv2_(?:pt|sk)_[A-Za-z0-9_]{20,})"
     r"|(?P<mailgun>key-[0-9a-f]{32})"
+    # SonarQube / SonarCloud user, project and global analysis tokens (`squ_`, `sqp_`, `sqa_` + 40 hex).
+    r"|(?P<sonarqube>sq[upa]_[0-9a-f]{40})"
     r")(?![A-Za-z0-9])"
 )
 # Literal pieces one of which every `_VENDOR` alternative contains: a token holding none of them
@@ -57,7 +59,7 @@ _VENDOR = (
 # such token).
 _VENDOR_NEEDLES = ("sk_", "rk_", "whsec_", "SG.", "shp", ":AA", "hvs.", "hvb.", "hvr.", "pypi-", "dckr_pat_",
                    "lin_", "dp.", "gl", "npm_", "hf_", "api_org_", "gh", "github_pat_", "xox", "xapp-",
-                   "GOCSPX-", "gsk_", "tskey-", "lsv2_", "key-")
+                   "GOCSPX-", "gsk_", "tskey-", "lsv2_", "key-", "squ_", "sqp_", "sqa_")
 _KIND = {
     "stripe": "stripe-key", "sendgrid": "sendgrid-key", "shopify": "shopify-token",
     "telegram": "telegram-token", "vault": "vault-token", "pypi": "pypi-token",
@@ -65,7 +67,7 @@ _KIND = {
     "gitlab": "gitlab-token", "npm": "npm-token", "huggingface": "huggingface-token",
     "github": "github-token", "slack": "slack-token",
     "google_oauth": "google-oauth-secret", "groq": "groq-key", "tailscale": "tailscale-key",
-    "langsmith": "langsmith-key", "mailgun": "mailgun-key",
+    "langsmith": "langsmith-key", "mailgun": "mailgun-key", "sonarqube": "sonarqube-token",
 }
 # Prefixes without a separator, found with str.find: (needle, pattern, kind).
 _BARE = (
@@ -290,8 +292,8 @@ def command_lines(text: str, low: str, hits: dict) -> str:
                 continue
             val = text[m.start("val"):m.end("val")]
             user = m.group("user")
-            if val.isdigit() or _is_reference(val) or user.startswith("$"):
-                continue
+            if val.isdigit() or _is_reference(val) or user.startswith("$") or user.startswith("[redacted"):
+                continue  # (`-u TOKEN:`, the token already redacted: its marker is no user:password)
             spans.append((m.start("val"), m.end("val"), "user-password"))
     return apply_spans(text, spans, marked_anywhere=False)
 

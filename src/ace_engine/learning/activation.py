@@ -8,9 +8,10 @@ Two rules, both read by the curator when it adds a lesson or observes one again
   user's own correction. Such a lesson is live at once, at the usefulness prior.
 - `model_grounded(cand, grade, threshold)`: a language model's lesson (it reads the whole task, and
   the reflector dropped any lesson citing no step or a step it was not shown) is live at once when
-  the model grades it at least `learning.model_confidence`, or when it confirms what the offline
-  miner found in the same steps. The threshold was chosen on recorded answers
-  (bench/llm/activation.py; the study is kept in tests/test_learning_activation.py).
+  the model grades it at least `learning.model_confidence`. The threshold was chosen on recorded
+  answers (bench/llm/activation.py; the study is kept in tests/test_learning_activation.py). Whether
+  the lesson confirms what the offline miner found in the same steps is recorded (`agrees`) but not
+  counted: the study found it added recall only at a cost in precision the rule does not accept.
 
 Cost: a pass over a lesson's cited steps (a handful); no I/O.
 """
@@ -31,7 +32,7 @@ def model_grounded(cand: Candidate, grade: float | None, threshold: float) -> bo
     """Is this a model's lesson that is live at once (see the module docstring)?"""
     if cand.get("kind") != "llm" or not cand.get("source_steps"):
         return False
-    return bool(cand.get("agrees")) or (grade is not None and grade >= threshold)
+    return grade is not None and grade >= threshold
 
 
 def strong_evidence(cand: Candidate, steps: list[Step]) -> bool:

@@ -199,10 +199,11 @@ def risky_parts(content: str) -> list[str]:
     prose = fold(_rx("code").sub(" \u00b6 ", content)) if "`" in content or "~~~" in content else text
     found: list[str] = []
     for k, rx in enumerate(_rx("installs")):
-        for match in rx.finditer(prose if k < _COMMAND_SHAPED else text):
-            if _rx("file_args").search(text, max(0, match.start(1) - 40), match.start(1)):
+        read = prose if k < _COMMAND_SHAPED else text  # the match's offsets are this text's
+        for match in rx.finditer(read):
+            if _rx("file_args").search(read, max(0, match.start(1) - 40), match.start(1)):
                 continue  # `pip install -r requirements.txt`, `-e .`: the project's own files
-            head = text[match.start():match.start(1)]
+            head = read[match.start():match.start(1)]
             if (head.split() or [""])[0] in _MANAGERS and not _rx("verbs").search(head):
                 continue  # `go test ./...`, `cargo build`: ordinary commands
             name = _name(match.group(1))
