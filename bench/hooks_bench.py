@@ -22,6 +22,15 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def shown(path: str) -> str:
+    """`path` as the report records it: relative to the repository, or its name alone when outside
+    (a report means the same on every machine)."""
+    full, repo = os.path.abspath(path), os.path.dirname(HERE)
+    return os.path.relpath(full, repo) if full.startswith(repo + os.sep) else os.path.basename(full)
+
+
 # Ratio targets (hook / bare interpreter start). UserPromptSubmit, SessionStart and PreToolUse run
 # against a playbook of `--bullets` active bullets (10,000 by default).
 # Stop runs last: the learning workers it starts would compete for the CPU with later cases.
@@ -261,8 +270,8 @@ def main() -> None:
         if not wait_idle(None, timeout=300):
             print("a learning worker still ran after 300 s; its files may outlive the temporary directory")
 
-    report = {"agent": args.agent, "python": args.python, "bullets": args.bullets, "version": sys.version.split()[0],
-              "machine": os.uname().machine,
+    report = {"agent": args.agent, "python": shown(args.python), "bullets": args.bullets,
+              "version": sys.version.split()[0], "machine": os.uname().machine,
               "cpus": os.cpu_count(), "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "hooks": results, "max_rss_mib": MAX_RSS_MIB, "concurrency": concurrency}
     os.makedirs(os.path.dirname(args.out), exist_ok=True)

@@ -23,6 +23,14 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "src"))
 
+
+def shown(path: str) -> str:
+    """`path` as the report records it: relative to the repository, or its name alone when outside
+    (a report means the same on every machine)."""
+    full, repo = os.path.abspath(path), os.path.dirname(HERE)
+    return os.path.relpath(full, repo) if full.startswith(repo + os.sep) else os.path.basename(full)
+
+
 TARGETS = {"learn_200_steps_s": 1.0, "curate_1000_candidates_s": 5.0}
 
 WORDS = ("cart checkout invoice payment refund customer order shipment inventory price discount coupon session "
@@ -273,7 +281,8 @@ def main() -> None:
         prune = bench_prune(tmp, args.bullets)
         enqueue = bench_enqueue(tmp)
     report = {
-        "python": sys.executable, "version": sys.version.split()[0], "machine": os.uname().machine, "cpus": os.cpu_count(),
+        "python": shown(sys.executable), "version": sys.version.split()[0], "machine": os.uname().machine,
+        "cpus": os.cpu_count(),
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "learn": learn, "curate": curate, "curate_small_playbook": curate_small, "prune_to_cap": prune,
         "enqueue": enqueue,

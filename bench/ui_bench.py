@@ -64,7 +64,7 @@ TOOLS = ["Bash", "Read", "Edit", "Grep", "Glob", "Write"]
 
 def seed(store: SQLiteStore, rng: random.Random, lessons: int, events: int, sessions: int) -> dict:
     """The big store; returns ids the page list needs."""
-    project = Project("/work/shop", "github.com/acme/shop")
+    project = Project("/srv/shop", "github.com/acme/shop")
     pid = store.ensure_project(project.key, project.root, project.remote, project.name, NOW - 400 * DAY)
     ids = []
     with store.transaction():

@@ -1,15 +1,16 @@
 """Fit the static embedding table to the full model's sentence embeddings ("tokenlearn"), and measure it.
 
-    python scripts/fit_static.py corpus  [--out /work/static/corpus.txt] [--size 90000]
-    python scripts/fit_static.py targets [--corpus /work/static/corpus.txt] [--out /work/static/targets.npy]
-    python scripts/fit_static.py fit     [--corpus ...] [--targets ...] [--partial] [--raw /work/static/raw.npy]
-                                         [--lambdas 0.3,1,3,10] [--out /work/static/minilm-static-d256-int8-fit]
+    python scripts/fit_static.py corpus  [--out build/static/corpus.txt] [--size 90000]
+    python scripts/fit_static.py targets [--corpus build/static/corpus.txt] [--out build/static/targets.npy]
+    python scripts/fit_static.py fit     [--corpus ...] [--targets ...] [--partial] [--raw build/static/raw.npy]
+                                         [--lambdas 0.3,1,3,10] [--out build/static/minilm-static-d256-int8-fit]
                                          [--results bench/results/static_fit.json]
 
 Contract. `corpus` writes one text a line (5–60 words, deduplicated case- and space-insensitively) of
 software-engineering prose: docstrings and doc files of the venv's site-packages and of a pyenv Python's
 standard library, /usr/share/doc text, man(1) pages stripped of troff, the user prompts and assistant text
-of the sessions under /work/shared/learning-corpus/, and bench/data's lessons plus its *tune* prompts.
+of the sessions under the shared learning corpus ($ACE_LEARNING_CORPUS, default ../shared/learning-corpus
+beside the checkout), and bench/data's lessons plus its *tune* prompts.
 No `bench/data/` test prompt goes in, and any text equal to a `bench/data/heldout/` prompt or lesson
 (other than the bench lessons themselves) is dropped — the held-out set is read for that filter only.
 `targets` runs the full MiniLM (`semantic.encoder()`) over the corpus (resumable: parts of 4,096 texts
@@ -44,6 +45,7 @@ import random
 import re
 import statistics
 import sys
+import sysconfig
 import time
 
 import numpy as np
@@ -56,9 +58,17 @@ import distill_static  # noqa: E402
 
 from ace_engine.embed import semantic, static_embed  # noqa: E402
 
-STATIC = "/work/static"
-SESSIONS = "/work/shared/learning-corpus"
+# The work files (tens of MB) go to build/static, ignored by git; the paths recorded in the results are
+# relative to the repository (`shown`), so that they mean the same on every machine.
+STATIC = os.environ.get("ACE_STATIC_WORK") or os.path.join(ROOT, "build", "static")
+SESSIONS = os.environ.get("ACE_LEARNING_CORPUS") or os.path.join(os.path.dirname(ROOT), "shared", "learning-corpus")
 MIN_WORDS, MAX_WORDS = 5, 60
+
+
+def shown(path: str) -> str:
+    """`path` as the results record it: relative to the repository, or its name alone when outside."""
+    full = os.path.abspath(path)
+    return os.path.relpath(full, ROOT) if full.startswith(ROOT + os.sep) else os.path.basename(full)
 DIM = 256
 
 
@@ -220,7 +230,7 @@ def excluded() -> set[str]:
 def build_corpus(out: str, size: int, seed: int = 0) -> dict:
     rng = random.Random(seed)
     site = os.path.join(ROOT, ".venv", "lib", "python3.11", "site-packages")
-    stdlib = sorted(glob.glob("/root/.pyenv/versions/3.11*/lib/python3.11"))
+    stdlib = [sysconfig.get_paths()["stdlib"]]  # the running Python's standard library
     started = time.perf_counter()
     # (name, texts, cap): caps keep one kind of text from dominating; bench and sessions go in whole.
     sources = [
@@ -259,7 +269,7 @@ def build_corpus(out: str, size: int, seed: int = 0) -> dict:
     with open(out, "w", encoding="utf-8") as fh:
         fh.write("\n".join(texts) + "\n")
     words = [len(t.split()) for t in texts]
-    return {"path": out, "texts": len(texts), "sources": stats, "words_mean": round(statistics.fmean(words), 1),
+    return {"path": shown(out), "texts": len(texts), "sources": stats, "words_mean": round(statistics.fmean(words), 1),
             "words_median": statistics.median(words), "build_s": round(time.perf_counter() - started, 1)}
 
 
@@ -457,10 +467,10 @@ def fit(args: argparse.Namespace) -> dict:
     encoder = semantic.encoder()
     result = {
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "corpus": {"path": args.corpus, "texts_used": int(counts.shape[0]), "tokens": int(counts.sum()),
+        "corpus": {"path": shown(args.corpus), "texts_used": int(counts.shape[0]), "tokens": int(counts.sum()),
                    "vocab_rows_seen": int((np.asarray(counts.sum(0)).ravel() > 0).sum()),
                    "tokenise_s": round(tokenise_s, 1)},
-        "chosen": best, "table": args.out, "table_scale": meta["scale"],
+        "chosen": best, "table": shown(args.out), "table_scale": meta["scale"],
         "grid": variants,
         "metrics_pure_cosine": {"full_minilm": split_metrics(None, encoder),
                                 "distilled_d256_int8": split_metrics(distilled),
@@ -503,6 +513,7 @@ def main() -> None:
     f.add_argument("--out", default=os.path.join(STATIC, "minilm-static-d256-int8-fit"))
     f.add_argument("--results", default=os.path.join(ROOT, "bench", "results", "static_fit.json"))
     args = parser.parse_args()
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     if args.command == "corpus":
         result = build_corpus(args.out, args.size)
         with open(args.out + ".json", "w", encoding="utf-8") as fh:

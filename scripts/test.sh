@@ -11,11 +11,20 @@
 #
 # Extra arguments go to pytest, e.g. `bash scripts/test.sh -k install`, or `-n 0` for a serial run.
 # ACE_TEST_WORKERS sets the worker count (default: auto, one per core).
+#
+# `--fast`: the maintainer's loop, everything but the `slow` tests (package builds and installs) and
+# the end-to-end ones (tests/e2e, the real agent CLIs): no CLI install, no e2e collection, under three
+# minutes on two cores. The full run (no flag) is the README's test command and CI's (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
 started=$(date +%s)
 say() { echo "test.sh: $*" >&2; }
+fast=0
+args=()
+for arg in "$@"; do
+  if [ "$arg" = "--fast" ]; then fast=1; else args+=("$arg"); fi
+done
 
 # -- Python packages ----------------------------------------------------------------------------------
 if [ ! -x .venv/bin/python ]; then
@@ -59,7 +68,9 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 # -- the Claude Code CLI for the e2e tests: installed once here, not by racing workers ----------------------
-if command -v npm >/dev/null 2>&1; then
+if [ "$fast" -eq 1 ]; then
+  say "--fast: no agent CLI install (the e2e tests are not run)"
+elif command -v npm >/dev/null 2>&1; then
   (cd tests && ../.venv/bin/python -c 'from e2e.claude_cli import ensure_claude_cli; ensure_claude_cli()') \
     || say "could not install the Claude Code CLI now; the e2e tests will try again and fail, saying why"
   (cd tests && ../.venv/bin/python -c 'from e2e.agent_clis import ensure_cli; ensure_cli("codex"); ensure_cli("gemini")') \
@@ -76,8 +87,13 @@ echo "ruff check src tests" >&2
 echo "mypy" >&2
 .venv/bin/mypy
 set +e
+selection=()
+if [ "$fast" -eq 1 ]; then
+  selection=(-m "not slow and not e2e" --ignore=tests/e2e)
+fi
 # --dist loadgroup: the tests sharing a module-scoped fixture stay on one worker (tests/conftest.py).
-.venv/bin/python -m pytest -n "${ACE_TEST_WORKERS:-auto}" --dist loadgroup --durations=15 "$@"
+.venv/bin/python -m pytest -n "${ACE_TEST_WORKERS:-auto}" --dist loadgroup --durations=15 ${selection[@]+"${selection[@]}"} \
+  ${args[@]+"${args[@]}"}
 code=$?
 set -e
 say "whole run took $(( $(date +%s) - started )) s"

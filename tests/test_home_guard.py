@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 HERE = Path(__file__).resolve().parent
 
 SUITE = '''
@@ -43,6 +45,7 @@ def test_d_touches_claude_settings():
 '''
 
 
+@pytest.mark.slow  # a whole pytest session in a subprocess (18 s in a loaded 2-core run)
 def test_the_guard_names_the_test_that_touched_the_real_home(tmp_path):
     suite = tmp_path / "suite"
     suite.mkdir()

@@ -6,14 +6,18 @@ Routes: an editable install (`pip install -e`), the built wheel and the sdist in
 (hooks from the plugin's source tree, `ace` from the wheel). One wheel and sdist are built for the
 file (`python -m build`, which builds the wheel from the sdist, so the sdist is proven complete
 too); pipx, uv and build come from the package index into a tool venv under pytest's tmp
-directory, with one package cache. (Module-scoped: under xdist's loadgroup the file runs on one
-worker and builds once.) Each route has its own venv, HOME, XDG dirs and ACE_HOME: nothing touches the real home.
+directory, with one package cache. Each route is installed once for the file (`installed`), into its
+own venv (or pipx / uv tool dir), and shared by the checks of that route (the plugin route uses the
+wheel route's venv: the same wheel, installed the same way); each check runs it with its own HOME,
+XDG dirs and ACE_HOME. (Module-scoped: under xdist's loadgroup the file runs on one worker, builds
+once and installs each route once: 7 installs for the 11 route checks, 11 before.) Nothing touches
+the real home.
 
 Also checked here: the wheel carries every package data file of the source tree, and a missing
 extra's fix (`ace install --mcp` without the `mcp` package; doctor with `llm.provider = anthropic`
 and no SDK) is the right command for the route and works as written.
 
-Marked `slow`: about two minutes on 2 cores, mostly package installs.
+Marked `slow`: about two to three minutes on 2 cores, mostly package installs.
 """
 
 from __future__ import annotations
@@ -55,16 +59,21 @@ def clean_env(base: Path, cache: Path, path_dirs: list[Path] = ()) -> dict[str, 
     dirs first; the package caches shared for the session; the index settings (PIP_*) kept."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("ACE_", "VIRTUAL_ENV", "PYTHON", "PIPX_", "UV_", "XDG_", "CLAUDE"))}
-    home = base / "home"
-    env.update(HOME=str(home), ACE_HOME=str(base / "ace-home"), XDG_CONFIG_HOME=str(home / ".config"),
-               XDG_DATA_HOME=str(home / ".local" / "share"), XDG_CACHE_HOME=str(home / ".cache"),
-               XDG_STATE_HOME=str(home / ".local" / "state"), PIP_CACHE_DIR=str(cache / "pip"),
+    env.update(PIP_CACHE_DIR=str(cache / "pip"),
                UV_CACHE_DIR=str(cache / "uv"), PIPX_HOME=str(base / "pipx"), PIPX_BIN_DIR=str(base / "bin"),
                UV_TOOL_DIR=str(base / "uv-tools"), UV_TOOL_BIN_DIR=str(base / "bin"), COLUMNS="200",
                PATH=os.pathsep.join([*(str(d) for d in path_dirs), str(base / "bin"), "/usr/local/bin", "/usr/bin",
                                      "/bin"]))
+    return with_home(env, base)
+
+
+def with_home(env: dict[str, str], base: Path) -> dict[str, str]:
+    """`env` with HOME, the XDG dirs and ACE_HOME under `base` (the installed tools and caches kept)."""
+    home = base / "home"
     home.mkdir(parents=True, exist_ok=True)
-    return env
+    return {**env, "HOME": str(home), "ACE_HOME": str(base / "ace-home"), "XDG_CONFIG_HOME": str(home / ".config"),
+            "XDG_DATA_HOME": str(home / ".local" / "share"), "XDG_CACHE_HOME": str(home / ".cache"),
+            "XDG_STATE_HOME": str(home / ".local" / "state")}
 
 
 @pytest.fixture(scope="module")
@@ -104,6 +113,25 @@ def install_route(route: str, base: Path, tools: dict, dist: dict) -> tuple[dict
     return env, base / "bin" / "ace"
 
 
+@pytest.fixture(scope="module")
+def installed(tools, dist, tmp_path_factory):
+    """`installed(route, base)`: the route's environment (HOME, XDG dirs, ACE_HOME under `base`) and its
+    `ace`, installed on the first ask and reused after. A check that adds packages to its route (the
+    missing-extra check installs the fix) runs after the route's doctor check, in file order; neither
+    check needs the other's packages absent but its own."""
+    done: dict[str, tuple[dict, Path]] = {}
+
+    def get(route: str, base: Path) -> tuple[dict, Path]:
+        # The plugin route is the wheel in a venv, as the wheel route is: one install serves both.
+        key = "wheel" if route == "plugin" else route
+        if key not in done:
+            done[key] = install_route(key, tmp_path_factory.mktemp(f"route-{key}"), tools, dist)
+        env, ace = done[key]
+        return with_home(env, base), ace
+
+    return get
+
+
 def _enable_plugin(env: dict) -> None:
     """What `claude plugin install ace-engine@ace-engine` leaves in the user's settings."""
     user = Path(env["HOME"]) / ".claude" / "settings.json"
@@ -131,8 +159,8 @@ ROUTES = ["editable", "wheel", "sdist", "pipx-clone", "pipx-wheel", "uv-clone", 
 
 
 @pytest.mark.parametrize("route", ROUTES)
-def test_install_then_doctor_is_green_and_the_hooks_run(route, tools, dist, tmp_path):
-    env, ace = install_route(route, tmp_path, tools, dist)
+def test_install_then_doctor_is_green_and_the_hooks_run(route, installed, tmp_path):
+    env, ace = installed(route, tmp_path)
     project = tmp_path / "project"
     project.mkdir()
     run(["git", "init", "-q"], env=env, cwd=project)
@@ -174,10 +202,10 @@ def test_install_then_doctor_is_green_and_the_hooks_run(route, tools, dist, tmp_
 @pytest.mark.parametrize("route, hint", [("wheel", "/bin/python -m pip install 'mcp"),
                                          ("pipx-wheel", "pipx inject ace-engine 'mcp"),
                                          ("uv-wheel", "uv tool install --with 'mcp")])
-def test_missing_mcp_extra_is_refused_with_the_routes_fix_which_works(route, hint, tools, dist, tmp_path):
+def test_missing_mcp_extra_is_refused_with_the_routes_fix_which_works(route, hint, installed, tmp_path):
     """`ace install --mcp` where `mcp` is missing: refused, nothing written, the fix is this route's
     command; run as written (pipx and uv from the tool venv), it makes `--mcp` and doctor green."""
-    env, ace = install_route(route, tmp_path, tools, dist)
+    env, ace = installed(route, tmp_path)
     project = tmp_path / "project"
     project.mkdir()
     run(["git", "init", "-q"], env=env, cwd=project)

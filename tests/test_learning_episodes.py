@@ -12,7 +12,7 @@ from ace_engine.observe import commands
 from ace_engine.observe.trajectory import carried, failure_class
 from ace_engine.playbook import safety
 
-ROOT = "/work/shop"
+ROOT = "/srv/shop"
 
 
 def bash(cmd, out="", *, ok=True, failure="failed"):
@@ -112,12 +112,12 @@ def test_cancelled_and_refused_calls_are_not_failed_commands():
 
 def test_a_fix_in_project_code_after_a_throwaway_repro_is_stated_as_its_cause():
     steps = [edit("reproduce.py", "", "import dask.array as da\nda.eye(2, dtype=None)\n", tool="Write"),
-             bash("python /work/shop/reproduce.py",
-                  'Traceback (most recent call last):\n  File "/work/shop/dask/array/creation.py", line 9, in eye\n'
+             bash("python /srv/shop/reproduce.py",
+                  'Traceback (most recent call last):\n  File "/srv/shop/dask/array/creation.py", line 9, in eye\n'
                   "TypeError: dtype must be known for auto-chunking", ok=False),
              edit("dask/array/creation.py", "    x = normalize(dtype)\n",
                   "    if dtype is None:\n        dtype = float\n    x = normalize(dtype)\n"),
-             bash("python /work/shop/reproduce.py", "ok")]
+             bash("python /srv/shop/reproduce.py", "ok")]
     (lesson,) = active(reflect(steps))
     assert lesson == ("`TypeError: dtype must be known for auto-chunking` comes from `eye` in "
                       "dask/array/creation.py; the fix: added `if dtype is None: / dtype = float`.")

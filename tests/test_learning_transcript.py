@@ -4,6 +4,7 @@ compaction, parallel calls, injected entries), and the real sessions of the lear
 present. Parsing, sanitizing, which project the lessons go to, learning once, through the real CLI."""
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -16,7 +17,9 @@ from learnutil import Session, bullets, rows
 
 FIXTURE = Path(__file__).parent / "fixtures" / "transcripts" / "5b2f6c1e-3d4a-4b8e-9f10-2a3b4c5d6e7f.jsonl"
 SESSION = "5b2f6c1e-3d4a-4b8e-9f10-2a3b4c5d6e7f"
-CORPUS = Path("/work/shared/learning-corpus/dev/trajectories")
+# The shared learning corpus, beside the checkout (as in test_continuity.py), or $ACE_LEARNING_CORPUS.
+CORPUS = Path(os.environ.get("ACE_LEARNING_CORPUS") or Path(__file__).resolve().parents[2] / "shared"
+              / "learning-corpus") / "dev" / "trajectories"
 
 
 def ace(*args, cwd=None, env=None):

@@ -19,6 +19,10 @@ from ace_engine.core import config as config_mod
 from ace_engine.llm.budget import UsageLedger, usage_summary
 from e2e.model_server import ScriptedModelServer
 
+# Through the real SDKs: without the `llm` extra (pip install -e '.[llm]', also in `test`) the file skips.
+for _sdk in ("openai", "anthropic"):
+    pytest.importorskip(_sdk, reason=f"the LLM providers are tested through their SDKs: `{_sdk}` (the `llm` extra)")
+
 SCHEMA = {"type": "object", "required": ["answer"], "properties": {"answer": {"type": "string"}}}
 
 

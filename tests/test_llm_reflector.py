@@ -32,6 +32,11 @@ from ace_engine.playbook.playbook import Playbook
 from ace_engine.store.sqlite import SQLiteStore
 from conftest import ace
 
+# The reflector is tested through the real `openai` SDK (and the configuration's errors through
+# `anthropic`'s): without the `llm` extra (pip install -e '.[llm]', also in `test`) the file skips.
+for _sdk in ("openai", "anthropic"):
+    pytest.importorskip(_sdk, reason=f"the LLM reflector is tested through the SDKs: `{_sdk}` (the `llm` extra)")
+
 FAKE_KEY = "sk-ant-api03-" + "Q" * 40  # built here so no complete fake key sits in the repository
 ROOT = "/home/dev/widget"
 

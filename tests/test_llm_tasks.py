@@ -16,7 +16,7 @@ from ace_engine.playbook.playbook import Playbook
 from ace_engine.store.sqlite import SQLiteStore
 from conftest import ace
 
-CWD = "/work/widget"
+CWD = "/srv/widget"
 
 
 def write_session(path: Path, turns: list[dict]) -> Path:

@@ -452,6 +452,7 @@ def seed_scale(store: SQLiteStore, root: Path, rng: random.Random) -> str:
     return first or ""
 
 
+@pytest.mark.slow  # seeds a large store and calls every tool on it (43 s in a loaded 2-core run)
 def test_every_tool_answers_at_scale(tmp_path, ace_home, capsys):
     root = git_project(tmp_path / "big")
     rng = random.Random(13)

@@ -26,15 +26,17 @@ from dataclasses import dataclass, field
 
 import httpx
 import pytest
-import uvicorn
 
-from ace_engine import __version__
-from ace_engine.playbook.ids import new_id
-from ace_engine.server import auth
-from ace_engine.server.app import create_app
-from ace_engine.store.team.db import TeamDB
-from conftest import PG_URL as PG_BASE
-from conftest import ace
+uvicorn = pytest.importorskip("uvicorn", reason="the team server needs the `server` extra (pip install -e '.[server]')")
+pytest.importorskip("starlette", reason="the team server needs the `server` extra (pip install -e '.[server]')")
+
+from ace_engine import __version__  # noqa: E402
+from ace_engine.playbook.ids import new_id  # noqa: E402
+from ace_engine.server import auth  # noqa: E402
+from ace_engine.server.app import create_app  # noqa: E402
+from ace_engine.store.team.db import TeamDB  # noqa: E402
+from conftest import PG_URL as PG_BASE  # noqa: E402
+from conftest import ace  # noqa: E402
 
 LIMIT = 64 * 1024  # the test server's body limit
 AWS_KEY = "AKIAIOSFODNN7EXAMPLE"

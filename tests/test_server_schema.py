@@ -15,19 +15,27 @@ from __future__ import annotations
 import json
 
 import httpx
-import jsonschema_rs
 import pytest
-import schemathesis
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from schemathesis import GenerationMode
-from starlette.routing import Route
 
-from ace_engine import __version__
-from ace_engine.server import openapi
-from ace_engine.server.app import create_app
-from ace_engine.store.team.db import TeamDB
-from test_server_api import LiveServer, database, mint
+# The team server (the `server` extra) and the contract's checkers (the `test` extra): skipped, saying
+# which is missing, without them.
+pytest.importorskip("uvicorn", reason="the team server needs the `server` extra (pip install -e '.[server]')")
+pytest.importorskip("starlette", reason="the team server needs the `server` extra (pip install -e '.[server]')")
+pytest.importorskip("schemathesis", reason="the OpenAPI contract is checked with schemathesis (the `test` extra)")
+pytest.importorskip("jsonschema_rs", reason="the served schemas are checked with jsonschema_rs (the `test` extra)")
+
+import jsonschema_rs  # noqa: E402
+import schemathesis  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from schemathesis import GenerationMode  # noqa: E402
+from starlette.routing import Route  # noqa: E402
+
+from ace_engine import __version__  # noqa: E402
+from ace_engine.server import openapi  # noqa: E402
+from ace_engine.server.app import create_app  # noqa: E402
+from ace_engine.store.team.db import TeamDB  # noqa: E402
+from test_server_api import LiveServer, database, mint  # noqa: E402
 
 SEED_LESSON = "ctx-0000000001aaaaaaaaaa"
 
@@ -122,6 +130,7 @@ def test_query_schemas_agree_too(where, name, value):
 EXAMPLES = 20  # per operation and mode: 7 operations x 2 modes, a few seconds per backend
 
 
+@pytest.mark.slow  # schemathesis over every operation (7-29 s per backend and mode in a loaded 2-core run)
 @pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE], ids=["positive", "negative"])
 def test_the_live_server_conforms_to_its_document(live, mode):
     url, token, _ = live

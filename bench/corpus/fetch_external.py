@@ -49,7 +49,9 @@ def cat_blob(gitdir: str, blob: str) -> bytes | None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--mirror-root", default=os.environ.get("ACE_CORPUS_MIRRORS", "/work/.mirror"),
+    # Default: the snapshots folder beside the checkout (<checkout>/../.mirror).
+    beside = os.path.normpath(os.path.join(HERE, "..", "..", "..", ".mirror"))
+    ap.add_argument("--mirror-root", default=os.environ.get("ACE_CORPUS_MIRRORS") or beside,
                     help="folder holding <owner>+<name>/repo bare snapshots")
     ap.add_argument("--check", action="store_true", help="verify present files, rebuild nothing")
     ap.add_argument("--only", nargs="*", help="only these session ids")

@@ -168,7 +168,8 @@ def train(pairs, W0=None, tau=0.05, lam=1.0, lr=0.01, epochs=200, rank=None, see
 
 if __name__ == "__main__":
     LB, sets = tuned_sets()
-    devL, dev = gold_sets("/work/shared/learning-corpus/dev/gold.json")
+    shared = os.environ.get("ACE_LEARNING_CORPUS") or os.path.join(os.path.dirname(ROOT), "shared", "learning-corpus")
+    devL, dev = gold_sets(os.path.join(shared, "dev", "gold.json"))
     corpL, corp_tune = gold_sets(os.path.join(ROOT, "bench/corpus/gold.json"), {"tune"})
     corpLH, corp_held = gold_sets(os.path.join(ROOT, "bench/corpus/gold.json"), {"heldout"})
     identity = np.eye(D, dtype=np.float32)

@@ -10,7 +10,7 @@
 * :func:`transcript_hook_problems` / :func:`debug_log_hook_problems` find every trace of a
   failing hook that Claude Code leaves behind.
 
-Facts verified against 2.1.197 (see /work/shared/claude-code-hooks.md):
+Facts verified against 2.1.197 (the notes on its hooks kept beside the checkout, ../shared/claude-code-hooks.md):
 
 * ``--permission-mode bypassPermissions`` / ``--dangerously-skip-permissions`` refuse to run as
   root, so tool permissions are granted with ``--allowedTools`` (no settings file is touched —

@@ -1,6 +1,6 @@
 """Not a test (not collected: its name does not start with test_): counts tried / got through for the
 team-server rows of issue 20, through the real app and client pull, for the closing table. Run:
-    [PYTHONPATH=/work/base-d570f9d/src] pytest tests/security/measure_team_rows.py -s -p no:cacheprovider
+    [PYTHONPATH=<a checkout of d570f9d>/src] pytest tests/security/measure_team_rows.py -s -p no:cacheprovider
 """
 
 import httpx

@@ -4,7 +4,7 @@ seen in text someone else wrote never becomes active or injected on its own, how
 Each attack row of issue 20 that the provenance rule answers, driven through the real entry points:
 `ace learn --transcript`, the learning pipeline on a real SQLite store (captured sessions, as the
 hooks write them), the team inbox's playbook operations, and the MCP tools. Every test here fails
-at d570f9d (`PYTHONPATH=/work/base-d570f9d/src pytest tests/security/test_provenance.py`).
+at d570f9d (`PYTHONPATH=<a checkout of d570f9d>/src pytest tests/security/test_provenance.py`).
 """
 
 from __future__ import annotations

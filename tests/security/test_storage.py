@@ -174,6 +174,7 @@ def test_gc_removes_only_the_oldest_sessions_needed_and_never_the_running_one(ac
 
 # -- spool replay --------------------------------------------------------------------------------
 
+@pytest.mark.slow  # writes and replays a large spool (42 s in a loaded 2-core run)
 def test_a_large_spool_is_replayed_in_the_background_not_in_session_start(ace_home, tmp_path):
     from ace_engine.store.sqlite import SQLiteStore
 
