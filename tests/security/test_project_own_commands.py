@@ -153,3 +153,13 @@ def test_prose_around_a_code_span_names_no_package(lesson):
     from ace_engine.playbook import provenance
 
     assert provenance.risky_parts(lesson) == []
+
+
+def test_a_paraphrase_pattern_leaves_one_code_span_to_the_parser():
+    from ace_engine.playbook import provenance
+
+    # `npx turbo run typecheck` is one command: turbo is the package, `run typecheck` its arguments.
+    lesson = "To verify as CI does, `rm -rf packages/*/dist` then `npx turbo run typecheck --force`."
+    assert provenance.risky_parts(lesson) == ["install:turbo"]
+    # Prose that names a package in a span is still read: the match starts outside it.
+    assert provenance.risky_parts("Install the package `evil-pkg` first.") == ["install:evil-pkg"]

@@ -198,9 +198,14 @@ def risky_parts(content: str) -> list[str]:
     # Command-shaped patterns read prose only: code (spans, fenced blocks) is the parser's alone.
     prose = fold(_rx("code").sub(" \u00b6 ", content)) if "`" in content or "~~~" in content else text
     found: list[str] = []
+    # Where the code spans lie in the folded text: a paraphrase pattern that reads the whole text (it
+    # must see `X` in "install the package `X`") leaves a match inside one span to the parser.
+    spans = [m.span() for m in _rx("code").finditer(text)] if "`" in text else []
     for k, rx in enumerate(_rx("installs")):
         read = prose if k < _COMMAND_SHAPED else text  # the match's offsets are this text's
         for match in rx.finditer(read):
+            if read is text and any(a <= match.start() and match.end() <= b for a, b in spans):
+                continue  # `npx turbo run typecheck`: one command, read by structure
             if _rx("file_args").search(read, max(0, match.start(1) - 40), match.start(1)):
                 continue  # `pip install -r requirements.txt`, `-e .`: the project's own files
             head = read[match.start():match.start(1)]
