@@ -169,5 +169,5 @@ def test_experiment_start_splits_sessions_as_recorded_and_stop_ends_it(seeded, a
 def test_experiment_start_warns_of_lessons_synced_into_agent_files(ace_home, git_project):
     (git_project / "CLAUDE.md").write_text("# notes\n<!-- ACE_SECTION_START -->\n- a lesson\n<!-- ACE_SECTION_END -->\n")
     started = ace("experiment", "start", "--share", "0.2", cwd=str(git_project))
-    assert started.exit_code == 0 and "CLAUDE.md holds lessons `ace sync` wrote" in started.output
+    assert started.exit_code == 0 and "CLAUDE.md holds the lessons `ace sync` wrote" in started.output
     assert "ace sync --remove" in started.output

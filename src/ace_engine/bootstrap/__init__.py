@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.errors import AceError
 from ..observe import commands as cmd_mod
 from ..observe import git_context
-from ..playbook.playbook import STATUSES, content_key
+from ..playbook.playbook import STATUSES, clean_content, content_key
 from . import conventions, files, findings
 from .findings import Candidate, CommandFinding, Finding, NoteFinding
 from .readers import Problem
@@ -305,7 +305,9 @@ def seed(playbook: Playbook, candidates: list[Candidate], *, mode: str = "hybrid
                           "bootstrap_key": cand["key"], "bootstrap_mode": mode}
             old = existing.get(cand["key"])
             if old is not None:
-                if old["status"] == "archived" or old["content"] == cand["content"]:
+                # Compared as stored (`clean_content`: NFKC, invisible characters out), or a fact with
+                # a `…` in it would read as changed on every run.
+                if old["status"] == "archived" or old["content"] == clean_content(cand["content"]):
                     status, bullet = "unchanged", old
                 else:
                     status = "updated"

@@ -65,7 +65,7 @@ def start(share: float, as_json: bool) -> None:
     root = project_of(None).root
     synced = [name for name in TARGETS if _has_section(os.path.join(root, name))]
     if synced:  # those files reach every session, held out or not: the comparison would be blurred
-        say("[yellow]{} {} lessons `ace sync` wrote[/]: every session reads them, held out or not, so the "
+        say("[yellow]{} {} the lessons `ace sync` wrote[/]: every session reads them, held out or not, so the "
             "report would understate what lessons do; `ace sync --remove` takes them out for the experiment.",
             ", ".join(synced), "holds" if len(synced) == 1 else "hold")
     effective = config_mod.load(root)["inject.holdout"]

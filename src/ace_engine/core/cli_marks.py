@@ -35,6 +35,9 @@ HELP = {"--help": FLAG, "-h": FLAG}
 # command path (group and subcommand joined by a space) -> (options, positional arguments)
 READS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
     "status": ({**_PROJECT, **_JSON}, ()),
+    # `--all` shows every repository's figures: another project's data.
+    "report": ({"--all": REFUSE, "--min-sessions": VALUE, **_PROJECT, **_JSON}, ()),
+    "experiment status": ({**_JSON}, ()),
     "search": ({"--k": VALUE, "--domain": VALUE, "--exclude-domain": VALUE, "--threshold": VALUE,
                 "--mode": VALUE, "--stdin": FLAG, **_PROJECT, **_JSON, **_WIDE}, (TEXT,)),
     "patterns": ({"--section": VALUE, "--min-helpful": VALUE, "--domain": VALUE, "--status": VALUE,
@@ -85,6 +88,8 @@ DESTRUCTIVE = frozenset({
 NO_OPINION = {
     "doctor": "executes things: probes hook commands, runs `claude --version`; --fix writes",
     "install": "writes Claude Code settings",
+    "experiment start": "writes the user's config (the share of sessions held out)",
+    "experiment stop": "writes the user's config (ends the holdout)",
     "hook": "runs a hook: writes records, may start the learning worker",
     "demo": "runs a scripted Claude Code session and the learning worker",
     "embed": "writes embedding vectors into the store",

@@ -17,13 +17,14 @@ import os
 import re
 
 from . import paths
+from .errors import AceError
 
 GIT_FILE_BYTES = 4096  # a `.git` file or `commondir`: one path
 GIT_CONFIG_BYTES = 1024 * 1024  # a repository's config: remotes, branches, a few settings
 
 
-class _Unreadable(Exception):
-    pass
+class _Unreadable(AceError):
+    """A `.git` file that is no small regular file: read as absent."""
 
 
 def _small(path: str, limit: int) -> str | None:
