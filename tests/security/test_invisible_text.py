@@ -138,3 +138,10 @@ def test_ace_edit_normalizes_the_new_content(ace_home, git_project):
     stored = db_texts(ace_home)
     assert "make lint" in stored
     assert hidden(stored) == [], f"the store holds hidden characters after ace edit: {hidden(stored)}"
+
+
+def test_normalization_keeps_the_ellipsis_a_lesson_elides_with():
+    from ace_engine.core.escape import normalized
+
+    # NFKC would write "..." (three symbols more: the quality filter counts letters); look-alikes still fold.
+    assert normalized("`for d in x; do …` fails with ｆｕｌｌ\u200bwidth") == "`for d in x; do …` fails with fullwidth"

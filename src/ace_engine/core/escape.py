@@ -111,8 +111,11 @@ def normalized(text: str) -> str:
 
     rx = _rx("invisible")
     # Dropped before NFKC (so a hidden joiner can't compose with what follows) and after it
-    # (should a compatibility mapping ever produce one).
-    return rx.sub("", unicodedata.normalize("NFKC", rx.sub("", text)))
+    # (should a compatibility mapping ever produce one). The ellipsis is kept: NFKC's "..." would
+    # make a lesson's elided command read as three more symbols (the quality filter counts letters),
+    # and it is no look-alike of anything a screen reads.
+    text = rx.sub("", text)
+    return rx.sub("", "\u2026".join(unicodedata.normalize("NFKC", part) for part in text.split("\u2026")))
 
 
 def one_line(text: str) -> str:

@@ -104,7 +104,10 @@ class _Reader:
             self.runs.append(run)
             return [run]
         toks = tokens(s)
-        if len(toks) >= MAX_TOKENS or (code and any(isinstance(t, Word) and t.broken for t in toks)):
+        # A command the lesson itself elides (`git commit -m "$(cat <<'EOF' …`: the learner's cut) is
+        # broken only where it stops: what it shows is all the agent would read, and is judged.
+        elided = s.rstrip().endswith(("...", "\u2026"))
+        if len(toks) >= MAX_TOKENS or (code and not elided and any(isinstance(t, Word) and t.broken for t in toks)):
             run = Run("", [], _src(s), depth)
             run.unplaced = "too long to read" if len(toks) >= MAX_TOKENS else "an unterminated quote or substitution"
             self.runs.append(run)
@@ -145,12 +148,14 @@ class _Reader:
         words = list(words)
         # Leading assignments: the lesson's variables (`X=curl`), or a command's environment.
         env: list[str] = []
-        while words and _ASSIGN.match(words[0].text) and not words[0].text.startswith("="):
+        while words and (words[0].text in _KEYWORDS or _ASSIGN.match(words[0].text)
+                         and not words[0].text.startswith("=")):
+            if words[0].text in _KEYWORDS:  # `do X=$(…)`, `then …`: the keyword starts the command
+                words.pop(0)
+                continue
             name, _, value = words[0].text.partition("=")
             env.append(words[0].text)
             self.vars[name.rstrip("+")] = value
-            words.pop(0)
-        while words and words[0].text in _KEYWORDS:
             words.pop(0)
         if words and words[0].text in ("export", "declare", "typeset", "local", "readonly"):
             for w in words[1:]:
