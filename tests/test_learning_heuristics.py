@@ -442,3 +442,10 @@ def test_a_rule_of_the_repositorys_host_is_learned_without_the_pull_requests_num
     assert any("`gh pr merge <n> --merge --auto` fails here with `GraphQL: Auto merge is not allowed for this "
                "repository" in c for c in env), env
     assert any("acme/shop#<n> is not mergeable" in c for c in env) and not any("235" in c for c in env)
+
+
+def test_a_lesson_with_a_word_cut_by_an_ellipsis_is_rejected():
+    # A model copying a step line's cut is not a rule; an elided command after a space stays.
+    assert "cut mid-word" in (quality.check("Type-check with `pnpm run typech…` before pushing to the `main` branch.")
+                              or "")
+    assert quality.check("`for d in .planning/*; do …` fails here with `read-only variable: status` in zsh.") is None

@@ -8,7 +8,7 @@ reflector proposed it. The playbook must not fill with junk: a lesson is kept on
 - not the task restated (most of its words are the prompt's words);
 - a lesson, not a dump: short enough to inject, mostly words, not a wall of output;
 - whole: nothing in it the redactor would cut (a secret, or the marker of one already cut) —
-  such a lesson is dropped, never stored with a hole in it.
+  such a lesson is dropped, never stored with a hole in it — and no word cut by an ellipsis.
 
 Cost: a few regex passes and one `redact` of the lesson (≤ MAX_CHARS): well under a millisecond.
 """
@@ -21,6 +21,7 @@ from .similarity import tokens
 MIN_CHARS = 25
 MAX_CHARS = 500
 
+_CUT_WORD = re.compile(r"\w\u2026")
 _REDACTED = re.compile(r"\[REDACTED\b", re.IGNORECASE)  # the redactor's marker, copied by a model
 _GENERIC = re.compile(
     r"\b(?:be careful|make sure(?: to)?|remember to|don't forget|do not forget|pay (?:close )?attention|"
@@ -78,6 +79,8 @@ def check(content: str, task: str | None = None) -> str | None:
     secret = holds_secret(text)
     if secret:
         return secret
+    if _CUT_WORD.search(text):  # `git commit -m "$(cat <<'EOF'…`: a step line's cut copied, not a rule
+        return "text cut mid-word (an ellipsis right after a word)"
     if task:
         lesson, prompt = tokens(text), tokens(task)
         # Echoing a short prompt is not learning; a long issue text, though, names most of what
