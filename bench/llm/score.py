@@ -46,11 +46,10 @@ STATUSES = ("active", "candidate", "quarantined", "archived")
 
 
 def transcript(traj: dict[str, Any]) -> str | None:
-    for base in (CORPUS, os.path.join(CORPUS, "external")):
-        for rel in (traj["file"], os.path.join("external", os.path.basename(traj["file"]))):
-            path = os.path.join(base, rel) if base == CORPUS else os.path.join(base, os.path.basename(traj["file"]))
-            if os.path.isfile(path):
-                return path
+    """The session's file: in the repository (`trajectories/`), else rebuilt into `external/`."""
+    for path in (os.path.join(CORPUS, traj["file"]), os.path.join(CORPUS, "external", os.path.basename(traj["file"]))):
+        if os.path.isfile(path):
+            return path
     return None
 
 
