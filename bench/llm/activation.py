@@ -6,9 +6,10 @@ Contract. KEEP_DIR is what `bench/llm/score.py --keep` left: one folder per sess
 `acehome/ace.db`. Every learned lesson of every status except quarantined (held by provenance, which
 this rule does not decide) is read with what the curator knew when it chose its status: kind
 (`llm` or an offline rule), the model's grade, whether it confirmed an offline candidate (`agrees`),
-whether its steps were strong evidence. For each setting of the rule — a model's lesson is active
-when its grade ≥ T, or it agrees (with/without), or its evidence is strong; other lessons keep their
-own rule — it counts the gold lessons matched by an active lesson (recall), the share of active
+whether its steps were strong evidence, whether it is a pitfall whose cited steps show the failure
+(`pitfall`). For each setting of the rule — a model's lesson is active when its grade ≥ T, or it is
+a pitfall graded ≥ T − margin, or it agrees (with/without), or its evidence is strong; other lessons
+keep their own rule — it counts the gold lessons matched by an active lesson (recall), the share of active
 lessons that match a gold lesson of their session (precision), and the active lessons per session
 that match none (noise). A lesson merged into another at learning time is read as the survivor; the
 study re-decides statuses on the stored lessons, so merges the rule would have made differently are
@@ -20,6 +21,7 @@ Writes the rows (`--out`) that tests/test_learning_activation.py keeps with the 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import sqlite3
@@ -32,6 +34,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 from learning_quality import load_scorer  # noqa: E402
 
 THRESHOLDS = (0.0, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 1.01)
+MARGINS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25)
 
 
 def lessons(keep: str, split: str, scorer: Any) -> tuple[list[dict[str, Any]], dict[str, int]]:
@@ -48,7 +51,7 @@ def lessons(keep: str, split: str, scorer: Any) -> tuple[list[dict[str, Any]], d
             p = json.loads(prov or "{}")
             rows.append({"session": sid, "status": status, "kind": p.get("kind"),
                          "grade": p.get("confidence"), "agrees": bool(p.get("agrees")),
-                         "strong": bool(p.get("strong_sessions")),
+                         "strong": bool(p.get("strong_sessions")), "pitfall": bool(p.get("pitfall")),
                          "matches": [g["id"] for g in traj.get("lessons") or [] if scorer.matches(content,
                                                                                                   g.get("must_any"))]})
         con.close()
@@ -58,24 +61,25 @@ def lessons(keep: str, split: str, scorer: Any) -> tuple[list[dict[str, Any]], d
 def study(rows: list[dict[str, Any]], golds: dict[str, int]) -> list[dict[str, Any]]:
     out = []
     total_gold = sum(golds.values())
-    for agrees in (True, False):
-        for t in THRESHOLDS:
-            active = []
-            for r in rows:
-                if r["status"] == "quarantined":
-                    continue
-                if r["kind"] == "llm":
-                    live = r["strong"] or (agrees and r["agrees"]) or (r["grade"] is not None and r["grade"] >= t)
-                else:
-                    live = r["status"] == "active"
-                if live:
-                    active.append(r)
-            found = {(r["session"], m) for r in active for m in r["matches"]}
-            good = sum(1 for r in active if r["matches"])
-            out.append({"threshold": t, "agrees_counts": agrees, "active": len(active),
-                        "recall": round(len(found) / total_gold, 3) if total_gold else 0.0,
-                        "precision": round(good / len(active), 3) if active else 0.0,
-                        "noise_per_session": round((len(active) - good) / max(1, len(golds)), 2)})
+    for agrees, t, margin in itertools.product((True, False), THRESHOLDS, MARGINS):
+        active = []
+        for r in rows:
+            if r["status"] == "quarantined":
+                continue
+            if r["kind"] == "llm":
+                g = r["grade"]
+                live = r["strong"] or (agrees and r["agrees"]) or (g is not None and (
+                    g >= t or (r["pitfall"] and g >= t - margin - 1e-9)))
+            else:
+                live = r["status"] == "active"
+            if live:
+                active.append(r)
+        found = {(r["session"], m) for r in active for m in r["matches"]}
+        good = sum(1 for r in active if r["matches"])
+        out.append({"threshold": t, "pitfall_margin": margin, "agrees_counts": agrees, "active": len(active),
+                    "recall": round(len(found) / total_gold, 3) if total_gold else 0.0,
+                    "precision": round(good / len(active), 3) if active else 0.0,
+                    "noise_per_session": round((len(active) - good) / max(1, len(golds)), 2)})
     return out
 
 

@@ -12,6 +12,10 @@ Two rules, both read by the curator when it adds a lesson or observes one again
   answers (bench/llm/activation.py; the study is kept in tests/test_learning_activation.py). Whether
   the lesson confirms what the offline miner found in the same steps is recorded (`agrees`) but not
   counted: the study found it added recall only at a cost in precision the rule does not accept.
+  A pitfall the model saw happen — a troubleshooting lesson whose cited steps hold a failing
+  invocation (`shows_failure`) — is live from `PITFALL_MARGIN` below that grade: the failure it
+  cites is the kind of evidence the offline tier trusts, and the study found such lessons match an
+  engineer's at twice the rate of the model's other lessons of the same grade.
 
 Cost: a pass over a lesson's cited steps (a handful); no I/O.
 """
@@ -28,11 +32,24 @@ if TYPE_CHECKING:
     from ..core._types import TrajectoryStep as Step
 
 
-def model_grounded(cand: Candidate, grade: float | None, threshold: float) -> bool:
-    """Is this a model's lesson that is live at once (see the module docstring)?"""
-    if cand.get("kind") != "llm" or not cand.get("source_steps"):
+# How far below `learning.model_confidence` a pitfall the model saw happen goes live (the study:
+# bench/results/llm-activation-tune.json, kept by tests/test_learning_activation.py).
+PITFALL_MARGIN = 0.15
+PITFALL_SECTION = "troubleshooting_and_pitfalls"
+
+
+def shows_failure(steps: list[Step]) -> bool:
+    """Do these steps hold a failure the agent hit (a command or an edit that failed; a read-only
+    probe finding nothing is no pitfall)?"""
+    return any(s.get("success") is False and s.get("kind") != "readonly" for s in steps)
+
+
+def model_grounded(cand: Candidate, grade: float | None, threshold: float, *, pitfall: bool = False) -> bool:
+    """Is this a model's lesson that is live at once (see the module docstring)? `pitfall`: it is
+    a troubleshooting lesson whose cited steps show the failure (`shows_failure`)."""
+    if cand.get("kind") != "llm" or not cand.get("source_steps") or grade is None:
         return False
-    return grade is not None and grade >= threshold
+    return grade >= threshold or (pitfall and grade >= threshold - PITFALL_MARGIN - 1e-9)
 
 
 def strong_evidence(cand: Candidate, steps: list[Step]) -> bool:

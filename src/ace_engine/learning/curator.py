@@ -74,7 +74,7 @@ from ..playbook import sections
 from ..playbook.playbook import PlaybookError, clean_content, content_key
 from . import quality
 from . import similarity as sim
-from .activation import model_grounded, strong_evidence
+from .activation import PITFALL_SECTION, model_grounded, shows_failure, strong_evidence
 
 if TYPE_CHECKING:
     from ..core._types import Bullet, BulletTag, Candidate, Reflection, Trajectory
@@ -157,9 +157,9 @@ class Curator:
             stats["rejected"] += 1
             stats["rejections"].append({"content": redact(content)[:200], "reason": secret})
             return
-        provenance = self._provenance(cand, trajectory)
+        provenance = self._provenance(cand, trajectory, section)
         grade = provenance["confidence"]
-        grounded = model_grounded(cand, grade, self.model_confidence)
+        grounded = model_grounded(cand, grade, self.model_confidence, pitfall=bool(provenance.get("pitfall")))
         concerns = self.pb.screen(content)
         if concerns:
             provenance["concerns"] = concerns
@@ -252,7 +252,7 @@ class Curator:
         found.sort(key=lambda pair: (pair[1]["status"] != "active", -pair[0], pair[1]["created_at"]))
         return found
 
-    def _provenance(self, cand: Candidate, trajectory: Trajectory) -> dict:
+    def _provenance(self, cand: Candidate, trajectory: Trajectory, section: str) -> dict:
         steps = {s.get("step"): s for s in trajectory.get("trajectory") or []}
         used = [steps[n] for n in cand.get("source_steps") or [] if n in steps]
         session = trajectory.get("session_id") or (f"job:{self._job_id}" if self._job_id is not None else None)
@@ -269,6 +269,9 @@ class Curator:
             "evidence": str(cand.get("evidence") or "")[:800],
             "confidence": _grade(cand.get("confidence")),
             **({"agrees": True} if cand.get("agrees") else {}),
+            # The evidence kind `activation.model_grounded` weighs: a pitfall whose failure is cited.
+            **({"pitfall": True} if cand.get("kind") == "llm" and section == PITFALL_SECTION
+               and shows_failure(used) else {}),
             "files": list(cand.get("files") or trajectory.get("files") or [])[:10],
             "tools": list(dict.fromkeys(s.get("tool") for s in used if s.get("tool")))[:5],
             "task": str(trajectory.get("task") or "")[:200],

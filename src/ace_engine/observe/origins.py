@@ -57,6 +57,16 @@ PROJECT_FILES = (
     ".gitlab-ci.yml", ".circleci/config.yml", "README", "README.*", "CONTRIBUTING.md",
 )
 PROJECT_FILE_BYTES = 256 * 1024  # a larger file is read up to this
+# A workspace's members have their own manifests (`packages/cli/package.json`, `assets/package.json`,
+# `crates/x/Cargo.toml`): what they declare is the project's too. Looked for one and two folders
+# down, never in installed or built trees (a dependency's manifest names what it needs, not what the
+# project runs), at most this many folders visited and manifests read.
+MEMBER_MANIFESTS = frozenset(("package.json", "Cargo.toml", "go.mod", "pyproject.toml", "mix.exs", "Makefile",
+                              "deno.json", "justfile"))
+NOT_MEMBERS = frozenset(("node_modules", "vendor", "target", "dist", "build", "deps", "_build", "venv", "env",
+                         "site-packages", "__pycache__"))
+MEMBER_DIRS_VISITED = 400
+MEMBER_MANIFESTS_READ = 64
 FOREIGN_KEPT = 200  # non-user transcript texts kept per agent
 EVIDENCE_KEPT = 400  # events of the session before a turn that its origins still consider
 
@@ -130,23 +140,51 @@ def in_order(*evidence: Iterable[dict[str, Any]], until: float | None = None) ->
     return sorted(items, key=lambda e: e.get("at") or 0.0)
 
 
+def _members(root: str) -> list[str]:
+    """The manifests of the workspace's members (`MEMBER_MANIFESTS`, one and two folders down),
+    bounded (`MEMBER_DIRS_VISITED`, `MEMBER_MANIFESTS_READ`); no symlinked folder is entered."""
+    found: list[str] = []
+    visited = 0
+    level = [root]
+    for _depth in (1, 2):
+        below: list[str] = []
+        for folder in level:
+            try:
+                entries = sorted(os.scandir(folder), key=lambda e: e.name)
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.name.startswith(".") or entry.name in NOT_MEMBERS or not entry.is_dir(follow_symlinks=False):
+                    continue
+                visited += 1
+                if visited > MEMBER_DIRS_VISITED:
+                    return found
+                below.append(entry.path)
+                found += [os.path.join(entry.path, name) for name in sorted(MEMBER_MANIFESTS)
+                          if os.path.isfile(os.path.join(entry.path, name))]
+                if len(found) >= MEMBER_MANIFESTS_READ:
+                    return found[:MEMBER_MANIFESTS_READ]
+        level = below
+    return found
+
+
 def project_text(root: str | None) -> str:
-    """The project's own files (`PROJECT_FILES`), folded; "" without a root. Regular files only (a
-    symlink may point anywhere, a FIFO would block)."""
+    """The project's own files (`PROJECT_FILES`, and its workspace members' manifests: `_members`),
+    folded; "" without a root. Regular files only (a symlink may point anywhere, a FIFO would block)."""
     if not root or not os.path.isdir(root):
         return ""
     parts = []
     seen: set[str] = set()
-    for pattern in PROJECT_FILES:
-        for path in sorted(glob.glob(os.path.join(glob.escape(root), pattern))):
-            if path in seen or os.path.islink(path) or not os.path.isfile(path):
-                continue
-            seen.add(path)
-            try:
-                with open(path, "rb") as fh:
-                    parts.append(fh.read(PROJECT_FILE_BYTES).decode("utf-8", "replace"))
-            except OSError:
-                continue
+    paths = [p for pattern in PROJECT_FILES for p in sorted(glob.glob(os.path.join(glob.escape(root), pattern)))]
+    for path in paths + _members(root):
+        if path in seen or os.path.islink(path) or not os.path.isfile(path):
+            continue
+        seen.add(path)
+        try:
+            with open(path, "rb") as fh:
+                parts.append(fh.read(PROJECT_FILE_BYTES).decode("utf-8", "replace"))
+        except OSError:
+            continue
     return rule.fold("\n".join(parts)) if parts else ""
 
 
