@@ -198,7 +198,8 @@ _RULES: list[tuple[str, str]] = [
      rf"\bif{_W}you{_W}are{_W}(?:an?{_W})?(?:ai|llm|language{_W}model|assistant|coding{_W}agent|claude)\b|"
      r"<\s*/?\s*(?:system|system[_-]reminder|ace[\w-]*|im_start|im_end|function_calls|antml:[\w-]*|tool_result|"
      r"tool_use|command-\w+|local-command-\w+|user-prompt-submit-hook)\b|"
-     r"<\s*/?\s*(?-i:user|assistant|human|instructions?|developer)\s*>|"
+     # (a role tag, not a placeholder in a path or address: `git checkout -b <user>/<topic>`, `<user>@host`)
+     r"(?<![/@])<\s*/?\s*(?-i:user|assistant|human|instructions?|developer)\s*>(?![/@])|"
      r"<\|(?:im_start|im_end|system|user|assistant|endoftext)\|>|\[/?INST\]|<<\s*/?SYS\s*>>|"
      r"^\s*(?:#+\s*)?(?:system|human|assistant|developer)\s*:"),
 ]
