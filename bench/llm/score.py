@@ -1,12 +1,16 @@
 """The LLM reflector on the grown corpus, with recorded answers: what it finds, what goes live, what it costs.
 
     python bench/llm/score.py --port N [--split tune|heldout|all] [--jobs 2] [--json OUT] [--keep DIR]
-                              [--only ID ...] [--venv .venv] [--aggregates-only]
+                              [--only ID ...] [--venv .venv] [--aggregates-only] [--mirrors DIR]
 
 Contract. Needs `bench/llm/endpoint.py` listening on 127.0.0.1:N. For every session of the split
 (`bench/corpus/gold.json`; transcripts in `bench/corpus/trajectories/` or, rebuilt by
 `bench/corpus/fetch_external.py`, `bench/corpus/external/`): a fresh ACE_HOME and `git init` project,
-a user config that points the LLM reflector at the endpoint, `ace learn --transcript F --project P
+a user config that points the LLM reflector at the endpoint (with `--mirrors DIR`, holding
+`fetch`'s snapshots as DIR/<owner>+<name>/repo, the project is the session's repository as it was
+then: the tree of the last commit of its default branch before the session started, as a user's
+checkout would be — what provenance reads as the project's own files; without a snapshot, or
+without `--mirrors`, an empty repository), `ace learn --transcript F --project P
 --json`, then `ace patterns --json --status all`. A lesson matches a gold lesson as the corpus's scorer
 says (`score.py`'s `matches`: a token of every `must_any` group); junk by its detectors.
 
@@ -83,13 +87,36 @@ def usage(acehome: str) -> dict[str, int]:
     return {"calls": calls, "tokens": tokens}
 
 
-def score_one(traj: dict[str, Any], scorer: Any, ace: str, port: int, keep: str | None) -> dict[str, Any]:
+def checkout(traj: dict[str, Any], mirrors: str | None, proj: str) -> str | None:
+    """The session's repository tree, as of its start, written into `proj`; the commit, or None."""
+    repo = traj.get("repo")
+    git_dir = os.path.join(mirrors, repo.replace("/", "+"), "repo") if mirrors and repo else None
+    started = (traj.get("source") or {}).get("created_at")
+    if not git_dir or not started or not os.path.isdir(git_dir):
+        return None
+    git = ["git", "--git-dir", git_dir, "-c", "core.hooksPath=/dev/null"]
+    found = subprocess.run([*git, "rev-list", "-1", f"--before={started}", "HEAD"], capture_output=True, text=True,
+                           timeout=120)
+    commit = found.stdout.strip()
+    if found.returncode != 0 or not commit:
+        return None
+    archive = subprocess.run([*git, "archive", "--format=tar", commit], capture_output=True, timeout=600)
+    if archive.returncode != 0:
+        return None
+    untar = subprocess.run(["tar", "-x", "--no-same-owner", "-C", proj], input=archive.stdout, capture_output=True,
+                           timeout=600)
+    return commit if untar.returncode == 0 else None
+
+
+def score_one(traj: dict[str, Any], scorer: Any, ace: str, port: int, keep: str | None,
+              mirrors: str | None = None) -> dict[str, Any]:
     tmp = tempfile.mkdtemp(prefix=f"acellm-{traj['id']}-")
     env = env_for(tmp, port)
     proj = os.path.join(tmp, "proj")
     os.makedirs(proj)
     res: dict[str, Any] = {"id": traj["id"], "split": traj["split"], "errors": [], "bullets": [], "lessons": []}
     try:
+        res["tree"] = checkout(traj, mirrors, proj)
         subprocess.run(["git", "init", "-q", "."], cwd=proj, env=env, capture_output=True, timeout=60)
         path = transcript(traj)
         if path is None:
@@ -156,6 +183,7 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
                    "p90": _pct(tokens, 0.9), "max": max(tokens, default=0)},
         "fallback_turns": sum(int(r.get("fallbacks") or 0) for r in results),
         "errors": sum(len(r["errors"]) for r in results),
+        "in_their_repository": sum(1 for r in results if r.get("tree")),
     }
 
 
@@ -169,6 +197,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--only", nargs="+")
     ap.add_argument("--venv", default=os.path.join(ROOT, ".venv"))
     ap.add_argument("--aggregates-only", action="store_true")
+    ap.add_argument("--mirrors", help="repository snapshots (DIR/<owner>+<name>/repo): the project is the session's "
+                                      "repository as it was then")
     args = ap.parse_args(argv)
     scorer, _ = load_scorer()
     ace = os.path.join(os.path.abspath(args.venv), "bin", "ace")
@@ -178,7 +208,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.only:
         trajs = [t for t in trajs if t["id"] in set(args.only)]
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        results = list(pool.map(lambda t: score_one(t, scorer, ace, args.port, args.keep), trajs))
+        results = list(pool.map(lambda t: score_one(t, scorer, ace, args.port, args.keep, args.mirrors), trajs))
     report = {split: summarize([r for r in results if r["split"] == split])
               for split in sorted({r["split"] for r in results})}
     if not args.aggregates_only:

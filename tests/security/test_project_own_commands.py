@@ -230,3 +230,28 @@ def test_a_forged_turn_is_still_held(forged):
     from ace_engine.playbook import safety
 
     assert "addresses the model, not the task" in safety.concerns(forged)
+
+
+def test_a_transcript_from_a_directory_that_is_gone_reads_the_projects_own_files(ace_home, tmp_path):
+    """`ace learn --transcript F --project P` on a session whose directory no longer exists here (a
+    removed worktree, another machine): the project's files are read at P, not at nothing — the tool
+    its manifest declares is the project's, though the session's output named it first."""
+    from ace_engine.learning import transcript_learn
+    from test_learning_transcript import Transcript
+
+    root = tmp_path / "app"
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / "package.json").write_text(json.dumps({"devDependencies": {"vitest": "^1.6.0"}}))
+    t = Transcript(tmp_path / "gone" / "app")
+    t.prompt("make the JS tests pass")
+    t.calls(("c1", "Bash", {"command": "cat package.json"}, '{"devDependencies": {"vitest": "^1.6.0"}}', False))
+    t.calls(("c2", "Bash", {"command": "npx vitest run"}, "Tests: 3 passed", False))
+    path = t.write(tmp_path / "s.jsonl")
+    lesson = "Run the JS tests with `npx vitest run`: `npm test` only lints here."
+    with SQLiteStore() as store:
+        transcript_learn.learn_transcript(store, str(path), identify(str(root)), reflector=_Model([lesson]))
+        (bullet,) = [b for b in store.list_bullets(store.project_id(identify(str(root)).key),
+                                                   statuses=("active", "candidate", "quarantined"))
+                     if b["content"] == lesson]
+    assert bullet["provenance"]["origins"] == {"install:vitest": "project"}
+    not_held(bullet)

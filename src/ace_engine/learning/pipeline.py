@@ -15,6 +15,7 @@ same payload or transcript turn twice changes nothing the second time.
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -181,7 +182,10 @@ def commit(store: Store, playbook: Playbook, cfg: Config, prepared: list[Prepare
                                   "tags": list(reflection.get("tags") or []) + found["tags"]}
         # The origins of the lessons' risky parts, from this trajectory (`origins.py`): the playbook
         # records them, and holds a part first seen in someone else's text for review.
-        root = traj.get("cwd") or (traj.get("project") or {}).get("root")
+        # The project's files are read where they are: the session's directory, else (gone, or a
+        # transcript from another machine) the project's root.
+        root = next((r for r in (traj.get("cwd"), (traj.get("project") or {}).get("root")) if r and os.path.isdir(r)),
+                    None)
         playbook.attribution = origins.Attribution.of(traj, root)
         try:
             stats = curator.curate(item["reflection"], traj, job_id=job_id, learn=item["skip"] is None)
