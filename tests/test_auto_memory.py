@@ -163,7 +163,7 @@ def test_import_reads_regular_notes_once_and_follows_no_symlink(ace_home, git_pr
 
 
 @pytest.mark.parametrize("enabled", [True, False, None])
-def test_install_and_doctor_leave_auto_memory_as_it_was(ace_home, git_project, tmp_path, enabled):
+def test_install_doctor_and_uninstall_leave_auto_memory_as_it_was(ace_home, git_project, tmp_path, enabled):
     home = tmp_path / "home"
     (home / ".claude").mkdir(parents=True)
     (git_project / ".claude").mkdir()
@@ -179,4 +179,23 @@ def test_install_and_doctor_leave_auto_memory_as_it_was(ace_home, git_project, t
         settings = json.loads(path.read_text())
         assert settings.get("autoMemoryEnabled", "absent") == ("absent" if enabled is None else enabled), path
         assert "hooks" in settings, f"{path}: the install did write there"
+    for args in (("uninstall",), ("uninstall", "--local"), ("uninstall", "--user")):
+        run_ace(*args, cwd=git_project, env=env, process=True)
+    for path in paths:
+        settings = json.loads(path.read_text())
+        assert settings.get("autoMemoryEnabled", "absent") == ("absent" if enabled is None else enabled), path
 
+
+
+def test_a_transcripts_memory_notes_are_learned_once(ace_home, git_project):
+    """A real session of the corpus whose agent saved two notes: the specific one is a lesson, the
+    open to-do (nothing specific in it) is rejected by the quality filter; learning it again adds nothing."""
+    transcript = os.path.join(os.path.dirname(__file__), "..", "bench", "corpus", "trajectories",
+                              "flutterdocker-7azh91.jsonl")
+    for _ in range(2):
+        proc = run_ace("learn", "--transcript", transcript, "--project", git_project, "--heuristic", "--json",
+                       process=True)
+        assert proc.returncode == 0, proc.stderr
+        notes = [b for b in bullets(ace_home) if json.loads(b["provenance"]).get("kind") == "auto_memory"]
+        assert [b["content"][:47] for b in notes] == ["renovate-config-validator is a syntax gate only"]
+        assert json.loads(notes[0]["provenance"])["files"][0].endswith("/memory/feedback_renovate_validator_limits.md")

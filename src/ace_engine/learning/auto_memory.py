@@ -174,7 +174,8 @@ def import_directory(store: Store, project: Project, directory: str, *, cfg: Con
         return result
     found = fresh
     trajectory: Trajectory = {
-        "task": "", "prompts": [], "trajectory": [], "result": {"success": None, "output": "", "summary": ""}, "playbook_used": [], "cited": [], "git": {},
+        "task": "", "prompts": [], "trajectory": [], "result": {"success": None, "output": "", "summary": ""},
+        "playbook_used": [], "cited": [], "git": {},
         "agent_id": "", "files": [], "files_read": [], "interrupted": False, "source": "import",
         "tool_event_ids": [], "session_id": f"claude-memory:{directory}", "cwd": project.root}
     with store.transaction():
