@@ -69,7 +69,7 @@ def configured_directory() -> "str | None":
 
     try:
         value = json.loads(text).get("autoMemoryDirectory")
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):  # not an object, or nested past the parser
         return None
     if not isinstance(value, str) or not (value.startswith("/") or value.startswith("~/")):
         return None
