@@ -1,6 +1,7 @@
 """`ace import --from claude-mem [PATH]`: a claude-mem user's history brought in (the work is
 `learning.claude_mem_import`'s; this is its command line: the default path, a progress bar, the
-summary, `--dry-run`, `--json`).
+summary, `--dry-run`, `--json`). `ace import --claude-memory [DIR]`: Claude Code's auto memory
+directory of this repository read once (`learning.auto_memory.import_directory`).
 
 Cost: imports rich only for the progress bar on a terminal."""
 
@@ -69,3 +70,28 @@ def _with_progress(store, path, only, dry_run):
         return claude_mem_import.import_claude_mem(
             store, path, run_dir=os.getcwd(), only=only, dry_run=dry_run,
             on_session=lambda done, total: progress.update(bar, completed=done, total=total))
+
+
+def run_claude_memory(directory: str | None, project_dir: str | None, dry_run: bool, as_json: bool) -> None:
+    """`ace import --claude-memory [DIR]`: DIR, else this repository's auto memory directory."""
+    from ..core import auto_memory as where
+    from ..learning import auto_memory
+
+    project = project_of(project_dir)
+    if directory is None:
+        directory = next((d for d in where.directories(project.main_root, project.root) if os.path.isdir(d)), None)
+        if directory is None:
+            fail(f"no Claude Code auto memory found for {project.root} (looked in "
+                 f"{', '.join(where.directories(project.main_root, project.root))}); give its DIR")
+    if not os.path.isdir(directory):
+        fail(f"{directory} is not a directory")
+    with open_store() as store:
+        result = auto_memory.import_directory(store, project, directory, dry_run=dry_run)
+    if as_json:
+        return emit_json(result)
+    say("{} {} from {} ({}).", "Would read" if dry_run else "Read", plural(result["notes"], "note"),
+        result["directory"], plural(result["lessons"], "lesson"))
+    if not dry_run:
+        say("{} added as candidates, {} updated, {} already in the playbook, {} held back by the safety policy, "
+            "{} rejected by the quality filter.", plural(result["created"], "lesson"), result["updated"],
+            result["already"], result["quarantined"], result["rejected"])

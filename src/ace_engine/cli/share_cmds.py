@@ -65,17 +65,20 @@ def export_cmd(output, force, all_projects, project_dir, as_json):
 
 
 @click.command("import")
-@click.argument("file", required=False, type=click.Path(dir_okay=False))
+@click.argument("file", required=False, type=click.Path())
 @click.option("--trust", is_flag=True,
               help="Believe the file's status, scope (global) and counters: only for a file you vouch for, "
                    "such as your own export. Flagged lessons are quarantined all the same.")
 @click.option("--from", "source", type=click.Choice(import_cmds.SOURCES), default=None,
               help="Bring in another memory tool's history instead: FILE is its database (claude-mem: "
                    "~/.claude-mem/claude-mem.db by default).")
-@click.option("--dry-run", is_flag=True, help="With --from: read everything and say what would come, write nothing.")
+@click.option("--claude-memory", "claude_memory", is_flag=True,
+              help="Read Claude Code's auto memory once: FILE is its directory (default: this repository's).")
+@click.option("--dry-run", is_flag=True, help="With --from or --claude-memory: read everything and say what would "
+                                              "come, write nothing.")
 @project_option
 @json_option
-def import_cmd(file, trust, source, dry_run, project_dir, as_json):
+def import_cmd(file, trust, source, claude_memory, dry_run, project_dir, as_json):
     """Import bullets from FILE: an `ace export`, or a JSON list of {content, section, domain?,
     helpful?, harmful?} objects. A file can come from anyone, so by default only its lessons'
     words, section and domains are taken: each comes in as a new lesson of this project with zero
@@ -87,7 +90,14 @@ def import_cmd(file, trust, source, dry_run, project_dir, as_json):
     observations, found by the MCP search_history), their summaries and, from its observations of
     fixes, gotchas and decisions, candidate lessons — each into the project it belongs to (the
     repository you run it in, or one ace-engine knows, by name; --project: only that one). The
-    database is opened read-only; --dry-run writes nothing."""
+    database is opened read-only; --dry-run writes nothing.
+
+    `ace import --claude-memory [DIR]` reads Claude Code's auto memory notes (MEMORY.md and its
+    topic files; regular files only, no symlink followed) once, as candidate lessons."""
+    if claude_memory:
+        if source or trust:
+            fail("--claude-memory goes alone (not with --from or --trust): its notes always come in as candidates")
+        return import_cmds.run_claude_memory(file, project_dir, dry_run, as_json)
     if source:
         if trust:
             fail("--trust is for playbook files; a claude-mem import always comes in as candidates")

@@ -19,6 +19,10 @@ session picks it up). The order it is given (`retrieval.search.top`: value) is k
 "Recent" is the sessions of the lessons updated last (`list_bullets(order="recent")`), and the
 open ends are the newest summaries' (`recent_summaries`, whatever their age: the continuity block
 has its own age rule). Cost: two indexed queries of at most `WINDOW` rows; stdlib only.
+
+`unremembered` then drops what Claude Code's auto memory already put in the context: a lesson whose
+text MEMORY.md's loaded head holds, or one learned from a note that head links
+(`core/auto_memory.Loaded.holds`). Cost: one bounded read of MEMORY.md (≤ 25 KB) per directory.
 """
 
 import re
@@ -90,3 +94,20 @@ def select(store: "Store", project_id: "int | None", session_id: "str | None",
         elif (b.get("helpful") or 0) + (b.get("helpful_explicit") or 0) > 0:
             second.append(b)
     return first + second
+
+
+def unremembered(bullets: "list[Bullet]", *roots: "str | None") -> "list[Bullet]":
+    """`bullets` without those MEMORY.md already gives this session (module doc)."""
+    from ..core.auto_memory import loaded
+
+    memory = loaded(*roots)
+    if not memory:
+        return bullets
+    kept = []
+    for b in bullets:
+        prov = b.get("provenance") if isinstance(b.get("provenance"), dict) else {}
+        files = prov.get("files") if prov.get("kind") == "auto_memory" else None
+        note = str(files[0]) if isinstance(files, list) and files else None
+        if not memory.holds(str(b.get("content") or ""), note):
+            kept.append(b)
+    return kept

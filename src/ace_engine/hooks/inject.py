@@ -124,9 +124,10 @@ def session_start(ctx: Context, source: str | None) -> str | None:
     # A resumed conversation holds the recent context it started with; startup and clear get it.
     recent, used = ("", 0) if source == "resume" else _recent_context(ctx, cfg["inject.session_start_tokens"])
     in_context = _shown_ids(ctx)  # e.g. the block recalled after a compaction
-    from .digest import select  # this repository's recent failures and open ends first (issue 27)
+    from .digest import select, unremembered  # recent failures and open ends first; not what MEMORY.md says
 
     bullets = select(store, ctx.project_id, session_id, top(store, ctx.project_id, 40, cfg=cfg), in_context)
+    bullets = unremembered(bullets, ctx.project.main_root, ctx.project.root)
     text, shown = render_digest(bullets, _rest(cfg["inject.session_start_tokens"], used, recent, MAX_CHARS))
     _record(ctx, "SessionStart", shown)
     return _joined(recent, text)

@@ -28,7 +28,7 @@ from ..observe import commands, git_context, origins, tasks
 from ..observe import trajectory as traj_mod
 from ..playbook.playbook import Playbook
 from ..retrieval import situations
-from . import gates, pattern_lessons
+from . import auto_memory, gates, pattern_lessons
 from .curator import Curator
 from .reflector import ReflectorError, normalize
 from .reflector_choice import get_reflector, heuristic
@@ -178,7 +178,8 @@ def commit(store: Store, playbook: Playbook, cfg: Config, prepared: list[Prepare
             found = pattern_lessons.reflection(store, playbook.project_id, traj, cfg, now)
             reflection = item["reflection"]
             item["reflection"] = {**reflection,
-                                  "candidates": list(reflection.get("candidates") or []) + found["candidates"],
+                                  "candidates": list(reflection.get("candidates") or []) + found["candidates"]
+                                  + auto_memory.candidates(traj),  # the agent's own memory notes
                                   "tags": list(reflection.get("tags") or []) + found["tags"]}
         # The origins of the lessons' risky parts, from this trajectory (`origins.py`): the playbook
         # records them, and holds a part first seen in someone else's text for review.
