@@ -8,7 +8,8 @@ Contract. For every repository with several sessions in the chosen set (the grow
 `bench/corpus/gold.json`; the shared dev set, `../shared/learning-corpus/dev/gold.json`; or both,
 merged by repository), its sessions are replayed in the order they happened (`source.created_at`,
 else the transcript's first timestamp) with one fresh ACE_HOME and `git init` project per
-repository, the way a user lives them:
+repository, the way a user lives them — by the package's replay (`ace_engine.experiment.replay`,
+the one `ace replay` runs on a user's own transcripts; this file adds the gold lessons' judgement):
 
 1. session start: the real SessionStart hook (`startup`), as the process `ace install` writes into
    Claude Code's settings (`integrations.claude_settings.hook_argv`, asked in the replayed venv, so
@@ -30,7 +31,10 @@ repositories not in the dev set; dev) and ecosystem:
 - noise: injected lesson lines that match no gold lesson of that session (per session: their mean);
 - tokens: the estimated tokens of everything injected (`core.fmt.estimate_tokens`, as the hooks count);
 - missed because: for a recurring moment not spared, where its lesson stood at the session's start
-  (`ace patterns --status all`): active but not injected, a candidate, quarantined, archived, not learned.
+  (the playbook then, every status): active but not injected, a candidate, quarantined, archived, not learned;
+- captured (under each figure's `captured`): the same measures judged on the transcripts' own
+  failures instead of gold lessons (`experiment/replay_score.py`) — what `ace replay` reports for a
+  user's repository, so the two give the same figure on the same sessions.
 
 Held-out figures are written as aggregates only (no per-session lines): nothing is tuned on them.
 
@@ -44,11 +48,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from collections import Counter, defaultdict
 from concurrent.futures import ThreadPoolExecutor
@@ -60,28 +61,20 @@ sys.path.insert(0, HERE)
 
 from learning_quality import candidate_dirs, load_scorer  # noqa: E402  (bench/ is not a package)
 
+try:
+    import ace_engine  # noqa: F401  (the venv's, when this runs in one)
+except ImportError:
+    sys.path.insert(0, os.path.join(ROOT, "src"))
+from ace_engine.experiment import replay as core  # noqa: E402
+from ace_engine.experiment import replay_score  # noqa: E402
+
 CORPUS = os.path.join(HERE, "corpus")
-LINE = re.compile(r"^- \[(ctx-[0-9a-z]+)[^\]]*\]\s?(.*)$")  # one lesson line of an injected block
-HOOK_TIMEOUT = 60
-LEARN_TIMEOUT = 900
 
 SCORER, SCORER_PATH = load_scorer()
 matches = SCORER.matches  # the corpus's one match rule
 
 
 # -- the sessions ---------------------------------------------------------------------------------
-
-def _first_timestamp(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                m = re.search(r'"timestamp"\s*:\s*"([^"]+)"', line)
-                if m:
-                    return m.group(1)
-    except OSError:
-        pass
-    return ""
-
 
 def sessions(set_name: str, corpus: str = CORPUS) -> tuple[list[dict[str, Any]], list[str]]:
     """Every session of the set whose transcript is here, with its split label and time key."""
@@ -109,7 +102,7 @@ def sessions(set_name: str, corpus: str = CORPUS) -> tuple[list[dict[str, Any]],
         split = traj.get("split") or "dev"
         if split == "heldout" and not traj.get("repo_in_dev_set"):
             split = "strict_heldout"  # also counted under heldout
-        when = (traj.get("source") or {}).get("created_at") or _first_timestamp(path)
+        when = (traj.get("source") or {}).get("created_at") or core.first_timestamp(path)
         out.append({"id": traj["id"], "repo": traj["repo"], "ecosystem": traj.get("ecosystem") or "unknown",
                     "split": split, "set": set_name, "path": path, "when": when, "lessons": traj.get("lessons") or []})
     return out, notes
@@ -122,43 +115,17 @@ def by_repository(items: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]
     return {r: sorted(v, key=lambda s: (s["when"], s["id"])) for r, v in sorted(repos.items()) if len(v) > 1}
 
 
-def opening_prompts(path: str) -> tuple[str | None, list[str]]:
-    """(session id, the user's prompts typed before the main agent's first tool call)."""
-    from ace_engine.observe import transcript
-
-    parsed = transcript.parse_file(path)
-    main = next((a for a in parsed["agents"] if not a.get("agent_id")), None)
-    if main is None:
-        return parsed.get("session_id"), []
-    first_tool = min((float(e.get("created_at") or 0) for e in main["events"]), default=None)
-    prompts = []
-    for m in main["messages"]:
-        if m.get("role") != "user" or m.get("by", "user") != "user" or not (m.get("text") or "").strip():
-            continue
-        at = m.get("created_at")
-        if first_tool is not None and (at is None or float(at) >= first_tool):
-            break
-        prompts.append(m["text"])
-        if first_tool is None or at is None:
-            break  # no clock to order by: the opening prompt only
-    return parsed.get("session_id"), prompts
-
-
-# -- one repository ---------------------------------------------------------------------------------
+# -- one repository: the package's replay (ace_engine.experiment.replay), judged on the gold lessons ---------
 
 LLM_PORT: int | None = None  # --llm-port: learn with the LLM reflector through bench/llm/endpoint.py
+injected_lines = core.injected_lines
 
 
-def _env(tmp: str) -> dict[str, str]:
-    env = SCORER._env(tmp)  # the scorer's isolation (ACE_HOME, ACE_CONFIG, XDG dirs, git identity)
-    env["HOME"] = os.path.join(tmp, "home")
-    os.makedirs(env["HOME"], exist_ok=True)
-    if LLM_PORT:
-        with open(env["ACE_CONFIG"], "w", encoding="utf-8") as fh:
-            fh.write(f'[llm]\nprovider = "openai"\nmodel = "replay"\nbase_url = "http://127.0.0.1:{LLM_PORT}/v1"\n'
-                     "max_calls_per_day = 0\nmax_tokens_per_day = 0\ntimeout_s = 60\n")
-        env["OPENAI_API_KEY"] = "not-needed"
-    return env
+def _llm_config() -> str:
+    if not LLM_PORT:
+        return ""
+    return (f'[llm]\nprovider = "openai"\nmodel = "replay"\nbase_url = "http://127.0.0.1:{LLM_PORT}/v1"\n'
+            "max_calls_per_day = 0\nmax_tokens_per_day = 0\ntimeout_s = 60\n")
 
 
 def installed_hook(python: str) -> list[str]:
@@ -169,26 +136,6 @@ def installed_hook(python: str) -> list[str]:
     argv = json.loads(subprocess.run([python, "-c", code], capture_output=True, text=True, check=True,
                                      timeout=60).stdout)
     return [python] + argv[1:-1]
-
-
-def hook(argv: list[str], event: str, payload: dict[str, Any], env: dict[str, str], cwd: str) -> dict[str, Any]:
-    """One real hook process; its parsed answer ({} when it printed nothing)."""
-    proc = subprocess.run(argv + [event], input=json.dumps(payload), capture_output=True, text=True,
-                          env=env, cwd=cwd, timeout=HOOK_TIMEOUT)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{event} hook exited {proc.returncode}: {proc.stderr[-300:]}")
-    out = proc.stdout.strip()
-    return json.loads(out) if out else {}
-
-
-def injected_lines(text: str) -> list[tuple[str, str]]:
-    """(bullet id, lesson text) of every lesson line in injected blocks."""
-    found = []
-    for raw in (text or "").splitlines():
-        m = LINE.match(raw.strip())
-        if m:
-            found.append((m.group(1), m.group(2)))
-    return found
 
 
 def score_session(s: dict[str, Any], earlier: list[dict[str, Any]], lines: list[tuple[str, str]]) -> dict[str, Any]:
@@ -211,73 +158,37 @@ def score_session(s: dict[str, Any], earlier: list[dict[str, Any]], lines: list[
 STATUS_ORDER = ("active", "candidate", "quarantined", "archived")
 
 
-def diagnose(s: dict[str, Any], scored: dict[str, Any], ace: str, proj: str, env: dict[str, str]) -> dict[str, str]:
-    """For each recurring moment not spared, where its lesson stood at the session's start: `active`
-    (learned and injectable, but not injected), `candidate` (waiting to recur), `quarantined`,
-    `archived`, or `not learned` (no bullet of the playbook matches it)."""
+def diagnose(s: dict[str, Any], scored: dict[str, Any], lessons: list[dict[str, Any]]) -> dict[str, str]:
+    """For each recurring moment not spared, where its lesson stood at the session's start
+    (`lessons`: the playbook then, every status): `active` (learned and injectable, but not
+    injected), `candidate` (waiting to recur), `quarantined`, `archived`, or `not learned`."""
     missed = [L for L in s["lessons"] if L["id"] in scored["recurring"] and L["id"] not in scored["spared"]]
-    if not missed:
-        return {}
-    rc, out, _ = SCORER._run([ace, "patterns", "--json", "--status", "all", "--limit", "5000"], proj, env, 120)
-    bullets = (SCORER._json(out) or {}).get("patterns") or [] if rc == 0 else []
     why = {}
     for L in missed:
-        found = {b.get("status") for b in bullets if isinstance(b, dict) and matches(b.get("content") or "",
-                                                                                     L.get("must_any"))}
+        found = {b["status"] for b in lessons if matches(b.get("content") or "", L.get("must_any"))}
         why[L["id"]] = next((st for st in STATUS_ORDER if st in found), "not learned")
     return why
 
 
 def replay_repo(repo: str, items: list[dict[str, Any]], ace: str, hook_cmd: list[str]) -> list[dict[str, Any]]:
-    from ace_engine.core.fmt import estimate_tokens
+    """The repository's sessions through `core.replay`, each judged on its gold lessons too."""
+    by_id = {s["id"]: (k, s) for k, s in enumerate(items)}
 
-    tmp = tempfile.mkdtemp(prefix="acereplay-")
-    env = _env(tmp)
-    proj = os.path.join(tmp, "proj")
-    os.makedirs(proj)
-    results = []
-    try:
-        subprocess.run(["git", "init", "-q", "."], cwd=proj, env=env, check=True, timeout=60)
-        for k, s in enumerate(items):
-            started = time.time()
-            errors: list[str] = []
-            _, prompts = opening_prompts(s["path"])
-            sid = f"replay-{s['id']}"  # its own id: parts of one real session are replayed as sessions
-            base = {"session_id": sid, "transcript_path": s["path"], "cwd": proj, "permission_mode": "default"}
-            texts: list[str] = []
-            notices: list[str] = []
-            try:
-                ans = hook(hook_cmd, "SessionStart", {**base, "hook_event_name": "SessionStart", "source": "startup"},
-                           env, proj)
-                texts.append((ans.get("hookSpecificOutput") or {}).get("additionalContext") or "")
-                if ans.get("systemMessage"):
-                    notices.append(ans["systemMessage"])
-                for p in prompts:
-                    ans = hook(hook_cmd, "UserPromptSubmit", {**base, "hook_event_name": "UserPromptSubmit",
-                                                             "prompt": p}, env, proj)
-                    texts.append((ans.get("hookSpecificOutput") or {}).get("additionalContext") or "")
-            except (RuntimeError, subprocess.TimeoutExpired, ValueError) as exc:
-                errors.append(str(exc)[:300])
-            lines = injected_lines("\n".join(texts))
-            scored = score_session(s, items[:k], lines)
-            scored["missed"] = diagnose(s, scored, ace, proj, env)
-            learn_s = time.time()
-            how = [] if LLM_PORT else ["--heuristic"]
-            for argv in ([ace, "learn", "--transcript", s["path"], "--project", proj, *how, "--json"],
-                         [ace, "learn", "--project", proj, *how, "--json", "--wait", "0"]):
-                rc, _, err = SCORER._run(argv, proj, env, LEARN_TIMEOUT)
-                if rc != 0:
-                    errors.append(f"{argv[1]} rc={rc}: {err.strip()[-300:]}")
-            results.append({
-                "id": s["id"], "repo": repo, "ecosystem": s["ecosystem"], "split": s["split"], "set": s["set"],
-                "order": k, "prompts": len(prompts), "gold": len(s["lessons"]),
-                "lines": [t for _, t in lines], "notices": notices,
-                "tokens": sum(estimate_tokens(t) for t in texts if t), **scored, "errors": errors,
-                "learn_seconds": round(time.time() - learn_s, 2), "seconds": round(time.time() - started, 2),
-            })
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return results
+    def gold(session: Any, k: int, lines: Any, lessons: Any) -> dict[str, Any]:
+        s = by_id[session["id"]][1]
+        scored = score_session(s, items[:k], list(lines))
+        scored["missed"] = diagnose(s, scored, list(lessons))
+        return scored
+
+    rows = core.replay([{"id": s["id"], "path": s["path"], "when": s["when"]} for s in items], ace=[ace],
+                       hook=hook_cmd, offline=not LLM_PORT, config_text=_llm_config(), judge=gold,
+                       env={**os.environ, "OPENAI_API_KEY": "not-needed"} if LLM_PORT else None)
+    out = []
+    for row in rows:
+        s = by_id[row["id"]][1]
+        out.append({"id": s["id"], "repo": repo, "ecosystem": s["ecosystem"], "split": s["split"], "set": s["set"],
+                    "gold": len(s["lessons"]), **{k: v for k, v in row.items() if k not in ("id", "path")}})
+    return out
 
 
 # -- figures ------------------------------------------------------------------------------------------
@@ -296,7 +207,8 @@ def figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "lines": lines, "noise_lines": noise, "noise_per_session": round(noise / n, 2) if n else None,
             "tokens": tokens, "tokens_per_session": round(tokens / n, 1) if n else None,
             "errors": sum(len(r["errors"]) for r in rows),
-            "missed_because": dict(sorted(Counter(w for r in rows for w in r["missed"].values()).items()))}
+            "missed_because": dict(sorted(Counter(w for r in rows for w in r["missed"].values()).items())),
+            "captured": replay_score.figures(rows)}
 
 
 def report(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -356,7 +268,8 @@ def public(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             out.append({"id": r["id"], "split": r["split"], "ecosystem": r["ecosystem"],
                         "recurring": len(r["recurring"]), "spared": len(r["spared"]), "lines": len(r["lines"]),
                         "noise": len(r["noise"]), "missed_because": sorted(r["missed"].values()),
-                        "tokens": r["tokens"], "errors": len(r["errors"])})
+                        "tokens": r["tokens"], "errors": len(r["errors"]),
+                        "captured": {k: len(v) for k, v in r["captured"].items()}})
         else:
             out.append(r)
     return out

@@ -29,6 +29,7 @@ from . import (
     playbook_edit_cmds,
     recent_cmds,
     remote_cmds,
+    replay_cmd,
     server_cmds,
     setup_cmds,
     share_cmds,
@@ -43,7 +44,7 @@ SECTIONS = (
     ("The playbook", ("search", "patterns", "top", "show", "domains", "add", "edit", "tag", "keep", "rm", "review",
                       "bootstrap", "recall", "clear")),
     ("Sessions and learning", ("sessions", "session", "recent", "events", "learn", "jobs", "stats", "log", "gc",
-                               "embed", "experiment", "report")),
+                               "embed", "experiment", "report", "replay")),
     ("Sharing", ("export", "import", "sync", "remote", "push", "pull", "server", "ui")),
     ("Inside Claude Code", ("mcp", "statusline", "hook", "cache")),
     ("Settings and shell", ("config", "trust", "completion")),
@@ -142,6 +143,6 @@ def completion_cmd(shell: str) -> None:
 
 for module in (setup_cmds, capture_cmds, playbook_cmds, playbook_edit_cmds, share_cmds, learning_cmds, history_cmds,
                recent_cmds, bootstrap_cmd, demo_cmd, experiment_cmds, trust_cmd, remote_cmds, server_cmds, ui_cmd,
-               mcp_cmd):
+               mcp_cmd, replay_cmd):
     for command in module.COMMANDS:
         cli.add_command(command)

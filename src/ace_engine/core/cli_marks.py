@@ -38,6 +38,8 @@ READS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
     # `--all` shows every repository's figures: another project's data.
     "report": ({"--all": REFUSE, "--min-sessions": VALUE, **_PROJECT, **_JSON}, ()),
     "experiment status": ({**_JSON}, ()),
+    # Reads this project's transcripts; learns in a throwaway home it removes. `--model` spends model calls.
+    "replay": ({"--limit": VALUE, "--model": REFUSE, **_PROJECT, **_JSON}, ()),
     "search": ({"--k": VALUE, "--domain": VALUE, "--exclude-domain": VALUE, "--threshold": VALUE,
                 "--mode": VALUE, "--stdin": FLAG, **_PROJECT, **_JSON, **_WIDE}, (TEXT,)),
     "patterns": ({"--section": VALUE, "--min-helpful": VALUE, "--domain": VALUE, "--status": VALUE,
