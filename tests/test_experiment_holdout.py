@@ -171,3 +171,43 @@ def test_experiment_start_warns_of_lessons_synced_into_agent_files(ace_home, git
     started = ace("experiment", "start", "--share", "0.2", cwd=str(git_project))
     assert started.exit_code == 0 and "CLAUDE.md holds the lessons `ace sync` wrote" in started.output
     assert "ace sync --remove" in started.output
+
+
+def _codex_session(cwd, session_id, env=None):
+    """Every Codex event that may add context (`hooks.agents.CONTEXT_EVENTS`), in one session after its
+    start: a prompt, a patch to a file of the database domain, a failed and a passing command.
+    What each put into the context. As in `_claude_session`, the start is `session_id`'s and the rest
+    run in `session_id`-p, which had no digest (the later hooks never repeat a lesson it showed)."""
+    patch = ("*** Begin Patch\n*** Update File: src/db/migrations/env.py\n@@\n-print('hi')\n+print('hello')\n"
+             "*** End Patch\n")
+    steps = [("SessionStart", CODEX["SessionStart"], {}),
+             ("UserPromptSubmit", CODEX["UserPromptSubmit"],
+              {"prompt": "The login returns 401 after the JWT expires, fix it"}),
+             ("PreToolUse", CODEX["PreToolUse:apply_patch:ok"], {"tool_input": {"command": patch}}),
+             ("PostToolUse", CODEX["PostToolUse:apply_patch:ok"], {"tool_input": {"command": patch}}),
+             ("PreToolUse", CODEX["PreToolUse:Bash:fail"], {}),
+             ("PostToolUse", CODEX["PostToolUse:Bash:fail"], {}),
+             ("PostToolUse", CODEX["PostToolUse:Bash:ok"], {})]
+    out = []
+    for n, (event, sample, override) in enumerate(steps):
+        data = {**real(sample, cwd), **override, "session_id": session_id if n == 0 else f"{session_id}-p"}
+        if "tool_use_id" in data:
+            data["tool_use_id"] = f"{session_id}-{n}"
+        code, stdout, stderr = run_agent("codex", event, data, cwd, env=env)
+        assert code == 0, stderr
+        answer = json.loads(stdout) if stdout.strip() else {}
+        out.append((event, (answer.get("hookSpecificOutput") or {}).get("additionalContext") or ""))
+    return out
+
+
+def test_a_held_out_codex_session_gets_nothing_from_any_codex_hook(seeded, ace_home, git_project):  # noqa: F811
+    held = _codex_session(git_project, "codex-held", env=HOLD_ALL)
+    assert all(context == "" for _, context in held), held
+    assert not _rows(ace_home, "SELECT * FROM injections WHERE session_id LIKE 'codex-held%'")
+    assert [r["arm"] for r in _rows(ace_home, "SELECT arm FROM experiment_arms WHERE session_id LIKE 'codex-held%' "
+                                              "ORDER BY session_id")] == [HOLDOUT, HOLDOUT]
+    captured = _rows(ace_home, "SELECT tool_name FROM tool_events WHERE session_id = 'codex-held-p'")
+    assert len(captured) == 3, "capture goes on"
+    # The same session outside the holdout: its start, its prompt and the patch into another domain inject.
+    shown = _codex_session(git_project, "codex-free")
+    assert {event for event, context in shown if context} >= {"SessionStart", "UserPromptSubmit", "PreToolUse"}, shown
