@@ -209,6 +209,29 @@ def test_fixed_failures_commits_and_kinds_of_change(repo):
     assert "Fixed along the way: `npm run build` (" in text and 'Commits: 1a2b3c4 "Fix the build"' in text  # quoted: words the user didn't write
 
 
+def test_a_push_retried_with_set_upstream_is_fixed_and_quoted_as_git_printed_it(repo):
+    """git's `fatal:` line is quoted as git printed it (the error signature reads it as `error:`), and a
+    push that failed then passed with `--set-upstream` was retried: not "Failed, not retried"."""
+    for sid in ("sess-0001", "sess-0002"):  # two sessions whose ids share their first 8 characters
+        s = Session(repo, sid)
+        s.start()
+        s.prompt("push this branch")
+        s.bash("git push", error="Exit code 128\nfatal: The current branch feat has no upstream branch.\n"
+                                 "To push the current branch and set the remote as upstream, use\n\n"
+                                 "    git push --set-upstream origin feat\n")
+        s.bash("git push --set-upstream origin feat", stdout="branch 'feat' set up to track 'origin/feat'.\n")
+        s.stop("Pushed.")
+        summarise(repo, sid)
+    block = block_of(start(repo, "s-next"))
+    assert "Failed, not retried" not in block, block
+    assert 'Fixed along the way: `git push` (it printed "fatal: The current branch feat has no upstream branch.")' \
+        in block, block
+    assert "error: The current branch" not in block
+    headings = [line for line in block.splitlines() if line.startswith("## ")]
+    assert len(headings) == 2 and headings[0] != headings[1], headings
+    assert {h.rsplit("session ", 1)[1] for h in headings} == {"sess-0001", "sess-0002"}
+
+
 @pytest.mark.parametrize("steps", ["greeting", "question"])
 def test_nothing_to_carry_over_gives_no_block(repo, steps):
     s = Session(repo, "s-quiet")

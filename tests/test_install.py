@@ -91,6 +91,26 @@ def test_malformed_settings_refused_untouched(ace_home, git_project, content):
     assert not (git_project / ".claude" / "settings.json.ace-backup").exists()
 
 
+def test_doctor_and_status_name_an_invalid_settings_file_not_a_reinstall(ace_home, git_project):
+    """`ace install` refuses a settings file that is not valid JSON, so "run `ace install`" is the wrong
+    advice: doctor and status name the file, the JSON error and where it is (line and column)."""
+    settings = git_project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{\n  "permissions": {"allow": ["Bash(ls)"],}\n}\n')  # a trailing comma, line 2
+    doctor = ace("doctor", "--offline", cwd=git_project)
+    assert doctor.returncode == 1
+    line = next(line for line in doctor.stdout.splitlines() if "settings (project)" in line)
+    assert "FAIL" in line and str(settings) in doctor.stdout and "not valid JSON (line 2, column" in doctor.stdout
+    assert "fix the JSON" in doctor.stdout and "no ace-engine hooks" not in doctor.stdout
+    checks = json.loads(ace("doctor", "--offline", "--json", cwd=git_project).stdout)["checks"]
+    assert not any(c["check"] == "hooks" for c in checks)
+    status = ace("status", cwd=git_project)
+    assert "off (run `ace install`)" not in status.stdout
+    assert str(settings) in status.stdout and "not valid JSON (line 2, column" in status.stdout
+    report = json.loads(ace("status", "--json", cwd=git_project).stdout)
+    assert report["unreadable_settings"][0]["path"] == str(settings)
+
+
 def test_scopes(ace_home, git_project, tmp_path):
     home = tmp_path / "home"
     home.mkdir()

@@ -54,6 +54,19 @@ def hook_installs(project_root: str) -> list[dict]:
     return found
 
 
+def unreadable_settings(project_root: str) -> list[dict]:
+    """[{scope, path, error}] for the settings files that exist but cannot be used (not valid JSON,
+    not an object…): Claude Code cannot read their hooks either, and `ace install` refuses them, so
+    the fix is the file, not a re-install. The error names the file, and the line and column."""
+    bad = []
+    for scope, path in settings_locations(project_root):
+        try:
+            claude_settings.load(path)
+        except claude_settings.SettingsError as exc:
+            bad.append({"scope": scope, "path": path, "error": str(exc).split(". Nothing was changed")[0]})
+    return bad
+
+
 def status(project_dir: str) -> dict:
     project = identify(project_dir)
     installs = hook_installs(project.root)
@@ -63,6 +76,7 @@ def status(project_dir: str) -> dict:
     report: dict[str, Any] = {
         "project": {"root": project.root, "remote": project.remote, "name": project.name, "key": project.key},
         "enabled": bool(installs) or plugin_enabled() or any(a["events"] for a in agents),
+        "unreadable_settings": unreadable_settings(project.root),
         "agents": agents,
         "installs": [{k: v for k, v in i.items() if k != "commands"} for i in installs],
         "plugin_enabled": plugin_enabled(),
@@ -299,6 +313,14 @@ def _hook_checks(project_root: str) -> list[Check]:
     installs = hook_installs(project_root)
     plugin = plugin_enabled()
     extra = doctor_checks.plugin_checks(plugin, [(i["scope"], i["path"]) for i in installs])
+    # A settings file Claude Code cannot parse: its hooks (ours or not) do not run, and `ace install`
+    # would refuse it, so the fix is to repair the file.
+    extra = [Check(f"settings ({bad['scope']})", False, bad["error"],
+                   f"fix the JSON at the place named (or move the file aside), then `ace install"
+                   f"{'' if bad['scope'] == 'project' else ' --' + bad['scope']}`")
+             for bad in unreadable_settings(project_root)] + extra
+    if not installs and not plugin and any(c.name.startswith("settings (") for c in extra):
+        return extra
     if not installs:
         if plugin:
             return [Check("hooks", True, "installed through the ace-engine Claude Code plugin"), *extra]

@@ -171,10 +171,16 @@ def status(project_dir, as_json):
     if as_json:
         return emit_json(report)
     p = report["project"]
+    unreadable = report.get("unreadable_settings") or []
     if report["enabled"]:
         say("Project [bold]{}[/] ({}): [green]on[/]", p["name"], p["root"])
+    elif unreadable:
+        say("Project [bold]{}[/] ({}): [red]off[/] (a settings file Claude Code cannot read: fix it, then "
+            "`ace install`)", p["name"], p["root"])
     else:
         say("Project [bold]{}[/] ({}): [red]off[/] (run `ace install`)", p["name"], p["root"])
+    for bad in unreadable:
+        say("  [red]{}[/]", bad["error"])
     for install_ in report["installs"]:
         say("  hooks in {} ({})", install_["path"], plural(len(install_["events"]), "event"))
     if report["plugin_enabled"]:

@@ -78,12 +78,24 @@ def _priority(line: str) -> int:
     return _OTHER
 
 
-def _entry(row: "dict[str, Any]", now: float) -> "tuple[str, list[tuple[int, str]]]":
+def short_ids(ids: "Sequence[str]", least: int = 8) -> "dict[str, str]":
+    """Each id cut to `least` characters, or longer where that would make two of them read the same
+    (`sess-0001` and `sess-0002` are not both `sess-000`)."""
+    out = {}
+    for sid in ids:
+        n = least
+        while n < len(sid) and any(o != sid and o[:n] == sid[:n] for o in ids):
+            n += 1
+        out[sid] = sid[:n]
+    return out
+
+
+def _entry(row: "dict[str, Any]", now: float, short: "str | None" = None) -> "tuple[str, list[tuple[int, str]]]":
     """(the entry's heading, its lines escaped and with their priorities)."""
     parts = [when(float(row.get("last_at") or now), now)]
     if row.get("branch"):
         parts.append(f"branch {row['branch']}")
-    parts.append(f"session {str(row.get('session_id') or '')[:8]}")
+    parts.append(f"session {short or str(row.get('session_id') or '')[:8]}")
     heading = "## " + injected(" · ".join(parts))
     lines = [(_priority(line), "- " + injected(line)) for line in str(row.get("text") or "").splitlines()
              if line.strip()]
@@ -103,10 +115,11 @@ def render(rows: "Sequence[dict[str, Any]]", budget_tokens: int, now: float,
     opening, closing = f"<{TAG}>", f"</{TAG}>"
     out = [opening, HEADER]
     shown: list[str] = []
+    short = short_ids([str(r.get("session_id") or "") for r in rows])
     for row in rows:
         if limit is not None and len(shown) >= limit:
             break
-        heading, lines = _entry(row, now)
+        heading, lines = _entry(row, now, short.get(str(row.get("session_id") or "")))
         if not lines:
             continue
         # Keep the most important lines that fit (at least one), shown in their stored order.

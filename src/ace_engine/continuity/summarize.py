@@ -128,6 +128,19 @@ def _files(steps: Sequence[Mapping[str, Any]], root: str | None) -> list[dict[st
     return list(seen.values())
 
 
+def _printed(step: Mapping[str, Any]) -> str:
+    """The line the failed command printed, as it printed it: the error signature is normalised for
+    matching (git's `fatal:` reads `error:`, paths are cut), so the line of the output it came from is
+    quoted when there is one."""
+    sig = str(step.get("error") or "")
+    body = sig.removeprefix("error: ")[:40]
+    if body:
+        for line in str(step.get("output") or "").splitlines():
+            if body in line:
+                return line.strip()
+    return sig or str(step.get("result") or "").removeprefix("failed: ")
+
+
 def _command_runs(steps: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
     """(failures with whether a later run passed, the last run of each kind of check)."""
     failures: dict[str, dict[str, Any]] = {}
@@ -137,7 +150,10 @@ def _command_runs(steps: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, An
         if not command:
             continue
         kind = step["kind"]
-        group = f"{commands.family(command)}:{kind}" if kind in commands.CHECK_KINDS else commands.key(command)
+        # A check, or a git operation, is the same one again with other arguments: `git push` failing
+        # and `git push --set-upstream origin x` passing is a failure retried and fixed.
+        group = f"{commands.family(command)}:{kind}" if kind in commands.CHECK_KINDS + ("vcs",) \
+            else commands.key(command)
         # `test && lint` passing passes both; failing, it is charged to the first (we can't tell).
         kinds = step["_kinds"] if step["success"] else [kind]
         result = step.get("result") or ""
@@ -152,8 +168,7 @@ def _command_runs(steps: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, An
                     failure["fixed"] = True
         elif step.get("failure", "failed") == "failed" and kind != "readonly":
             failures.setdefault(group, {"group": group, "command": facts.cut(commands.key(command), 100), "kind": kind,
-                                        "error": facts.cut((step.get("error") or step.get("result") or "")
-                                                           .removeprefix("failed: "), 160),
+                                        "error": facts.cut(_printed(step), 160),
                                         "fixed": False})["fixed"] = False
     return [{k: v for k, v in f.items() if k != "group"} for f in failures.values()], checks
 
