@@ -45,9 +45,10 @@ TABLE: tuple[tuple[str, int, str], ...] = (
                  "each lesson (every playbook write embeds)"),
     ("core", 1, "settings, paths, errors, the log, atomic files, escaping, project identity, "
                 "config trust, record types, background processes, formatting"),
-    ("capture", 0, "raw tool events made safe: redaction (the one choke point, under the log and "
-                   "the store's connection), `<private>` stripping, UTF-8 repair, size caps, the "
-                   "tool table"),
+    ("capture", 0, "the agents' tool calls read: the tool table (names, input fields, kinds), a tool "
+                   "result's text parts, Codex's `apply_patch` split into edits"),
+    ("redact", 0, "text made safe to store: redaction (the one choke point, under the log and the "
+                  "store's connection), `<private>` stripping, UTF-8 repair, size caps"),
 )
 
 RANK: dict[str, int] = {name: rank for name, rank, _ in TABLE}

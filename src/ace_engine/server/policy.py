@@ -3,8 +3,8 @@
 The server trusts no client (docs/team-server.md): a delta is checked against its op's schema
 (`openapi.DELTA_OPS`), its lesson ids must be ids (`playbook.ids.looks_like_id`), its section a
 known one (`playbook.sections.normalize`), and every text it carries goes through the same steps
-as a local lesson, in this order: `<private>…</private>` spans dropped (`capture.text.strip_private`),
-secrets replaced (`capture.redact.redact`), whitespace and length rules (`playbook.playbook.
+as a local lesson, in this order: `<private>…</private>` spans dropped (`redact.sanitize.strip_private`),
+secrets replaced (`redact.redactor.redact`), whitespace and length rules (`playbook.playbook.
 clean_content`). Then the lesson safety policy (`playbook.safety.concerns`) decides: flagged
 content is `quarantined` (the review queue, never the pull log), the rest `active`. Anything
 malformed is `rejected` with a reason naming the fault; the caller goes on with the next delta.
@@ -30,12 +30,12 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
-from ..capture.redact import redact
-from ..capture.text import repair_utf8, strip_private
 from ..playbook import domains as domain_mod
 from ..playbook import safety, sections
 from ..playbook.ids import looks_like_id
 from ..playbook.playbook import PlaybookError, clean_content
+from ..redact.redactor import redact
+from ..redact.sanitize import repair_utf8, strip_private
 from ..store.team.ops import MARKS_PER_DAY, Rules
 from . import openapi
 

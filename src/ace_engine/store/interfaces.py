@@ -84,7 +84,7 @@ from .view_records import (
     TimelineSession,
 )
 
-Record = Mapping[str, Any]  # a hook's record, as `capture.records` builds it
+Record = Mapping[str, Any]  # a hook's record, as `hooks.records` builds it
 BulletRow = Bullet  # a `bullets` row: `domains` a list, `provenance` a dict
 Job = JobRow  # a `jobs` row, `payload` and `result` decoded from JSON
 
