@@ -19,7 +19,8 @@ TABLE: tuple[tuple[str, int, str], ...] = (
                         "MCP config, status line) and `ace sync`'s agent files"),
     ("mcp_server", 9, "the MCP tools agents call: lessons, history, answers"),
     ("ui", 9, "the local dashboard's pages"),
-    ("server", 9, "the team server: its HTTP API and its dashboard"),
+    ("server", 9, "the team server: its HTTP API, its dashboard and its own database (`server/storage`: "
+                  "SQLite or PostgreSQL, the state replicas share)"),
     ("demo", 9, "the scripted demo session"),
     ("hooks", 8, "the agents' boundary: parse stdin, dispatch per event, build each agent's output; "
                  "stdlib only, exit 0 on every input"),
@@ -38,7 +39,8 @@ TABLE: tuple[tuple[str, int, str], ...] = (
                "shared by `ui` and `server`"),
     ("playbook", 3, "the domain model: lessons, sections, ids, counters, confidence, delta "
                     "operations, the lesson safety policy, provenance"),
-    ("store", 2, "persistence: SQLite (embedded) and PostgreSQL (team server); no SQL above it"),
+    ("store", 2, "the local store: SQLite (WAL, FTS5, migrations), the redacting connection, the spool; "
+                 "SQL is written here and in `server/storage` only"),
     ("llm", 2, "providers (Claude Code CLI, Anthropic API, OpenAI-compatible), budgets, "
                "structured output; never required"),
     ("embed", 2, "lesson vectors: the shipped static table or an optional model, stored beside "

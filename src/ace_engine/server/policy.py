@@ -12,7 +12,7 @@ malformed is `rejected` with a reason naming the fault; the caller goes on with 
 `screen(delta)` returns a `Verdict(status, body, reason)`: `body` is the cleaned delta (`key`, `op`,
 `lesson_id` and only the fields its op takes, plus `concerns` when quarantined), never the
 client's dict. A delta's own fields do not tell the whole change: `rules(token_id)` gives the
-store what it needs to screen the rest inside the push's transaction (`store.team.ops.Rules`):
+store what it needs to screen the rest inside the push's transaction (`server.storage.ops.Rules`):
 `kept_content_concerns` for content a delta publishes again without carrying it (a section- or
 domains-only UPDATE), the pushing token (the client id is bound to it), and the daily budget of
 helpful / harmful marks per lesson and token (`ops.MARKS_PER_DAY`). A `QUARANTINE` or `REMOVE`
@@ -36,8 +36,8 @@ from ..playbook.ids import looks_like_id
 from ..playbook.playbook import PlaybookError, clean_content
 from ..redact.redactor import redact
 from ..redact.sanitize import repair_utf8, strip_private
-from ..store.team.ops import MARKS_PER_DAY, Rules
 from . import openapi
+from .storage.ops import MARKS_PER_DAY, Rules
 
 _SPACE = re.compile(r"\s+")
 MAX_REASON = 500

@@ -10,7 +10,7 @@ vectors), `store.jobs` (the queue, learning runs, the history the heuristics min
 `Store`. `McpStore` and `ViewsSQLiteStore` add `HistoryStore` and `ViewsStore` (CLI, MCP and
 dashboard reads the hooks never import).
 
-The team server's PostgreSQL store (`store/team/`) is its own: it implements none of these
+The team server's PostgreSQL store (`server/storage/`) is its own: it implements none of these
 Protocols, and nothing that takes one of them takes it.
 
 Rows are plain dicts; their shapes are the TypedDicts of `core/_types.py` (records that cross
