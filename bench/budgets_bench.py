@@ -89,8 +89,8 @@ def timed(fn: Callable[[], object]) -> float:
 
 
 def case_retrieval(base: Path) -> list[tuple]:
-    from ace_engine.playbook.playbook import Playbook, content_key
     from ace_engine.core.project import identify
+    from ace_engine.playbook.playbook import Playbook, content_key
     from ace_engine.retrieval import query as q
     from ace_engine.retrieval.search import search
     from ace_engine.store.sqlite import SQLiteStore
@@ -154,7 +154,7 @@ def case_patterns_and_feedback(base: Path) -> list[tuple]:
         worst = max(worst, timed(lambda t=text: list(parse_feedback(t + " ctx-01abc that tip helped"))))
     prompt = "The login test fails with a 401 after the token refresh; find the cause and fix it. " * 3
     ordinary = timed(lambda: [parse_feedback(prompt) for _ in range(2000)]) / 2000
-    from ace_engine.capture.text import sanitize
+    from ace_engine.redact.sanitize import sanitize
 
     line = "src/module.py:12: assert value == expected  # ok\n"
     text = (line * 3 + "export GITHUB_TOKEN=ghp_" + "A1b2C3d4" * 5 + "\n" + line * (20_000_000 // len(line))

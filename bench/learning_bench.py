@@ -79,7 +79,7 @@ def seed(store, project, n: int, rng: random.Random):
 
 
 def record(project, session: str, at: float, event: str, **extra) -> dict:
-    from ace_engine.capture import records
+    from ace_engine.hooks import records
     from ace_engine.hooks.hook_input import HookInput
 
     r = records.base_record(HookInput.parse(event, {"session_id": session, "cwd": project.root}), at, project)
@@ -89,7 +89,7 @@ def record(project, session: str, at: float, event: str, **extra) -> dict:
 
 def capture_task(store, project, session: str, steps: int, rng: random.Random, cfg) -> None:
     """A realistic long task through the hook records: reads, edits, failing and passing checks."""
-    from ace_engine.capture import records
+    from ace_engine.hooks import records
     from ace_engine.hooks.hook_input import HookInput
 
     t = time.time() - steps
@@ -140,8 +140,8 @@ def timed(fn, repeat: int = 1):
 
 def bench_learn(tmp: str, bullets: int, steps: int) -> dict:
     from ace_engine.core import config
-    from ace_engine.learning import pipeline
     from ace_engine.core.project import Project
+    from ace_engine.learning import pipeline
     from ace_engine.store.sqlite import SQLiteStore
 
     rng = random.Random(7)
@@ -191,8 +191,8 @@ def candidates(contents, n: int, rng: random.Random) -> list[dict]:
 
 def bench_curate(tmp: str, bullets: int, n: int, label: str) -> dict:
     from ace_engine.core import config
-    from ace_engine.learning.curator import Curator
     from ace_engine.core.project import Project
+    from ace_engine.learning.curator import Curator
     from ace_engine.store.sqlite import SQLiteStore
 
     rng = random.Random(11)
@@ -219,8 +219,8 @@ def bench_curate(tmp: str, bullets: int, n: int, label: str) -> dict:
 def bench_prune(tmp: str, bullets: int) -> dict:
     """The first curation after a playbook grew far past the default cap: archive down to it."""
     from ace_engine.core import config
-    from ace_engine.learning.curator import Curator
     from ace_engine.core.project import Project
+    from ace_engine.learning.curator import Curator
     from ace_engine.store.sqlite import SQLiteStore
 
     root = os.path.join(tmp, "prune-project")

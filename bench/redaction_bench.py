@@ -6,7 +6,7 @@ Part 1 (issue 20, "linear-time text screening"): every generator below builds te
 one pattern backtrack or rescan (repeated `-p`, long runs of key-like characters, nested quotes,
 many `=` / `:`, long base64-ish runs, homoglyph and zero-width soup, every needle of a rule
 repeated on one line, `<private ` repeated, a quote then blanks...). Each is run, at 1 KB to 1 MB,
-through `capture.redact.redact` (hooks, store, server), `capture.text.strip_private` (every
+through `redact.redactor.redact` (hooks, store, server), `redact.sanitize.strip_private` (every
 captured text) and `playbook.safety.concerns` (the lesson policy). We report microseconds per KB
 per size and FAIL (exit 1) when the time per KB at the largest size is more than 2x the time per
 KB at 16 KB for any generator and function -- i.e. when the cost is not linear. A quadratic rule
@@ -34,9 +34,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path[:0] = [os.path.join(ROOT, "src"), os.path.join(ROOT, "tests"), os.path.join(ROOT, "tests", "security")]
 
-from ace_engine.capture.redact import redact  # noqa: E402
-from ace_engine.capture.text import strip_private  # noqa: E402
 from ace_engine.playbook import provenance, safety  # noqa: E402
+from ace_engine.redact.redactor import redact  # noqa: E402
+from ace_engine.redact.sanitize import strip_private  # noqa: E402
 
 LIMIT = 2.0  # per-KB time at the largest size may be at most this many times that at 16 KB
 

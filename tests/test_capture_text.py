@@ -1,11 +1,11 @@
-"""Tests for ace_engine.capture.text."""
+"""Tests for ace_engine.redact.sanitize."""
 
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ace_engine.capture.text import (
+from ace_engine.redact.sanitize import (
     cap,
     decode_bytes,
     is_blank,

@@ -51,7 +51,7 @@ def run_time_imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
 
 
 def package_of(module: str) -> str:
-    """`ace_engine.store.team.dialect` → `store`; the root `ace_engine` itself → `ace_engine`."""
+    """`ace_engine.server.storage.dialect` → `server`; the root `ace_engine` itself → `ace_engine`."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else parts[0]
 
@@ -142,10 +142,14 @@ def test_learning_holds_reflection_and_curation_only():
     assert not names & readers, f"readers of what happened belong in observe/: {sorted(names & readers)}"
 
 
-def test_sql_is_written_only_in_the_store():
+# The folders that own a database: the local store and the team server's storage. SQL is written there only.
+SQL_HOMES = (("store",), ("server", "storage"))
+
+
+def test_sql_is_written_only_in_the_stores():
     writers = []
     for path in PKG.rglob("*.py"):
-        if "store" in path.relative_to(PKG).parts:
+        if path.relative_to(PKG).parts[:-1] in SQL_HOMES:
             continue
         text = path.read_text(encoding="utf-8")
         for keyword in ("INSERT INTO", "UPDATE bullets", "DELETE FROM", "CREATE TABLE"):

@@ -1,4 +1,4 @@
-"""Tests for ace_engine.capture.redact.
+"""Tests for ace_engine.redact.redactor.
 
 Fake secrets are assembled from pieces so that this file holds no literal
 that a secret scanner would flag.
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ace_engine.capture.redact import KINDS, is_secret_key, redact, redact_value
+from ace_engine.redact.redactor import KINDS, is_secret_key, redact, redact_value
 
 ALNUM = "a1B2c3D4e5F6g7H8"
 
@@ -301,7 +301,7 @@ NEGATIVES = [
     # identifiers
     "commit 3f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a39",
     "id 123e4567-e89b-12d3-a456-426614174000",
-    "/home/user/project/src/ace_engine/capture/redact.py:42",
+    "/home/user/project/src/ace_engine/redact/redactor.py:42",
     "C:\\Users\\me\\AppData\\Local\\token_cache\\file.json",
     # code
     "token = get_token()",

@@ -34,7 +34,7 @@ from ace_engine import __version__  # noqa: E402
 from ace_engine.playbook.ids import new_id  # noqa: E402
 from ace_engine.server import auth  # noqa: E402
 from ace_engine.server.app import create_app  # noqa: E402
-from ace_engine.store.team.db import TeamDB  # noqa: E402
+from ace_engine.server.storage.db import TeamDB  # noqa: E402
 from conftest import PG_URL as PG_BASE  # noqa: E402
 from conftest import ace  # noqa: E402
 

@@ -33,7 +33,7 @@ from ace_engine.playbook.ids import new_id  # noqa: E402
 from ace_engine.server import auth  # noqa: E402
 from ace_engine.server.app import REVIEW_CLIENT, create_app  # noqa: E402
 from ace_engine.server.dashboard_auth import MAX_FORM_BYTES  # noqa: E402
-from ace_engine.store.team.db import TeamDB  # noqa: E402
+from ace_engine.server.storage.db import TeamDB  # noqa: E402
 from test_server_api import POISON, LiveServer, database, mint  # noqa: E402
 
 LIMIT = 256 * 1024  # the test server's body limit (above the dashboard's form limit)

@@ -31,7 +31,7 @@ pytest.importorskip("jinja2", reason="the dashboard needs the `server` extra (St
 import yaml  # noqa: E402
 
 from ace_engine.playbook.ids import new_id  # noqa: E402
-from ace_engine.store.team.db import TeamDB  # noqa: E402
+from ace_engine.server.storage.db import TeamDB  # noqa: E402
 from test_server_api import database, mint  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

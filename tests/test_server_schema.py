@@ -34,7 +34,7 @@ from starlette.routing import Route  # noqa: E402
 from ace_engine import __version__  # noqa: E402
 from ace_engine.server import openapi  # noqa: E402
 from ace_engine.server.app import create_app  # noqa: E402
-from ace_engine.store.team.db import TeamDB  # noqa: E402
+from ace_engine.server.storage.db import TeamDB  # noqa: E402
 from test_server_api import LiveServer, database, mint  # noqa: E402
 
 SEED_LESSON = "ctx-0000000001aaaaaaaaaa"

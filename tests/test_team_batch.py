@@ -1,4 +1,4 @@
-"""The batched push (`store/team/batch.py`) and the pull's JSON text, held to the delta-by-delta path
+"""The batched push (`server/storage/batch.py`) and the pull's JSON text, held to the delta-by-delta path
 they replace: the same pushes applied to two databases, one batched and one not, give the same
 results, seqs and rows in every table; a pull page's JSON text says what `deltas_after` says. Both
 engines: a real SQLite file and the real PostgreSQL (a schema per test, as in test_team_store)."""
@@ -7,9 +7,9 @@ import contextlib
 import json
 import random
 
-from ace_engine.store.team.batch import Push
-from ace_engine.store.team.db import ClientTaken, Rules, TeamDB, TeamDBError
-from ace_engine.store.team.ops import MARKS_PER_DAY
+from ace_engine.server.storage.batch import Push
+from ace_engine.server.storage.db import ClientTaken, Rules, TeamDB, TeamDBError
+from ace_engine.server.storage.ops import MARKS_PER_DAY
 from test_team_store import pg_admin, url  # noqa: F401  (fixtures: both engines, a schema per test)
 
 T0 = 1_700_000_000.0

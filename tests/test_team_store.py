@@ -1,4 +1,4 @@
-"""The team server's storage (`store/team`), on both engines: a real SQLite file under tmp_path and
+"""The team server's storage (`server/storage`), on both engines: a real SQLite file under tmp_path and
 the real PostgreSQL at 127.0.0.1:5432 (database `test`), each test in its own schema, created and
 dropped, reached through the URL's `options=-csearch_path%3D<schema>`. PostgreSQL unreachable:
 those cases skip, saying so."""
@@ -14,9 +14,9 @@ from itertools import count
 
 import pytest
 
-from ace_engine.store.team.db import ClientTaken, NotFound, Rules, Stale, TeamDB, TeamDBError, content_hash
-from ace_engine.store.team.ops import CLIENT_HELD
-from ace_engine.store.team.schema import MIGRATIONS
+from ace_engine.server.storage.db import ClientTaken, NotFound, Rules, Stale, TeamDB, TeamDBError, content_hash
+from ace_engine.server.storage.ops import CLIENT_HELD
+from ace_engine.server.storage.schema import MIGRATIONS
 from conftest import PG_URL as PG_BASE
 
 T0 = 1_700_000_000.0
@@ -160,7 +160,7 @@ def test_postgresql_without_psycopg_says_what_to_install(monkeypatch):
 
 
 def test_sqlite_use_never_imports_psycopg(tmp_path, ace_home):
-    code = ("import sys; from ace_engine.store.team.db import TeamDB; "
+    code = ("import sys; from ace_engine.server.storage.db import TeamDB; "
             f"d = TeamDB.open('sqlite:///{tmp_path}/t/team.db', now=1.0); d.close(); "
             "print(sorted(m for m in sys.modules if m.startswith('psycopg')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -591,7 +591,7 @@ def test_token_take_reads_the_token_and_takes_its_bucket_once(db, project):
 
 
 def test_the_log_cache_keeps_the_most_recent_puts():
-    from ace_engine.store.team.pull import LogCache
+    from ace_engine.server.storage.pull import LogCache
 
     cache = LogCache(size=3)
     cache.put(1, {1: ("a", "ADD", "x"), 2: ("b", "ADD", "y")})

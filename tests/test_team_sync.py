@@ -30,7 +30,7 @@ from ace_engine.team_client.remote import RemoteError, check_url, get_remote, re
 uvicorn = pytest.importorskip("uvicorn")
 from ace_engine.server import auth  # noqa: E402
 from ace_engine.server.app import create_app  # noqa: E402
-from ace_engine.store.team.db import TeamDB  # noqa: E402
+from ace_engine.server.storage.db import TeamDB  # noqa: E402
 from conftest import PG_URL  # noqa: E402
 
 LESSON = "Run `make migrate-db` before the integration tests, otherwise the fixtures fail with missing tables"

@@ -18,7 +18,7 @@ from starlette.testclient import TestClient  # noqa: E402
 
 from ace_engine.server import dashboard_auth  # noqa: E402
 from ace_engine.server.app import create_app as create_server  # noqa: E402
-from ace_engine.store.team.db import TeamDB  # noqa: E402
+from ace_engine.server.storage.db import TeamDB  # noqa: E402
 from ace_engine.store.views_sql import ViewsSQLiteStore  # noqa: E402
 from ace_engine.ui import auth as ui_auth  # noqa: E402
 from ace_engine.ui.app import create_app as create_ui  # noqa: E402

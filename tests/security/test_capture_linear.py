@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from ace_engine.capture import evasions, secret_context, secret_forms
-from ace_engine.capture.text import strip_private
+from ace_engine.redact import evasions, flags_and_prose, surroundings
+from ace_engine.redact.sanitize import strip_private
 from hookutil import payload, run_hook
 
 HERE = Path(__file__).parent
@@ -109,9 +109,9 @@ def test_the_split_string_patterns_match_exactly_what_they_did():
 
 
 def test_the_stated_password_patterns_match_exactly_what_they_did():
-    old_words, new_words = re.compile(OLD_WORDS), re.compile(secret_forms._WORDS)
-    new_foreign = re.compile(secret_context._FOREIGN)
-    old_foreign = re.compile(secret_context._FOREIGN.replace(
+    old_words, new_words = re.compile(OLD_WORDS), re.compile(flags_and_prose._WORDS)
+    new_foreign = re.compile(surroundings._FOREIGN)
+    old_foreign = re.compile(surroundings._FOREIGN.replace(
         r"[ \t]*(?:(?P<sep>[:=])[ \t]*)?", OLD_FOREIGN_SEP))
     assert old_foreign.pattern != new_foreign.pattern, "the foreign-password pattern was not rewritten"
     differ = []

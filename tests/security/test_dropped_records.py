@@ -1,7 +1,7 @@
 """A record dropped for the hook budget or size fails closed (issue 35): when the PostToolUse hook
 cannot keep a call's record — its payload over the stdin cap or nested too deeply to parse, its
 budget run out — it records the
-drop (`capture.records.DROPPED`) in the store (or the spool the learning worker replays first), and
+drop (`redact.sanitize.DROPPED`) in the store (or the spool the learning worker replays first), and
 what is learned from that session is no more trusted than someone else's text: every risky part
 that would have been "the agent's own" is `foreign`, held for `ace review`.
 

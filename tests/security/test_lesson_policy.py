@@ -63,7 +63,7 @@ def holding(fragment: str) -> list[dict]:
 def fragment_of(text: str) -> str:
     """A distinctive piece of a payload as it is stored (whitespace collapsed, redacted: the store
     redacts every write, and `NOPASSWD: ALL` reads as a secret-named key)."""
-    from ace_engine.capture.redact import redact
+    from ace_engine.redact.redactor import redact
 
     return redact(" ".join(text.split()))[:48]
 

@@ -5,8 +5,8 @@ string is not a `user:pass@host`, and Python's "No module named 'x'" is not advi
 
 import pytest
 
-from ace_engine.capture.redact import redact
 from ace_engine.playbook import provenance, safety
+from ace_engine.redact.redactor import redact
 
 
 @pytest.mark.parametrize(("text", "hosts"), [

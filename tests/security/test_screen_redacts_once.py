@@ -8,8 +8,8 @@ secrets and private spans around them, get the same status and concerns as the f
 
 from __future__ import annotations
 
-from ace_engine.capture.redact import redact
 from ace_engine.playbook import safety
+from ace_engine.redact.redactor import redact
 from ace_engine.server import policy
 
 from .test_policy_linear import EDGES, _strings

@@ -24,7 +24,7 @@ import random
 
 import pytest
 
-from ace_engine.capture.redact import redact
+from ace_engine.redact.redactor import redact
 from conftest import ace
 from hookutil import payload, run_hook, run_hooks
 from test_learning_transcript import Transcript

@@ -28,7 +28,7 @@ from ace_engine.team_client.remote import get_remote
 from test_team_sync import POISON, SECTION, Machine, team_server
 
 try:  # the bounds of the rule under test (absent at d570f9d, where nothing bounds the marks)
-    from ace_engine.store.team.ops import MARKS_PER_DAY, TEAM_MARKS_PER_DAY
+    from ace_engine.server.storage.ops import MARKS_PER_DAY, TEAM_MARKS_PER_DAY
 except ImportError:
     MARKS_PER_DAY, TEAM_MARKS_PER_DAY = 5, 15
 

@@ -52,7 +52,7 @@ database_option = click.option(
 
 
 def _open(url: str | None) -> Any:
-    from ..store.team.db import TeamDB  # psycopg loads only for a postgresql:// URL
+    from ..server.storage.db import TeamDB  # psycopg loads only for a postgresql:// URL
 
     return TeamDB.open(url)
 

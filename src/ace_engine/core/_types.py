@@ -15,7 +15,7 @@ from typing import Any, Literal, NotRequired, TypedDict
 
 # -- capture (hook input and records) ---------------------------------------------------------------
 # The hook input itself is `hooks.hook_input.HookInput` (a `__slots__` class: it validates at run
-# time). What follows is the record `capture.records` builds from it — the one thing a hook hands
+# time). What follows is the record `hooks.records` builds from it — the one thing a hook hands
 # the store (`apply`) or the spool; every string in it is already redacted and capped.
 
 

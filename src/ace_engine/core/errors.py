@@ -26,7 +26,7 @@ worker) catches `AceError` or the narrower class it can handle.
     │   ├── Unreachable    team_client/client.py: the server did not answer
     │   └── ServerRefused  team_client/client.py: the server answered with a refusal (its reason kept)
     ├── ApiError           server/auth.py: a team API request refused (status, code, message)
-    ├── TeamDBError        store/team/: the team server's storage refused an operation
+    ├── TeamDBError        server/storage/: the team server's storage refused an operation
     │   ├── Conflict, NotFound       dialect.py: a write that conflicts / a row that is not there
     │   ├── ClientTaken, Stale       ops.py: a client id bound to another token / an approval of changed content
     │   └── Alone          batch.py: a group of pushes that cannot go together (each is applied alone)

@@ -19,7 +19,8 @@ TABLE: tuple[tuple[str, int, str], ...] = (
                         "MCP config, status line) and `ace sync`'s agent files"),
     ("mcp_server", 9, "the MCP tools agents call: lessons, history, answers"),
     ("ui", 9, "the local dashboard's pages"),
-    ("server", 9, "the team server: its HTTP API and its dashboard"),
+    ("server", 9, "the team server: its HTTP API, its dashboard and its own database (`server/storage`: "
+                  "SQLite or PostgreSQL, the state replicas share)"),
     ("demo", 9, "the scripted demo session"),
     ("hooks", 8, "the agents' boundary: parse stdin, dispatch per event, build each agent's output; "
                  "stdlib only, exit 0 on every input"),
@@ -38,16 +39,18 @@ TABLE: tuple[tuple[str, int, str], ...] = (
                "shared by `ui` and `server`"),
     ("playbook", 3, "the domain model: lessons, sections, ids, counters, confidence, delta "
                     "operations, the lesson safety policy, provenance"),
-    ("store", 2, "persistence: SQLite (embedded) and PostgreSQL (team server); no SQL above it"),
+    ("store", 2, "the local store: SQLite (WAL, FTS5, migrations), the redacting connection, the spool; "
+                 "SQL is written here and in `server/storage` only"),
     ("llm", 2, "providers (Claude Code CLI, Anthropic API, OpenAI-compatible), budgets, "
                "structured output; never required"),
     ("embed", 2, "lesson vectors: the shipped static table or an optional model, stored beside "
                  "each lesson (every playbook write embeds)"),
     ("core", 1, "settings, paths, errors, the log, atomic files, escaping, project identity, "
                 "config trust, record types, background processes, formatting"),
-    ("capture", 0, "raw tool events made safe: redaction (the one choke point, under the log and "
-                   "the store's connection), `<private>` stripping, UTF-8 repair, size caps, the "
-                   "tool table"),
+    ("capture", 0, "the agents' tool calls read: the tool table (names, input fields, kinds), a tool "
+                   "result's text parts, Codex's `apply_patch` split into edits"),
+    ("redact", 0, "text made safe to store: redaction (the one choke point, under the log and the "
+                  "store's connection), `<private>` stripping, UTF-8 repair, size caps"),
 )
 
 RANK: dict[str, int] = {name: rank for name, rank, _ in TABLE}

@@ -1,6 +1,6 @@
 """The engine's own log: one line per problem, rotated at 5 MB with 2 backups.
 
-Contract: every line goes through the redactor (`capture.redact.redact`, imported only when a
+Contract: every line goes through the redactor (`redact.redactor.redact`, imported only when a
 line is actually written, so a hook that logs nothing pays nothing); the file is opened
 owner-only (0600) without following a symlink; when `$ACE_HOME` cannot take it (read-only,
 full, refused as unsafe), the line goes to `ace.log` in the private fallback directory outside
@@ -45,7 +45,7 @@ def _line(level: str, where: str, message: str) -> bytes:
     stamp = iso_utc(time.time())
     text = f"{where}: {' '.join(str(message).split())}"
     try:
-        from ..capture.redact import redact
+        from ..redact.redactor import redact
 
         text = redact(text)
     except Exception:  # noqa: BLE001 — a redactor bug must not cost the line; keep it short

@@ -10,7 +10,7 @@ Whatever happens inside — malformed or huge input, a broken store, a full disk
 process exits 0 and stdout holds nothing or one JSON object valid for the event. A watchdog
 answers on its own when the event's budget runs out. Fail closed: a tool call whose record cannot
 be kept (a payload over the stdin cap or nested too deeply to parse, the budget run out) is
-recorded as dropped (`HookInput.dropped`, `capture.records.DROPPED`), never silently lost — what is
+recorded as dropped (`HookInput.dropped`, `redact.sanitize.DROPPED`), never silently lost — what is
 learned from that session is then no more trusted than someone else's text (`observe/origins.py`).
 
 Cost: stdlib only; config, project and store are opened lazily, by the handlers that need them.
@@ -226,13 +226,14 @@ def _record_drop(hook: Hook, why: str) -> None:
     have been opening it, or the real record's write), else the spool, which the learning worker
     replays before it learns (`jobs.worker`)."""
     try:
-        from ..capture import records
         from ..core.config import DEFAULTS, Config
+        from ..redact.sanitize import short_text
         from ..store import spool
+        from . import records
 
         hook.input.dropped = why
         record = records.base_record(hook.input, hook.now, None)
-        record["detail"] = records.short_text(hook.input.tool_name)
+        record["detail"] = short_text(hook.input.tool_name)
         cfg = hook._cfg or Config(dict(DEFAULTS), {})  # noqa: SLF001 — the config if it was loaded
         record["tool_event"] = records.tool_event(hook.input, cfg)
         store = hook._store  # noqa: SLF001 — never opened here

@@ -1,16 +1,16 @@
 """One handler per hook event: record what happened, answer what the event allows.
 
 Each handler reads the parsed `HookInput` (`hook.input`), decides what its event calls for, and
-calls narrow functions for it: `capture.records` builds the record, `inject` the context to add,
+calls narrow functions for it: `hooks.records` builds the record, `inject` the context to add,
 `jobs.queue` the learning jobs. It returns the JSON object to print, or None for no output. The
 record is saved first, so capture never depends on injection or learning succeeding.
 
 Cost: stdlib only; each handler opens only what it uses (the store, the config, the project).
 """
 
-from ..capture import records
 from ..core import log
-from . import health, inject
+from ..redact.sanitize import short_text
+from . import health, inject, records
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks must not import `typing` (~3 ms)
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ def _record(hook: "Hook", detail: str | None = None) -> "CaptureRecord":
     if hook.input.agent != "claude":  # Codex / Gemini: the store records which agent's session it is
         record["session"]["agent"] = hook.input.agent
     if detail is not None:
-        record["detail"] = records.short_text(detail)  # redacted: a spooled record is clean too
+        record["detail"] = short_text(detail)  # redacted: a spooled record is clean too
     return record
 
 

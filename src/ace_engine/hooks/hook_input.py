@@ -4,7 +4,7 @@ Claude Code sends a JSON object on stdin whose keys depend on the event; a malfo
 payload may put any JSON value anywhere. `HookInput.parse` is the only code that looks into the
 raw dict: after it, the handlers, capture, injection and the job queue read attributes whose types
 hold (a string field is a non-empty `str` or None; flags are `bool`). The values are not yet
-safe to store: `capture.records` repairs, redacts and caps every string it writes.
+safe to store: `hooks.records` repairs, redacts and caps every string it writes.
 
 Rules: a string field that is missing, not a string or empty is None. `tool_input`,
 `tool_response` and `error` keep whatever JSON value came (capture records them as given).

@@ -147,7 +147,7 @@ def drain(store: Store, project_id: int | None, lock: ProcessLock, cfg: Config, 
 
 def _replay_spool(store: SQLiteStore) -> None:
     """Records the hooks spooled are written first: among them may be the record of a call a hook
-    dropped (`capture.records.DROPPED`), which says the session's evidence is incomplete — learning
+    dropped (`redact.sanitize.DROPPED`), which says the session's evidence is incomplete — learning
     the session without it would trust what came after (fail closed, issue 35)."""
     from ..store import spool
 

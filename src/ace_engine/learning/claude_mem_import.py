@@ -33,11 +33,11 @@ from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..capture.text import sanitize
 from ..continuity import update as continuity_update
 from ..core import config as config_mod
 from ..core.project import Project, find_git_root, identify
 from ..playbook.playbook import Playbook
+from ..redact.sanitize import sanitize
 from ..store.claude_mem_sql import ClaudeMem
 
 if TYPE_CHECKING:

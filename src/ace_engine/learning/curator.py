@@ -66,12 +66,12 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from ..capture.redact import redact
 from ..core.config import DEFAULTS
 from ..observe.trajectory import text_of
 from ..playbook import confidence as evidence
 from ..playbook import sections
 from ..playbook.playbook import PlaybookError, clean_content, content_key
+from ..redact.redactor import redact
 from . import quality
 from . import similarity as sim
 from .activation import PITFALL_SECTION, model_grounded, shows_failure, strong_evidence

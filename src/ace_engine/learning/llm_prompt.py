@@ -29,10 +29,10 @@ import re
 from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
-from ..capture.redact import redact
 from ..capture.tools import edit_pairs
 from ..observe import commands
 from ..playbook import sections as sections_mod
+from ..redact.redactor import redact
 
 if TYPE_CHECKING:
     from ..core._types import Bullet, Candidate, Trajectory, TrajectoryStep

@@ -15,7 +15,7 @@ Cost: a few regex passes and one `redact` of the lesson (≤ MAX_CHARS): well un
 
 import re
 
-from ..capture.redact import redact
+from ..redact.redactor import redact
 from .similarity import tokens
 
 MIN_CHARS = 25

@@ -19,7 +19,7 @@ looked for, folded like the safety policy folds text:
    it to); the agent's first use after an output that was cut (the part may sit in the cut) →
    `foreign`; else `agent`. Never used and never seen: the reflector's own words → `agent`,
    unless some output was cut (→ `foreign`). A record the hook dropped (over the stdin cap, out of
-   budget: `capture.records.DROPPED`) marks the session's evidence incomplete: every part that would
+   budget: `redact.sanitize.DROPPED`) marks the session's evidence incomplete: every part that would
    be `agent` is `foreign` (fail closed).
 
 `Attribution(trajectory, root)` is callable: `content → {part: origin}`; `learning/pipeline.py`
@@ -39,8 +39,8 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..capture.records import CUT_MARKS, DROPPED
 from ..playbook import provenance as rule
+from ..redact.sanitize import CUT_MARKS, DROPPED
 from .corrections import refusal_words, unquoted
 
 if TYPE_CHECKING:
@@ -87,7 +87,7 @@ def _cut(seen: str) -> bool:
 
 
 def _dropped(seen: str) -> bool:
-    """Is this the record of a call the hook could not keep (`capture.records.DROPPED`)?"""
+    """Is this the record of a call the hook could not keep (`redact.sanitize.DROPPED`)?"""
     return seen.lstrip().startswith(DROPPED)
 
 

@@ -20,8 +20,7 @@ import re
 import stat
 from typing import TYPE_CHECKING, Any
 
-from ..capture.records import sanitize_value
-from ..capture.text import sanitize
+from ..redact.sanitize import sanitize, sanitize_value
 from .session_io import MAX_DEPTH, TranscriptError, opened, shrink, too_deep
 
 if TYPE_CHECKING:

@@ -20,8 +20,8 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, TextIO
 
-from ..capture.text import cap
 from ..core.errors import AceError
+from ..redact.sanitize import cap
 
 MAX_DEPTH = 100  # containers nested deeper than this are no Claude Code entry (theirs nest < 10)
 _LONGEST = 64_000  # above every capture cap (`capture.max_*_chars`): cap() keeps head and tail

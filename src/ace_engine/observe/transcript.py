@@ -43,9 +43,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from ..capture.records import sanitize_value
-from ..capture.text import sanitize
 from ..core import config as config_mod
+from ..redact.sanitize import sanitize, sanitize_value
 from .session_io import MAX_DEPTH, TranscriptError, epoch, opened, shrink, too_deep
 
 if TYPE_CHECKING:

@@ -79,7 +79,7 @@ def clean_content(content: str) -> str:
 
 def content_key(content: str) -> str:
     """Normalized content for exact-duplicate detection: case, punctuation and spacing ignored."""
-    from ..capture.redact import redact  # the stored content is redacted: so is its key
+    from ..redact.redactor import redact  # the stored content is redacted: so is its key
 
     return _SPACE.sub(" ", _KEY_JUNK.sub(" ", redact(content).lower())).strip()
 

@@ -413,7 +413,7 @@ def concerns(content: str, trusted_hosts: Iterable[str] = (), *, redaction_fixed
 
     `trusted_hosts`: exact host names the user trusts (user-level `learning.trusted_hosts`, the
     project's git remote host). They only spare the unknown-host concern, never another rule.
-    `redaction_fixed`: the caller has seen `capture.redact.redact(content) == content` (the team
+    `redaction_fixed`: the caller has seen `redact.redactor.redact(content) == content` (the team
     server's screen redacts first), so `contains_secret` — one more redaction, whose answer is then
     False — is skipped: the same verdict for a fraction of the cost."""
     return _concerns(str(content), trusted_hosts, fast=True, redaction_fixed=redaction_fixed)

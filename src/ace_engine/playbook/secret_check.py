@@ -1,6 +1,6 @@
 """Does a lesson carry a secret? The lesson safety policy's `contains_secret` (safety.py re-exports it).
 
-A lesson is held for review when `capture.redact` would change it because of a secret in it: a
+A lesson is held for review when `redact.redactor` would change it because of a secret in it: a
 token format (API keys, private keys, JWTs, passwords in URLs…) always counts; the redactor's
 `KEY: value` guess counts only when the value looks like a credential (see `contains_secret`).
 Kept apart from safety.py's rules only for length: it is the same policy, changed and reviewed with
@@ -21,7 +21,7 @@ _PASSWORD_KEY = (r"(?:passw(?:or)?d|passphrase|secret(?:_?key)?|api_?key|token)$
 
 
 def contains_secret(text: str) -> bool:
-    """Would `capture.redact` change this lesson because of a secret in it?
+    """Would `redact.redactor` change this lesson because of a secret in it?
 
     Token formats (API keys, private keys, JWTs, passwords in URLs…) always count. The
     `KEY: value` rule is a guess made to be safe in captured output, and in prose it fires on
@@ -29,7 +29,7 @@ def contains_secret(text: str) -> bool:
     credential — one word of 8+ characters mixing letters and digits, or of 20+ — or if its key
     is a password / secret / token / API key name and the value is one word of 6+.
     """
-    from ..capture.redact import redact  # first use only
+    from ..redact.redactor import redact  # first use only
 
     red = redact(text)
     if red == text:

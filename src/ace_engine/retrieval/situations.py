@@ -5,7 +5,7 @@ was learned in and later confirmed in (shown, then marked helpful), the error si
 commands of that session the lesson names, and the files it names that the session touched. The
 learning pipeline calls `learned(store, trajectory, touched, helped, now=…)` after curating a
 trajectory; the touched lessons and the ones that helped get the trajectory's situations. Texts pass
-`capture.text.sanitize` (UTF-8 repair, `<private>` spans stripped, redaction, a size cap) and the
+`redact.sanitize.sanitize` (UTF-8 repair, `<private>` spans stripped, redaction, a size cap) and the
 store's redacting connection, like every stored text; at most `MAX_PER_LESSON` situations are kept
 per lesson (the most often, then most recently seen), so a lesson adds a bounded number of vectors.
 They are embedded at once with the built-in table (`embed.vectors.embed_situations`), in the
@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import re
 
-from ..capture.text import sanitize
 from ..core import log
+from ..redact.sanitize import sanitize
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: cheap to import
 if TYPE_CHECKING:

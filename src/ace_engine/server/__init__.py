@@ -1,4 +1,4 @@
-"""The team server: an HTTP API (Starlette on uvicorn) in front of `store/team`.
+"""The team server: an HTTP API (Starlette on uvicorn) in front of `server/storage`.
 
 `app.create_app(db, ...)` builds the ASGI app; `auth` holds tokens and scopes, `limits` the body
 size limit and the per-token rate limiter, `policy` the safety choke point every pushed delta

@@ -1,4 +1,4 @@
-"""The team server's HTTP API: a Starlette app over a `store.team.db.TeamDB`.
+"""The team server's HTTP API: a Starlette app over a `server.storage.db.TeamDB`.
 
 `create_app(db, *, max_body_bytes, rate_per_second, burst, now=time.time)` builds it; `ace server
 run` serves it with uvicorn. `from_environment()` is the same app as a factory uvicorn's worker
@@ -62,17 +62,17 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 
 from .. import __version__
-from ..store.team.batch import Push
-from ..store.team.db import ClientTaken, NotFound, Stale
-from ..store.team.records import Decision, DeltaResult, ProjectRow, ProjectSummary, PullPage, Stats
 from . import dashboard, openapi, policy
 from .auth import ApiError, Authenticator, Principal, require_scope, resolve_project
 from .changes import Changes
 from .limits import DEFAULT_BURST, DEFAULT_MAX_BODY_BYTES, DEFAULT_RATE_PER_SECOND, BodyLimit, RateLimiter, retry_after
 from .pushes import Pushes
+from .storage.batch import Push
+from .storage.db import ClientTaken, NotFound, Stale
+from .storage.records import Decision, DeltaResult, ProjectRow, ProjectSummary, PullPage, Stats
 
 if TYPE_CHECKING:
-    from ..store.team.db import TeamDB
+    from .storage.db import TeamDB
 
 _INT = re.compile(r"-?[0-9]{1,20}")
 _T = TypeVar("_T")
@@ -370,7 +370,7 @@ def create_app(db: TeamDB, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
 def from_environment() -> Starlette:
     """The app of one worker process of `ace server run --workers N`, from the `ACE_SERVER_*`
     variables that command set (ACE_SERVER_DATABASE, _MAX_BODY_BYTES, _RATE, _BURST)."""
-    from ..store.team.db import TeamDB
+    from .storage.db import TeamDB
 
     env = os.environ
     db = TeamDB.open(env.get("ACE_SERVER_DATABASE") or None)

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from ..core.errors import AceError
-from ..store.team.records import ProjectRow, TokenRow
+from .storage.records import ProjectRow, TokenRow
 
 if TYPE_CHECKING:
     from .limits import RateLimiter
@@ -56,7 +56,7 @@ class ApiError(AceError):
 
 
 class TokenStore(Protocol):
-    """The part of `store.team.db.TeamDB` this module needs."""
+    """The part of `server.storage.db.TeamDB` this module needs."""
 
     def token_by_hash(self, token_hash: str) -> TokenRow | None: ...
     def token_with_project(self, token_hash: str, name: str) -> tuple[TokenRow | None, ProjectRow | None]: ...

@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 from starlette.concurrency import run_in_threadpool
 
-from ..store.team.db import TeamDBError
+from .storage.db import TeamDBError
 
 DEFAULT_POLL_S = 1.0
 

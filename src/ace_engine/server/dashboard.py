@@ -26,7 +26,7 @@ visible), so a lesson holding `<script>` shows as text. Forms, parameters, redir
 and refusals (`Refused`) are `web.page`'s, as for `ace ui`.
 
 Cost: imports Starlette, Jinja2 and `web` when the server starts; a page is a few indexed
-queries (`store.team.views`) run in Starlette's thread pool.
+queries (`server.storage.views`) run in Starlette's thread pool.
 """
 
 from __future__ import annotations
@@ -47,20 +47,20 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
 from ..playbook import sections as sections_mod
-from ..store.team.db import NotFound, Stale, TeamDBError
-from ..store.team.records import ProjectOverview, ProjectRow
 from ..web import charts, render
 from ..web.guard import secure_response
 from ..web.page import Refused, flash, form, int_param, load_static, redirect, static_route, text_param
 from . import dashboard_auth
 from .auth import ApiError, Authenticator, Principal, require_scope, resolve_project, scope_allows
 from .limits import RateLimiter
+from .storage.db import NotFound, Stale, TeamDBError
+from .storage.records import ProjectOverview, ProjectRow
 
 if TYPE_CHECKING:
     import jinja2
     from starlette.types import ASGIApp
 
-    from ..store.team.db import TeamDB
+    from .storage.db import TeamDB
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

@@ -47,12 +47,12 @@ from urllib.parse import quote
 
 from starlette.concurrency import run_in_threadpool
 
-from ..store.team.records import TokenRow
-from ..store.team.shared import SessionRow
 from ..web import guard as web_guard
 from ..web.guard import cookie_value, plain, request_headers, see_other
 from .auth import Principal
 from .limits import RateLimiter, retry_after
+from .storage.records import TokenRow
+from .storage.shared import SessionRow
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
@@ -75,7 +75,7 @@ class TokenRows(Protocol):
 
 
 class SessionStore(Protocol):
-    """The part of `TeamDB` that keeps the sessions (`store.team.shared`)."""
+    """The part of `TeamDB` that keeps the sessions (`server.storage.shared`)."""
 
     def open_session(self, id_hash: str, token_id: int, label: str, csrf: str, now: float,
                      expires_at: float) -> None: ...

@@ -3,8 +3,8 @@
 The server trusts no client (docs/team-server.md): a delta is checked against its op's schema
 (`openapi.DELTA_OPS`), its lesson ids must be ids (`playbook.ids.looks_like_id`), its section a
 known one (`playbook.sections.normalize`), and every text it carries goes through the same steps
-as a local lesson, in this order: `<private>…</private>` spans dropped (`capture.text.strip_private`),
-secrets replaced (`capture.redact.redact`), whitespace and length rules (`playbook.playbook.
+as a local lesson, in this order: `<private>…</private>` spans dropped (`redact.sanitize.strip_private`),
+secrets replaced (`redact.redactor.redact`), whitespace and length rules (`playbook.playbook.
 clean_content`). Then the lesson safety policy (`playbook.safety.concerns`) decides: flagged
 content is `quarantined` (the review queue, never the pull log), the rest `active`. Anything
 malformed is `rejected` with a reason naming the fault; the caller goes on with the next delta.
@@ -12,7 +12,7 @@ malformed is `rejected` with a reason naming the fault; the caller goes on with 
 `screen(delta)` returns a `Verdict(status, body, reason)`: `body` is the cleaned delta (`key`, `op`,
 `lesson_id` and only the fields its op takes, plus `concerns` when quarantined), never the
 client's dict. A delta's own fields do not tell the whole change: `rules(token_id)` gives the
-store what it needs to screen the rest inside the push's transaction (`store.team.ops.Rules`):
+store what it needs to screen the rest inside the push's transaction (`server.storage.ops.Rules`):
 `kept_content_concerns` for content a delta publishes again without carrying it (a section- or
 domains-only UPDATE), the pushing token (the client id is bound to it), and the daily budget of
 helpful / harmful marks per lesson and token (`ops.MARKS_PER_DAY`). A `QUARANTINE` or `REMOVE`
@@ -30,14 +30,14 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
-from ..capture.redact import redact
-from ..capture.text import repair_utf8, strip_private
 from ..playbook import domains as domain_mod
 from ..playbook import safety, sections
 from ..playbook.ids import looks_like_id
 from ..playbook.playbook import PlaybookError, clean_content
-from ..store.team.ops import MARKS_PER_DAY, Rules
+from ..redact.redactor import redact
+from ..redact.sanitize import repair_utf8, strip_private
 from . import openapi
+from .storage.ops import MARKS_PER_DAY, Rules
 
 _SPACE = re.compile(r"\s+")
 MAX_REASON = 500

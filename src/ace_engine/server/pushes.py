@@ -28,9 +28,9 @@ import asyncio
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from ..store.team.batch import Push
-from ..store.team.db import TeamDBError
-from ..store.team.records import DeltaResult
+from .storage.batch import Push
+from .storage.db import TeamDBError
+from .storage.records import DeltaResult
 
 GROUP_THREADS = 4  # projects whose groups are in the database at once, per process
 MAX_GROUP_DELTAS = 1000  # a group's most deltas: its rows stay a few multi-row INSERTs, its lock hold short

@@ -2,7 +2,7 @@
 interface: the hook write path (`apply`), the one place that finds or creates a project, and the
 reads of what was captured (CLI, learning worker).
 
-Contract: `apply(record)` writes one hook's record (see `capture.records`) in one write
+Contract: `apply(record)` writes one hook's record (see `hooks.records`) in one write
 transaction; replaying it is idempotent for tool events (unique `tool_use_id`) and the spool
 guarantees each record is applied once. `find_project` / `create_project` are the only SQL that
 looks a project up by key or inserts one; every family goes through them.

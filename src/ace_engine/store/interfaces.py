@@ -10,7 +10,7 @@ vectors), `store.jobs` (the queue, learning runs, the history the heuristics min
 `Store`. `McpStore` and `ViewsSQLiteStore` add `HistoryStore` and `ViewsStore` (CLI, MCP and
 dashboard reads the hooks never import).
 
-The team server's PostgreSQL store (`store/team/`) is its own: it implements none of these
+The team server's PostgreSQL store (`server/storage/`) is its own: it implements none of these
 Protocols, and nothing that takes one of them takes it.
 
 Rows are plain dicts; their shapes are the TypedDicts of `core/_types.py` (records that cross
@@ -84,7 +84,7 @@ from .view_records import (
     TimelineSession,
 )
 
-Record = Mapping[str, Any]  # a hook's record, as `capture.records` builds it
+Record = Mapping[str, Any]  # a hook's record, as `hooks.records` builds it
 BulletRow = Bullet  # a `bullets` row: `domains` a list, `provenance` a dict
 Job = JobRow  # a `jobs` row, `payload` and `result` decoded from JSON
 

@@ -3,7 +3,7 @@
 Contract: `RedactingConnection` wraps a DB-API connection (the `_sqlite3` one of `SQLiteStore`)
 and behaves exactly like it, except that every `str` parameter of a writing statement
 (`INSERT`, `UPDATE`, `REPLACE`, `UPSERT`, also behind a `WITH` clause) is passed through
-`capture.redact.redact` first — content, ids and names alike — so no write path (hooks, `ace add`,
+`redact.redactor.redact` first — content, ids and names alike — so no write path (hooks, `ace add`,
 `ace import`, `ace learn --stdin`, learning runs, job errors, a path added tomorrow) can forget
 it. Integers outside SQLite's 64-bit range, which would make the driver raise `OverflowError`
 and lose the whole record, are stored as text with a marker instead. Reads are untouched.
@@ -12,12 +12,12 @@ Because every string written is redacted, a lookup by a raw value must redact it
 
 Cost: one dict lookup per statement to classify its SQL (cached by string), then one `redact`
 per str parameter; the hook's records arrive already redacted, and a string the redactor
-produced is recognised by identity (`capture.redact.is_clean`) and not scanned again.
+produced is recognised by identity (`redact.redactor.is_clean`) and not scanned again.
 """
 
 from __future__ import annotations
 
-from ..capture.redact import redact
+from ..redact.redactor import redact
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks must not import `typing` (~3 ms)
 if TYPE_CHECKING:

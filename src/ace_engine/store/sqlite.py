@@ -9,7 +9,7 @@ family offers is a typing.Protocol of `interfaces.py`; `store.lessons`, `store.e
 `store.sessions`, `store.jobs`, `store.summaries`, `store.team_sync`, `store.maintenance` and
 `store.meta` hand out one family as a narrow repository (this same object, typed as that family,
 so there is still one connection and one transaction path). The team server's PostgreSQL store
-(`store/team/`) is a separate store with its own interface, not an implementation of these.
+(`server/storage/`) is a separate store with its own interface, not an implementation of these.
 Opening migrates a store behind `schema.MIGRATIONS` (or the `migrations` given) and refuses one
 that is newer.
 

@@ -18,7 +18,7 @@ store's redaction applies. Per op:
 - UPDATE: content / section / domains of the lesson (an unknown id with content: added as above).
 - TAG: the other clients' counts (`counts`: `{client_id: [helpful, harmful]}`) go to `team_counts`,
   each kept at its maximum, and the local counters grow by how much their sum grew — bounded like
-  the server bounds a token (`store.team.ops.grant`): a client's count grows by at most
+  the server bounds a token (`playbook.mark_budget.grant`): a client's count grows by at most
   `MARKS_PER_DAY` a pull, and the team's by at most `TEAM_MARKS_PER_DAY` a UTC day per lesson, so
   a server inventing clients or counts cannot rank a lesson first. This client's own entry is
   ignored: it counted locally already.
@@ -42,10 +42,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..core import log
 from ..playbook.ids import looks_like_id
+from ..playbook.mark_budget import MARKS_PER_DAY, TEAM_MARKS_PER_DAY, grant
 from ..playbook.playbook import PlaybookError
 from ..playbook.sections import SectionError
 from ..store.sync_sql import TEAM_SOURCE
-from ..store.team.ops import MARKS_PER_DAY, TEAM_MARKS_PER_DAY, grant
 
 if TYPE_CHECKING:
     from ..core._types import Bullet

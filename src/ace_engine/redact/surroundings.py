@@ -75,7 +75,7 @@ def _bare_aws(text: str, spans: "list[tuple[int, int, str]]") -> None:
     """A 40-character base64 run standing alone (no `name=` before it), random enough to be an AWS
     secret access key -- mixed case and digits, high entropy -- with AWS or an access key id
     within a line or two (a credentials CSV, `aws configure list`, a pasted key pair)."""
-    from .secret_classes import entropy
+    from .rule_table_scan import entropy
 
     for m in rx(r"[A-Za-z0-9/+]{40,}").finditer(text):
         s, e = m.span()
@@ -135,7 +135,7 @@ def foreign_passwords(text: str, low: str) -> str:
     """"contraseña: X", "das Passwort ist X", "mot de passe : X", "senha = X" (`low` is
     `text.lower()` with positions kept). A word after the name alone ("Passwort vergessen") is
     prose: a separator or a verb must link them."""
-    from .secret_forms import _is_reference, _stated_secret
+    from .flags_and_prose import _is_reference, _stated_secret
 
     spans: list[tuple[int, int, str]] = []
     foreign = rx(_FOREIGN)

@@ -1,4 +1,4 @@
-"""Secret formats of the public gitleaks and detect-secrets rule sets, as data for `secret_classes`.
+"""Secret formats of the public gitleaks and detect-secrets rule sets, as data for `rule_table_scan`.
 
 Facts only: which keyword names a service, what its token looks like (prefix, alphabet, length),
 how random it must be. The rows were re-expressed from gitleaks' `config/gitleaks.toml` (commit
@@ -7,7 +7,7 @@ classes spelled out) and from detect-secrets' `detect_secrets/plugins` (commit 5
 (c) 2018 Yelp, Inc.); see THIRD_PARTY.md. Rules ace-engine covers itself with more context are
 left out: curl-auth-header, curl-auth-user, generic-api-key, kubernetes-secret-yaml, pkcs12-file, private-key.
 
-Cost: nothing is compiled here; `secret_classes` compiles a row the first time its keyword occurs
+Cost: nothing is compiled here; `rule_table_scan` compiles a row the first time its keyword occurs
 near a long token. A test (tests/security/test_secret_classes.py) compiles every row and checks each
 catches a value generated from its own pattern.
 """

@@ -1,92 +1,52 @@
-"""Secret redaction for captured text.
+"""The redactor: `redact(text)` replaces every secret in captured text with ``[REDACTED:<kind>]``.
 
-Every captured string passes through :func:`redact` before it is written, so
-this module sits on the hook's hot path.  Two rules keep it cheap:
+Contract: every string that is stored or logged passes through :func:`redact` (the hooks' records,
+the store's redacting connection, the log). It never raises on a str (lone surrogates included),
+returns other types unchanged, and is idempotent: no rule matches a marker. Where the surroundings
+are useful (a URL's user and host, an env var's name, an Authorization scheme) only the secret part
+is replaced. `redact_value` redacts every string leaf of a JSON-able value, and replaces whole a
+string under a secret-looking key (`is_secret_key`). `mark_clean` / `is_clean` let the store skip
+text built only from redacted parts.
 
-* it imports only ``re`` and compiles nothing at import time; each pattern is
-  compiled on first use and cached in ``_compiled``;
-* each rule is driven by literal "needles" (``sk-``, ``-----BEGIN``, ``token``
-  ...) found with ``str.find``; its regex is compiled and run, anchored, only
-  where a needle occurs.  Text without needles -- most code, test output,
-  file listings -- costs one ``str.lower()`` and about twenty C-level scans.
+This module holds the ordered pipeline and the classic rules; the order is the contract (token
+formats become markers before the generic Authorization / Bearer / KEY=value rules look):
 
-Each secret becomes ``[REDACTED:<kind>]``.  Where the surroundings are useful
-(URL user and host, an env var's name, an Authorization scheme) only the
-secret part is replaced.  ``redact`` is idempotent: no rule matches a marker.
+* token formats (``sk-``, ``ghp_``, ``AKIA``, a PEM private key, JWTs, URL passwords, Slack
+  webhooks), matched anywhere but not inside a longer word (``task-list`` is safe); a PEM
+  ``BEGIN … PRIVATE KEY`` with no END is redacted to the end of the text;
+* :mod:`vendor_tokens`: vendor prefixes and long random values assigned to a name;
+* :mod:`rule_table_scan`: every format of the gitleaks / detect-secrets table (:mod:`rule_table`);
+* :mod:`surroundings`: ``user:pass@host`` without a scheme, keys as a URL's user, webhook URLs,
+  ``curl -b``, a bare AWS secret key named within a line or two, passwords in other languages;
+* :mod:`key_material`: connection strings' passwords, PuTTY key bodies, JWK private members;
+* :mod:`piped_stdin`: the secret piped or here-stringed into ``--password-stdin``;
+* :mod:`flags_and_prose`: flag values, ``Cookie:`` headers, netrc, "my password is X";
+* Authorization / Bearer headers and ``KEY=value`` (:mod:`assigned_values` judges which value is
+  a secret and which is a reference, mask, type or code);
+* :mod:`evasions` then looks again at a copy with zero-width and full-width characters,
+  look-alikes, ``%XX``, split strings and base64 undone.
 
-Choices worth knowing (the tests pin them down):
+Bare 40-character base64 strings, git SHAs, UUIDs and base64 blobs stay: without a name next to
+them they cannot be told from data. Real-looking placeholders (``changeme``) are redacted.
 
-* Token formats (``sk-``, ``ghp_``, ``AKIA``...) are matched anywhere, but not
-  inside a longer word (``task-list`` is safe).  OpenAI-style ``sk-`` bodies
-  must contain a digit or capital so ``sk-some-kebab-case-name`` survives.
-* Bare 40-char base64 strings, git SHAs, UUIDs and base64 blobs (images) are
-  left alone: without a key name next to them they cannot be told apart from
-  data.  An AWS secret key is only recognised next to a name such as
-  ``aws_secret_access_key`` or with AWS / an access key id named within a line
-  or two (:mod:`secret_context`).
-* ``KEY=value`` / ``KEY: value`` (env, YAML, INI, headers, CLI flags, JSON)
-  with a secret-looking key has its value redacted.  Values that are clearly
-  not secrets stay: empty, references (``$VAR``, ``${VAR}``, ``$(cmd)``,
-  ``{{ x }}``, ``{name}``, ``<your-key>``), ``null``/``true``/..., masks
-  (``****``, ``xxxx``), type annotations (``token: str``) and code
-  (``token = get_token()``, ``password=self.password``).  Real-looking
-  placeholders such as ``changeme`` are redacted: they might be real.  That
-  judgement lives in :mod:`kv_values`.
-* A PEM ``BEGIN ... PRIVATE KEY`` with no END is redacted to the end of the
-  text: safer to lose the tail than to leak the key.
-* :mod:`secret_forms` adds the shapes of issue 7: vendor prefixes (Stripe
-  test/restricted/webhook, SendGrid, Twilio, Shopify, Telegram, Vault,
-  Databricks, PyPI, Docker Hub, Linear, Doppler, GitLab runner, npm, Hugging
-  Face, Slack app...) found by ONE regex scan instead of a find per prefix;
-  long high-entropy values assigned to a name; secrets passed as command-line
-  flag values (`--token X`, mysql `-pX`, `docker login -p X`, `curl -u
-  user:pass`); `Cookie:`/`Set-Cookie:`; netrc `password X`; and a password
-  stated in words ("my password is hunter2x").
-
-* Issue 20, secrets by class: :mod:`secret_classes` applies every format of
-  the gitleaks and detect-secrets rule sets (the table is :mod:`secret_rules`,
-  attributed in THIRD_PARTY.md); :mod:`secret_context` adds ``user:pass@host``
-  without a scheme, keys as a URL's user (Sentry DSN), webhook URLs, ``curl
-  -b``, a bare AWS secret key and passwords stated in other languages
-  (contraseña, Passwort, mot de passe, senha...); ``DB_PASS`` / ``AccountKey``
-  names count as secret keys.  :mod:`evasions` then looks again at a copy with
-  zero-width and full-width characters, look-alike letters, ``%XX``, split
-  strings and base64 runs undone, and redacts what only that copy shows.
-* Issue 35: more vendor prefixes in :mod:`secret_forms` (Google OAuth ``GOCSPX-``, Groq, Tailscale,
-  LangSmith, Mailgun ``key-``, Google refresh tokens ``1//0``); :mod:`secret_material` finds key
-  material by its container (a connection string's ``Pwd=``/``Password=``, a PuTTY key's private
-  lines, a JWK's private members, ``private key 0x<64 hex>`` and other values named as secrets
-  with only blanks before them); :mod:`secret_stdin` the secret a command line pipes or
-  here-strings into ``--password-stdin``.
-
-Time is linear in the text: every rule starts at a needle and looks a bounded
-distance around it, or skips what an earlier look already covered
-(bench/redaction_bench.py, 1 KB to 1 MB of adversarial input).
-
-Cost, measured on 16 KB of typical tool output (pytest lines, source code, a
-file listing): ~240 us before issue 7, ~335 us now; 16 KB of prose without
-any needle: ~15 us before, ~105 us now (the vendor scan).  The store's
-redacting connection calls redact() again on what the hook already redacted:
-the last long results are remembered by identity (``is_clean``/``mark_clean``)
-so that second call costs one dict lookup.
-
-Why one module (~425 lines): the rule table, its needle-driven driver and the replacement
-functions are one ordered pipeline whose order is the contract (token formats become markers
-before the generic Authorization / Bearer / KEY=value rules look), and the rule families with
-judgement of their own already live in :mod:`kv_values`, :mod:`secret_forms`,
-:mod:`secret_classes`, :mod:`secret_context` and :mod:`evasions`.
+Cost: imports only ``re`` (the hooks import this module) and compiles nothing at import; each
+pattern compiles on first use. Every rule starts at a literal needle found with ``str.find`` and
+looks a bounded distance around it, so time is linear in the text (bench/redaction_bench.py, 1 KB
+to 1 MB of adversarial input). Measured on 16 KB: ~335 µs of typical tool output, ~105 µs of prose
+without any needle. A second call on text `redact` just returned costs one dict lookup.
 """
 
 import re
 
+from .assigned_values import KW, KW_TRIGGERS, kv_rule, placeholder, type_annotation
 from .evasions import unfold
-from .kv_values import KW, KW_TRIGGERS, kv_rule, placeholder, type_annotation
-from .secret_classes import class_tokens
-from .secret_context import authorities, curl_cookies, foreign_passwords
-from .secret_forms import command_lines, prose_and_files, vendor_tokens
-from .secret_material import material
-from .secret_stdin import stdin_secrets
+from .flags_and_prose import command_lines, prose_and_files
+from .key_material import material
+from .piped_stdin import stdin_secrets
+from .rule_table_scan import class_tokens
 from .spans import MARK, marker, rx
+from .surroundings import authorities, curl_cookies, foreign_passwords
+from .vendor_tokens import vendor_tokens
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: hooks import this module and must not load `typing`
 if TYPE_CHECKING:
@@ -104,12 +64,12 @@ KINDS = (
     "openai-key", "stripe-key", "github-token", "gitlab-token", "slack-token",
     "aws-access-key", "google-api-key", "jwt", "aws-secret-key",
     "auth-header", "bearer-token", "env-secret", "secret-field",
-    # secret_forms: vendor prefixes, command lines, cookies, files, prose, entropy
+    # vendor_tokens and flags_and_prose: vendor prefixes, command lines, cookies, files, prose, entropy
     "sendgrid-key", "shopify-token", "telegram-token", "vault-token", "pypi-token",
     "dockerhub-token", "linear-key", "doppler-token", "npm-token", "huggingface-token",
     "twilio-key", "databricks-token", "cli-secret", "user-password", "cookie",
     "netrc-password", "stated-secret", "high-entropy",
-    # issue 35: vendor prefixes, key material by its container, stdin-fed secrets
+    # vendor prefixes, key material by its container (key_material), stdin-fed secrets (piped_stdin)
     "google-oauth-secret", "groq-key", "tailscale-key", "langsmith-key", "mailgun-key",
     "google-refresh-token", "connection-password", "jwk-private", "named-secret", "stdin-secret",
     "sonarqube-token",
@@ -353,7 +313,7 @@ def _redact(text: str) -> str:
 
     # Prefixed vendor tokens and assigned high-entropy values: one regex scan.
     text = vendor_tokens(text)
-    # Every other format of the gitleaks / detect-secrets tables, by class (secret_classes).
+    # Every other format of the gitleaks / detect-secrets tables, by class (rule_table_scan).
     text = class_tokens(text)
     # `user:pass@host` without a scheme, a key as a URL's user (Sentry DSN), webhook URLs.
     text = authorities(text)

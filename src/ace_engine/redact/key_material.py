@@ -20,13 +20,13 @@ connection string's `Password=my pass phrase;` and leave the rest.
   two-word name; "is" / "was" after any), then `0x` + 64 hex or 64 hex when the name says private
   / secret / signing / wallet (an Ethereum-style private key), 32+ hex for such a key or for a
   secret / token / password (not for a bare `…key`: a cache key or a GPG key id is hex too), or a
-  random-looking value (`secret_forms`' entropy test) for any of them. A public key, a
+  random-looking value (`vendor_tokens`' entropy test) for any of them. A public key, a
   fingerprint and identifier-like names (`key_id`, `token_path`) are not secrets.
 
 Cost: linear. Each rule starts at a literal needle (`pwd`/`password`, `Private-Lines:`, `kty`, the
 secret nouns) found with ``str.find``, and looks a bounded distance (a line, 8 KB, 256 lines)
 around it; the JWK members are found by one regex scan, only in a text that names `kty`. Imports
-only `re` (through :mod:`spans`) and, at a hit, `bisect` and :mod:`secret_forms`.
+only `re` (through :mod:`spans`) and, at a hit, `bisect` and :mod:`vendor_tokens`.
 """
 
 from .spans import apply_spans, finds, rx
@@ -182,7 +182,7 @@ def _named_at(text: str, low: str, p: int, spans: "Spans") -> None:
     m = rx(_NAMED_TAIL).match(text, e)
     if m is None or (":" in m.group("sep") and not two_words):
         return  # `NAME: value` is the KEY=value rule's
-    from .secret_forms import _NOT_SECRET_NAMES, _random_looking
+    from .vendor_tokens import _NOT_SECRET_NAMES, _random_looking
 
     parts = name.replace("-", "_").replace(".", "_").split("_")
     if any(w in parts for w in _NOT_SECRET_NAMES) or any(w in parts for w in ("public", "pub", "fingerprint")):

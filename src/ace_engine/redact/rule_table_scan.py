@@ -1,4 +1,4 @@
-"""Secrets by class: the gitleaks and detect-secrets formats of `secret_rules`, applied to text.
+"""Secrets by class: the gitleaks and detect-secrets formats of `rule_table`, applied to text.
 
 Contract: `class_tokens(text)` returns `text` with every value that one of those rules recognises
 replaced by `[REDACTED:<rule id>]`, or the very same object when none is found. It runs after the
@@ -31,7 +31,7 @@ from .spans import MARK, apply_spans, rx
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: hooks import this module and must not load `typing`
 if TYPE_CHECKING:
     # (id, heads, pattern, ignore case, value group, min entropy) and (id, keywords, name, value,
-    # min entropy): the row shapes of `secret_rules`' tables.
+    # min entropy): the row shapes of `rule_table`' tables.
     TokenRule = tuple[str, tuple[str, ...], str, bool, int, float]
     ContextRule = tuple[str, tuple[str, ...], str, str, float]
     Spans = list[tuple[int, int, str]]
@@ -49,7 +49,7 @@ _RUN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123
 
 def _build() -> None:
     # The table (~0.2 ms to import) is loaded the first time a text holds a long run.
-    from .secret_rules import CONTEXT_RULES, DETECT_SECRETS_CONTEXT, DETECT_SECRETS_RULES, TOKEN_HEADS, TOKEN_RULES
+    from .rule_table import CONTEXT_RULES, DETECT_SECRETS_CONTEXT, DETECT_SECRETS_RULES, TOKEN_HEADS, TOKEN_RULES
 
     heads: dict[str, list[tuple[str, TokenRule]]] = {}
     infix: list[tuple[str, TokenRule]] = []

@@ -5,5 +5,5 @@ Layout: `db.TeamDB` is the interface the server calls (docs/team-server.md, "Sto
 the migrations, written once for both engines; `dialect.py` the connections, transactions and the
 few words the two engines spell apart. psycopg is imported only when a PostgreSQL URL is opened.
 
-Importing this package costs nothing: callers import `store.team.db`.
+Importing this package costs nothing: callers import `server.storage.db`.
 """

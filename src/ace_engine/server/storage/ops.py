@@ -38,6 +38,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
+from ...playbook.mark_budget import MARKS_PER_DAY, TEAM_MARKS_PER_DAY, grant
 from .dialect import NotFound, Row, TeamDBError, Tx
 from .records import Decision, DeltaResult, JSONObject, LessonFields, SQLParam, TeamLesson
 
@@ -48,11 +49,6 @@ __all__ = ["MARKS_PER_DAY", "OPS", "TEAM_MARKS_PER_DAY", "ClientTaken", "Rules",
 OPS = ("ADD", "UPDATE", "TAG", "MERGE", "QUARANTINE", "REMOVE")
 IN_REVIEW = ("quarantined", "rejected")
 NEVER_APPROVED = "its content was held for review and never approved"
-# The one rule for peers' marks, on the server (per token) and on the client that pulls them (per
-# client id, and for the whole team): a lesson's helpful (and harmful) count grows by at most this
-# much a UTC day from one peer, and by TEAM_MARKS_PER_DAY from the whole team as a client sees it.
-MARKS_PER_DAY = 5
-TEAM_MARKS_PER_DAY = 15
 CLIENT_HELD = "a client quarantined it (see the client's note)"
 Result = DeltaResult
 
@@ -313,11 +309,6 @@ def count(value: object) -> int:
 
 def _day(now: float) -> int:
     return int(now // 86400)
-
-
-def grant(want: int, have: int, spent: int, limit: int) -> int:
-    """How much of a count's growth from `have` to `want` a peer may add today, `spent` of `limit` used."""
-    return max(0, min(want - have, limit - spent))
 
 
 def _bounded(tx: Tx, project_id: int, lesson_id: str, holder: str, old: tuple[int, int], asked: tuple[int, int],

@@ -1,22 +1,31 @@
-"""Make captured text safe to store: valid UTF-8, no private spans, no
-secrets, bounded size.
+"""Captured text and values made safe to store: valid UTF-8, no `<private>` spans, no secrets,
+bounded size.
 
-Imported by the hook process, so like ``redact`` it imports only ``re`` and
-``functools`` (which ``re`` loads itself) plus the sibling module, and
-compiles its patterns lazily.
+Contract: `sanitize(s, limit)` is the pipeline for one text (repair_utf8 → strip_private → redact
+→ cap); a text too large to keep is redacted only where `cap` keeps it (head, tail and the key
+lines of the middle), never cut inside a secret. `sanitize_value(value, limit)` does the same for a
+JSON-able value, leaf by leaf (keys redacted too), and returns JSON text; nothing is lost for its
+shape: nesting deeper than `MAX_DEPTH`, more items than the budget, integers SQLite cannot hold are
+each cut or replaced with an `[ace: …]` marker (`CUT_MARKS`). `short_text` is an id, name or path:
+repaired, redacted, capped.
+
+Cost: the redactor's (linear) plus one pass per step; a huge text costs what `cap` keeps, not its
+size. Imports only ``re``, ``functools`` and ``json`` (the hook process imports it) plus
+:mod:`redactor`; patterns compile on first use.
 """
 
 import functools
+import json
 import re
 
-from ace_engine.capture.redact import MARK, mark_clean, redact
+from .redactor import MARK, mark_clean, redact, redact_value
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: hooks import this module and must not load `typing`
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-__all__ = ["cap", "decode_bytes", "is_blank", "repair_utf8", "sanitize",
-           "strip_private"]
+__all__ = ["CUT_MARKS", "DROPPED", "cap", "decode_bytes", "is_blank", "repair_utf8", "sanitize", "sanitize_value",
+           "short_text", "strip_private"]
 
 
 def decode_bytes(data: bytes | bytearray) -> str:
@@ -267,3 +276,79 @@ def sanitize(s: str, limit: int) -> str:
     # The key lines of the unredacted middle are redacted one by one (a line is the unit they are kept in).
     middle = "\n".join(redact(line) for line in _key_lines(s[he:ts], limit // _KEY_SHARE))
     return mark_clean(_splice(redact(s[:he]), redact(tail), n, limit, middle))
+
+
+# -- JSON values ---------------------------------------------------------------------------------
+
+# What a tool event's response is when the hook could not keep the call's record ("fail closed"):
+# the session's evidence is incomplete from here, and `observe/origins.py` treats every risky part
+# learned from it as someone else's. The other marks say part of a value was cut.
+DROPPED = "[ace: record dropped"
+CUT_MARKS = ("chars cut]", "more items cut]", "levels, cut]", DROPPED)
+MAX_DEPTH = 64  # deeper structure is replaced by a marker (json/recursion would fail near 1000)
+INT64 = (-(1 << 63), (1 << 63) - 1)
+ID_CHARS = 200  # ids and names
+PATH_CHARS = 4096
+
+
+def _deep_marker(depth: int) -> str:
+    return f"[ace: nested deeper than {depth} levels, cut]"
+
+
+def _clean_leaves(value: object, limit: int, depth: int = 0, budget: list[int] | None = None) -> object:
+    """Repair, de-privatize and pre-cap every string leaf (keys too: redacted) before redaction;
+    cut what is nested deeper than MAX_DEPTH or lies beyond the item budget, with a marker."""
+    if budget is None:
+        budget = [max(1000, limit // 2)]  # each item costs ≥ 2 chars of JSON: more can't be kept
+    if isinstance(value, str):
+        return cap(strip_private(repair_utf8(value)), limit)
+    if isinstance(value, bool) or value is None or isinstance(value, float):
+        return value
+    if isinstance(value, int):
+        return value if INT64[0] <= value <= INT64[1] else big_int(value)
+    if not isinstance(value, (dict, list, tuple)):
+        return cap(repair_utf8(str(value)), limit)
+    if depth >= MAX_DEPTH:
+        return _deep_marker(MAX_DEPTH)
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    out_d: dict[str, object] = {}
+    out_l: list[object] = []
+    for n, (k, v) in enumerate(items):
+        budget[0] -= 1
+        if budget[0] < 0:
+            left = len(value) - n
+            note = f"[ace: {left} more items cut]"
+            if isinstance(value, dict):
+                out_d["…"] = note
+            else:
+                out_l.append(note)
+            break
+        clean = _clean_leaves(v, limit, depth + 1, budget)
+        if isinstance(value, dict):
+            out_d[redact(cap(repair_utf8(str(k)), ID_CHARS))] = clean
+        else:
+            out_l.append(clean)
+    return out_d if isinstance(value, dict) else out_l
+
+
+def big_int(value: int) -> str:
+    digits = str(value) if value.bit_length() < 4000 else f"a {value.bit_length()}-bit integer"
+    return f"{digits[:60]} [ace: integer too large to store as a number]"
+
+
+def sanitize_value(value: object, limit: int) -> str | None:
+    """A JSON-able value → redacted, capped text (JSON when it fits within `limit`)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return sanitize(value, limit)
+    clean = redact_value(_clean_leaves(value, limit))
+    text = json.dumps(clean, ensure_ascii=False, separators=(",", ":"), default=str)
+    return mark_clean(cap(text, limit))  # joined from redacted leaves: the store won't rescan it
+
+
+def short_text(value: object, limit: int = ID_CHARS) -> str | None:
+    """An id, name, path or detail: repaired, redacted, capped; None for non-strings."""
+    if not isinstance(value, str):
+        return None
+    return cap(redact(strip_private(repair_utf8(value))), limit)
