@@ -17,8 +17,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ace_engine.agents import codex, registry
+from ace_engine.agents.tools import to_canonical
 from ace_engine.capture.patch import patch_call
-from ace_engine.capture.tools import command_of, edit_pairs, path_of, to_canonical
+from ace_engine.capture.tools import command_of, edit_pairs, path_of
 from ace_engine.hooks import agents
 from ace_engine.hooks.hook_input import HookInput
 from ace_engine.hooks.launch import __file__ as LAUNCHER
@@ -123,10 +125,12 @@ def test_answers_take_each_agents_shape():
 def test_every_installed_event_is_handled_and_lost_ones_are_said():
     from ace_engine.hooks.events import EVENTS
 
-    for agent, events in agents.EVENTS_BY_AGENT.items():
-        assert set(events.values()) <= set(EVENTS), agent
-        assert agents.CONTEXT_EVENTS[agent] <= set(events), agent
-    assert "PreCompact" in agents.LOST["gemini"] and "PreToolUse" in agents.LOST["gemini"]
+    for agent in registry.agents():
+        assert agent.events and set(agent.events.values()) <= set(EVENTS), agent.name
+        assert agent.context_events <= set(agent.events), agent.name
+        assert set(agent.lost) <= set(EVENTS), agent.name
+    assert "PreCompact" in registry.get("gemini").lost and "PreToolUse" in registry.get("gemini").lost
+    assert set(registry.get("claude").events) == set(EVENTS), "Claude Code's events are ours"
 
 
 # -- whole hook processes with the payloads the CLIs sent ---------------------------------------------
@@ -186,7 +190,7 @@ def test_gemini_session_is_captured_like_claude_codes(ace_home, git_project):
                                                                     "tool_response": {"llmContent": [{"x": 1}],
                                                                                       "error": {"message": 7}}}).encode()])
 def test_never_breaks_the_agent(ace_home, git_project, agent, data):
-    for native in list(agents.EVENTS_BY_AGENT[agent]) + ["NoSuchEvent", ""]:
+    for native in list(registry.get(agent).events) + ["NoSuchEvent", ""]:
         code, out, err = run(agent, native, data, git_project)
         assert code == 0, err
         assert out == "" or isinstance(json.loads(out), dict)
@@ -195,22 +199,22 @@ def test_never_breaks_the_agent(ace_home, git_project, agent, data):
 def test_codex_exit_code_reader_is_bounded_and_tolerant(tmp_path):
     path = tmp_path / "r.jsonl"
     path.write_bytes(b"x" * (300 * 1024) + b"\nnot json call-1\n")
-    assert agents.codex_exit_code(str(path), "call-1") is None
+    assert codex.exit_code(str(path), "call-1") is None
     with path.open("a") as fh:
         fh.write(json.dumps({"type": "response_item", "payload": {
             "type": "function_call_output", "call_id": "call-1",
             "output": "Chunk ID: 1\nProcess exited with code 2\nOutput:\n"}}) + "\n")
-    assert agents.codex_exit_code(str(path), "call-1") == 2
-    assert agents.codex_exit_code(str(tmp_path / "missing"), "call-1") is None
-    assert agents.codex_exit_code(None, "call-1") is None
+    assert codex.exit_code(str(path), "call-1") == 2
+    assert codex.exit_code(str(tmp_path / "missing"), "call-1") is None
+    assert codex.exit_code(None, "call-1") is None
     # A FIFO (or any non-file) named as the rollout: nothing is read and nothing waits for a writer.
     fifo = tmp_path / "rollout.fifo"
     os.mkfifo(fifo)
-    done = subprocess.run([sys.executable, "-c", "import sys; from ace_engine.hooks import agents; "
-                           "print(agents.codex_exit_code(sys.argv[1], 'call-1'))", str(fifo)],
+    done = subprocess.run([sys.executable, "-c", "import sys; from ace_engine.agents import codex; "
+                           "print(codex.exit_code(sys.argv[1], 'call-1'))", str(fifo)],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout.strip() == "None", done.stderr
-    assert agents.codex_exit_code(str(tmp_path), "call-1") is None  # a directory
+    assert codex.exit_code(str(tmp_path), "call-1") is None  # a directory
 
 
 def test_codex_apply_patch_is_captured_as_the_edit_it_made(ace_home, git_project):

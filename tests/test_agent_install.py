@@ -5,7 +5,7 @@ malformed files refused untouched, exactly what was added taken out again; `ace 
 import json
 import tomllib
 
-from ace_engine.hooks.agents import EVENTS_BY_AGENT
+from ace_engine.agents import registry
 from conftest import ace
 
 USER_TOML = '# my settings\nmodel = "o3"\n\n[features]\nweb_search = true\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n'
@@ -30,7 +30,7 @@ def test_codex_install_merges_and_uninstall_restores_byte_for_byte(ace_home, git
     user = tomllib.loads(user_toml.read_text())  # Codex starts MCP servers from the user's file only
     assert user["mcp_servers"]["ace"]["args"] == ["-I", "-m", "ace_engine.mcp_server"] and user["model"] == "o3"
     hooks = json.loads((codex / "hooks.json").read_text())["hooks"]
-    assert set(hooks) == set(EVENTS_BY_AGENT["codex"])
+    assert set(hooks) == set(registry.get("codex").events)
     assert hooks["Stop"][0]["hooks"][0]["command"] == "notify-me", "the user's own hook is kept, first"
     ours = hooks["PostToolUse"][0]["hooks"][0]
     assert ours["command"].endswith("launch.py codex PostToolUse") and ours["timeout"] == 10
@@ -96,7 +96,7 @@ def test_gemini_install_and_uninstall(ace_home, git_project, tmp_path, monkeypat
     settings.write_text(json.dumps(mine))
     assert ace("install", "--agent", "gemini", "--project", git_project).exit_code == 0
     data = json.loads(settings.read_text())
-    assert set(data["hooks"]) == set(EVENTS_BY_AGENT["gemini"]) and "PreCompress" not in data["hooks"]
+    assert set(data["hooks"]) == set(registry.get("gemini").events) and "PreCompress" not in data["hooks"]
     after_tool = data["hooks"]["AfterTool"]
     assert after_tool[0] == mine["hooks"]["AfterTool"][0] and after_tool[1]["hooks"][0]["timeout"] == 10_000
     assert data["mcpServers"]["docs"] == {"command": "docs-mcp"} and data["mcpServers"]["ace"]["args"][-1] == \

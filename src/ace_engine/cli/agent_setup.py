@@ -1,25 +1,31 @@
-"""`ace install / uninstall --agent codex|gemini`, and what `ace status` and `ace doctor` say about
-the agents other than Claude Code.
+"""`ace install / uninstall --agent AGENT`, and what `ace status` and `ace doctor` say about the
+agents other than Claude Code.
 
-Thin over `integrations.codex_config` / `integrations.gemini_config` (what is written where) and
-`hooks.agents.LOST` (what an agent cannot get). Scopes: the project (default) or `--user`.
+Thin over the agent registry (`agents.registry`): each agent's row names its installer in
+`integrations/` (what is written where: `install`, `uninstall`, `status`), what it cannot get
+(`Agent.lost`), what its user is told (`Agent.trust`, `Agent.hooks_off_fix`) and the hook `ace
+doctor` runs (`Agent.probe`). Scopes: the project (default) or `--user`.
 
 Cost: a few small config files read; written only by install / uninstall.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
 from typing import Any
 
-from ..hooks.agents import EVENTS_BY_AGENT, LOST
+from ..agents import registry
 from ..integrations.agent_hooks import hook_argv, hook_command
-from .doctor_checks import HOOK_PROBE, Check, answers, denies, run_hook
+from .doctor_checks import Check, answers, denies, run_hook
 from .output import emit_json, fail, plural, say
 
-AGENTS = ("codex", "gemini")
-NAMES = {"claude": "Claude Code", "codex": "Codex CLI", "gemini": "Gemini CLI"}
 SCOPES = ("project", "user")
+
+
+def installable() -> list[str]:
+    """The agents `ace install --agent` sets up through an installer of their own."""
+    return [agent.name for agent in registry.agents() if agent.installer]
 
 
 def run(action: str, agent: str, scope: str | None, project_dir: str | None, python: str | None,
@@ -37,13 +43,8 @@ def run(action: str, agent: str, scope: str | None, project_dir: str | None, pyt
 
 
 def _module(agent: str) -> Any:
-    if agent == "codex":
-        from ..integrations import codex_config
-
-        return codex_config
-    from ..integrations import gemini_config
-
-    return gemini_config
+    """The agent's installer: `integrations.<Agent.installer>`."""
+    return importlib.import_module(f"ace_engine.integrations.{registry.get(agent).installer}")
 
 
 def install(agent: str, scope: str, root: str, python: str | None, as_json: bool) -> None:
@@ -59,8 +60,8 @@ def install(agent: str, scope: str, root: str, python: str | None, as_json: bool
         result["notes"].append(f"MCP server not registered: {problem} in {python or sys.executable} "
                                f"(`{mcp_config.sdk_hint(python)}`, then re-run)")
     if as_json:
-        return emit_json({**result, "lost": LOST[agent]})
-    name = NAMES[agent]
+        return emit_json({**result, "lost": registry.get(agent).lost})
+    name = registry.label(agent)
     if result["changed"]:
         if result["events"]:
             say("Installed ace-engine hooks for {} in [bold]{}[/].", plural(len(result["events"]), f"{name} event"),
@@ -78,19 +79,17 @@ def install(agent: str, scope: str, root: str, python: str | None, as_json: bool
 
 
 def _say_trust(agent: str, scope: str) -> None:
-    if agent == "codex":
-        say("Codex runs a hook only after you have reviewed it: start `codex` and approve the ace-engine hooks in "
-            "/hooks{}.", "" if scope == "user" else " (and trust this project when Codex asks: it reads .codex/ "
-            "only in trusted projects)")
-    else:
-        say("Gemini CLI asks before it runs a project's hooks for the first time{}.",
-            "" if scope == "user" else ", and reads .gemini/ only in a folder you trust (when folder trust is on)")
+    every, project, _ = registry.get(agent).trust
+    if every:
+        say("{}{}.", every, "" if scope == "user" else project)
+    if registry.get(agent).legacy:
+        say("[yellow]Legacy:[/] {}.", registry.get(agent).legacy)
 
 
 def _say_lost(agent: str) -> None:
-    lost = LOST[agent]
+    lost = registry.get(agent).lost
     if lost:
-        say("What {} does not offer, and what ace-engine does instead:", NAMES[agent])
+        say("What {} does not offer, and what ace-engine does instead:", registry.label(agent))
         for event, why in lost.items():
             say("  {}: {}", event, why)
 
@@ -105,22 +104,22 @@ def uninstall(agent: str, scope: str, root: str, as_json: bool) -> None:
     if result["changed"]:
         if result["events"]:
             say("Removed ace-engine hooks for {} from [bold]{}[/].",
-                plural(len(result["events"]), f"{NAMES[agent]} event"), result["path"])
+                plural(len(result["events"]), f"{registry.label(agent)} event"), result["path"])
         for what in result["removed"]:
             say("Removed {} from {}.", what, result["config"])
     else:
-        say("No ace-engine set-up for {} in {}; nothing changed.", NAMES[agent], result["path"])
+        say("No ace-engine set-up for {} in {}; nothing changed.", registry.label(agent), result["path"])
 
 
 def installs(root: str) -> list[dict[str, Any]]:
     """Every scope where an agent other than Claude Code has ace-engine's hooks (or a broken file)."""
     found = []
-    for agent in AGENTS:
+    for agent in installable():
         for scope in SCOPES:
             state = _module(agent).status(scope, root)
             if state["events"] or state["problem"]:
                 found.append({**state, "events": sorted(state["events"]), "commands": state["events"],
-                              "name": NAMES[agent]})
+                              "name": registry.label(agent), "legacy": registry.get(agent).legacy})
     return found
 
 
@@ -129,8 +128,9 @@ def show_status(found: list[dict[str, Any]]) -> None:
         if state["problem"]:
             say("  {}: [red]{}[/]", state["name"], state["problem"])
         else:
-            say("  {} hooks in {} ({}){}", state["name"], state["path"], plural(len(state["events"]), "event"),
-                "" if state["feature"] is not False else " [yellow]— hooks switched off in its config[/]")
+            say("  {} hooks in {} ({}){}{}", state["name"], state["path"], plural(len(state["events"]), "event"),
+                "" if state["feature"] is not False else " [yellow]— hooks switched off in its config[/]",
+                " [yellow]— legacy:[/] " + state["legacy"] if state.get("legacy") else "")
 
 
 def checks(root: str) -> list[Check]:
@@ -142,7 +142,7 @@ def checks(root: str) -> list[Check]:
             out.append(Check(name, False, state["problem"], "fix or move the file aside, then `ace install --agent "
                              f"{agent}{' --user' if state['scope'] == 'user' else ''}`"))
             continue
-        missing = sorted(set(EVENTS_BY_AGENT[agent]) - set(state["events"]))
+        missing = sorted(set(registry.get(agent).events) - set(state["events"]))
         flag = " --user" if state["scope"] == "user" else ""
         if missing:
             out.append(Check(name, False, f"hooks missing for {', '.join(missing)} in {state['path']}",
@@ -150,12 +150,12 @@ def checks(root: str) -> list[Check]:
             continue
         if state["feature"] is False:
             out.append(Check(name, False, f"hooks are switched off in {state['config']}",
-                             "set [features] hooks = true" if agent == "codex" else "set hooksConfig.enabled to true"))
+                             registry.get(agent).hooks_off_fix))
             continue
         detail = (f"{plural(len(state['events']), 'event')} in {state['path']}; MCP server "
-                  f"{'registered' if state['mcp'] else 'not registered'}; lacks: {', '.join(LOST[agent]) or 'nothing'}")
-        review = ("approve them in Codex's /hooks if you have not" if agent == "codex"
-                  else "Gemini asks before a project's hooks first run")
+                  f"{'registered' if state['mcp'] else 'not registered'}; "
+                  f"lacks: {', '.join(registry.get(agent).lost) or 'nothing'}")
+        review = registry.get(agent).trust[2]
         # Run for real, like Claude Code's (`diagnostics.probe_hook_command`), but only a command `ace
         # install --agent` wrote for this installation: the file is the repository's, anyone's.
         foreign = sorted(native for native, command in state["commands"].items()
@@ -174,9 +174,11 @@ def checks(root: str) -> list[Check]:
 
 
 def _probe(agent: str) -> str | None:
-    """Run the agent's hook as `ace doctor` runs Claude Code's: a PermissionRequest it must refuse where
-    the agent has one (Codex), else a prompt (Gemini's BeforeAgent) answered with nothing or JSON."""
-    if "PermissionRequest" in EVENTS_BY_AGENT[agent]:
-        return denies(run_hook(hook_argv(agent, "PermissionRequest", sys.executable), HOOK_PROBE))
-    return answers(run_hook(hook_argv(agent, "BeforeAgent", sys.executable),
-                            {"hook_event_name": "BeforeAgent", "prompt": "how do I run the tests here?"}))
+    """Run the agent's hook as `ace doctor` runs Claude Code's (`Agent.probe`): a PermissionRequest it
+    must refuse where the agent has one (Codex), else an event answered with nothing or JSON."""
+    probe = registry.get(agent).probe
+    if probe is None:
+        return None
+    native, payload, judge = probe
+    result = run_hook(hook_argv(agent, native, sys.executable), payload)
+    return denies(result) if judge == "denies" else answers(result)

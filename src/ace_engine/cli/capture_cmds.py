@@ -45,7 +45,7 @@ def sessions(ctx, project_dir, all_projects, limit, as_json):
     if not rows:
         say("No sessions captured yet. Is ace-engine on? Try `ace status`.")
         return
-    from ..core import agents
+    from ..agents import registry as agents
 
     table(None, ["session", "agent", "project", "started", "status", "tools (failed)", "messages"], [
         [r["session_id"], agents.label(r.get("agent")) + (" (claude-mem)" if r.get("source") == "claude-mem" else ""),

@@ -172,7 +172,10 @@ def extras_checks(cfg: Any) -> list[Check]:
     """For each configured feature, the optional packages it needs, in the environment `ace` runs in."""
     checks = []
     provider = cfg["llm.provider"] if cfg is not None else "none"
-    sdk = {"anthropic": "anthropic", "openai": "openai"}.get(provider)
+    from ..llm import ALIASES, REGISTRY
+
+    row = REGISTRY.get(ALIASES.get(str(provider), str(provider)))
+    sdk = row.sdk if row is not None else None
     if sdk:
         checks.append(_extra_check("llm extra", f"llm.provider = {provider}", "llm", {sdk: sdk}))
     database = os.environ.get("ACE_SERVER_DATABASE") or ""

@@ -303,7 +303,8 @@ def domains(project_dir, as_json):
 def show(bullet_id, as_json):
     """Everything about one bullet (a unique id prefix is enough): counters, confidence, domains,
     provenance and its change history."""
-    from ..core import agents as agents_mod
+    from ..agents import lessons as agents_mod
+    from ..agents import registry
     from .history_cmds import _what
 
     with open_store() as store:
@@ -323,8 +324,8 @@ def show(bullet_id, as_json):
     rows = [
         ["id", bullet["id"]], ["status", bullet["status"]], ["scope", scope], ["section", bullet["section"]],
         ["lesson", bullet["content"]], ["domains", ", ".join(bullet["domains"]) or "-"],
-        ["agent", (agents_mod.label(agents[0]) + (
-            f" (also confirmed in: {', '.join(map(agents_mod.label, agents[1:]))})" if agents[1:] else ""))
+        ["agent", (registry.label(agents[0]) + (
+            f" (also confirmed in: {', '.join(map(registry.label, agents[1:]))})" if agents[1:] else ""))
          if agents else "-"],
         ["helpful", f"{helpful} ({bullet['helpful_explicit']} explicit, each counts 3×)"],
         ["harmful", f"{harmful} ({bullet['harmful_explicit']} explicit, each counts 3×)"],

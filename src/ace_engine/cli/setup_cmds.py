@@ -10,6 +10,7 @@ import sys
 
 import click
 
+from ..agents import registry
 from ..core import config as config_mod
 from ..core import config_write, escape, paths, trust
 from ..core.files import atomic_write
@@ -20,9 +21,9 @@ from . import diagnostics, model_path
 from .common import json_option, project_option, resolve_dir, wide_option
 from .output import emit_json, fail, plain, plural, say, size, styled, table, when
 
-agent_option = click.option("--agent", type=click.Choice(["claude", "codex", "gemini"]), default="claude",
-                            show_default=True, help="Which agent: Claude Code, Codex CLI or Gemini CLI "
-                            "(its own config; project scope or --user).")
+agent_option = click.option("--agent", type=click.Choice(list(registry.NAMES)), default=registry.DEFAULT,
+                            show_default=True, help="Which agent: " + ", ".join(registry.LABELS.values())
+                            + " (its own config; project scope or --user).")
 scope_options = [
     click.option("--user", "scope", flag_value="user", help="~/.claude/settings.json (every project)."),
     click.option("--local", "scope", flag_value="local", help=".claude/settings.local.json (just you)."),
@@ -61,8 +62,9 @@ def install(scope, project_dir, python, with_mcp, allow_writes, with_statusline,
 
     Writes .claude/settings.json of the project by default. Other keys and other tools' hooks
     are kept; re-running changes nothing; a backup (*.ace-backup) is written before a change.
-    With --agent codex|gemini: Codex's .codex/hooks.json and config.toml (hooks feature, MCP
-    server), or Gemini's .gemini/settings.json (hooks, MCP server).
+    With --agent codex|gemini|antigravity: Codex's .codex/hooks.json and config.toml (hooks feature,
+    MCP server), Gemini's .gemini/settings.json (hooks, MCP server), or Antigravity's
+    .agents/hooks.json and .agents/mcp_config.json.
 
     Once, when no model was chosen yet and the agent's CLI is logged in: offers to learn with it in
     the background (`claude -p` / `codex exec`; yes by default in a terminal, off without one);

@@ -15,8 +15,8 @@ Cost: nothing imports this at run time (tests and docs do); pure data and one fu
 TABLE: tuple[tuple[str, int, str], ...] = (
     ("cli", 10, "the `ace` command: arguments in, the layers below called, text or JSON out; "
                 "`ace doctor`'s checks"),
-    ("integrations", 9, "what `ace install` writes for Claude Code, Codex and Gemini (hook settings, "
-                        "MCP config, status line) and `ace sync`'s agent files"),
+    ("integrations", 9, "what `ace install` writes for each agent (hook settings, MCP config, status "
+                        "line: the installers the agents' rows name) and `ace sync`'s agent files"),
     ("mcp_server", 9, "the MCP tools agents call: lessons, history, answers"),
     ("ui", 9, "the local dashboard's pages"),
     ("server", 9, "the team server: its HTTP API, its dashboard and its own database (`server/storage`: "
@@ -43,6 +43,9 @@ TABLE: tuple[tuple[str, int, str], ...] = (
                  "SQL is written here and in `server/storage` only"),
     ("llm", 2, "providers (Claude Code CLI, Anthropic API, OpenAI-compatible), budgets, "
                "structured output; never required"),
+    ("agents", 2, "the coding agents served, one module each behind one protocol, and the registry the rest "
+                  "asks: hook events and answer shapes, tool tables, installers' and readers' names; "
+                  "stdlib only (the hooks import it)"),
     ("embed", 2, "lesson vectors: the shipped static table or an optional model, stored beside "
                  "each lesson (every playbook write embeds)"),
     ("core", 1, "settings, paths, errors, the log, atomic files, escaping, project identity, "

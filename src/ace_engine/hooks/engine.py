@@ -3,7 +3,7 @@
 `run(argv)` is the one entry point of a hook process — the installed launcher (`launch.py`),
 `python -m ace_engine.hooks`, `ace hook EVENT` and the plugin's `hooks/ace_hook.py` all call it —
 and `main(argv, stdin, stdout)` the same run in-process, for tests and the benchmark.
-`argv` is `[EVENT]` for Claude Code, `[AGENT, AGENT_EVENT]` for Codex / Gemini: `hooks.agents`
+`argv` is `[EVENT]` for Claude Code, `[AGENT, AGENT_EVENT]` for the others (`agents.registry.HOOKED`): `hooks.agents`
 adapts their payload into Claude Code's shape before parsing and their answer after the handler.
 
 Whatever happens inside — malformed or huge input, a broken store, a full disk, a bug — the
@@ -21,8 +21,9 @@ import os
 import sys
 import time
 
+from ..agents.registry import HOOKED
 from ..core import log
-from .events import AGENT_NAMES, EVENTS
+from .events import EVENTS
 from .hook_input import HookInput
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks must not import `typing` (~3 ms)
@@ -269,8 +270,8 @@ def _handle(argv: list[str], stdin: "BinaryIO", stdout: "TextIO") -> Hook | None
     started = time.perf_counter()
     os.umask(0o077)
     answer = _Answer(stdout)
-    agent, native = (argv[0], argv[1] if len(argv) > 1 else "") if argv and argv[0] in AGENT_NAMES else (None, "")
-    if agent is not None:  # Codex / Gemini: `AGENT NATIVE_EVENT`, adapted at this boundary
+    agent, native = (argv[0], argv[1] if len(argv) > 1 else "") if argv and argv[0] in HOOKED else (None, "")
+    if agent is not None:  # another agent: `AGENT NATIVE_EVENT`, adapted at this boundary
         from . import agents
 
         event = agents.event_for(agent, native)
@@ -308,13 +309,14 @@ def _handle(argv: list[str], stdin: "BinaryIO", stdout: "TextIO") -> Hook | None
             log.warning(event, problem)
         elif named != event:
             log.warning(event, f"payload hook_event_name is {named!r}; handled as {event}")
-        from .handlers import AGENT_HANDLERS, HANDLERS
+        from . import handlers
 
         if dropped:
             inp.dropped = problem  # recorded as a drop: the session's evidence is incomplete
         hook = Hook(inp, started)
         running.append(hook)
-        reply = AGENT_HANDLERS.get((agent or "", native), HANDLERS[event])(hook)
+        special = agents.handler_name(agent, native) if agent is not None else ""
+        reply = (getattr(handlers, special) if special else handlers.HANDLERS[event])(hook)
         answer.send(agents.answer(agent, native, reply) if agent is not None else reply)
     except BaseException as exc:  # noqa: BLE001 — the host agent must never see our failure
         log.error(event or "hook", f"{type(exc).__name__}: {exc}")

@@ -25,7 +25,3 @@ MATCHERS: dict[str, str | None] = {
     "PreToolUse": "|".join(SHIFT_TOOLS),  # a file or place that may shift the session's domain
     "PermissionRequest": "|".join(sorted(SHELL_TOOLS)),  # `ace` commands run through a shell
 }
-
-# Other agents whose hooks run through the same engine (`launch.py AGENT EVENT`): `hooks.agents`
-# adapts their payloads and answers; it is imported only when one of them starts a hook.
-AGENT_NAMES = ("codex", "gemini")

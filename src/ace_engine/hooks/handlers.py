@@ -253,7 +253,3 @@ HANDLERS: "dict[str, Callable[[Hook], Answer]]" = {
     "SubagentStop": stop,
     "SessionEnd": session_end,
 }
-# An agent's event whose handler differs from the event it is handled as (`hooks.agents`).
-AGENT_HANDLERS: "dict[tuple[str, str], Callable[[Hook], Answer]]" = {
-    ("gemini", "AfterTool"): after_tool,
-}

@@ -1,11 +1,12 @@
-"""The hook entries ace-engine writes for Codex CLI and Gemini CLI, merged into a JSON hooks object.
+"""The hook entries ace-engine writes for another agent, merged into a JSON hooks object.
 
 Both agents read Claude Code's layout — `{"hooks": {EVENT: [{"matcher"?, "hooks": [{"type":
 "command", "command", "timeout"}]}]}}` — Codex from `hooks.json`, Gemini from `settings.json`.
 An installed handler runs this package's launcher with the agent and its own event name
 (`[python, "-I", LAUNCHER, AGENT, EVENT]`), which `hooks.agents` adapts; the events are the
-agent's that ace-engine handles (`hooks.agents.EVENTS_BY_AGENT`), each with the timeout Claude
-Code gets for the same event, in the agent's unit (Codex: seconds, Gemini: milliseconds).
+agent's that ace-engine handles (its `Agent.events`), each with the timeout Claude Code gets for
+the same event, in the agent's unit (`Agent.timeout_scale`), its matcher (`Agent.matchers`) and,
+where the agent wants one, a `name` (`Agent.named_handlers`).
 
 `merge(data, agent, python)` / `strip(data)` change only handlers that run ace-engine's hooks
 (`claude_settings.is_ours`): other keys, other tools' hooks and their order are kept. Reading,
@@ -20,17 +21,9 @@ import shlex
 import sys
 from typing import Any
 
-from ..hooks.agents import EVENTS_BY_AGENT
+from ..agents import registry
 from ..hooks.events import EVENTS
 from .claude_settings import LAUNCHER, _strip_ours, is_ours, strip_hooks
-
-# Per agent: the unit its `timeout` is in (ms per second), and the matchers for tool events.
-TIMEOUT_SCALE = {"codex": 1, "gemini": 1000}
-MATCHERS: dict[str, dict[str, str]] = {
-    # Codex edits files with apply_patch (a domain may shift) and runs commands as `Bash`.
-    "codex": {"PreToolUse": "apply_patch", "PermissionRequest": "Bash"},
-    "gemini": {},
-}
 
 
 def hook_argv(agent: str, event: str, python: str | None = None) -> list[str]:
@@ -43,15 +36,16 @@ def hook_command(agent: str, event: str, python: str | None = None) -> str:
 
 def desired_entries(agent: str, python: str | None = None) -> dict[str, dict[str, Any]]:
     """{agent's event: the matcher group ace-engine installs for it}."""
+    found = registry.get(agent)
     entries: dict[str, dict[str, Any]] = {}
-    for native, ours in EVENTS_BY_AGENT[agent].items():
+    for native, ours in found.events.items():
         handler: dict[str, Any] = {"type": "command", "command": hook_command(agent, native, python),
-                                   "timeout": EVENTS[ours]["timeout"] * TIMEOUT_SCALE[agent]}
-        if agent == "gemini":
+                                   "timeout": EVENTS[ours]["timeout"] * found.timeout_scale}
+        if found.named_handlers:
             handler = {"name": f"ace-engine {native}", **handler}
         group: dict[str, Any] = {"hooks": [handler]}
-        if MATCHERS[agent].get(native):
-            group = {"matcher": MATCHERS[agent][native], **group}
+        if found.matchers.get(native):
+            group = {"matcher": found.matchers[native], **group}
         entries[native] = group
     return entries
 

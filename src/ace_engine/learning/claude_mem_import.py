@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from ..store.interfaces import Store
 
 SOURCE = "claude-mem"
-# claude-mem's `platform_source` → our agent names (`core.agents.NAMES`, as the hooks record them).
+# claude-mem's `platform_source` → our agent names (`agents.registry.NAMES`, as the hooks record them).
 PLATFORM_AGENTS = {"claude": "claude", "claude-code": "claude", "codex": "codex", "gemini": "gemini",
                    "gemini-cli": "gemini"}
 # Observations worth a candidate lesson, and the section they go to: claude-mem's types

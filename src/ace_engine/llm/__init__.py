@@ -11,7 +11,9 @@ Nothing here is needed for ace-engine to work, and nothing leaves the machine un
 * `openai` — any OpenAI-compatible endpoint via the `openai` SDK, e.g. a local Ollama or vLLM
   (`openai_compat.py`).
 
-Every provider answers `complete_json(system, user, schema_hint, *, max_tokens, timeout) -> dict`
+Each provider is one row of `REGISTRY` (its module, its class, the settings its constructor
+reads beyond the shared budgets, and the setting that names its default model): adding one is its
+module and its row. Every provider answers `complete_json(system, user, schema_hint, *, max_tokens, timeout) -> dict`
 within the budgets of `base.Provider`. Callers catch `FAILURES` and fall back; the failure is
 recorded with its true cause (`health.py`) for `ace doctor`, `ace status` and SessionStart. The settings
 (`llm.*`) and their defaults are rows of `config.SETTINGS`; nothing here restates them.
@@ -19,6 +21,7 @@ recorded with its true cause (`health.py`) for `ace doctor`, `ace status` and Se
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 from ..core.config import value_of as _setting
@@ -33,7 +36,27 @@ if TYPE_CHECKING:
 
     from ..core.config import Config
 
-PROVIDERS = ("none", "claude-cli", "codex-cli", "anthropic", "openai")
+class Row:
+    """A provider: `module`.`cls` built with the shared budgets, plus `{keyword: setting}` of
+    `settings`; `default_model` is the setting read when `llm.model` is empty (None: no such); `sdk`
+    the package it needs from the `llm` extra (None: it runs a CLI instead)."""
+
+    __slots__ = ("module", "cls", "settings", "default_model", "sdk")
+
+    def __init__(self, module: str, cls: str, settings: dict[str, str], default_model: str | None = None,
+                 sdk: str | None = None):
+        self.module, self.cls, self.settings, self.default_model, self.sdk = module, cls, settings, default_model, sdk
+
+
+REGISTRY: dict[str, Row] = {
+    "claude-cli": Row("claude_cli", "ClaudeCliProvider", {"claude_path": "llm.claude_path"}, "llm.claude_model"),
+    "codex-cli": Row("codex_cli", "CodexCliProvider", {"codex_path": "llm.codex_path"}, "llm.codex_model"),
+    "anthropic": Row("anthropic_api", "AnthropicProvider",
+                     {"base_url": "llm.base_url", "api_key_env": "llm.api_key_env"}, sdk="anthropic"),
+    "openai": Row("openai_compat", "OpenAIProvider",
+                  {"base_url": "llm.base_url", "api_key_env": "llm.api_key_env"}, sdk="openai"),
+}
+PROVIDERS = ("none", *REGISTRY)
 ALIASES = {"claude": "claude-cli", "claude-code": "claude-cli", "codex": "codex-cli", "openai-compatible": "openai"}
 
 # What a caller with a fallback catches: every way a model call can fail to give a usable answer.
@@ -41,7 +64,7 @@ FAILURES = (LLMError, BudgetExceeded, InvalidOutput)
 
 __all__ = ["Completion", "LLMError", "LLMTimeout", "Provider", "BudgetExceeded", "UsageLedger", "usage_summary",
            "InvalidOutput", "extract_json", "validate", "PROVIDERS", "FAILURES", "get_provider", "short_error",
-           "provider_name", "health"]
+           "provider_name", "health", "REGISTRY"]
 
 
 def provider_name(cfg: Config | Mapping[str, Any]) -> str | None:
@@ -82,24 +105,11 @@ def _build(name: str, cfg: Config | Mapping[str, Any], env: Mapping[str, str] | 
         "max_tokens_per_day": _setting(cfg, "llm.max_tokens_per_day"),
         "ledger": ledger,
     }
-    if name == "claude-cli":
-        from .claude_cli import ClaudeCliProvider
-
-        budgets["model"] = budgets["model"] or _setting(cfg, "llm.claude_model") or None
-        return ClaudeCliProvider(claude_path=_setting(cfg, "llm.claude_path") or None, env=env, **budgets)
-    if name == "codex-cli":
-        from .codex_cli import CodexCliProvider
-
-        budgets["model"] = budgets["model"] or _setting(cfg, "llm.codex_model") or None
-        return CodexCliProvider(codex_path=_setting(cfg, "llm.codex_path") or None, env=env, **budgets)
-    if name == "anthropic":
-        from .anthropic_api import AnthropicProvider
-
-        return AnthropicProvider(base_url=_setting(cfg, "llm.base_url") or None,
-                                 api_key_env=_setting(cfg, "llm.api_key_env") or None, env=env, **budgets)
-    if name == "openai":
-        from .openai_compat import OpenAIProvider
-
-        return OpenAIProvider(base_url=_setting(cfg, "llm.base_url") or None,
-                              api_key_env=_setting(cfg, "llm.api_key_env") or None, env=env, **budgets)
-    raise LLMError(f"unknown `llm.provider` {name!r}; use one of: {', '.join(PROVIDERS)}")
+    row = REGISTRY.get(name)
+    if row is None:
+        raise LLMError(f"unknown `llm.provider` {name!r}; use one of: {', '.join(PROVIDERS)}")
+    if row.default_model:
+        budgets["model"] = budgets["model"] or _setting(cfg, row.default_model) or None
+    cls = getattr(importlib.import_module(f"{__name__}.{row.module}"), row.cls)
+    own = {keyword: _setting(cfg, setting) or None for keyword, setting in row.settings.items()}
+    return cls(**own, env=env, **budgets)

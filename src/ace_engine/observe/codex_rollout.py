@@ -15,7 +15,7 @@ What is read, and what is skipped (counted in `skips`, reasons as `transcript_le
   messages, less the context Codex injects itself (`<environment_context>`, `<user_instructions>`,
   AGENTS.md bodies…: `injected_context`). Developer and system messages: `injected_context`.
 - Calls: each tool call paired by `call_id` with its output; the tool mapped through the one
-  table (`capture.tools.to_canonical`, as the hook adapters do; a multi-file `apply_patch` is split
+  table (`agents.tools.to_canonical`, as the hook adapters do; a multi-file `apply_patch` is split
   per file first, each becoming the Edit / MultiEdit / Write `capture.patch.patch_call` makes of
   it). A call fails when its exit code (the output's `metadata.exit_code`, its `Exit code: N`
   line, or the `exec_command_end` event) is not 0, or Codex says it did not succeed.
@@ -35,8 +35,9 @@ import json
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+from ..agents.codex import AGENT as CODEX
+from ..agents.tools import to_canonical
 from ..capture.parts import text_of
-from ..capture.tools import PATCH_TOOLS, to_canonical
 from ..core import config as config_mod
 from . import codex_code_mode as code_mode
 from .session_files import Builder, command_output, exit_code_in, read_records
@@ -362,9 +363,9 @@ def _calls(call_id: str, name: str, given: Any) -> list[tuple[str, str, Any]]:
     """[(tool_use_id, our tool, its input)]: one call, or one per file of a patch."""
     command = given.get("command") if isinstance(given, dict) else None
     if name in ("shell", "local_shell") and isinstance(command, list) and len(command) == 2 \
-            and command[0] in PATCH_TOOLS and isinstance(command[1], str):  # older Codex: apply_patch via the shell
+            and command[0] in CODEX.patch_tools and isinstance(command[1], str):  # older Codex: a shell apply_patch
         name, given = "apply_patch", {"input": command[1]}
-    if name in PATCH_TOOLS and isinstance(given, dict) and isinstance(given.get("input"), str):
+    if name in CODEX.patch_tools and isinstance(given, dict) and isinstance(given.get("input"), str):
         files = _per_file(given["input"])
         if len(files) > 1:
             return [(call_id if i == 0 else f"{call_id}:{i}", *_ours(name, {**given, "input": text}))

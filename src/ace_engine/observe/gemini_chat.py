@@ -22,7 +22,7 @@ itself ignores on resume (`isIgnoredUserContent`: `/` and `?` commands → `loca
 `<session_context>` / `<hook_context>` → `injected_context`); info / error / warning records are
 the CLI's own notices (`cli_notice`); rewound messages are an abandoned branch. A tool call
 (`ToolCallRecord {id, name, args, result, status}`) is mapped through the one table
-(`capture.tools.to_canonical`, as the hook adapters do); it failed when its status is `error` or `cancelled`
+(`agents.tools.to_canonical`, as the hook adapters do); it failed when its status is `error` or `cancelled`
 (interrupted), or its output states a non-zero `Exit Code: N` (run_shell_command).
 
 Where the session ran: Gemini records only `projectHash` (sha256 of the project root); the
@@ -39,8 +39,8 @@ import os
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+from ..agents.tools import to_canonical
 from ..capture.parts import text_of
-from ..capture.tools import to_canonical
 from ..core import config as config_mod
 from .session_files import Builder, command_output, exit_code_in, read_records, regular_file
 from .session_io import TranscriptError, epoch

@@ -1,15 +1,16 @@
 """Which agent wrote a session file, told from its content (never its name), and the one parse
-for all of them: Claude Code's transcripts (`observe.transcript`), Codex CLI's rollouts
-(`observe.codex_rollout`), Gemini CLI's chats and saved checkpoints (`observe.gemini_chat`).
-And where each agent keeps them, for `ace learn --all-transcripts`.
+for all of them: each agent's readers are the `observe` modules its row names (`Agent.readers`:
+Claude Code's `transcript`, Codex CLI's `codex_rollout`, Gemini CLI's `gemini_chat`), each with
+`looks_like(record)`, `parse_file(path, cfg)` and `HINT`. And where each agent keeps them, for
+`ace learn --all-transcripts`.
 
 Contract: `detect(path)` reads at most the first `SNIFF_LINES` lines (a pretty-printed document:
-the file) and answers `claude` (Claude Code), `codex` or `gemini`; anything else is left to the Claude Code
-reader, whose errors name what to give. `parse_file` returns `transcript.parse_file`'s shape with
-`agent` set. `find_codex` / `find_gemini` list a project's files like
-`transcript_learn.find_transcripts` does Claude Code's: a file belongs to the project when the
-directory it records (Gemini: its project folder's `.project_root`, else the sha256 of the
-project's root, which is what Gemini records) is the project or under it.
+the file) and answers the agent whose reader recognises a record (`codex`, `gemini`), else
+`claude`: anything else is left to the Claude Code reader, whose errors name what to give.
+`parse_file` returns `transcript.parse_file`'s shape with `agent` set. `find_codex` / `find_gemini`
+list a project's files like `transcript_learn.find_transcripts` does Claude Code's: a file belongs
+to the project when the directory it records (Gemini: its project folder's `.project_root`, else the
+sha256 of the project's root, which is what Gemini records) is the project or under it.
 
 Cost: detection reads a few lines; discovery reads the first lines of each file (Codex: the
 `session_meta` line) and hashes each root once.
@@ -19,22 +20,34 @@ from __future__ import annotations
 
 import glob
 import hashlib
+import importlib
 import json
 import os
 import stat
 from collections.abc import Callable, Iterable
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from . import codex_rollout, gemini_chat, transcript
+from ..agents import registry
+from . import transcript
 from .session_files import regular_file, whole_document
 
 if TYPE_CHECKING:
     from ..core.config import Config
 
 SNIFF_LINES = 20
-OTHERS = (f"a Codex CLI rollout ({codex_rollout.HINT.split('(', 1)[1].rstrip(')')}) "
-          f"or a Gemini CLI chat ({gemini_chat.HINT.split('(', 1)[1].split(')')[0]})")
-AGENTS = ("claude", "codex", "gemini")
+
+
+def readers() -> list[tuple[str, ModuleType]]:
+    """(agent, reader module) for every agent but the default, whose reader is the last resort."""
+    return [(agent.name, importlib.import_module(f"{__package__}.{module}"))
+            for agent in registry.agents() if agent.name != registry.DEFAULT for module in agent.readers]
+
+
+def _others() -> str:
+    """What else is read, for the last resort's error: "a Codex CLI file (…) or a Gemini CLI file (…)"."""
+    return " or ".join(f"a {registry.label(agent)} file ({module.HINT.split('(', 1)[1].split(')')[0]})"
+                       for agent, module in readers())
 
 
 def detect(path: str) -> str:
@@ -57,25 +70,23 @@ def detect(path: str) -> str:
     if not records and lines and lines[0].lstrip()[:1] in ("{", "["):
         whole = whole_document(path)
         records = [whole] if whole is not None else []
-    if any(codex_rollout.looks_like(r) for r in records):
-        return "codex"
-    if any(gemini_chat.looks_like(r) for r in records):
-        return "gemini"
-    return "claude"
+    for agent, module in readers():
+        if any(module.looks_like(r) for r in records):
+            return agent
+    return registry.DEFAULT
 
 
 def parse_file(path: str, cfg: Config | None = None, *, siblings: Iterable[str] = ()) -> dict[str, Any]:
     """The file parsed by its agent's reader; `agent` says which."""
     agent = detect(path)
-    if agent == "codex":
-        return codex_rollout.parse_file(path, cfg)
-    if agent == "gemini":
-        return gemini_chat.parse_file(path, cfg)
+    for name, module in readers():
+        if name == agent:
+            return module.parse_file(path, cfg)
     try:
         parsed = transcript.parse_file(path, cfg, siblings=siblings)
-    except transcript.TranscriptError as exc:  # none of the three: say the other two are read as well
-        raise transcript.TranscriptError(f"{exc}, {OTHERS}") from None
-    parsed["agent"] = "claude"
+    except transcript.TranscriptError as exc:  # none of them: say what else is read
+        raise transcript.TranscriptError(f"{exc}, {_others()}") from None
+    parsed["agent"] = registry.DEFAULT
     return parsed
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
-from ..core import agents
+from ..agents import registry as agents
 from ..web.page import flash, wants_json
 
 if TYPE_CHECKING:
@@ -89,7 +89,7 @@ def render(request: Request, store: UIStore | None, template: str, *, status: in
            **context: Any) -> HTMLResponse:
     state = request.app.state
     html = state.templates.get_template(template).render(
-        csrf=state.csrf, flash=flash(request, FLASH), path=request.url.path, agent_names=agents.NAMES,
+        csrf=state.csrf, flash=flash(request, FLASH), path=request.url.path, agent_names=agents.LABELS,
         review_count=store.review_count() if store is not None else None, **context)
     return HTMLResponse(html, status_code=status)
 

@@ -20,7 +20,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ...core import agents as agents_mod
+from ...agents import lessons as agents_mod
+from ...agents import registry
 from ...core.errors import AceError
 from ...playbook import safety
 from ...playbook import sections as sections_mod
@@ -148,7 +149,7 @@ def _lesson_context(request: Request, store: UIStore, bullet: dict[str, Any]) ->
     injections, shown_total = store.lesson_injections(bullet["id"], limit=50)
     agents = agents_mod.lesson_agents(bullet, store.session_agents(agents_mod.provenance_sessions(bullet)))
     return {
-        "agents": [agents_mod.label(a) for a in agents],
+        "agents": [registry.label(a) for a in agents],
         "lesson": bullet, "prov": prov, "history": store.changes(bullet_id=bullet["id"], limit=100),
         "injections": injections, "shown_total": shown_total, "chart": chart, "days": days,
         "prov_sessions": _provenance_sessions(prov), "sessions": store.sessions_by_id(_provenance_sessions(prov)),

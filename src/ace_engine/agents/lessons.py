@@ -1,33 +1,25 @@
-"""The coding agents ace-engine serves, by the name the store records (`sessions.agent`,
-`session_summaries.agent`, `bullets.agent`: migration 10), and how views name them.
+"""Which agents a lesson came from, by the names the store records (`sessions.agent`,
+`session_summaries.agent`, `bullets.agent`: `registry.NAMES`).
 
-Contract: `label(agent)` names an agent for people (an unknown name is shown as recorded, cut to
-40 characters; None is Claude Code: everything recorded before agents were came from it).
-`lesson_agents(bullet, by_session)` lists, first, the agent a lesson was learned from, then the
+Contract: `lesson_agents(bullet, by_session)` lists, first, the agent a lesson was learned from, then the
 others whose sessions confirmed it (`by_session`: the store's `session_agents` of its provenance
 sessions) — none for a lesson nobody's session taught (added by hand, bootstrapped, imported from
 a playbook file). The list never decides anything: every agent gets a repository's lessons.
 
-Cost: a dict; no imports.
+Cost: no imports beyond the registry.
 """
 
 from __future__ import annotations
+
+from .registry import DEFAULT
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
     from typing import Any
 
-NAMES = {"claude": "Claude Code", "codex": "Codex CLI", "gemini": "Gemini CLI"}
-DEFAULT = "claude"
 # Lesson sources whose lessons come from an agent's session (others: the user, a file, a peer).
 _FROM_SESSIONS = ("learning", "transcript", "mcp", "import")
-
-
-def label(agent: str | None) -> str:
-    """How a view names `agent`."""
-    name = agent or DEFAULT
-    return NAMES.get(name, name[:40])
 
 
 def _sessions(provenance: Mapping[str, Any]) -> Iterable[str]:
