@@ -57,8 +57,8 @@ def test_a_new_store_migrates_through_every_named_migration(ace_home):
     """The numbering stores in the wild rely on: migration N is the N-th (name, SQL) pair."""
     assert [name for name, _ in schema.MIGRATIONS] == ["capture", "playbook", "learning", "code_patterns", "meta",
                                                       "vector_packs", "team_sync", "session_summaries",
-                                                      "lesson_situations", "agents", "experiments"]
-    assert schema.LATEST == 11
+                                                      "lesson_situations", "agents", "experiments", "anchors"]
+    assert schema.LATEST == 12
     with SQLiteStore(migrations=schema.MIGRATIONS[:2]) as store:  # a store an early ace-engine wrote
         assert store.schema_version() == 2
         assert store.conn.execute("SELECT COUNT(*) FROM sqlite_master WHERE name='jobs'").fetchone()[0] == 0
@@ -181,7 +181,8 @@ def test_session_start_starts_gc_past_the_size_cap(ace_home, tmp_path, monkeypat
         store.apply_many([{"v": 1, "at": time.time() - 500, "event": "SessionEnd", "session_id": f"s{k}",
                            "detail": "other"} for k in range(20)])  # finished: gc may remove them
         before = store.counts()["tool_events"]
-    monkeypatch.setenv("ACE_RETENTION_MAX_DB_MB", "0.3")
+    # The cap holds the empty schema (~0.32 MB with every table and index) and little more.
+    monkeypatch.setenv("ACE_RETENTION_MAX_DB_MB", "0.4")
     code, _, _, _ = run_hook("SessionStart", payload("SessionStart", str(tmp_path), session_id="fresh", source="startup"))
     assert code == 0
     from ace_engine.core.background import ProcessLock
@@ -194,10 +195,10 @@ def test_session_start_starts_gc_past_the_size_cap(ace_home, tmp_path, monkeypat
     assert not lock.held_elsewhere(), "the background gc finished and released its lock"
     with SQLiteStore() as store:
         after = store.counts()["tool_events"]
-        assert after < before and store.live_bytes() <= 0.3 * 1024 * 1024
+        assert after < before and store.live_bytes() <= 0.4 * 1024 * 1024
         assert store.session("fresh"), "the newest session survives"
         # The space was given back: the file is within the cap, so no gc is started again.
-        assert store.file_bytes() <= 0.3 * 1024 * 1024
+        assert store.file_bytes() <= 0.4 * 1024 * 1024
 
 
 def test_spool_is_bounded_oldest_day_first(ace_home, monkeypatch):

@@ -302,7 +302,7 @@ def domains(project_dir, as_json):
 @json_option
 def show(bullet_id, as_json):
     """Everything about one bullet (a unique id prefix is enough): counters, confidence, domains,
-    provenance and its change history."""
+    provenance, what it rests on (its anchors and their state) and its change history."""
     from ..agents import lessons as agents_mod
     from ..agents import registry
     from .history_cmds import _what
@@ -313,8 +313,9 @@ def show(bullet_id, as_json):
         project = store.project_row(bullet["project_id"]) if bullet["project_id"] is not None else None
         # Which agents' sessions taught and confirmed it (issue 25: one playbook for every agent).
         agents = agents_mod.lesson_agents(bullet, store.session_agents(agents_mod.provenance_sessions(bullet)))
+        anchors = store.anchors_of(bullet["id"])  # what it rests on, as the last check found it
     if as_json:
-        return emit_json({"bullet": public_bullet(bullet), "agents": agents,
+        return emit_json({"bullet": public_bullet(bullet), "agents": agents, "anchors": anchors,
                           "project": project["key"] if project else None,
                           "changes": [{**change, "created_at_iso": iso(change["created_at"])} for change in changes]})
     helpful, harmful = totals(bullet)
@@ -337,6 +338,11 @@ def show(bullet_id, as_json):
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
         rows.append([f"provenance.{key}", text if len(text) <= 300 else text[:297] + "..."])
     details(None, [(field, value) for field, value in rows])
+    if anchors:
+        table("Rests on (ok / gone / changed / unchecked: a command, checked by later sessions)",
+              ["kind", "name", "in", "state", "found"],
+              [[a["kind"], a["name"], a["file"] or "-", a["state"], a["detail"] or "-"] for a in anchors],
+              body=("found",))
     if changes:
         table("History (newest first)", ["when", "op", "source", "what"],
               [[when(c["created_at"]), c["op"], c["source"] or "-", _what(c)] for c in changes],

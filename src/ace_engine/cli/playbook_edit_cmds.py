@@ -3,6 +3,7 @@ the playbook's delta operations (source `user`), so it is in the change log (`ac
 A refused delta raises PlaybookError or SectionError with the reason; the `ace` group prints it."""
 
 import sys
+import time
 
 import click
 
@@ -130,8 +131,9 @@ def tag(bullet_id, verdict, implicit, as_json):
 @click.argument("bullet_id")
 @json_option
 def keep(bullet_id, as_json):
-    """Keep a lesson: make a candidate (learned once, on weak evidence, not yet injected) or an
-    archived lesson active, as your decision. The safety policy still applies: a flagged
+    """Keep a lesson: make a candidate (learned once, on weak evidence, or to re-check since what it
+    rests on changed) or an archived lesson active, as your decision; its anchors are taken as they
+    are now. The safety policy still applies: a flagged
     candidate is held back for `ace review` instead."""
     from .common import load_config  # learning.trusted_hosts: user-level only
 
@@ -150,6 +152,10 @@ def keep(bullet_id, as_json):
             bullet = playbook.promote(bullet["id"], source="user", reason="ace keep: kept by the user")
         elif was == "archived":
             bullet = playbook.restore(bullet["id"], source="user", reason="ace keep: kept by the user")
+        if project and bullet["status"] == "active":  # confirmed: its anchors are what the project holds now
+            from ..playbook import staleness
+
+            staleness.reconfirm(store, dict(bullet), project["root"], time.time())
     if as_json:
         return emit_json({**public_bullet(bullet), "previous_status": was})
     if was == "active":

@@ -73,12 +73,32 @@ def session_start(hook: "Hook") -> "Answer":
         maybe_start_gc(hook.cfg["retention.max_db_mb"])
     notice = health.notice_for(hook.session_id, hook.store_error, deferred=deferred)
     ctx = _context(hook)
+    inject.safely(ctx, "anchor check", _check_anchors, injects=False)  # before the digest is chosen
     context = inject.safely(ctx, "session-start injection", inject.session_start, record["detail"])
     notice = notice or inject.safely(ctx, "learning notice", inject.learning_notice, record["detail"], injects=False)
     model = _model_notice(hook)  # said besides the others: it explains why lessons came from offline learning
     experiment = inject.safely(ctx, "experiment notice", _experiment_notice, injects=False)
     notice = "\n".join(part for part in (notice, model, experiment) if part) or None
     return context_answer("SessionStart", context, notice)
+
+
+# Work the anchor check may do at SessionStart once a file it watches changed (re-reading and
+# parsing files); what is left is re-read by the next check.
+ANCHOR_CHECK_SECONDS = 0.02
+
+
+def _check_anchors(ctx: "inject.Context") -> object:
+    """Lessons whose anchors changed since the last check: archived (gone) or demoted to re-check
+    (changed) before the digest is chosen (`playbook/staleness.py`: one read and an lstat per anchor
+    file when nothing changed)."""
+    if ctx.project_id is None:
+        return None
+    import time
+
+    from ..playbook import staleness
+
+    return staleness.check(ctx.store, ctx.project_id, ctx.project.root, ctx.now,
+                           deadline=time.perf_counter() + ANCHOR_CHECK_SECONDS)
 
 
 def _experiment_notice(ctx: "inject.Context") -> str | None:

@@ -28,7 +28,7 @@ from ..observe import commands, git_context, origins, tasks
 from ..observe import trajectory as traj_mod
 from ..playbook.playbook import Playbook
 from ..retrieval import situations
-from . import auto_memory, gates, pattern_lessons
+from . import anchoring, auto_memory, gates, pattern_lessons
 from .curator import Curator
 from .reflector import ReflectorError, normalize
 from .reflector_choice import get_reflector, heuristic
@@ -192,6 +192,8 @@ def commit(store: Store, playbook: Playbook, cfg: Config, prepared: list[Prepare
             stats = curator.curate(item["reflection"], traj, job_id=job_id, learn=item["skip"] is None)
         finally:
             playbook.attribution = None
+        # What the lessons rest on, the ones this session contradicts, what changed since (anchors).
+        stats["anchors"] = anchoring.after_curation(store, playbook, traj, stats, root, now)
         # The lessons learned or confirmed here are found again by this task's prompts (issue 24).
         situations.learned(store, traj, stats["touched"],
                            [t["bullet_id"] for t in stats["tagged"] if t["tag"] == "helpful"], now=now)

@@ -5,9 +5,9 @@ REMOVE (archive; history kept), MERGE (two into one, counters summed, provenance
 QUARANTINE / RESTORE for the review of suspicious lessons, and PROMOTE (a candidate becomes
 active). Each operation is atomic and leaves a row in the change log.
 
-Statuses: `active` (injected, searched, synced), `candidate` (learned once from weak evidence:
-kept and listed, never injected until it recurs or the user keeps it — `learning/curator.py`
-has the promotion rule), `quarantined` (held for `ace review`), `archived`.
+Statuses: `active` (injected, searched, synced), `candidate` (learned once from weak evidence, or
+DEMOTEd to re-check: kept and listed, never injected until it recurs or the user keeps it —
+`learning/curator.py` has the promotion rule), `quarantined` (held for `ace review`), `archived`.
 
 The lesson safety policy is enforced here, in the operations themselves, so no entry path can
 forget it. It is two checks (`screen`): the provenance rule (`provenance.origin_concerns`: a risky
@@ -24,7 +24,7 @@ are exact names: the project's git remote host plus what the caller passes from 
 `learning.trusted_hosts`.
 
 One piece, past 400 lines, on purpose: every operation shares one invariant (the safety screen and a
-change-log row in the same transaction), and split across files that choke point would have several homes.
+change-log row in one transaction); split across files, that choke point would have several homes.
 
 Cost: stdlib plus the playbook's own modules; one store transaction per operation (a batch, `with
 playbook:`, refreshes domain counts once at its end).
@@ -198,17 +198,15 @@ class Playbook:
         """Apply one delta `{op: ADD|UPDATE|TAG|REMOVE|MERGE|QUARANTINE|RESTORE, …}`; returns the bullet.
         Any mapping is accepted (deltas come from files and models): a malformed one is a PlaybookError."""
         op = str(delta.get("op", "")).upper()
-        # `reviewed` is the user's own approval of a flagged lesson; a delta can't claim it, nor
-        # the id and origin a team lesson keeps (only `team_client.inbox` passes those, to `add`).
-        # Nor whose it is: a delta is not the user, so its risky parts are foreign (`provenance.py`).
+        # A delta can't claim `reviewed` (the user's approval), a team lesson's id and origin (only the
+        # inbox passes those) nor whose it is: not the user's, so its risky parts are foreign.
         args = {k: v for k, v in delta.items() if k not in ("op", "reviewed", "bullet_id", "origin", "source")}
         args["source"] = "delta"
         handlers: dict[str, Callable[..., Bullet | tuple[Bullet, bool]]] = {
             "ADD": self.add, "UPDATE": self.update, "TAG": self.tag, "REMOVE": self.remove,
             "MERGE": self.merge, "QUARANTINE": self.quarantine, "RESTORE": self.restore,
         }
-        handler = handlers.get(op)
-        if handler is None:
+        if (handler := handlers.get(op)) is None:
             raise PlaybookError(f"unknown delta operation {delta.get('op')!r}")
         try:
             result = handler(**args)
@@ -402,6 +400,11 @@ class Playbook:
                session_id: str | None = None, now: float | None = None) -> Bullet:
         """REMOVE: archive the bullet. It stops being injected; its history stays."""
         return self._set_status(id, "archived", "REMOVE", source, reason, session_id, now)
+
+    def demote(self, id: str, *, source: str = "anchors", reason: str | None = None,
+               session_id: str | None = None, now: float | None = None) -> Bullet:
+        """DEMOTE an active lesson to a candidate to re-check: listed, not injected until PROMOTEd again."""
+        return self._set_status(id, "candidate", "DEMOTE", source, reason, session_id, now)
 
     def quarantine(self, id: str, *, source: str = "learning", reason: str | None = None,
                    session_id: str | None = None, now: float | None = None) -> Bullet:

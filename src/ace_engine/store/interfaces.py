@@ -44,6 +44,7 @@ from ..core._types import (
 )
 from ._base import Transaction
 from .records import (
+    AnchorRow,
     ArmRow,
     ArmSession,
     CarriedSummary,
@@ -365,8 +366,23 @@ class ExperimentStore(Protocol):
     def arm_sessions(self, project_id: int | None = ...) -> list[ArmSession]: ...
 
 
+class AnchorStore(Protocol):
+    """What lessons rest on (`store.anchors_sql`): their anchors and the files those live in."""
+
+    def put_anchors(self, bullet_id: str, project_id: int | None, anchors: Iterable[Mapping[str, Any]],
+                    stamps: Mapping[str, str | None], now: float) -> int: ...
+    def anchors_of(self, bullet_id: str) -> list[AnchorRow]: ...
+    def anchors_of_many(self, bullet_ids: Sequence[str]) -> list[AnchorRow]: ...
+    def anchor_stamps(self, project_id: int) -> dict[str, str | None]: ...
+    def anchors_in(self, project_id: int, files: Sequence[str]) -> list[AnchorRow]: ...
+    def command_anchors(self, project_id: int) -> list[AnchorRow]: ...
+    def set_anchor_states(self, rows: Iterable[Mapping[str, Any]], now: float) -> None: ...
+    def set_file_stamps(self, project_id: int, stamps: Mapping[str, str | None], now: float,
+                        forget: Sequence[str] = ...) -> None: ...
+
+
 class Store(CaptureStore, PlaybookStore, JobsStore, MaintenanceStore, MetaStore, SyncStore, ContinuityStore,
-            ImportStore, ExperimentStore, Protocol):
+            ImportStore, ExperimentStore, AnchorStore, Protocol):
     """The whole store: every family over one connection, one transaction at a time."""
 
     path: str

@@ -244,7 +244,7 @@ class PlaybookSQL(StoreBase):
                 chunk = list(ids[start:start + 500])
                 marks = ",".join("?" * len(chunk))
                 for table in ("injections", "pins", "bullet_vectors", "bullet_changes", "team_counts",
-                              "lesson_situations"):
+                              "lesson_situations", "lesson_anchors"):
                     self.conn.execute(f"DELETE FROM {table} WHERE bullet_id IN ({marks})", chunk)
                 deleted += self.conn.execute(f"DELETE FROM bullets WHERE id IN ({marks})", chunk).rowcount
             # The packs hold the deleted bullets' ids and sign codes: rebuilt on the next search.

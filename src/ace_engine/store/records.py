@@ -338,3 +338,20 @@ class ArmSession(TypedDict):
     project_id: int | None
     project: str | None
     experiment_started_at: float
+
+
+class AnchorRow(TypedDict):
+    """One thing a lesson rests on (`lesson_anchors`): what it is, where, its fingerprint and state."""
+
+    bullet_id: str
+    project_id: int | None
+    kind: str  # file / symbol / script / make / just / mix / ci / dep / config / flag / command
+    name: str
+    file: str  # project-relative; '' for a command
+    value: str | None
+    state: str  # ok / gone / changed / unchecked
+    detail: str | None
+    created_at: float
+    checked_at: float | None
+    status: NotRequired[str]  # the lesson's status, on the reads that join it
+

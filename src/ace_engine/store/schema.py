@@ -409,6 +409,35 @@ MIGRATIONS: list[tuple[str, str]] = [
     );
     CREATE INDEX experiment_arms_project ON experiment_arms(project_id, experiment_id);
     """),
+    # 12: what a lesson rests on (playbook/anchors.py). `lesson_anchors`: one row per thing the lesson
+    # names that the project's files hold (a Makefile target, a package.json script, a dependency's
+    # version, a config key, a file, a symbol, a command), its fingerprint when it was last confirmed
+    # (`value`) and its state (ok / gone / changed / unchecked). `anchor_files`: one row per project
+    # file some anchor lives in, with its stamp (mtime and size) at the last check — the check at
+    # SessionStart stats these files only and re-reads those whose stamp moved.
+    ("anchors", """
+    CREATE TABLE lesson_anchors (
+        bullet_id TEXT NOT NULL,
+        project_id INTEGER,
+        kind TEXT NOT NULL,                -- file / symbol / script / make / just / mix / ci / dep / config / flag / command
+        name TEXT NOT NULL,                -- the target, script, package, key, symbol or command as named
+        file TEXT NOT NULL DEFAULT '',     -- project-relative file that holds it ('' for a command)
+        value TEXT,                        -- its fingerprint when last confirmed (a recipe, a version, a value)
+        state TEXT NOT NULL DEFAULT 'ok',  -- ok / gone / changed / unchecked
+        detail TEXT,                       -- what the last check found ("`gen` is no longer a Makefile target")
+        created_at REAL NOT NULL,
+        checked_at REAL,
+        PRIMARY KEY (bullet_id, kind, name, file)
+    );
+    CREATE INDEX lesson_anchors_file ON lesson_anchors(project_id, file);
+    CREATE TABLE anchor_files (
+        project_id INTEGER NOT NULL,
+        file TEXT NOT NULL,
+        stamp TEXT,                        -- mtime_ns:size at the last check; NULL: absent then
+        checked_at REAL NOT NULL,
+        PRIMARY KEY (project_id, file)
+    );
+    """),
 ]
 
 LATEST = len(MIGRATIONS)

@@ -2,8 +2,9 @@
 
 Contract: `SQLiteStore` is every table family of the store (`CaptureSQL`: projects, sessions,
 events; `PlaybookSQL`: bullets, changes, injections, pins, vectors; `JobsSQL`: jobs, learning
-runs, heuristics history; `MaintenanceSQL`: health and gc; `MetaSQL`: store-wide facts; `SyncSQL`:
-the team sync's cursors, other clients' counts and the outbox) over one
+runs, heuristics history; `MaintenanceSQL`: health and gc; `MetaSQL`: store-wide facts;
+`AnchorsSQL`: what lessons rest on; `SyncSQL`: the team sync's cursors, other clients' counts and
+the outbox) over one
 shared connection — a redacting one (`redacting.py`), so no write can carry a secret. What each
 family offers is a typing.Protocol of `interfaces.py`; `store.lessons`, `store.events`,
 `store.sessions`, `store.jobs`, `store.summaries`, `store.team_sync`, `store.maintenance` and
@@ -27,6 +28,7 @@ import os
 
 from ..core import paths
 from ._base import StoreError, sqlite3
+from .anchors_sql import AnchorsSQL
 from .capture_sql import CaptureSQL
 from .continuity_sql import ContinuitySQL
 from .experiment_sql import ExperimentSQL
@@ -62,7 +64,7 @@ def _refuse_symlinks(path: str) -> None:
 
 
 class SQLiteStore(CaptureSQL, PlaybookSQL, SituationsSQL, JobsSQL, MaintenanceSQL, MetaSQL, SyncSQL, ContinuitySQL,
-                  ImportSQL, ExperimentSQL):
+                  ImportSQL, ExperimentSQL, AnchorsSQL):
     def __init__(self, path: str | None = None, *, busy_timeout_ms: int = 2000,
                  migrations: Sequence[tuple[str, str]] = MIGRATIONS) -> None:
         self.path = path or paths.db_path()

@@ -1,0 +1,304 @@
+"""The project's own files as anchors read them: bounded, inside the repository, never executed.
+
+Contract: `read(root, rel)` is the only way anchors read a file: a project-relative path without
+`..`, whose real path stays inside the repository (a symlink pointing out of it reads as absent),
+a regular file opened with O_NOFOLLOW, at most `MAX_BYTES` (`LOCK_BYTES` for a lockfile); `stamp`
+is its lstat (mtime_ns:size) without reading it. The parsers turn a file's text into
+{name: fingerprint} of what lessons name in it — Makefile targets and their recipes, package.json
+scripts, justfile recipes, mix aliases, CI job names, locked dependency versions, config keys —
+with regular expressions and `json` / `tomllib` only: repository files are data, never config
+for us, and a file that does not parse holds nothing. `value(kind, name, file, text)` is one
+anchor's fingerprint in `text` (None: not there), the one function both the extraction at write
+time and the check at SessionStart call, so a lesson is compared with itself.
+
+Cost: stdlib only (hooks import it at SessionStart when an anchor file changed); a parse is one
+pass of a regular expression over a file of at most a few MB; `tomllib` is imported for TOML only.
+"""
+
+import os
+import re
+
+MAX_BYTES = 512 * 1024
+LOCK_BYTES = 16 * 1024 * 1024
+MAKEFILES = ("Makefile", "makefile", "GNUmakefile")
+JUSTFILES = ("justfile", "Justfile", ".justfile")
+LOCKFILES = ("package-lock.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock", "uv.lock", "Cargo.lock",
+             "mix.lock", "go.mod", "Gemfile.lock", "composer.lock")
+JSON_CONFIGS = ("package.json", "tsconfig.json", "jsconfig.json", "composer.json", ".eslintrc.json", "app.json",
+                "deno.json", ".prettierrc", "biome.json", "turbo.json")
+TOML_CONFIGS = ("pyproject.toml", "Cargo.toml", "ruff.toml", ".ruff.toml")
+CI_DIR = ".github/workflows"
+GITLAB_CI = ".gitlab-ci.yml"
+_GITLAB_RESERVED = frozenset("stages variables default include image services before_script after_script cache "
+                             "workflow pages".split())
+
+
+def inside(root: str, rel: str) -> "str | None":
+    """The absolute path of `rel` under `root` when it stays inside the repository, else None."""
+    if not rel or rel.startswith("/") or "\\" in rel or "\x00" in rel or any(p == ".." for p in rel.split("/")):
+        return None
+    base = os.path.realpath(root)
+    full = os.path.join(base, rel)
+    real = os.path.realpath(full)
+    if real != full.rstrip("/") or not (real == base or real.startswith(base.rstrip("/") + "/")):
+        return None  # a symlink on the way: it may point out of the repository, so it is not followed
+    return full
+
+
+def stamp(root: str, rel: str) -> "str | None":
+    """mtime_ns:size of the file (or directory) at `rel`, not following a symlink; None when absent."""
+    full = inside(root, rel.rstrip("/"))
+    if full is None:
+        return None
+    try:
+        st = os.lstat(full)
+    except OSError:
+        return None
+    import stat as st_mod
+
+    if st_mod.S_ISDIR(st.st_mode):
+        return "dir"  # a directory's mtime moves with every file added in it: presence is all it says
+    return f"{st.st_mtime_ns}:{st.st_size}" if st_mod.S_ISREG(st.st_mode) else None
+
+
+def read(root: str, rel: str) -> "str | None":
+    """The text of the regular file `rel` (bounded, see the module doc), or None."""
+    full = inside(root, rel)
+    if full is None:
+        return None
+    limit = LOCK_BYTES if os.path.basename(rel) in LOCKFILES else MAX_BYTES
+    try:
+        fd = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        import stat as st_mod
+
+        if not st_mod.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks, left = [], limit
+        while left > 0:
+            data = os.read(fd, min(left, 1 << 20))
+            if not data:
+                break
+            chunks.append(data)
+            left -= len(data)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def _squeeze(text: str) -> str:
+    return " ".join(text.split())[:300]
+
+
+# -- parsers: {name: fingerprint} ------------------------------------------------------------------
+
+_MAKE_RULE = re.compile(r"^([A-Za-z0-9_.\-/ $()%]+?)\s*(::?)(?!=)(.*)$")
+
+
+def make_targets(text: str) -> "dict[str, str]":
+    """Targets of a Makefile and their recipes (whitespace squeezed); `.PHONY` names count too."""
+    out: dict[str, str] = {}
+    current: list[str] = []
+    recipe: list[str] = []
+
+    def close() -> None:
+        for name in current:
+            out[name] = _squeeze(out.get(name, "") + " " + " ".join(recipe))
+
+    for line in text.splitlines():
+        if line.startswith("\t"):
+            recipe.append(line.strip())
+            continue
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        close()
+        current, recipe = [], []
+        match = _MAKE_RULE.match(line)
+        if not match or re.match(r"^\s*[\w.]+\s*[:+?!]?=", line):
+            continue
+        names = match.group(1).split()
+        if names == [".PHONY"]:
+            for name in match.group(3).split():
+                out.setdefault(name, "")
+            continue
+        current = [n for n in names if not n.startswith(".") and "%" not in n and "$" not in n]
+        rest = match.group(3)
+        if ";" in rest:
+            recipe.append(rest.split(";", 1)[1].strip())
+    close()
+    return out
+
+
+def package_scripts(text: str) -> "dict[str, str]":
+    data = _json(text)
+    scripts = data.get("scripts") if isinstance(data, dict) else None
+    return {str(k): _squeeze(str(v)) for k, v in scripts.items()} if isinstance(scripts, dict) else {}
+
+
+_JUST_RULE = re.compile(r"^@?([A-Za-z_][\w-]*)(?:\s+[^:=]*)?:(?!=)(.*)$")
+
+
+def just_recipes(text: str) -> "dict[str, str]":
+    out: dict[str, str] = {}
+    name = None
+    for line in text.splitlines():
+        if line[:1] in (" ", "\t"):
+            if name:
+                out[name] = _squeeze(out[name] + " " + line.strip())
+            continue
+        match = _JUST_RULE.match(line)
+        name = match.group(1) if match and not line.startswith(("set ", "export ", "alias ")) else None
+        if name:
+            out[name] = ""
+    return out
+
+
+def mix_aliases(text: str) -> "dict[str, str]":
+    """The aliases of mix.exs's `aliases` function (or keyword list): name → its value, squeezed."""
+    start = re.search(r"defp?\s+aliases\b[^\n]*\bdo\b|aliases:\s*\[", text)
+    if not start:
+        return {}
+    body = text[start.end():start.end() + 20000]
+    end = re.search(r"^\s*end\b", body, re.M)
+    body = body[:end.start()] if end else body
+    out: dict[str, str] = {}
+    for match in re.finditer(r'^\s*(?:"([\w.:-]+)"|([a-z_][\w]*)):\s*(.+)$', body, re.M):
+        out[match.group(1) or match.group(2)] = _squeeze(match.group(3))
+    return out
+
+
+_YAML_KEY = re.compile(r"""^( *)(?:"([^"]+)"|'([^']+)'|([\w.\-/ ]+?))\s*:(?:\s|$)""")
+
+
+def ci_jobs(text: str, gitlab: bool = False) -> "dict[str, str]":
+    """Job names of a GitHub workflow (the keys under `jobs:`) or of .gitlab-ci.yml (its top-level
+    keys that are not settings nor hidden `.templates`), each with a digest of its block."""
+    blocks: dict[str, list[str]] = {}
+    in_jobs, level, name = gitlab, 0 if gitlab else None, None
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        key = _YAML_KEY.match(line)
+        lead = len(line) - len(line.lstrip(" "))
+        if not gitlab and lead == 0:
+            in_jobs, level, name = bool(key and (key.group(4) or "") == "jobs"), None, None
+            continue
+        if not in_jobs:
+            continue
+        if level is None:
+            level = lead
+        if key and lead == level:
+            found = key.group(2) or key.group(3) or key.group(4) or ""
+            name = None if gitlab and (found in _GITLAB_RESERVED or found.startswith(".")) else found
+            if name:
+                blocks[name] = []
+        elif name and lead > level:
+            blocks[name].append(line)
+    return {n: _digest("\n".join(b)) for n, b in blocks.items()}
+
+
+def _digest(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha1(_squeeze_all(text).encode()).hexdigest()[:12]
+
+
+def _squeeze_all(text: str) -> str:
+    return " ".join(text.split())
+
+
+_LOCK_PATTERNS = {
+    "package-lock.json": re.compile(r'"node_modules/((?:@[^"/]+/)?[^"/]+)":\s*\{\s*"version":\s*"([^"]+)"'),
+    "yarn.lock": re.compile(r'^"?((?:@[^@\s"/]+/)?[^@\s",]+)@[^\n]*:\n\s+version:?\s+"?([^"\s]+)"?', re.M),
+    "pnpm-lock.yaml": re.compile(r"^\s+'?/?((?:@[^@/\s]+/)?[^@/\s']+)[@/](\d[^:()'\s]*)", re.M),
+    "poetry.lock": re.compile(r'^name = "([^"]+)"\s*\nversion = "([^"]+)"', re.M),
+    "uv.lock": re.compile(r'^name = "([^"]+)"\s*\nversion = "([^"]+)"', re.M),
+    "Cargo.lock": re.compile(r'^name = "([^"]+)"\s*\nversion = "([^"]+)"', re.M),
+    "mix.lock": re.compile(r'^\s*"([\w-]+)":\s*\{:\w+,\s*:[\w-]+,\s*"([^"]+)"', re.M),
+    "go.mod": re.compile(r"^\s*(?:require\s+)?([\w.\-]+\.[\w.\-/]+)\s+(v[\w.\-+]+)", re.M),
+    "Gemfile.lock": re.compile(r"^    ([\w.\-]+) \(([\w.\-]+)\)$", re.M),
+    "composer.lock": re.compile(r'"name":\s*"([\w.\-]+/[\w.\-]+)",\s*"version":\s*"([^"]+)"'),
+}
+
+
+def lock_versions(file: str, text: str) -> "dict[str, str]":
+    """{package: version} a lockfile holds (the first entry of a name wins: the top-level one)."""
+    pattern = _LOCK_PATTERNS.get(os.path.basename(file))
+    out: dict[str, str] = {}
+    if pattern is not None:
+        for match in pattern.finditer(text):
+            out.setdefault(match.group(1), match.group(2))
+    return out
+
+
+def major(version: "str | None") -> str:
+    """The part of a version whose change may break a lesson: the major, or 0.minor before 1.0."""
+    parts = re.findall(r"\d+", version or "")
+    if not parts:
+        return version or ""
+    return f"0.{parts[1]}" if parts[0] == "0" and len(parts) > 1 else parts[0]
+
+
+def _json(text: str) -> object:
+    import json
+
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _toml(text: str) -> object:
+    import tomllib
+
+    try:
+        return tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, ValueError):
+        return None
+
+
+def config_value(file: str, text: str, key: str) -> "str | None":
+    """The value at dotted `key` in a JSON or TOML config file, as compact JSON; None if absent."""
+    data = _toml(text) if file.endswith(".toml") else _json(text)
+    for part in key.strip("[]").split("."):
+        if not isinstance(data, dict) or part not in data:
+            return None
+        data = data[part]
+    import json
+
+    return json.dumps(data, sort_keys=True, default=str)[:300]
+
+
+def _word(name: str, text: str) -> bool:
+    return re.search(r"(?<![\w$-])" + re.escape(name) + r"(?![\w$])", text) is not None
+
+
+def value(kind: str, name: str, file: str, text: "str | None") -> "str | None":
+    """The fingerprint of anchor (kind, name) in `file`'s text `text`; None when it is not there."""
+    if text is None:
+        return None
+    base = os.path.basename(file)
+    table: dict[str, str] | None = None
+    if kind == "make":
+        table = make_targets(text)
+    elif kind == "script":
+        table = package_scripts(text)
+    elif kind == "just":
+        table = just_recipes(text)
+    elif kind == "mix":
+        table = mix_aliases(text)
+    elif kind == "ci":
+        table = ci_jobs(text, gitlab=base == GITLAB_CI)
+    elif kind == "dep":
+        table = lock_versions(file, text)
+    elif kind == "config":
+        return config_value(file, text, name)
+    elif kind in ("symbol", "flag"):
+        return "" if _word(name, text) else None
+    elif kind == "file":
+        return ""
+    return None if table is None else table.get(name)

@@ -1,0 +1,172 @@
+"""Lessons re-checked against what they rest on: only what changed since the last check.
+
+Contract: `record(store, bullet, root, now)` finds a lesson's anchors (`anchors.extract`) and keeps
+them; `check(store, project_id, root, now)` stats the project's anchor files (one row each in
+`anchor_files`, never a scan of the repository), re-reads only those whose stamp (mtime, size)
+moved, and compares each anchor living there with the value it had when the lesson was written
+or last confirmed:
+
+- gone (a Makefile target, a script, a file, a locked package, a config key no longer there) →
+  the lesson is archived (REMOVE, source `anchors`), the reason in its history ("`gen` is no
+  longer a Makefile target"). An archive is a delta like any other: the team sync sends it.
+- changed (a recipe or script rewritten, a dependency's major version, a config value, a CI
+  job's block; a symbol no longer in the file that held it — moved or renamed, not proven gone)
+  → an active lesson is demoted to a candidate to re-check (DEMOTE): not injected, listed by
+  `ace patterns --status candidate`, confirmed again by a later session's evidence (the curator
+  re-observes it: `reconfirm`) or by `ace keep`. Not injected rather than injected with a caveat:
+  a caveat still puts the stale command in front of the agent, the conservative choice until the
+  replay measures both.
+- an anchor back as it was (a revert) → ok again, and a lesson this check demoted is promoted back.
+
+A check stops re-reading files once `deadline` (a `time.perf_counter()` value) passes; the files
+left keep their old stamp and are re-read by the next check. Commands (`kind` command) are not
+checked here: a later session's evidence does that (`learning/contradiction.py`).
+
+Cost: at SessionStart with nothing changed, one indexed read of `anchor_files` and one lstat per
+anchor file; a changed file costs one bounded read and parse, and one indexed read of its anchors.
+Stdlib only; the playbook's operations are imported only when a lesson is archived or demoted.
+"""
+
+import time
+
+from . import anchor_files as af
+from . import anchors as anchor_mod
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks must not import `typing` (~3 ms)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ..store.interfaces import Store
+
+SOURCE = "anchors"
+MAX_FILES = 2000  # anchor files stat'ed per check (a project's lessons name far fewer)
+_WHAT = {"make": "a Makefile target", "script": "a package.json script", "just": "a justfile recipe",
+         "mix": "a mix alias", "ci": "a CI job", "dep": "a locked dependency", "config": "a config key",
+         "flag": "an option of", "symbol": "in", "file": "a file"}
+
+
+def record(store: "Store", bullet: "dict[str, Any]", root: "str | None", now: float,
+           reader: "anchor_mod.Reader | None" = None) -> "list[dict[str, Any]]":
+    """Find and keep the anchors of `bullet` (its content read against the project at `root`)."""
+    if not root or bullet.get("project_id") is None:
+        return []
+    prov = bullet.get("provenance")
+    prov = prov if isinstance(prov, dict) else {}
+    files = [str(f) for f in (prov.get("files") or []) if isinstance(f, str)]
+    found = anchor_mod.extract(str(bullet["content"]), root, files, reader)
+    store.put_anchors(bullet["id"], bullet["project_id"], found, anchor_mod.stamps(root, found), now)
+    return found
+
+
+def judge(anchor: "dict[str, Any]", current: "str | None") -> "tuple[str, str | None]":
+    """(state, detail) of one anchor whose value is now `current` (None: not there)."""
+    kind, name, file, was = anchor["kind"], anchor["name"], anchor["file"], anchor.get("value")
+    if current is None:
+        if kind == "symbol":
+            return "changed", f"`{name}` is no longer in {file} (moved or renamed?)"
+        if kind == "file":
+            return "gone", f"`{file}` no longer exists"
+        if kind == "flag":
+            return "gone", f"`{name}` is no longer an option of {file}"
+        return "gone", f"`{name}` is no longer {_WHAT.get(kind, kind)}" + (
+            "" if kind in ("make", "script") and file in ("Makefile", "package.json") else f" in {file}")
+    if kind == "dep":
+        if af.major(current) != af.major(was):
+            return "changed", f"`{name}` went {was} → {current} in {file}"
+        return "ok", None
+    if kind in ("make", "script", "just", "mix", "config", "ci") and (was or "") != current:
+        what = {"make": "target's recipe", "script": "script", "just": "recipe", "mix": "alias",
+                "config": "value", "ci": "CI job"}[kind]
+        shown = "" if kind == "ci" else f": `{_short(was)}` → `{_short(current)}`"
+        return "changed", f"the `{name}` {what} changed in {file}{shown}"
+    return "ok", None
+
+
+def _short(text: "str | None") -> str:
+    text = (text or "").replace("`", "'")
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def check(store: "Store", project_id: "int | None", root: "str | None", now: float, *,
+          deadline: "float | None" = None) -> "dict[str, int]":
+    """Re-check the anchors whose files changed since the last check (module doc); the counts."""
+    out = {"files": 0, "changed_files": 0, "anchors": 0, "archived": 0, "demoted": 0, "restored": 0}
+    if project_id is None or not root:
+        return out
+    known = store.anchor_stamps(project_id)
+    out["files"] = len(known)
+    moved: dict[str, str | None] = {}
+    for file in list(known)[:MAX_FILES]:
+        st = af.stamp(root, file)
+        if st != known[file]:
+            moved[file] = st
+    if not moved:
+        return out
+    rows = store.anchors_in(project_id, list(moved))
+    by_file: dict[str, list[Any]] = {}
+    for row in rows:
+        by_file.setdefault(row["file"], []).append(row)
+    reader = anchor_mod.Reader(root)
+    seen: dict[str, str | None] = {}
+    updates: list[dict[str, Any]] = []
+    verdicts: dict[str, list[tuple[str, str | None]]] = {}
+    status: dict[str, str] = {}
+    for file, st in moved.items():
+        if deadline is not None and time.perf_counter() > deadline:
+            break  # the rest keeps its old stamp: the next check re-reads it
+        seen[file] = st
+        for row in by_file.get(file, ()):
+            state, detail = judge(row, reader.value(row["kind"], row["name"], file))
+            status[row["bullet_id"]] = row.get("status") or "active"
+            verdicts.setdefault(row["bullet_id"], []).append((state, detail))
+            if state != row["state"] or detail != row["detail"]:
+                updates.append({**row, "state": state, "detail": detail})
+    out["changed_files"], out["anchors"] = len(seen), sum(len(v) for v in verdicts.values())
+    if updates:
+        store.set_anchor_states(updates, now)
+    forget = [f for f in seen if f not in by_file]
+    store.set_file_stamps(project_id, {f: s for f, s in seen.items() if f in by_file}, now, forget)
+    _act(store, verdicts, status, now, out)
+    return out
+
+
+def _act(store: "Store", verdicts: "dict[str, list[tuple[str, str | None]]]", status: "dict[str, str]",
+         now: float, out: "dict[str, int]") -> None:
+    """Archive the lessons with an anchor gone, demote the active ones with one changed, and promote
+    back a lesson this check demoted whose anchors all hold again."""
+    todo = {b: v for b, v in verdicts.items() if any(s != "ok" for s, _ in v) or status[b] == "candidate"}
+    if not todo:
+        return
+    from .playbook import Playbook, PlaybookError
+
+    pb = Playbook(store, None)
+    with pb:
+        for bullet_id, found in todo.items():
+            gone = [d or "" for s, d in found if s == "gone"]
+            changed = [d or "" for s, d in found if s == "changed"]
+            try:
+                if gone:
+                    pb.remove(bullet_id, source=SOURCE, reason="stale: " + "; ".join(dict.fromkeys(gone))[:400],
+                              now=now)
+                    out["archived"] += 1
+                elif changed and status[bullet_id] == "active":
+                    pb.demote(bullet_id, reason="to re-check: " + "; ".join(dict.fromkeys(changed))[:400], now=now)
+                    out["demoted"] += 1
+                elif not changed and status[bullet_id] == "candidate" and demoted_by_check(store, bullet_id):
+                    pb.promote(bullet_id, source=SOURCE, reason="what it rests on is as it was again", now=now)
+                    out["restored"] += 1
+            except PlaybookError:
+                continue
+
+
+def demoted_by_check(store: "Store", bullet_id: str) -> bool:
+    """Is this candidate one a staleness check (or a contradicting session) demoted?"""
+    last = next((c for c in store.changes(bullet_id=bullet_id, limit=20)
+                 if c["op"] in ("DEMOTE", "PROMOTE", "ADD", "RESTORE")), None)
+    return bool(last and last["op"] == "DEMOTE")
+
+
+def reconfirm(store: "Store", bullet: "dict[str, Any]", root: "str | None", now: float) -> "list[dict[str, Any]]":
+    """The lesson is confirmed (a session's evidence, `ace keep`): its anchors are found again as
+    the project holds them now, so the next check compares with today's values."""
+    return record(store, bullet, root, now)

@@ -1,0 +1,248 @@
+"""Lessons that know what they rest on: anchors found when a lesson is written, re-checked when the
+project changes (SessionStart hook processes on real git repositories), contradicted by a later
+session's evidence (the real learning worker), and a staleness archive sent to the team."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from ace_engine.core.project import identify
+from ace_engine.playbook import anchor_files, anchors, staleness
+from ace_engine.playbook.playbook import Playbook
+from ace_engine.store.sqlite import SQLiteStore
+from hookutil import payload, run_hook
+from learnutil import Session, wait_for_learning
+
+MAKEFILE = ".PHONY: gen test\ngen:\n\tpython gen.py\n\ntest: gen\n\tpytest -q\n"
+PACKAGE = {"name": "web", "scripts": {"build": "vite build", "type-check": "vue-tsc --noEmit"}}
+GEN = "Run `make gen` before `make test`: the tests import the generated client."
+BUILD = "`npm run build` writes dist/; run it before the e2e tests."
+PLAIN = "Keep commit messages short and in the imperative mood."
+
+
+def git(root, *args):
+    subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True,
+                   env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+                        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"})
+
+
+def commit(root, message, files):
+    for name, text in files.items():
+        path = root / name
+        if text is None:
+            git(root, "rm", "-q", name)
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        git(root, "add", name)
+    git(root, "commit", "-q", "-m", message)
+    time.sleep(0.01)  # a new mtime even on a coarse clock
+
+
+@pytest.fixture
+def repo(git_project):
+    commit(git_project, "init", {"Makefile": MAKEFILE, "package.json": json.dumps(PACKAGE),
+                                 "gen.py": "print('gen')\n", "src/api/auth.py": "def refresh_token():\n    pass\n"})
+    return git_project
+
+
+def learn(store, root, *texts):
+    """Lessons written as the learner writes them: added, then their anchors recorded."""
+    pb = Playbook(store, identify(str(root)))
+    out = []
+    for text in texts:
+        bullet, _ = pb.add(text, "strategies_and_hard_rules")
+        staleness.record(store, dict(bullet), str(root), time.time())
+        out.append(bullet["id"])
+    return pb, out
+
+
+def start(root, session):
+    code, out, err, _ = run_hook("SessionStart", payload("SessionStart", str(root), session_id=session,
+                                                         source="startup"))
+    assert code == 0, err
+    return json.loads(out)["hookSpecificOutput"]["additionalContext"] if out.strip() else ""
+
+
+def ace(*args):
+    proc = subprocess.run([sys.executable, "-m", "ace_engine.cli", *args], capture_output=True, text=True,
+                          env={**os.environ, "COLUMNS": "200"})
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+# -- extraction -------------------------------------------------------------------------------------
+
+def test_a_lesson_anchors_what_the_project_holds_and_nothing_it_lacks(repo):
+    (repo / "package-lock.json").write_text(json.dumps({"packages": {"node_modules/vite": {"version": "5.0.2"}}}))
+    (repo / "tsconfig.json").write_text('{"compilerOptions": {"strict": true}}')
+    found = anchors.extract("Run `make gen` (not `make nothere`), `npm run type-check` with vite 5 and "
+                            "`compilerOptions.strict`; `refresh_token()` in src/api/auth.py.", str(repo))
+    got = {(a["kind"], a["name"], a["file"]): a["value"] for a in found}
+    assert got[("make", "gen", "Makefile")] == "python gen.py"
+    assert got[("script", "type-check", "package.json")] == "vue-tsc --noEmit"
+    assert got[("dep", "vite", "package-lock.json")] == "5.0.2"
+    assert got[("config", "compilerOptions.strict", "tsconfig.json")] == "true"
+    assert ("symbol", "refresh_token", "src/api/auth.py") in got and ("file", "src/api/auth.py", "src/api/auth.py") in got
+    assert ("command", "make gen", "") in got
+    assert not any(k[0] == "make" and k[1] == "nothere" for k in got), "a target the Makefile lacks is no anchor"
+    assert anchors.extract(PLAIN, str(repo)) == []
+
+
+def test_files_outside_the_repository_are_never_read(repo, tmp_path):
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "Makefile").write_text("secret:\n\techo hi\n")
+    (repo / "sub").symlink_to(outside)
+    (repo / "Makefile").unlink()
+    (repo / "Makefile").symlink_to(outside / "Makefile")
+    assert anchor_files.read(str(repo), "Makefile") is None
+    assert anchor_files.read(str(repo), "sub/Makefile") is None
+    assert anchor_files.read(str(repo), "../elsewhere/Makefile") is None
+    assert anchors.extract("Run `make secret` and `make -C sub secret`.", str(repo)) == [
+        {"kind": "command", "name": "make secret", "file": "", "value": None, "state": "unchecked"},
+        {"kind": "command", "name": "make -C sub secret", "file": "", "value": None, "state": "unchecked"}]
+
+
+def test_the_parsers_read_each_kind(tmp_path):
+    assert anchor_files.make_targets("X := 1\nall build: ; cc\n%.o: %.c\n\tcc\n") == {"all": "cc", "build": "cc"}
+    assert anchor_files.just_recipes("set shell := ['bash']\ntest *args:\n  pytest\n") == {"test": "pytest"}
+    assert set(anchor_files.mix_aliases('defp aliases do\n  [\n    "ecto.reset": ["ecto.drop"],\n'
+                                        '    setup: ["deps.get"]\n  ]\nend\n')) == {"ecto.reset", "setup"}
+    assert set(anchor_files.ci_jobs("on: push\njobs:\n  lint:\n    runs-on: x\n  e2e:\n    steps: []\n")) == \
+        {"lint", "e2e"}
+    assert set(anchor_files.ci_jobs("stages: [t]\n.tpl:\n  image: x\nunit:\n  script: make\n", gitlab=True)) == \
+        {"unit"}
+    assert anchor_files.lock_versions("yarn.lock", 'vite@^5.0.0:\n  version "5.0.2"\n') == {"vite": "5.0.2"}
+    assert anchor_files.lock_versions("mix.lock", '  "phoenix": {:hex, :phoenix, "1.7.10", "x"},\n') == \
+        {"phoenix": "1.7.10"}
+    assert (anchor_files.major("5.0.2"), anchor_files.major("0.14.1")) == ("5", "0.14")
+
+
+# -- the check at SessionStart: real hook processes on a real repository's commits -----------------
+
+def test_session_start_archives_a_lesson_whose_target_is_gone_and_rechecks_a_changed_script(ace_home, repo):
+    with SQLiteStore() as store:
+        pb, (gen, build, plain) = learn(store, repo, GEN, BUILD, PLAIN)
+        assert {a["kind"] for a in store.anchors_of(gen)} == {"make", "command"}
+    first = start(repo, "s1")
+    assert "make gen" in first and "npm run build" in first, "nothing changed: every lesson is injected"
+
+    commit(repo, "drop gen, build with a mode", {
+        "Makefile": ".PHONY: test\ntest:\n\tpytest -q\n",
+        "package.json": json.dumps({**PACKAGE, "scripts": {**PACKAGE["scripts"], "build": "vite build --mode ci"}})})
+    second = start(repo, "s2")
+    assert "make gen" not in second and "npm run build" not in second and "imperative" in second
+    with SQLiteStore() as store:
+        status = {b["id"]: b["status"] for b in store.get_bullets([gen, build, plain])}
+        assert status == {gen: "archived", build: "candidate", plain: "active"}
+        removed = store.changes(bullet_id=gen)[0]
+        assert (removed["op"], removed["source"]) == ("REMOVE", "anchors")
+        assert "`gen` is no longer a Makefile target" in removed["reason"]
+        demoted = store.changes(bullet_id=build)[0]
+        assert demoted["op"] == "DEMOTE" and "the `build` script changed" in demoted["reason"]
+        assert "`vite build` → `vite build --mode ci`" in demoted["reason"]
+
+    shown = ace("show", build)
+    assert "Rests on" in shown and "changed" in shown and "vite build --mode ci" in shown
+    assert json.loads(ace("show", gen, "--json"))["anchors"][0]["state"] in ("gone", "unchecked")
+    ace("keep", build)  # the user confirms it: active again, its anchors as the project holds them now
+    with SQLiteStore() as store:
+        assert store.get_bullet(build)["status"] == "active"
+        script = next(a for a in store.anchors_of(build) if a["kind"] == "script")
+        assert (script["state"], script["value"]) == ("ok", "vite build --mode ci")
+    assert "npm run build" in start(repo, "s3")
+
+
+def test_nothing_changed_reads_no_file_and_a_revert_brings_the_lesson_back(ace_home, repo):
+    with SQLiteStore() as store:
+        pid = identify(str(repo))
+        pb, (build,) = learn(store, repo, BUILD)
+        project_id = pb.project_id
+        assert staleness.check(store, project_id, str(repo), time.time())["changed_files"] == 0
+        (repo / "package.json").write_text(json.dumps({**PACKAGE, "scripts": {"build": "vite build --watch"}}))
+        late = staleness.check(store, project_id, str(repo), time.time(), deadline=time.perf_counter() - 1)
+        assert late["changed_files"] == 0, "past its deadline the check leaves the file to the next one"
+        assert staleness.check(store, project_id, str(repo), time.time())["demoted"] == 1
+        time.sleep(0.01)
+        (repo / "package.json").write_text(json.dumps(PACKAGE))
+        assert staleness.check(store, project_id, str(repo), time.time())["restored"] == 1
+        assert store.get_bullet(build)["status"] == "active" and pid.key
+
+
+def test_a_dependency_upgrade_rechecks_only_on_a_major_version(ace_home, repo):
+    lock = lambda v: json.dumps({"packages": {"node_modules/vite": {"version": v}}})  # noqa: E731
+    commit(repo, "lock", {"package-lock.json": lock("4.5.0")})
+    with SQLiteStore() as store:
+        pb, (lesson,) = learn(store, repo, "With `vite` the dev server needs --host inside Docker.")
+        commit(repo, "patch", {"package-lock.json": lock("4.5.3")})
+        assert staleness.check(store, pb.project_id, str(repo), time.time())["demoted"] == 0
+        commit(repo, "major", {"package-lock.json": lock("5.0.0")})
+        assert staleness.check(store, pb.project_id, str(repo), time.time())["demoted"] == 1
+        assert "`vite` went 4.5.0 → 5.0.0" in store.changes(bullet_id=lesson)[0]["reason"]
+
+
+def test_a_removed_file_archives_and_a_moved_symbol_rechecks(ace_home, repo):
+    with SQLiteStore() as store:
+        pb, (file_lesson, symbol_lesson) = learn(
+            store, repo, "gen.py writes the client; never edit the output by hand.",
+            "`refresh_token()` in src/api/auth.py retries once on a 401.")
+        commit(repo, "move", {"gen.py": None, "src/api/auth.py": "def renew():\n    pass\n"})
+        result = staleness.check(store, pb.project_id, str(repo), time.time())
+        assert (result["archived"], result["demoted"]) == (1, 1)
+        assert "`gen.py` no longer exists" in store.changes(bullet_id=file_lesson)[0]["reason"]
+        assert "`refresh_token` is no longer in src/api/auth.py" in store.changes(bullet_id=symbol_lesson)[0]["reason"]
+
+
+# -- team: a staleness archive is a delta like any other --------------------------------------------
+
+def test_a_staleness_archive_is_pushed_to_the_team_with_its_reason(ace_home, repo):
+    from ace_engine.team_client import outbox
+
+    with SQLiteStore() as store:
+        pb, (gen,) = learn(store, repo, GEN)
+        commit(repo, "drop gen", {"Makefile": ".PHONY: test\ntest:\n\tpytest -q\n"})
+        staleness.check(store, pb.project_id, str(repo), time.time())
+        deltas = outbox.next_batch(store, pb.project_id, 0).deltas
+    removal = [d for d in deltas if d["op"] == "REMOVE"]
+    assert removal and removal[0]["lesson_id"] == gen and "`gen` is no longer a Makefile target" in removal[0]["reason"]
+
+
+# -- contradiction by evidence: the learning worker, on a later session ------------------------------
+
+def test_a_later_session_where_the_lessons_command_is_broken_demotes_it(ace_home, repo):
+    with SQLiteStore() as store:
+        pb, (gen, plain) = learn(store, repo, GEN, PLAIN)
+    s = Session(repo, session_id="later")
+    s.start()
+    s.prompt("regenerate the API client and run the tests")
+    s.bash("make gen", error="Exit code 2\nmake: *** No rule to make target 'gen'.  Stop.")
+    s.bash("make test", error="Exit code 2\nFAILED tests/test_api.py::test_get - ImportError: client")
+    s.stop("make gen no longer exists; the tests fail on the missing client.")
+    s.end()
+    wait_for_learning(ace_home)
+    with SQLiteStore() as store:
+        assert store.get_bullet(gen)["status"] == "candidate" and store.get_bullet(plain)["status"] == "active"
+        change = store.changes(bullet_id=gen)[0]
+        assert change["op"] == "DEMOTE" and change["session_id"] == "later"
+        assert "`make gen` failed" in change["reason"] and "No rule to make target" in change["reason"]
+        command = next(a for a in store.anchors_of(gen) if a["kind"] == "command" and a["name"] == "make gen")
+        assert command["state"] == "changed"
+
+
+def test_a_failing_test_run_contradicts_nothing():
+    from ace_engine.learning import contradiction
+
+    steps = [{"step": 1, "command": "make test", "success": False, "exit_code": 2,
+              "error": "FAILED tests/test_x.py::test_y - AssertionError", "output": "1 failed"},
+             {"step": 2, "command": "make gen", "success": False, "exit_code": 2,
+              "output": "make: *** No rule to make target 'gen'.  Stop."},
+             {"step": 3, "command": "make gen", "success": True}]
+    assert contradiction.failures({"trajectory": steps}) == [], "broken then passing: not contradicted"
+    assert contradiction.failures({"trajectory": steps[:2]})[0][1] == "gen"
+    assert not contradiction._covers("pytest", "pytest --nope", "--nope"), "a bare program's flags are the run's"
+    assert contradiction._covers("./scripts/test.sh --fast", "./scripts/test.sh --fast -k x", "--fast")
