@@ -60,6 +60,9 @@ sys.path.insert(0, HERE)
 
 from learning_quality import candidate_dirs, load_scorer  # noqa: E402  (bench/ is not a package)
 
+sys.path.insert(0, os.path.join(HERE, "corpus"))
+from transcripts import unpack  # noqa: E402  (the committed transcripts are stored gzip-compressed)
+
 CORPUS = os.path.join(HERE, "corpus")
 LINE = re.compile(r"^- \[(ctx-[0-9a-z]+)[^\]]*\]\s?(.*)$")  # one lesson line of an injected block
 HOOK_TIMEOUT = 60
@@ -97,6 +100,8 @@ def sessions(set_name: str, corpus: str = CORPUS) -> tuple[list[dict[str, Any]],
             return [], ["dev: no gold.json (shared corpus absent), set skipped"]
     with open(gold_path, encoding="utf-8") as fh:
         gold = json.load(fh)
+    for d in dirs:
+        unpack(d)
     for traj in gold["trajectories"]:
         rel = os.path.normpath(traj["file"])
         if rel.startswith("..") or os.path.isabs(rel):
