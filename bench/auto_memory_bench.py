@@ -29,6 +29,9 @@ from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(HERE, "corpus"))
+from transcripts import unpack  # noqa: E402  (bench/ is not a package; the transcripts are stored gzip-compressed)
+
 _NOTE = re.compile(r'"file_path":\s*"[^"]*/\.claude/projects/[^"/]+/memory/[^"/]+\.md"')
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_./-]{3,}")
 
@@ -52,6 +55,7 @@ def writes_memory(path: str) -> bool:
 
 
 def sessions() -> list[str]:
+    unpack(os.path.join(HERE, "corpus"))
     return [path for base in ("trajectories", "external")
             for path in sorted(glob.glob(os.path.join(HERE, "corpus", base, "*.jsonl"))) if writes_memory(path)]
 

@@ -67,6 +67,8 @@ except ImportError:
     sys.path.insert(0, os.path.join(ROOT, "src"))
 from ace_engine.experiment import replay as core  # noqa: E402
 from ace_engine.experiment import replay_score  # noqa: E402
+sys.path.insert(0, os.path.join(HERE, "corpus"))
+from transcripts import unpack  # noqa: E402  (the committed transcripts are stored gzip-compressed)
 
 CORPUS = os.path.join(HERE, "corpus")
 
@@ -90,6 +92,8 @@ def sessions(set_name: str, corpus: str = CORPUS) -> tuple[list[dict[str, Any]],
             return [], ["dev: no gold.json (shared corpus absent), set skipped"]
     with open(gold_path, encoding="utf-8") as fh:
         gold = json.load(fh)
+    for d in dirs:
+        unpack(d)
     for traj in gold["trajectories"]:
         rel = os.path.normpath(traj["file"])
         if rel.startswith("..") or os.path.isabs(rel):

@@ -12,6 +12,7 @@ import pytest
 
 from ace_engine.core import auto_memory as where
 from ace_engine.learning import auto_memory
+from benchutil import corpus_transcript
 from conftest import ace as run_ace
 from learnutil import Session, bullets
 
@@ -187,11 +188,10 @@ def test_install_doctor_and_uninstall_leave_auto_memory_as_it_was(ace_home, git_
 
 
 
-def test_a_transcripts_memory_notes_are_learned_once(ace_home, git_project):
+def test_a_transcripts_memory_notes_are_learned_once(ace_home, git_project, tmp_path):
     """A real session of the corpus whose agent saved two notes: the specific one is a lesson, the
     open to-do (nothing specific in it) is rejected by the quality filter; learning it again adds nothing."""
-    transcript = os.path.join(os.path.dirname(__file__), "..", "bench", "corpus", "trajectories",
-                              "flutterdocker-7azh91.jsonl")
+    transcript = str(corpus_transcript("flutterdocker-7azh91", tmp_path / "corpus"))
     for _ in range(2):
         proc = run_ace("learn", "--transcript", transcript, "--project", git_project, "--heuristic", "--json",
                        process=True)

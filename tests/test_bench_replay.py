@@ -16,22 +16,21 @@ from pathlib import Path
 
 import pytest
 
-from benchutil import script_module
+from benchutil import corpus_transcript, script_module
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench" / "replay.py"
-SESSION = ROOT / "bench" / "corpus" / "trajectories" / "ecli-6c3e73.jsonl"
 VENV = Path(sys.prefix)
 LESSON = {"id": "nolint", "lesson": "A deliberately ignored error needs `//nolint:errcheck // reason` above the line.",
           "must_any": [["nolint"], ["errcheck"]], "prompts": ["fix lint errors"]}
 
 
 def _corpus(tmp_path: Path) -> Path:
-    if not SESSION.is_file() or not os.access(VENV / "bin" / "ace", os.X_OK):
-        pytest.skip("the copied session or the venv's ace is missing")
+    if not os.access(VENV / "bin" / "ace", os.X_OK):
+        pytest.skip("the venv's ace is missing")
+    text = corpus_transcript("ecli-6c3e73", tmp_path / "copied").read_text(encoding="utf-8")
     corpus = tmp_path / "corpus"
     (corpus / "trajectories").mkdir(parents=True)
-    text = SESSION.read_text(encoding="utf-8")
     (corpus / "trajectories" / "a.jsonl").write_text(text, encoding="utf-8")
     old = "68d61609-708d-431d-b552-dc582ffc947b"
     assert old in text

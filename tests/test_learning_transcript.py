@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from ace_engine.observe import transcript
+from benchutil import corpus_transcript
 from conftest import ace as run_ace
 from learnutil import Session, bullets, rows
 
@@ -380,23 +381,20 @@ def test_records_of_claude_code_2_1_2xx_to_3xx_are_read_without_loss(tmp_path):
     assert parsed["skips"].get("task_notification") == 1 and parsed["skips"].get("injected_context") == 1
 
 
-REAL_2_1_232 = Path(__file__).parent.parent / "bench" / "corpus" / "trajectories" / "entirecontext-39m0cv.jsonl"
-
-
-@pytest.mark.skipif(not REAL_2_1_232.exists(), reason="the grown corpus is not in this checkout")
-def test_ace_learn_transcript_reads_a_real_claude_code_2_1_232_session_without_loss(ace_home, git_project):
+def test_ace_learn_transcript_reads_a_real_claude_code_2_1_232_session_without_loss(ace_home, git_project, tmp_path):
     """A real session (teslamint/entirecontext, MIT; bench/corpus/SOURCES.md) written by Claude Code
     2.1.232: `attachment`, `mode`, `permission-mode`, `ai-title`, `pr-link`, `queue-operation` and
     `file-history-delta` records between the work. Every tool call of the file is read."""
+    real = corpus_transcript("entirecontext-39m0cv", tmp_path / "corpus")
     calls = set()
-    for line in REAL_2_1_232.read_text(encoding="utf-8").splitlines():
+    for line in real.read_text(encoding="utf-8").splitlines():
         entry = json.loads(line)
         if entry.get("type") == "assistant":
             calls |= {b["id"] for b in entry["message"].get("content") or []
                       if isinstance(b, dict) and b.get("type") == "tool_use"}
-    parsed = transcript.parse_file(str(REAL_2_1_232))
+    parsed = transcript.parse_file(str(real))
     assert parsed["bad_lines"] == 0 and {e["tool_use_id"] for e in parsed["agents"][0]["events"]} == calls
-    code, out, err = ace("learn", "--transcript", str(REAL_2_1_232), "--project", str(git_project), "--json")
+    code, out, err = ace("learn", "--transcript", str(real), "--project", str(git_project), "--json")
     assert code == 0, err
     result = json.loads(out)
     assert result["turns"] and not any(t["status"] == "error" for t in result["turns"])

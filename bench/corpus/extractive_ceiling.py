@@ -21,6 +21,8 @@ import json
 import os
 import re
 
+from transcripts import readable  # beside this file: the committed transcripts are stored gzip-compressed
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 CAUSAL = re.compile(r"\b(?:because|the (?:issue|problem|cause|reason|error|failure) (?:is|was|here)|root cause|needs? to|"
@@ -84,7 +86,7 @@ def main() -> None:
             if traj["split"] != split:
                 continue
             path = os.path.join(HERE, traj["file"])
-            if not os.path.exists(path):
+            if not readable(path):
                 path = os.path.join(HERE, "external", os.path.basename(traj["file"]))
             found = pools(path) if os.path.exists(path) and traj.get("kind") != "codex" else None
             for pool in sizes:

@@ -5,8 +5,9 @@
 
 Contract. `bench/corpus/gold.json` records, for every session, where its transcript came from: the
 public repository, the checkpoint ref and path, and the git blob id of `full.jsonl` (and of each subagent
-transcript). Sessions whose licence allows copying live in `trajectories/` (committed); the others
-live in `external/` (git-ignored) and are rebuilt here from a bare snapshot of their repository
+transcript). Sessions whose licence allows copying live in `trajectories/` (committed, stored
+gzip-compressed: `transcripts.py`); the others live in `external/` (git-ignored) and are rebuilt here
+from a bare snapshot of their repository
 (`<mirror-root>/<owner>+<name>/repo`, as the workplace's `fetch` brings it), taking the blob by its
 id, so what is rebuilt is byte-for-byte what the gold was written from. `--check` rebuilds nothing
 and verifies every file present against its recorded blob id. Nothing read is executed; only
@@ -17,6 +18,7 @@ Cost. One `git cat-file` per missing file; seconds for the whole corpus. Stdlib 
 from __future__ import annotations
 
 import argparse
+import gzip
 import hashlib
 import json
 import os
@@ -64,11 +66,15 @@ def main(argv: list[str] | None = None) -> int:
         gitdir = os.path.join(args.mirror_root, traj["repo"].replace("/", "+", 1), "repo")
         for rel, blob, _ in wanted_files(traj):
             path = os.path.join(HERE, rel)
-            if os.path.isfile(path):
-                with open(path, "rb") as fh:
-                    if blob_id(fh.read()) != blob:
-                        print(f"{traj['id']}: {rel} differs from blob {blob}", file=sys.stderr)
-                        bad += 1
+            # A committed transcript is stored compressed (transcripts.py): what it unpacks to is checked.
+            packed = path + ".gz"
+            stored = packed if os.path.isfile(packed) else path if os.path.isfile(path) else None
+            if stored:
+                with open(stored, "rb") as fh:
+                    data = gzip.decompress(fh.read()) if stored == packed else fh.read()
+                if blob_id(data) != blob:
+                    print(f"{traj['id']}: {rel} differs from blob {blob}", file=sys.stderr)
+                    bad += 1
                 continue
             if args.check or not traj["file"].startswith("external/"):
                 print(f"{traj['id']}: {rel} is missing", file=sys.stderr)

@@ -44,7 +44,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 CORPUS = os.path.join(ROOT, "bench", "corpus")
 sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, CORPUS)
 from learning_quality import load_scorer  # noqa: E402 — bench/ is not a package
+from transcripts import readable  # noqa: E402 — the committed transcripts are stored gzip-compressed
 
 STATUSES = ("active", "candidate", "quarantined", "archived")
 
@@ -52,7 +54,7 @@ STATUSES = ("active", "candidate", "quarantined", "archived")
 def transcript(traj: dict[str, Any]) -> str | None:
     """The session's file: in the repository (`trajectories/`), else rebuilt into `external/`."""
     for path in (os.path.join(CORPUS, traj["file"]), os.path.join(CORPUS, "external", os.path.basename(traj["file"]))):
-        if os.path.isfile(path):
+        if readable(path):
             return path
     return None
 

@@ -22,11 +22,14 @@ sys.path.insert(0, os.path.join(ROOT, "src"))
 from ace_engine.observe.transcript import parse_file  # noqa: E402
 
 CORPUS = os.path.join(ROOT, "bench", "corpus")
+sys.path.insert(0, CORPUS)
+from transcripts import readable  # noqa: E402  (the committed transcripts are stored gzip-compressed)
+
 PROMPTS = 3
 
 
 def prompts_of(path: str) -> list[str]:
-    if not os.path.exists(path):
+    if not readable(path):
         return []
     parsed = parse_file(path)
     agents = parsed.get("agents") or []
