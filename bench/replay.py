@@ -67,6 +67,7 @@ except ImportError:
     sys.path.insert(0, os.path.join(ROOT, "src"))
 from ace_engine.experiment import replay as core  # noqa: E402
 from ace_engine.experiment import replay_score  # noqa: E402
+
 sys.path.insert(0, os.path.join(HERE, "corpus"))
 from transcripts import unpack  # noqa: E402  (the committed transcripts are stored gzip-compressed)
 
