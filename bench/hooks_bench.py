@@ -190,6 +190,21 @@ def seed_playbook(env: dict, cwd: str, bullets: int, write_time: bool = False) -
         "            b, _ = pb.add(text, sections[i % 4], domains=[domain])\n"
         "            if i % 5 == 0:\n"
         "                pb.tag(b['id'], 'helpful', count=1 + i % 4)\n"
+        # What each lesson rests on (the file it names), as the learner records it, where this
+        # ace-engine records anchors: the SessionStart check then stats those files.
+        "    try:\n"
+        "        from ace_engine.playbook import staleness\n"
+        "    except ImportError:\n"
+        "        staleness = None\n"
+        "    if staleness is not None:\n"
+        "        import os, time\n"
+        "        for _, _, path, _ in areas:\n"
+        "            os.makedirs(os.path.join(cwd, os.path.dirname(path)), exist_ok=True)\n"
+        "            open(os.path.join(cwd, path), 'w').write('# ' + path + '\\n')\n"
+        "        with store.transaction():\n"
+        "            for b in store.list_bullets(pb.project_id, include_global=False, limit=n):\n"
+        "                staleness.record(store, dict(b), cwd, time.time())\n"
+        "        print('anchors:', store.conn.execute('SELECT COUNT(*) FROM lesson_anchors').fetchone()[0])\n"
     )
     if write_time:
         code += ("    from ace_engine.embed import write_time\n"

@@ -96,7 +96,7 @@ def _squeeze(text: str) -> str:
 
 # -- parsers: {name: fingerprint} ------------------------------------------------------------------
 
-_MAKE_RULE = re.compile(r"^([A-Za-z0-9_.\-/ $()%]+?)\s*(::?)(?!=)(.*)$")
+_MAKE_RULE = r"^([A-Za-z0-9_.\-/ $()%]+?)\s*(::?)(?!=)(.*)$"  # compiled on first use (re caches it)
 
 
 def make_targets(text: str) -> "dict[str, str]":
@@ -117,7 +117,7 @@ def make_targets(text: str) -> "dict[str, str]":
             continue
         close()
         current, recipe = [], []
-        match = _MAKE_RULE.match(line)
+        match = re.match(_MAKE_RULE, line)
         if not match or re.match(r"^\s*[\w.]+\s*[:+?!]?=", line):
             continue
         names = match.group(1).split()
@@ -139,7 +139,7 @@ def package_scripts(text: str) -> "dict[str, str]":
     return {str(k): _squeeze(str(v)) for k, v in scripts.items()} if isinstance(scripts, dict) else {}
 
 
-_JUST_RULE = re.compile(r"^@?([A-Za-z_][\w-]*)(?:\s+[^:=]*)?:(?!=)(.*)$")
+_JUST_RULE = r"^@?([A-Za-z_][\w-]*)(?:\s+[^:=]*)?:(?!=)(.*)$"
 
 
 def just_recipes(text: str) -> "dict[str, str]":
@@ -150,7 +150,7 @@ def just_recipes(text: str) -> "dict[str, str]":
             if name:
                 out[name] = _squeeze(out[name] + " " + line.strip())
             continue
-        match = _JUST_RULE.match(line)
+        match = re.match(_JUST_RULE, line)
         name = match.group(1) if match and not line.startswith(("set ", "export ", "alias ")) else None
         if name:
             out[name] = ""
@@ -171,7 +171,7 @@ def mix_aliases(text: str) -> "dict[str, str]":
     return out
 
 
-_YAML_KEY = re.compile(r"""^( *)(?:"([^"]+)"|'([^']+)'|([\w.\-/ ]+?))\s*:(?:\s|$)""")
+_YAML_KEY = (r"""^( *)(?:"([^"]+)"|'([^']+)'|([\w.\-/ ]+?))\s*:(?:\s|$)""")
 
 
 def ci_jobs(text: str, gitlab: bool = False) -> "dict[str, str]":
@@ -182,7 +182,7 @@ def ci_jobs(text: str, gitlab: bool = False) -> "dict[str, str]":
     for line in text.splitlines():
         if not line.strip() or line.lstrip().startswith("#"):
             continue
-        key = _YAML_KEY.match(line)
+        key = re.match(_YAML_KEY, line)
         lead = len(line) - len(line.lstrip(" "))
         if not gitlab and lead == 0:
             in_jobs, level, name = bool(key and (key.group(4) or "") == "jobs"), None, None
@@ -212,16 +212,16 @@ def _squeeze_all(text: str) -> str:
 
 
 _LOCK_PATTERNS = {
-    "package-lock.json": re.compile(r'"node_modules/((?:@[^"/]+/)?[^"/]+)":\s*\{\s*"version":\s*"([^"]+)"'),
-    "yarn.lock": re.compile(r'^"?((?:@[^@\s"/]+/)?[^@\s",]+)@[^\n]*:\n\s+version:?\s+"?([^"\s]+)"?', re.M),
-    "pnpm-lock.yaml": re.compile(r"^\s+'?/?((?:@[^@/\s]+/)?[^@/\s']+)[@/](\d[^:()'\s]*)", re.M),
-    "poetry.lock": re.compile(r'^name = "([^"]+)"\s*\nversion = "([^"]+)"', re.M),
-    "uv.lock": re.compile(r'^name = "([^"]+)"\s*\nversion = "([^"]+)"', re.M),
-    "Cargo.lock": re.compile(r'^name = "([^"]+)"\s*\nversion = "([^"]+)"', re.M),
-    "mix.lock": re.compile(r'^\s*"([\w-]+)":\s*\{:\w+,\s*:[\w-]+,\s*"([^"]+)"', re.M),
-    "go.mod": re.compile(r"^\s*(?:require\s+)?([\w.\-]+\.[\w.\-/]+)\s+(v[\w.\-+]+)", re.M),
-    "Gemfile.lock": re.compile(r"^    ([\w.\-]+) \(([\w.\-]+)\)$", re.M),
-    "composer.lock": re.compile(r'"name":\s*"([\w.\-]+/[\w.\-]+)",\s*"version":\s*"([^"]+)"'),
+    "package-lock.json": (r'"node_modules/((?:@[^"/]+/)?[^"/]+)":\s*\{\s*"version":\s*"([^"]+)"', 0),
+    "yarn.lock": (r'^"?((?:@[^@\s"/]+/)?[^@\s",]+)@[^\n]*:\n\s+version:?\s+"?([^"\s]+)"?', re.M),
+    "pnpm-lock.yaml": (r"^\s+'?/?((?:@[^@/\s]+/)?[^@/\s']+)[@/](\d[^:()'\s]*)", re.M),
+    "poetry.lock": (r'^name = "([^"]+)"\s*\nversion = "([^"]+)"', re.M),
+    "uv.lock": (r'^name = "([^"]+)"\s*\nversion = "([^"]+)"', re.M),
+    "Cargo.lock": (r'^name = "([^"]+)"\s*\nversion = "([^"]+)"', re.M),
+    "mix.lock": (r'^\s*"([\w-]+)":\s*\{:\w+,\s*:[\w-]+,\s*"([^"]+)"', re.M),
+    "go.mod": (r"^\s*(?:require\s+)?([\w.\-]+\.[\w.\-/]+)\s+(v[\w.\-+]+)", re.M),
+    "Gemfile.lock": (r"^    ([\w.\-]+) \(([\w.\-]+)\)$", re.M),
+    "composer.lock": (r'"name":\s*"([\w.\-]+/[\w.\-]+)",\s*"version":\s*"([^"]+)"', 0),
 }
 
 
@@ -230,7 +230,7 @@ def lock_versions(file: str, text: str) -> "dict[str, str]":
     pattern = _LOCK_PATTERNS.get(os.path.basename(file))
     out: dict[str, str] = {}
     if pattern is not None:
-        for match in pattern.finditer(text):
+        for match in re.finditer(pattern[0], text, pattern[1]):
             out.setdefault(match.group(1), match.group(2))
     return out
 

@@ -29,14 +29,14 @@ Stdlib only; the playbook's operations are imported only when a lesson is archiv
 
 import time
 
-from . import anchor_files as af
-from . import anchors as anchor_mod
+from . import anchor_files as af  # stamps; its patterns compile on first use
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks must not import `typing` (~3 ms)
 if TYPE_CHECKING:
     from typing import Any
 
     from ..store.interfaces import Store
+    from . import anchors as anchor_mod
 
 SOURCE = "anchors"
 MAX_FILES = 2000  # anchor files stat'ed per check (a project's lessons name far fewer)
@@ -50,6 +50,7 @@ def record(store: "Store", bullet: "dict[str, Any]", root: "str | None", now: fl
     """Find and keep the anchors of `bullet` (its content read against the project at `root`)."""
     if not root or bullet.get("project_id") is None:
         return []
+    from . import anchors as anchor_mod  # its patterns compile at import: only where a lesson is read
     prov = bullet.get("provenance")
     prov = prov if isinstance(prov, dict) else {}
     files = [str(f) for f in (prov.get("files") or []) if isinstance(f, str)]
@@ -106,7 +107,9 @@ def check(store: "Store", project_id: "int | None", root: "str | None", now: flo
     by_file: dict[str, list[Any]] = {}
     for row in rows:
         by_file.setdefault(row["file"], []).append(row)
-    reader = anchor_mod.Reader(root)
+    from .anchors import Reader
+
+    reader = Reader(root)
     seen: dict[str, str | None] = {}
     updates: list[dict[str, Any]] = []
     verdicts: dict[str, list[tuple[str, str | None]]] = {}
