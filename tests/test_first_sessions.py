@@ -81,6 +81,11 @@ def test_a_failure_and_its_fix_make_a_lesson_used_in_the_next_session(project, a
     prov = json.loads(learned["provenance"])
     assert prov["confidence"] == 0.85 and prov["strong_sessions"] == ["first"]  # the evidence's own grade
 
+    status = ace("status", "--project", str(project))
+    assert "Lessons learned here: 1 active lesson (0 waiting to recur)" in status.output, status.output
+    assert json.loads(ace("status", "--project", str(project), "--json").output)["lessons"] == {"active": 1,
+                                                                                              "waiting": 0}
+
     second, prompt = session(project, "second", 2)
     assert learned["id"] in context(second) + context(prompt), "the second time, the agent already knows"
     assert FIXED_BY in context(second) + context(prompt)

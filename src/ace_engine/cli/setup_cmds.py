@@ -204,6 +204,10 @@ def status(project_dir, as_json):
             ["messages", cp["messages"], ct["messages"]],
             ["hook events", cp["hook_events"], ct["hook_events"]],
         ])
+        lessons = report.get("lessons") or {"active": 0, "waiting": 0}
+        say("Lessons learned here: {} ({} waiting to recur){}", plural(lessons["active"], "active lesson"),
+            lessons["waiting"], "" if lessons["active"] or lessons["waiting"] else
+            " — they come after a task ends (`ace learn` to learn now)")
         say("Last activity here: {}", when(report["last_activity"]))
         if report.get("experiment"):
             say("Experiment {} running: {} % of sessions get no lessons (`ace report`, `ace experiment stop`)",
