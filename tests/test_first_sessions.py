@@ -19,16 +19,18 @@ from hookutil import check_answer, payload, run_hook
 from learnutil import bullets, wait_for_learning
 
 FAILURE = ("Exit code 1\nF.                                      [100%]\n"
-           "FAILED tests/test_calc.py::test_add - assert -1 == 3\n"
-           "src/calc.py:2: AssertionError\n1 failed, 1 passed in 0.04s")
-FIXED_BY = "return a + b"
+           "FAILED tests/test_slug.py::test_accents - AssertionError: assert 'crème-brûlée' == 'creme-brulee'\n"
+           "src/slug.py:5: AssertionError\n1 failed, 1 passed in 0.04s")
+BUGGY = "    return text.lower().replace(' ', '-')"
+# The fix states how the code must work (accents folded before the slug is made): a rule a later task can use.
+FIXED_BY = "text = unicodedata.normalize('NFKD', text).encode('ascii', 'ignore').decode()"
 
 
 @pytest.fixture
 def project(ace_home, git_project, monkeypatch):
     monkeypatch.setenv("ACE_LEARNING_LINGER_SECONDS", "0")  # the worker exits when the queue is empty
     (git_project / "src").mkdir()
-    (git_project / "src" / "calc.py").write_text("def add(a, b):\n    return a - b\n")  # the repository's bug
+    (git_project / "src" / "slug.py").write_text(f"def slug(text):\n{BUGGY}\n")  # the repository's bug
     return git_project
 
 
@@ -38,25 +40,25 @@ def hook(event, cwd, session, **fields):
     return check_answer(event, out)
 
 
-def session(cwd, sid, n):
+def session(cwd, sid, n, *, failure=FAILURE, file="src/slug.py", old=BUGGY, new=f"    {FIXED_BY}\n{BUGGY}"):
     """The agent runs the tests, which fail on a bug the repository had (not one the task wrote: that
     would be the task's own rule, no lesson), fixes it where the failure points, and they pass."""
     start = hook("SessionStart", cwd, sid, source="startup")
-    prompt = hook("UserPromptSubmit", cwd, sid, prompt="the calc tests fail, fix them")
-    path = os.path.join(str(cwd), "src", "calc.py")
+    prompt = hook("UserPromptSubmit", cwd, sid, prompt="the tests fail, fix them")
+    path = os.path.join(str(cwd), file)
 
     def tool(event, name, tool_input, k, **more):
         hook(event, cwd, sid, tool_name=name, tool_input=tool_input, tool_use_id=f"toolu_{n}_{k}", **more)
 
     tool("PostToolUse", "Read", {"file_path": path}, 1,
          tool_response={"type": "text", "file": {"filePath": path, "content": "x", "numLines": 2}})
-    tool("PostToolUseFailure", "Bash", {"command": "python -m pytest -q"}, 3, error=FAILURE, is_interrupt=False)
-    tool("PostToolUse", "Edit", {"file_path": path, "old_string": "return a - b",
-                                 "new_string": FIXED_BY}, 4, tool_response={"filePath": path})
+    tool("PostToolUseFailure", "Bash", {"command": "python -m pytest -q"}, 3, error=failure, is_interrupt=False)
+    tool("PostToolUse", "Edit", {"file_path": path, "old_string": old, "new_string": new}, 4,
+         tool_response={"filePath": path})
     tool("PostToolUse", "Bash", {"command": "python -m pytest -q"}, 5,
          tool_response={"stdout": "..                                      [100%]\n2 passed in 0.02s", "stderr": "",
                         "interrupted": False, "isImage": False})
-    hook("Stop", cwd, sid, stop_hook_active=False, last_assistant_message="Fixed add(); the tests pass.")
+    hook("Stop", cwd, sid, stop_hook_active=False, last_assistant_message="Fixed it; the tests pass.")
     return start, prompt
 
 
@@ -65,7 +67,7 @@ def context(answer) -> str:
 
 
 def lesson(ace_home):
-    found = [b for b in bullets(ace_home) if "assert -1 == 3" in b["content"] and FIXED_BY in b["content"]]
+    found = [b for b in bullets(ace_home) if "'creme-brulee'" in b["content"] and FIXED_BY in b["content"]]
     assert len(found) == 1, [b["content"] for b in bullets(ace_home)]
     return found[0]
 
@@ -81,6 +83,11 @@ def test_a_failure_and_its_fix_make_a_lesson_used_in_the_next_session(project, a
     prov = json.loads(learned["provenance"])
     assert prov["confidence"] == 0.85 and prov["strong_sessions"] == ["first"]  # the evidence's own grade
 
+    status = ace("status", "--project", str(project))
+    assert "Lessons learned here: 1 active lesson (0 waiting to recur)" in status.output, status.output
+    assert json.loads(ace("status", "--project", str(project), "--json").output)["lessons"] == {"active": 1,
+                                                                                              "waiting": 0}
+
     second, prompt = session(project, "second", 2)
     assert learned["id"] in context(second) + context(prompt), "the second time, the agent already knows"
     assert FIXED_BY in context(second) + context(prompt)
@@ -90,6 +97,23 @@ def test_a_failure_and_its_fix_make_a_lesson_used_in_the_next_session(project, a
     assert again["id"] == learned["id"] and again["status"] == "active"
     prov = json.loads(again["provenance"])
     assert prov["observations"] == 2 and prov["strong_sessions"] == ["first", "second"]
+
+
+def test_a_fix_that_only_puts_the_tasks_bug_right_is_no_lesson(ace_home, git_project, monkeypatch):
+    """The failing test said a value was wrong (`assert -1 == 5`) and the fix only put an operator right
+    (`return a - b` → `return a + b`): the session's steps are strong evidence, but of a bug now gone —
+    "look in src/mathx/__init__.py; the fix: writing `return a + b`" states no rule of the code."""
+    monkeypatch.setenv("ACE_LEARNING_LINGER_SECONDS", "0")
+    (git_project / "src" / "mathx").mkdir(parents=True)
+    (git_project / "src" / "mathx" / "__init__.py").write_text("def add(a, b):\n    return a - b\n")
+    failure = ("Exit code 1\nF                                       [100%]\n"
+               "FAILED tests/test_add.py::test_add - assert -1 == 5\n"
+               "src/mathx/__init__.py:2: AssertionError\n1 failed in 0.04s")
+    session(git_project, "first", 1, failure=failure, file="src/mathx/__init__.py", old="return a - b",
+            new="return a + b")
+    assert wait_for_learning(ace_home)
+    about = [b["content"] for b in bullets(ace_home) if "assert -1 == 5" in b["content"] or "a + b" in b["content"]]
+    assert about == []
 
 
 def test_a_lesson_waiting_to_recur_is_shown_to_the_user_not_the_agent(project, ace_home):

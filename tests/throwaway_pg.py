@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import pwd
+import re
 import shutil
 import socket
 import subprocess
@@ -37,9 +38,35 @@ class Unavailable(RuntimeError):
     """The throwaway server cannot be started here (the message says why and what to do)."""
 
 
+class BadSetting(ValueError):
+    """`ACE_TEST_PG` is neither a PostgreSQL URL nor host[:port][/database]."""
+
+
+# host[:port][/database], the short form scripts/test.sh documents; a bracketed IPv6 host is allowed.
+_SHORT = re.compile(r"^(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::(?P<port>\d{1,5}))?(?:/(?P<db>[A-Za-z0-9_-]+))?$")
+
+
+def as_url(value: str) -> str:
+    """`value` as a PostgreSQL URL: a `postgresql://` / `postgres://` URL is kept as it is; the short
+    form host[:port][/database] becomes `postgresql://postgres@host:port/database` (port 5432,
+    database `test` by default). Anything else raises `BadSetting`, naming the value and the forms."""
+    value = value.strip()
+    if "://" in value:
+        scheme = value.split("://", 1)[0].lower()
+        if scheme in ("postgresql", "postgres") and urlsplit(value).hostname:
+            return value
+    else:
+        m = _SHORT.match(value)
+        if m and (m["port"] is None or 0 < int(m["port"]) < 65536):
+            return f"postgresql://postgres@{m['host']}:{m['port'] or 5432}/{m['db'] or 'test'}"
+    raise BadSetting(f"ACE_TEST_PG={value!r} could not be parsed: give a URL "
+                     "(postgresql://user@host:port/db) or host:port[/db], e.g. 127.0.0.1:5432")
+
+
 def pg_url() -> str:
-    """The URL every PostgreSQL test uses: `ACE_TEST_PG`, else the default local `test` database."""
-    return os.environ.get("ACE_TEST_PG") or DEFAULT_URL
+    """The URL every PostgreSQL test uses: `ACE_TEST_PG` (a URL or host:port, `as_url`), else the
+    default local `test` database."""
+    return as_url(os.environ.get("ACE_TEST_PG") or DEFAULT_URL)
 
 
 def answers(host: str, port: int, timeout: float = 1.0) -> bool:

@@ -1,9 +1,9 @@
 """One playbook, three agents, end to end with the real CLIs: a lesson learned while Codex worked
 reaches Gemini CLI and Claude Code on the same repository.
 
-One temporary git project with a real bug (`calc.add` subtracts), set up with `ace install` for
+One temporary git project with a real bug (`slug.slug` keeps accents), set up with `ace install` for
 each agent (`--agent codex`, `--agent gemini`, Claude Code's default). Codex 0.169 (from npm,
-against a scripted Responses API) runs the tests for real (they fail), fixes `calc.py` with its
+against a scripted Responses API) runs the tests for real (they fail), fixes `slug.py` with its
 own `apply_patch`, runs them again (they pass) and answers; its Stop hook queues the learning job
 and the detached worker learns — the test only waits. The bug comes back; a new Gemini CLI 0.61
 session (against a scripted Gemini API) and then a new Claude Code session must each carry the
@@ -28,20 +28,20 @@ from .claude_cli import ClaudeResult, run_claude
 from .conftest import make_git_project
 from .model_server import MAIN, ScriptedModelServer
 from .test_capture_e2e import ace_env, ace_json, ace_log_errors
-from .test_learning_e2e import BUGGY, FIXED, PROJECT_FILES, UNFINISHED, wait_until, worker_processes
+from .test_learning_e2e import BUGGY, FIX_LINE, FIXED, PROJECT_FILES, UNFINISHED, wait_until, worker_processes
 
 pytestmark = pytest.mark.e2e
 
 TEST_COMMAND = f"{sys.executable} -m pytest -q"  # Codex runs `bash -lc`: a login shell may reset PATH
-PATCH = ("*** Begin Patch\n*** Update File: calc.py\n@@\n def add(a, b):\n-    return a - b\n+    return a + b\n"
-         "*** End Patch\n")
+PATCH = ("*** Begin Patch\n*** Update File: slug.py\n@@\n+import unicodedata\n+\n+\n def slug(text):\n"
+         f"+    {FIX_LINE}\n     return text.lower().replace(' ', '-')\n*** End Patch\n")
 # exec_command answers "still running" after 10 s by default; pytest with this venv's plugins can take
 # longer on a loaded machine, so the scripted model asks Codex to wait for the exit (and the code).
 WAIT_MS = 120_000
-CODEX_PROMPT = "The calc tests are failing, please fix calc.py so that they pass."
-CODEX_FINAL = "Fixed: add() subtracted instead of adding; the calc tests pass now."
-LATER_PROMPT = "the calc tests fail again after my change, fix them"
-LATER_FINAL = "Looking at calc.py."
+CODEX_PROMPT = "The slug tests are failing, please fix slug.py so that they pass."
+CODEX_FINAL = "Fixed: slug() now folds accents first; the slug tests pass now."
+LATER_PROMPT = "the slug tests fail again after my change, fix them"
+LATER_FINAL = "Looking at slug.py."
 
 
 @pytest.fixture(scope="session")
@@ -73,14 +73,14 @@ class Team:
     gemini: AgentRun | None = None
     claude: ClaudeResult | None = None
     codex_later: AgentRun | None = None
-    calc_after_codex: str = ""
+    slug_after_codex: str = ""
     jobs: dict = field(default_factory=dict)
     patterns: dict = field(default_factory=dict)
     events: dict = field(default_factory=dict)
 
     def lesson(self) -> dict | None:
         for bullet in self.patterns.get("patterns", []):
-            if "calc.py" in bullet["content"] and "return a + b" in bullet["content"]:
+            if "slug.py" in bullet["content"] and "unicodedata" in bullet["content"]:
                 return bullet
         return None
 
@@ -114,7 +114,7 @@ def team(codex_bin, gemini_bin, claude_bin, tmp_path_factory) -> Team:
             [{"name": "exec_command", "args": {"cmd": TEST_COMMAND, "yield_time_ms": WAIT_MS}}],
             CODEX_FINAL,
         ])
-        scn.calc_after_codex = (project / "calc.py").read_text()
+        scn.slug_after_codex = (project / "slug.py").read_text()
         session = _codex_session(scn)
 
         def learned():
@@ -128,9 +128,9 @@ def team(codex_bin, gemini_bin, claude_bin, tmp_path_factory) -> Team:
         if session:
             scn.events = ace_json(env, home, "events", session)
 
-        (project / "calc.py").write_text(BUGGY)  # the bug comes back
+        (project / "slug.py").write_text(BUGGY)  # the bug comes back
         scn.gemini = run_gemini(gemini_bin, project, home, gemini_server, LATER_PROMPT, env=env, script=[
-            [{"name": "mcp_ace_search_lessons", "args": {"query": "calc.py add tests fail"}}],  # ace mcp's tool
+            [{"name": "mcp_ace_search_lessons", "args": {"query": "slug.py accents tests fail"}}],  # ace mcp's tool
             LATER_FINAL,
         ])
         scn.claude = run_claude(claude_bin, project, home, claude_server, LATER_PROMPT, script=[LATER_FINAL],
@@ -140,7 +140,7 @@ def team(codex_bin, gemini_bin, claude_bin, tmp_path_factory) -> Team:
         # the scripted model first looks at the repository for a few seconds, as a model might.
         scn.codex_later = run_codex(codex_bin, project, home, codex_server, LATER_PROMPT, env=env, script=[
             [{"name": "exec_command", "args": {"cmd": "sleep 5; git status --short", "yield_time_ms": WAIT_MS}}],
-            [{"name": "search_lessons", "namespace": "mcp__ace", "args": {"query": "calc.py add tests fail"}}],
+            [{"name": "search_lessons", "namespace": "mcp__ace", "args": {"query": "slug.py accents tests fail"}}],
             LATER_FINAL,
         ])
     finally:
@@ -165,11 +165,11 @@ def test_install_wrote_each_agents_own_config(team):
 
 def test_codex_session_failed_fixed_and_passed_for_real(team):
     assert team.codex.returncode == 0, team.codex.describe()
-    assert team.calc_after_codex == FIXED, team.codex.describe()
+    assert team.slug_after_codex == FIXED, team.codex.describe()
     outputs = [i for r in team.codex.requests if r.main for i in r.body.get("input", [])
                if isinstance(i, dict) and i.get("type") in ("function_call_output", "custom_tool_call_output")]
     text = json.dumps(outputs)
-    assert "assert -1 == 5" in text and "1 passed" in text, text[:4000]
+    assert "creme-brulee" in text and "1 passed" in text, text[:4000]
 
 
 def test_codex_hooks_captured_the_session_as_claude_codes_would_be(team):

@@ -2,7 +2,7 @@
 
 Two sessions (no resume) in one temporary git project holding a tiny Python package with a real
 bug.  In the first, the scripted model runs ``python -m pytest -q`` for real (it fails with a
-specific assertion), reads ``calc.py``, fixes it with a real Edit, runs the tests again (they
+specific assertion), reads ``slug.py``, fixes it with a real Edit, runs the tests again (they
 pass) and answers.  Claude Code's Stop hook queues a learning job and spawns the detached worker;
 the test only *waits* for it (``ace jobs --json``) — it never calls ``ace learn`` — and then finds
 the lesson with ``ace patterns --json``.  The bug comes back, and in the second session a related
@@ -36,18 +36,21 @@ from .test_injection_e2e import describe_blocks, request_blocks
 
 pytestmark = pytest.mark.e2e
 
-BUGGY = "def add(a, b):\n    return a - b\n"
-FIXED = "def add(a, b):\n    return a + b\n"
+BUGGY = "def slug(text):\n    return text.lower().replace(' ', '-')\n"
+# The fix states how the code must work (accents folded before the slug is made): a rule a later task can
+# use, so a lesson; a fix that only puts a wrong value right (`a - b` -> `a + b`) would be none.
+FIX_LINE = "text = unicodedata.normalize('NFKD', text).encode('ascii', 'ignore').decode()"
+FIXED = f"import unicodedata\n\n\ndef slug(text):\n    {FIX_LINE}\n    return text.lower().replace(' ', '-')\n"
 PROJECT_FILES = {
-    "README.md": "# calc\n",
-    "calc.py": BUGGY,
-    "test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+    "README.md": "# slugs\n",
+    "slug.py": BUGGY,
+    "test_slug.py": "from slug import slug\n\n\ndef test_accents():\n    assert slug('Crème Brûlée') == 'creme-brulee'\n",
 }
 TEST_COMMAND = "python -m pytest -q"
-FIRST_PROMPT = "The calc tests are failing, please fix calc.py so that they pass."
-FIRST_FINAL = "Fixed: add() subtracted instead of adding; the calc tests pass now."
-SECOND_PROMPT = "the calc tests fail again after my change, fix them"
-SECOND_FINAL = "add() in calc.py subtracts again; same fix as last time."
+FIRST_PROMPT = "The slug tests are failing, please fix slug.py so that they pass."
+FIRST_FINAL = "Fixed: slug() now folds accents first; the slug tests pass now."
+SECOND_PROMPT = "the slug tests fail again after my change, fix them"
+SECOND_FINAL = "slug() in slug.py lost the accent folding again; same fix as last time."
 UNRELATED_PROMPT = "Add a LICENSE file with the MIT license text"  # control: must not bring the lesson
 EXTRA_FINAL = "On it."
 
@@ -56,12 +59,12 @@ WORKER_GONE_TIMEOUT = 30.0
 
 
 def first_session_script(project: Path) -> list:
-    calc = str(project / "calc.py")
+    slug = str(project / "slug.py")
     return [
         [{"name": "Bash", "input": {"command": TEST_COMMAND, "description": "Run the tests"}}],
-        [{"name": "Read", "input": {"file_path": calc}}],  # Claude Code refuses to Edit an unread file
-        [{"name": "Edit", "input": {"file_path": calc, "old_string": "return a - b",
-                                    "new_string": "return a + b"}}],
+        [{"name": "Read", "input": {"file_path": slug}}],  # Claude Code refuses to Edit an unread file
+        [{"name": "Edit", "input": {"file_path": slug, "old_string": BUGGY.rstrip("\n"),
+                                    "new_string": FIXED.rstrip("\n")}}],
         [{"name": "Bash", "input": {"command": TEST_COMMAND, "description": "Run the tests again"}}],
         FIRST_FINAL,
     ]
@@ -124,7 +127,7 @@ class Loop:
     jobs_at_end: dict = field(default_factory=dict)
     workers_at_end: list = field(default_factory=list)
     worker_gone_seconds: float | None = None
-    calc_after_first: str = ""  # calc.py after the first session
+    slug_after_first: str = ""  # slug.py after the first session
     server_errors: list[str] = field(default_factory=list)
 
     def jobs(self) -> dict:
@@ -137,7 +140,7 @@ class Loop:
         """The error → fix lesson of the first session, if the worker wrote it."""
         for bullet in self.patterns_after_first.get("patterns", []):
             text = bullet["content"]
-            if TEST_COMMAND in text and "calc.py" in text and "test_add" in text:
+            if TEST_COMMAND in text and "slug.py" in text and "test_accents" in text:
                 return bullet
         return None
 
@@ -172,7 +175,7 @@ def loop(claude_bin, tmp_path_factory) -> Loop:
         scn.first = run_claude(claude_bin, project, home, server, FIRST_PROMPT,
                                script=first_session_script(project), env=env)
         scn.first.check()
-        scn.calc_after_first = (project / "calc.py").read_text()
+        scn.slug_after_first = (project / "slug.py").read_text()
         sid = scn.first.session_id
 
         def learned():
@@ -187,7 +190,7 @@ def loop(claude_bin, tmp_path_factory) -> Loop:
         scn.patterns_after_first = ace_json(env, home, "patterns", "--project", str(project))
 
         # ---- the bug comes back; session 2 (a new session, no resume) --------------------------
-        (project / "calc.py").write_text(BUGGY)
+        (project / "slug.py").write_text(BUGGY)
         scn.second = run_claude(claude_bin, project, home, server, SECOND_PROMPT,
                                 script=[SECOND_FINAL], env=env)
         scn.second.check()
@@ -217,7 +220,7 @@ def loop(claude_bin, tmp_path_factory) -> Loop:
 
 def test_first_session_really_fails_fixes_and_passes(loop):
     assert_clean_run(loop.first, FIRST_FINAL)
-    assert loop.calc_after_first == FIXED
+    assert loop.slug_after_first == FIXED
     mains = [r for r in loop.first.server_requests if r.kind == MAIN]
     assert [r.step for r in mains] == [0, 1, 2, 3, 4], loop.first.describe()
 
@@ -233,7 +236,7 @@ def test_first_session_really_fails_fixes_and_passes(loop):
     failed, passed = tool_result(0), tool_result(3)
     failed_text, passed_text = json.dumps(failed), json.dumps(passed)
     assert failed.get("is_error") is True, failed_text
-    assert "FAILED test_calc.py::test_add" in failed_text and "assert -1 == 5" in failed_text, failed_text
+    assert "FAILED test_slug.py::test_accents" in failed_text and "creme-brulee" in failed_text, failed_text
     assert not passed.get("is_error"), passed_text
     assert "1 passed" in passed_text, passed_text
 
@@ -259,10 +262,10 @@ def test_worker_learned_the_error_fix_lesson(loop):
     lesson = loop.lesson()
     assert lesson is not None, f"no lesson naming the command, the failure and the file\n{loop.diagnostics()}"
     content = lesson["content"]
-    # "When `python -m pytest -q` fails with `test_calc.py::test_add - assert -1 == 5`: the fix was
-    #  in calc.py, `return a - b` → `return a + b`."
-    assert "assert -1 == 5" in content, content
-    assert "return a + b" in content, content
+    # "When `python -m pytest -q` fails with `test_slug.py::test_accents - AssertionError: …`: look in
+    #  slug.py; the fix: writing `…unicodedata…`."
+    assert "test_accents" in content, content
+    assert "unicodedata" in content, content
     assert re.match(r"^ctx-[0-9a-z]+$", lesson["id"]), lesson
 
 

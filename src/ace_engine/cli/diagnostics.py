@@ -102,7 +102,12 @@ def status(project_dir: str) -> dict:
                 report["last_activity"] = store.last_activity(project.key)
                 from .playbook_common import waiting  # lessons seen once on weak evidence, waiting to recur
 
-                total, newest = waiting(store, store.project_id(project.key))
+                project_id = store.project_id(project.key)
+                total, newest = waiting(store, project_id)
+                # What was learned: the live lessons (this project's and the global ones, as injection
+                # sees them) and those waiting to recur.
+                report["lessons"] = {"active": store.count_bullets(project_id) if project_id is not None else 0,
+                                     "waiting": total}
                 report["waiting"] = {"count": total, "newest": [
                     {"id": b["id"], "content": b["content"], "section": b["section"]} for b in newest]}
                 report["experiment"] = store.running_experiment()  # the holdout (`ace experiment`)

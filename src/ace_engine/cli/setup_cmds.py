@@ -14,7 +14,7 @@ from ..agents import registry
 from ..core import config as config_mod
 from ..core import config_write, escape, paths, trust
 from ..core.files import atomic_write
-from ..core.project import identify
+from ..core.project import find_git_root, identify
 from ..integrations import claude_settings
 from ..learning import reflector_choice
 from . import diagnostics, model_path
@@ -125,6 +125,11 @@ def install(scope, project_dir, python, with_mcp, allow_writes, with_statusline,
         if result["backup"]:
             say("Backup of the previous file: {}", result["backup"])
         say("Start Claude Code in this project; `ace status` shows what is captured.")
+    if find_git_root(root) is None:
+        # Outside git nothing marks where a project starts: say which directory is the project.
+        say("[yellow]{} is not in a git repository:[/] it is the project of the sessions started in it (wherever "
+            "they move below it). A session started in another directory, even a subdirectory, is another project: "
+            "start Claude Code here (or `git init` here).", root)
     say()
     offered = model_path.offer(agent, root, learn_with)  # once: the answer is kept in the user config
     model_path.say_learning(reflector_choice.describe(config_mod.load(root)), offered=offered)
@@ -204,6 +209,10 @@ def status(project_dir, as_json):
             ["messages", cp["messages"], ct["messages"]],
             ["hook events", cp["hook_events"], ct["hook_events"]],
         ])
+        lessons = report.get("lessons") or {"active": 0, "waiting": 0}
+        say("Lessons learned here: {} ({} waiting to recur){}", plural(lessons["active"], "active lesson"),
+            lessons["waiting"], "" if lessons["active"] or lessons["waiting"] else
+            " — they come after a task ends (`ace learn` to learn now)")
         say("Last activity here: {}", when(report["last_activity"]))
         if report.get("experiment"):
             say("Experiment {} running: {} % of sessions get no lessons (`ace report`, `ace experiment stop`)",

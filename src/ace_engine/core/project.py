@@ -135,8 +135,24 @@ def normalize_remote(url: str) -> str:
 
 
 def identify(cwd: str) -> Project:
+    """The project of `cwd`: its git repository; outside one, the directory the agent's session was
+    started in when `cwd` lies inside it (`non_git_root`), else `cwd` itself."""
     found = find_git_root(cwd)
     if not found:
-        return Project(os.path.abspath(cwd), None)
+        return Project(non_git_root(cwd), None)
     root, git_dir = found
     return Project(root, read_remote(git_dir), main_root(root, git_dir))
+
+
+def non_git_root(cwd: str) -> str:
+    """Outside a git repository, the project's directory: `$CLAUDE_PROJECT_DIR` (where Claude Code
+    started the session; the agent sets it for its hooks) when `cwd` is that directory or below it —
+    so a session that moves into a subdirectory stays one project instead of becoming another —
+    else `cwd`. A repository file can't set it: it is the host agent's environment."""
+    here = os.path.abspath(cwd)
+    started = os.environ.get("CLAUDE_PROJECT_DIR")
+    if started and os.path.isabs(started):
+        started = os.path.abspath(started)
+        if (here == started or here.startswith(started.rstrip(os.sep) + os.sep)) and os.path.isdir(started):
+            return started
+    return here

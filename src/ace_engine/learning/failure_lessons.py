@@ -231,8 +231,31 @@ def _fix_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
         # A mistake in code the task had just written, fixed: its steps look like strong evidence to
         # the curator (failure, edit, pass: a lesson at once), but the rule is the task's own.
         return None
+    if kind == "test" and not environment and not config and _put_right_in_place(fix_edits):
+        # A test failed on a wrong value and the fix only put an operator, a literal or an order right
+        # (`return a - b` → `return a + b`): that bug is gone, and the lesson would state no rule of the
+        # code a later task could follow ("look in X; the fix: writing `return a + b`").
+        return None
     return _candidate(content, "error_fix", 0.85, _evidence(e),
                       e["fails"] + e["fixes"] + [passed], files=files, limit=max(CAP, len(content)))
+
+
+_STRING = re.compile(r"(['\"`]).*?\1")
+_NAME = re.compile(r"[A-Za-z_][\w]*")
+
+
+def _put_right_in_place(fix_edits: Sequence[Step]) -> bool:
+    """Every change of the fix replaces code by code using no name the old code did not use: an
+    operator, a number, a string's value or an order put right. A change that brings in a name (a
+    call, a module, a flag, a setting) says how the code is meant to work, and stays a lesson."""
+    found = [s.get("_change") for s in fix_edits]
+    if not found or not all(c and c["code"] and c["removed"] and c["added"] for c in found):
+        return False
+
+    def names(lines: list[str]) -> set[str]:
+        return {n for line in lines for n in _NAME.findall(_STRING.sub("", line))}
+
+    return all(names(c["added"]) <= names(c["removed"]) for c in found if c)
 
 
 def _names_only_a_test(sig: str | None) -> bool:
