@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 
 AGENT = "codex"
 HINT = "give a Codex CLI session file (~/.codex/sessions/YYYY/MM/DD/rollout-….jsonl)"
+NAMED = "a Codex CLI rollout (~/.codex/sessions/YYYY/MM/DD/rollout-….jsonl)"  # in another reader's error
 LINE_TYPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
 # Text Codex puts in a user message itself (`codex-rs/core/src/environment_context.rs`,
 # `user_instructions.rs`, `user_shell_command.rs`): context, not the user's request.

@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 
 AGENT = "gemini"
 HINT = "give a Gemini CLI chat (~/.gemini/tmp/<project>/chats/session-….jsonl) or a saved checkpoint-<tag>.json"
+NAMED = "a Gemini CLI chat (~/.gemini/tmp/<project>/chats/session-….jsonl)"  # in another reader's error
 MESSAGE_TYPES = ("user", "gemini", "info", "error", "warning")
 _INJECTED = ("<session_context>", "<hook_context>")
 

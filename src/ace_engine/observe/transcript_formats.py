@@ -45,9 +45,9 @@ def readers() -> list[tuple[str, ModuleType]]:
 
 
 def _others() -> str:
-    """What else is read, for the last resort's error: "a Codex CLI file (…) or a Gemini CLI file (…)"."""
-    return " or ".join(f"a {registry.label(agent)} file ({module.HINT.split('(', 1)[1].split(')')[0]})"
-                       for agent, module in readers())
+    """What else is read, for the last resort's error: each reader's `NAMED`, "a Codex CLI rollout (…)
+    or a Gemini CLI chat (…)"."""
+    return " or ".join(module.NAMED for _agent, module in readers())
 
 
 def detect(path: str) -> str:
