@@ -206,12 +206,16 @@ def _deps(content: str, commands: "list[str]", reader: Reader) -> "list[dict]":
     prose = _SPAN.sub(" ", content)
     named += [m.group(1) for m in _VERSIONED.finditer(prose)]
     named += [w for w in re.findall(r"(?<![\w@/.-])(@?[a-z][\w.-]*[-/@][\w./-]*[a-z0-9])", prose)]
+    names = [n for n in dict.fromkeys(n.strip(".,:;()") for n in named) if len(n) >= 3 and n.lower() not in _COMMON]
+    return _first_found(reader, "dep", names, locks)
+
+
+def _first_found(reader: Reader, kind: str, names: "list[str]", files: "list[str]") -> "list[dict]":
+    """For each name (once), its anchor in the first of `files` that holds it."""
     out = []
-    for name in dict.fromkeys(n.strip(".,:;()") for n in named):
-        if len(name) < 3 or name.lower() in _COMMON:
-            continue
-        for lock in locks:
-            found = _found(reader, "dep", name, lock)
+    for name in dict.fromkeys(names):
+        for file in files:
+            found = _found(reader, kind, name, file)
             if found is not None:
                 out.append(found)
                 break
@@ -223,15 +227,7 @@ def _jobs(content: str, reader: Reader) -> "list[dict]":
     names += [s for s in _SPAN.findall(content) if re.match(r"^[\w.-]{2,60}$", s)]
     if not names:
         return []
-    out = []
-    workflows = reader.workflows()
-    for name in dict.fromkeys(names):
-        for file in workflows:
-            found = _found(reader, "ci", name, file)
-            if found is not None:
-                out.append(found)
-                break
-    return out
+    return _first_found(reader, "ci", names, reader.workflows())
 
 
 def extract(content: str, root: "str | None", files: "tuple[str, ...] | list[str]" = (),
