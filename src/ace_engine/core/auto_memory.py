@@ -19,6 +19,8 @@ MEMORY.md, one of the user's settings file.
 import os
 import re
 
+from . import files
+
 INDEX = "MEMORY.md"
 INDEX_LINES = 200
 INDEX_BYTES = 25 * 1024
@@ -42,22 +44,8 @@ def folder_name(root: str) -> str:
 
 def read_bounded(path: str, limit: int) -> "str | None":
     """At most `limit` bytes of the regular file `path` (not through a symlink), as text; None if
-    it is absent, not a regular file, or unreadable."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return None
-    try:
-        import stat
-
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        data = os.read(fd, limit)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    return data.decode("utf-8", "replace")
+    it is absent, not a regular file, or unreadable (`files.read_prefix`)."""
+    return files.read_prefix(path, limit)
 
 
 def configured_directory() -> "str | None":

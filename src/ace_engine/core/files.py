@@ -1,4 +1,5 @@
-"""File utilities: the one way ace-engine replaces a file's content (`atomic_write`).
+"""File utilities: the one way ace-engine replaces a file's content (`atomic_write`), and the one
+bounded read of a file someone else wrote (`read_prefix`).
 
 Contract of `atomic_write(path, data, mode=…)`:
 - readers see the old content or the new, never a mix: the data goes to a temporary file in the
@@ -78,3 +79,31 @@ def atomic_write(path: str, data: str | bytes, *, mode: int | None = None, fsync
     finally:
         if os.path.lexists(tmp):
             os.unlink(tmp)
+
+
+def read_prefix(path: str, limit: int) -> str | None:
+    """At most the first `limit` bytes of the regular file `path`, as text (undecodable bytes
+    replaced); None when it is absent, a symlink, not a regular file (a FIFO is opened without
+    blocking and refused), or unreadable. For files the user's tools or a repository wrote: never
+    followed out through a link, never read past `limit`."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks, left = [], limit
+        while left > 0:
+            data = os.read(fd, min(left, 1 << 20))
+            if not data:
+                break
+            chunks.append(data)
+            left -= len(data)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return b"".join(chunks).decode("utf-8", "replace")

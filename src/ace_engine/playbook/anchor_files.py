@@ -18,6 +18,8 @@ pass of a regular expression over a file of at most a few MB; `tomllib` is impor
 import os
 import re
 
+from ..core import files
+
 MAX_BYTES = 512 * 1024
 LOCK_BYTES = 16 * 1024 * 1024
 MAKEFILES = ("Makefile", "makefile", "GNUmakefile")
@@ -66,28 +68,7 @@ def read(root: str, rel: str) -> "str | None":
     full = inside(root, rel)
     if full is None:
         return None
-    limit = LOCK_BYTES if os.path.basename(rel) in LOCKFILES else MAX_BYTES
-    try:
-        fd = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return None
-    try:
-        import stat as st_mod
-
-        if not st_mod.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        chunks, left = [], limit
-        while left > 0:
-            data = os.read(fd, min(left, 1 << 20))
-            if not data:
-                break
-            chunks.append(data)
-            left -= len(data)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    return b"".join(chunks).decode("utf-8", "replace")
+    return files.read_prefix(full, LOCK_BYTES if os.path.basename(rel) in LOCKFILES else MAX_BYTES)
 
 
 def _squeeze(text: str) -> str:
