@@ -10,7 +10,9 @@ down after the session — are taken as lessons learned that day: their anchors 
 (`playbook/anchors.extract`) in the tree of the default branch's last commit before the session,
 then judged (`playbook/staleness.judge`, what the SessionStart check does) in the tree of the
 snapshot's last commit. Reported: lessons, lessons with anchors the files decide, lessons whose
-anchors are gone (archived) or changed (demoted to re-check), by kind. `--judged` is a hand
+anchors are gone (archived), changed (to re-check: caveat or withheld, `inject.recheck`) or only
+grew (recheck: shown as they are), by kind, and what each `inject.recheck` mode would do to the
+judged ones (true lessons withheld vs wrong ones shown with a caveat). `--judged` is a hand
 judgment of flagged lessons ({lesson id: {"verdict": "wrong" | "still true", "why"}}): the share
 still true among those flagged is the false-stale rate.
 
@@ -118,7 +120,8 @@ def main() -> None:
                                  "lesson": lesson["lesson"], "start": start[:12], "end": end[:12],
                                  "end_date": end_date, "commits_after": commits,
                                  "verdict": "gone" if "gone" in states else "changed" if "changed" in states
-                                 else "ok" if states - {"unchecked"} else "none", "anchors": judged})
+                                 else "recheck" if "recheck" in states else "ok" if states - {"unchecked"}
+                                 else "none", "anchors": judged})
     judged = json.load(open(args.judged, encoding="utf-8")) if os.path.exists(args.judged) else {}
     report = summarize(rows, judged)
     report["repositories_missing"] = missing
@@ -132,11 +135,15 @@ def summarize(rows: list[dict], judged: dict) -> dict:
     verdicts = collections.Counter(r["verdict"] for r in rows)
     kinds = collections.Counter(a["kind"] for r in rows for a in r["anchors"])
     moved = collections.Counter(f"{a['kind']}:{a['state']}" for r in rows for a in r["anchors"]
-                                if a["state"] in ("gone", "changed"))
-    flagged = [r for r in rows if r["verdict"] in ("gone", "changed")]
-    seen = [r for r in flagged if r["lesson_id"] in judged]
+                                if a["state"] in ("gone", "changed", "recheck"))
+    flagged = [r for r in rows if r["verdict"] in ("gone", "changed", "recheck")]
+    seen = [r for r in flagged if judged.get(r["lesson_id"], {}).get("verdict") in ("wrong", "still true")]
     wrong = [r for r in seen if judged[r["lesson_id"]]["verdict"] == "wrong"]
-    by = {v: [r for r in seen if r["verdict"] == v] for v in ("gone", "changed")}
+    by = {v: [r for r in seen if r["verdict"] == v] for v in ("gone", "changed", "recheck")}
+
+    def count(verdict: str, truth: str) -> int:
+        return sum(1 for r in by[verdict] if (judged[r["lesson_id"]]["verdict"] == "wrong") == (truth == "wrong"))
+
     return {
         "sessions": len({r["session"] for r in rows}), "lessons": len(rows),
         "repositories": len({r["repo"] for r in rows}),
@@ -145,8 +152,19 @@ def summarize(rows: list[dict], judged: dict) -> dict:
         "verdicts": dict(verdicts), "anchors_by_kind": dict(kinds), "anchors_moved": dict(moved),
         "flagged": len(flagged), "flagged_judged": len(seen), "flagged_wrong": len(wrong),
         "false_stale_rate": round(1 - len(wrong) / len(seen), 3) if seen else None,
+        # hidden from the agent although still true: archived (gone), and withheld under inject.recheck = withhold
+        "hidden_still_true": {"archived": count("gone", "true"), "withheld_if_withhold": count("changed", "true")},
         "false_stale_by_verdict": {v: (round(sum(1 for r in rs if judged[r["lesson_id"]]["verdict"] != "wrong")
                                              / len(rs), 3) if rs else None, len(rs)) for v, rs in by.items()},
+        # inject.recheck: a lesson whose anchor changed is withheld (demoted) or shown with a caveat; one
+        # whose anchor only grew (recheck) is shown as it is either way.
+        "recheck_modes": {
+            "withhold": {"true_lessons_withheld": count("changed", "true"),
+                         "wrong_lessons_withheld": count("changed", "wrong")},
+            "caveat": {"wrong_lessons_shown_with_caveat": count("changed", "wrong"),
+                       "true_lessons_shown_with_caveat": count("changed", "true")},
+            "grown_shown_plain": {"true": count("recheck", "true"), "wrong": count("recheck", "wrong")},
+        },
     }
 
 

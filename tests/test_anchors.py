@@ -93,6 +93,14 @@ def test_a_lesson_anchors_what_the_project_holds_and_nothing_it_lacks(repo):
     assert anchors.extract(PLAIN, str(repo)) == []
 
 
+def test_the_projects_own_package_in_its_lockfile_is_no_dependency(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "wakil"\n')
+    (tmp_path / "uv.lock").write_text('[[package]]\nname = "wakil"\nversion = "0.1.0"\n\n'
+                                      '[[package]]\nname = "httpx"\nversion = "0.27.0"\n')
+    found = anchors.extract("Run the CLI with `uv run wakil`; it talks over `httpx`.", str(tmp_path))
+    assert [a["name"] for a in found if a["kind"] == "dep"] == ["httpx"]
+
+
 def test_files_outside_the_repository_are_never_read(repo, tmp_path):
     outside = tmp_path / "elsewhere"
     outside.mkdir()
@@ -123,39 +131,73 @@ def test_the_parsers_read_each_kind(tmp_path):
     assert (anchor_files.major("5.0.2"), anchor_files.major("0.14.1")) == ("5", "0.14")
 
 
+def test_a_value_that_only_grew_kept_what_it_was():
+    kept = anchor_files.kept
+    assert kept("vitest run", "vitest run --exclude tests/a.test.ts") and kept('["a", "b"]', '["a", "x", "b"]')
+    assert not kept("vitest run", "vitest") and not kept("jest", "vitest run") and not kept("true", "false")
+    assert not kept('{"strict": true}', '{"strict": false, "x": 1}') and not kept("", "x")
+    cut = '["' + '", "'.join(f"item{i}" for i in range(40)) + '"]'
+    grown = cut.replace('"item3"', '"item3", "new"')
+    assert kept(cut[:300], grown[:300]), "an addition that pushed the old tail past the 300-character cut"
+    assert not kept(cut[:300], cut.replace('"item3", ', "")[:300]), "an item taken out is seen before the cut"
+
+
 # -- the check at SessionStart: real hook processes on a real repository's commits -----------------
 
-def test_session_start_archives_a_lesson_whose_target_is_gone_and_rechecks_a_changed_script(ace_home, repo):
+TYPECHECK = "`npm run type-check` takes a minute: run it once before pushing, not after each edit."
+
+
+def test_session_start_archives_a_gone_target_caveats_a_changed_script_and_keeps_a_grown_one(ace_home, repo):
     with SQLiteStore() as store:
-        pb, (gen, build, plain) = learn(store, repo, GEN, BUILD, PLAIN)
+        pb, (gen, build, typecheck, plain) = learn(store, repo, GEN, BUILD, TYPECHECK, PLAIN)
         assert {a["kind"] for a in store.anchors_of(gen)} == {"make", "command"}
     first = start(repo, "s1")
-    assert "make gen" in first and "npm run build" in first, "nothing changed: every lesson is injected"
+    assert "make gen" in first and "npm run build" in first and "to re-check" not in first
 
-    commit(repo, "drop gen, build with a mode", {
+    commit(repo, "drop gen, build with a mode, type-check with tsc", {
         "Makefile": ".PHONY: test\ntest:\n\tpytest -q\n",
-        "package.json": json.dumps({**PACKAGE, "scripts": {**PACKAGE["scripts"], "build": "vite build --mode ci"}})})
+        "package.json": json.dumps({**PACKAGE, "scripts": {"build": "vite build --mode ci", "type-check": "tsc -b"}})})
     second = start(repo, "s2")
-    assert "make gen" not in second and "npm run build" not in second and "imperative" in second
+    assert "make gen" not in second and "imperative" in second
+    # Grown (an option appended): nothing the lesson says can have become untrue: shown as it is.
+    build_line = next(line for line in second.splitlines() if "npm run build" in line)
+    assert "to re-check" not in build_line
+    # Changed: shown with what changed (inject.recheck = caveat, the default).
+    tc_line = next(line for line in second.splitlines() if "npm run type-check" in line)
+    assert "(to re-check, the `type-check` script changed in package.json" in tc_line and "tsc -b" in tc_line
     with SQLiteStore() as store:
-        status = {b["id"]: b["status"] for b in store.get_bullets([gen, build, plain])}
-        assert status == {gen: "archived", build: "candidate", plain: "active"}
+        status = {b["id"]: b["status"] for b in store.get_bullets([gen, build, typecheck, plain])}
+        assert status == {gen: "archived", build: "active", typecheck: "active", plain: "active"}
         removed = store.changes(bullet_id=gen)[0]
         assert (removed["op"], removed["source"]) == ("REMOVE", "anchors")
         assert "`gen` is no longer a Makefile target" in removed["reason"]
-        demoted = store.changes(bullet_id=build)[0]
-        assert demoted["op"] == "DEMOTE" and "the `build` script changed" in demoted["reason"]
-        assert "`vite build` → `vite build --mode ci`" in demoted["reason"]
-
-    shown = ace("show", build)
-    assert "Rests on" in shown and "changed" in shown and "vite build --mode ci" in shown
-    assert json.loads(ace("show", gen, "--json"))["anchors"][0]["state"] in ("gone", "unchecked")
-    ace("keep", build)  # the user confirms it: active again, its anchors as the project holds them now
-    with SQLiteStore() as store:
-        assert store.get_bullet(build)["status"] == "active"
         script = next(a for a in store.anchors_of(build) if a["kind"] == "script")
-        assert (script["state"], script["value"]) == ("ok", "vite build --mode ci")
-    assert "npm run build" in start(repo, "s3")
+        assert script["state"] == "recheck" and "`vite build` → `vite build --mode ci`" in script["detail"]
+        assert set(store.rechecks([build, typecheck, plain])) == {typecheck}
+
+    shown = ace("show", typecheck)
+    assert "Rests on" in shown and "changed" in shown and "tsc -b" in shown
+    assert json.loads(ace("show", gen, "--json"))["anchors"][0]["state"] in ("gone", "unchecked")
+    ace("keep", typecheck)  # the user confirms it: its anchors as the project holds them now, no caveat
+    with SQLiteStore() as store:
+        script = next(a for a in store.anchors_of(typecheck) if a["kind"] == "script")
+        assert (script["state"], script["value"]) == ("ok", "tsc -b")
+    third = start(repo, "s3")
+    assert "npm run type-check" in third and "to re-check" not in third
+
+
+def test_withhold_demotes_a_changed_lesson_until_confirmed(ace_home, repo, monkeypatch):
+    monkeypatch.setenv("ACE_INJECT_RECHECK", "withhold")
+    with SQLiteStore() as store:
+        pb, (typecheck,) = learn(store, repo, TYPECHECK)
+    commit(repo, "type-check with tsc", {"package.json": json.dumps({**PACKAGE, "scripts": {"type-check": "tsc -b"}})})
+    assert "npm run type-check" not in start(repo, "s1")
+    with SQLiteStore() as store:
+        demoted = store.changes(bullet_id=typecheck)[0]
+        assert store.get_bullet(typecheck)["status"] == "candidate"
+        assert demoted["op"] == "DEMOTE" and "`vue-tsc --noEmit` → `tsc -b`" in demoted["reason"]
+    ace("keep", typecheck)
+    assert "npm run type-check" in start(repo, "s2")
 
 
 def test_nothing_changed_reads_no_file_and_a_revert_brings_the_lesson_back(ace_home, repo):
@@ -164,13 +206,13 @@ def test_nothing_changed_reads_no_file_and_a_revert_brings_the_lesson_back(ace_h
         pb, (build,) = learn(store, repo, BUILD)
         project_id = pb.project_id
         assert staleness.check(store, project_id, str(repo), time.time())["changed_files"] == 0
-        (repo / "package.json").write_text(json.dumps({**PACKAGE, "scripts": {"build": "vite build --watch"}}))
+        (repo / "package.json").write_text(json.dumps({**PACKAGE, "scripts": {"build": "rollup -c"}}))
         late = staleness.check(store, project_id, str(repo), time.time(), deadline=time.perf_counter() - 1)
         assert late["changed_files"] == 0, "past its deadline the check leaves the file to the next one"
-        assert staleness.check(store, project_id, str(repo), time.time())["demoted"] == 1
+        assert staleness.check(store, project_id, str(repo), time.time(), withhold=True)["demoted"] == 1
         time.sleep(0.01)
         (repo / "package.json").write_text(json.dumps(PACKAGE))
-        assert staleness.check(store, project_id, str(repo), time.time())["restored"] == 1
+        assert staleness.check(store, project_id, str(repo), time.time(), withhold=True)["restored"] == 1
         assert store.get_bullet(build)["status"] == "active" and pid.key
 
 
@@ -180,22 +222,34 @@ def test_a_dependency_upgrade_rechecks_only_on_a_major_version(ace_home, repo):
     with SQLiteStore() as store:
         pb, (lesson,) = learn(store, repo, "With `vite` the dev server needs --host inside Docker.")
         commit(repo, "patch", {"package-lock.json": lock("4.5.3")})
-        assert staleness.check(store, pb.project_id, str(repo), time.time())["demoted"] == 0
+        assert staleness.check(store, pb.project_id, str(repo), time.time())["caveated"] == 0
         commit(repo, "major", {"package-lock.json": lock("5.0.0")})
-        assert staleness.check(store, pb.project_id, str(repo), time.time())["demoted"] == 1
-        assert "`vite` went 4.5.0 → 5.0.0" in store.changes(bullet_id=lesson)[0]["reason"]
+        assert staleness.check(store, pb.project_id, str(repo), time.time())["caveated"] == 1
+        assert "`vite` went 4.5.0 → 5.0.0" in store.rechecks([lesson])[lesson][0]
 
 
-def test_a_removed_file_archives_and_a_moved_symbol_rechecks(ace_home, repo):
+def test_a_removed_file_archives_and_a_symbol_rechecks_by_its_definition_line(ace_home, repo):
+    commit(repo, "cache", {"src/api/cache.py": "class TokenCache:\n    pass\n\n\ndef evict_all(cache):\n    pass\n"})
     with SQLiteStore() as store:
-        pb, (file_lesson, symbol_lesson) = learn(
+        pb, (file_lesson, symbol_lesson, kept, changed) = learn(
             store, repo, "gen.py writes the client; never edit the output by hand.",
-            "`refresh_token()` in src/api/auth.py retries once on a 401.")
-        commit(repo, "move", {"gen.py": None, "src/api/auth.py": "def renew():\n    pass\n"})
+            "`refresh_token()` in src/api/auth.py retries once on a 401.",
+            "`TokenCache` in src/api/cache.py is per process: never share it across workers.",
+            "`evict_all()` in src/api/cache.py drops every token: call it on logout.")
+        assert next(a for a in store.anchors_of(changed) if a["kind"] == "symbol")["value"] == "def evict_all(cache):"
+        commit(repo, "move", {"gen.py": None, "src/api/auth.py": "def renew():\n    pass\n",
+                              "src/api/cache.py": "# tokens\nclass TokenCache:\n    ttl = 60\n\n\n"
+                                                  "def evict_all(cache, user):\n    pass\n"})
         result = staleness.check(store, pb.project_id, str(repo), time.time())
-        assert (result["archived"], result["demoted"]) == (1, 1)
+        assert (result["archived"], result["caveated"]) == (1, 2)
         assert "`gen.py` no longer exists" in store.changes(bullet_id=file_lesson)[0]["reason"]
-        assert "`refresh_token` is no longer in src/api/auth.py" in store.changes(bullet_id=symbol_lesson)[0]["reason"]
+        assert "`refresh_token` is no longer in src/api/auth.py" in store.rechecks([symbol_lesson])[symbol_lesson][0]
+        # The file changed around `TokenCache`, its definition line did not: nothing to re-check.
+        assert {a["state"] for a in store.anchors_of(kept) if a["kind"] == "symbol"} == {"ok"}
+        assert not store.rechecks([kept])
+        # `evict_all`'s signature changed: the thing the lesson names changed.
+        assert "`def evict_all(cache):` → `def evict_all(cache, user):`" in store.rechecks([changed])[changed][0]
+        assert {b["status"] for b in store.get_bullets([symbol_lesson, kept, changed])} == {"active"}
 
 
 # -- team: a staleness archive is a delta like any other --------------------------------------------

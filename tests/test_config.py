@@ -33,12 +33,13 @@ def test_project_keys_are_marked_on_the_settings_table():
     # nor retrieval.write_time the learning worker run it on every lesson.
     # continuity.* shape what is injected, like inject.*; the narrative calls the LLM: user-level.
     # inject.holdout (issue 37) is the user's experiment: a repository must not switch or skew it.
+    # inject.recheck (issue 38) decides whether the user's lessons are hidden: the user's.
     assert marked == {key for key in config_mod.DEFAULTS
                       if key.startswith(("capture.", "inject.", "retrieval.", "continuity."))
                       and key not in ("retrieval.embedder", "retrieval.write_time", "continuity.llm_narrative",
                                       "capture.skip_tools", "capture.max_input_chars",
                                       "capture.max_response_chars", "capture.max_message_chars",
-                                      "inject.holdout")} | {
+                                      "inject.holdout", "inject.recheck")} | {
         "learning.enabled", "learning.merge_similarity", "learning.stale_days", "learning.max_bullets",
         "learning.max_tokens", "learning.slow_step_seconds", "learning.co_edit_sessions"}
     # Issue 20: thresholds of promotion, confidence and pruning decide what reaches the agent: user-level.
@@ -53,7 +54,7 @@ def test_project_keys_are_marked_on_the_settings_table():
 
 def test_one_table_is_the_only_source_of_keys_defaults_and_help():
     keys = [s.key for s in config_mod.SETTINGS]
-    assert len(keys) == len(set(keys)) == len(config_mod.DEFAULTS) == 75
+    assert len(keys) == len(set(keys)) == len(config_mod.DEFAULTS) == 76
     for setting in config_mod.SETTINGS:
         assert config_mod.SETTINGS_BY_KEY[setting.key] is setting
         assert config_mod.DEFAULTS[setting.key] is setting.default

@@ -225,6 +225,7 @@ class Bullet(TypedDict):
     agent: NotRequired[str | None]  # the coding agent whose session taught it (claude / codex / gemini…)
     rowid: NotRequired[int]  # the store's row id (FTS join), on rows read back
     bm25: NotRequired[float]  # `fts_candidates`: FTS5 rank (lower is better)
+    caveat: NotRequired[str]  # added by the hooks: what changed under it (an anchor to re-check)
 
 
 class BulletFields(TypedDict, total=False):

@@ -85,6 +85,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("inject.recall_tokens", 600, project=True,
             help="budget of what comes back after a compaction: <ace-recent-context> and <ace-patterns-recalled>"),
     Setting("inject.pin_hours", 24.0, "how long bullets pinned at compaction stay recallable", project=True),
+    # A lesson whose anchor changed (playbook/staleness.py): injected with what changed, or withheld
+    # until confirmed. Caveat by default: in the replay on real histories (bench/anchors_history.py)
+    # the lessons flagged changed were still true — withholding lost them; a caveat costs a wrong one
+    # a line the agent checks. User-level: a repository must not hide or re-show the user's lessons.
+    Setting("inject.recheck", "caveat",
+            "a lesson whose anchor changed: caveat (injected with what changed) or withhold (demoted until "
+            "confirmed by a session, the model or `ace keep`)"),
     Setting("inject.holdout", 0.0, "share of sessions (0..1) given no injection, for `ace report` (`ace experiment`)"
             "; user-level: a repository must not switch or skew the user's comparison"),
     # The MCP server (`ace mcp`): user-level, a repository must not let the agent change lessons.

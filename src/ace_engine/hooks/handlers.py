@@ -88,9 +88,9 @@ ANCHOR_CHECK_SECONDS = 0.02
 
 
 def _check_anchors(ctx: "inject.Context") -> object:
-    """Lessons whose anchors changed since the last check: archived (gone) or demoted to re-check
-    (changed) before the digest is chosen (`playbook/staleness.py`: one read and an lstat per anchor
-    file when nothing changed)."""
+    """Lessons whose anchors changed since the last check: archived (gone), or to re-check (changed:
+    with a caveat, or demoted under `inject.recheck` = withhold) before the digest is chosen
+    (`playbook/staleness.py`: one read and an lstat per anchor file when nothing changed)."""
     if ctx.project_id is None:
         return None
     import time
@@ -98,7 +98,8 @@ def _check_anchors(ctx: "inject.Context") -> object:
     from ..playbook import staleness
 
     return staleness.check(ctx.store, ctx.project_id, ctx.project.root, ctx.now,
-                           deadline=time.perf_counter() + ANCHOR_CHECK_SECONDS)
+                           deadline=time.perf_counter() + ANCHOR_CHECK_SECONDS,
+                           withhold=staleness.withholds(ctx.cfg))
 
 
 def _experiment_notice(ctx: "inject.Context") -> str | None:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
     from typing import Any, TypeVar
 
+    from ..core._types import Bullet
     from ..core.config import Config
     from ..core.project import Project
     from ..store.interfaces import Store
@@ -95,6 +96,14 @@ def _shown_ids(ctx: Context) -> set[str]:
     return {row["bullet_id"] for row in ctx.store.injected(ctx.session_id, float(since) if since else None)}
 
 
+def caveated(ctx: Context, bullets: "Sequence[Bullet]") -> "list[Bullet]":
+    """`bullets`, each whose anchor changed carrying its caveat (`playbook/staleness.py`,
+    `inject.recheck` = caveat): one primary-key read for the few lessons a block may show."""
+    found = ctx.store.rechecks([b["id"] for b in bullets]) if bullets else {}
+    return [{**b, "caveat": "; ".join(dict.fromkeys(found[b["id"]]))[:300]} if b["id"] in found else b
+            for b in bullets]
+
+
 def session_start(ctx: Context, source: str | None) -> str | None:
     """SessionStart: the recent-context block (startup, clear) and the digest, within one budget
     (`inject.session_start_tokens`; the block takes at most `continuity.recent_tokens` of it,
@@ -108,7 +117,7 @@ def session_start(ctx: Context, source: str | None) -> str | None:
         store.set_state(session_id, "compacted_at", repr(ctx.now))
         recent, used = _recent_context(ctx, cfg["inject.recall_tokens"], recall=True)
         pinned = [p["bullet_id"] for p in store.pins(session_id, ctx.now)]
-        bullets = [b for b in store.get_bullets(pinned) if b["status"] == "active"]
+        bullets = caveated(ctx, [b for b in store.get_bullets(pinned) if b["status"] == "active"])
         text, shown = render_patterns("ace-patterns-recalled", bullets,
                                       _rest(cfg["inject.recall_tokens"], used, recent, MAX_CHARS))
         _record(ctx, "SessionStart:compact", shown)
@@ -127,7 +136,7 @@ def session_start(ctx: Context, source: str | None) -> str | None:
     from .digest import select, unremembered  # recent failures and open ends first; not what MEMORY.md says
 
     bullets = select(store, ctx.project_id, session_id, top(store, ctx.project_id, 40, cfg=cfg), in_context)
-    bullets = unremembered(bullets, ctx.project.main_root, ctx.project.root)
+    bullets = caveated(ctx, unremembered(bullets, ctx.project.main_root, ctx.project.root))
     text, shown = render_digest(bullets, _rest(cfg["inject.session_start_tokens"], used, recent, MAX_CHARS))
     _record(ctx, "SessionStart", shown)
     return _joined(recent, text)
@@ -247,7 +256,7 @@ def prompt(ctx: Context, prompt_text: str | None) -> str | None:
     store, cfg = ctx.store, ctx.cfg
     hits = search(store, ctx.project_id, prompt_text, k=cfg["inject.prompt_k"], exclude_ids=_shown_ids(ctx),
                   cfg=cfg)
-    text, shown = render_patterns("ace-patterns", hits, cfg["inject.prompt_tokens"])
+    text, shown = render_patterns("ace-patterns", caveated(ctx, hits), cfg["inject.prompt_tokens"])
     _record(ctx, "UserPromptSubmit", shown)
     if shown and ctx.session_id and shown[0]["domains"]:
         store.set_state(ctx.session_id, "domain", shown[0]["domains"][0])
@@ -283,7 +292,8 @@ def domain_shift(ctx: Context, tool_name: str | None, tool_input: object) -> str
     query = " ".join(path_words(path) + domain.split("-"))
     hits = search(store, ctx.project_id, query, k=cfg["inject.domain_shift_k"], files=(path,),
                   domains_allowed=[domain], exclude_ids=_shown_ids(ctx), threshold=0.0, cfg=cfg)
-    text, shown = render_patterns("ace-patterns-domain-shift", hits, cfg["inject.domain_shift_tokens"],
+    text, shown = render_patterns("ace-patterns-domain-shift", caveated(ctx, hits),
+                                  cfg["inject.domain_shift_tokens"],
                                   attrs={"domain": domain})
     _record(ctx, "PreToolUse", shown)
     return text or None

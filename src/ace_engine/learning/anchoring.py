@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 
 def after_curation(store: Store, playbook: Playbook, trajectory: Trajectory, stats: dict[str, Any],
-                   root: str | None, now: float) -> dict[str, Any]:
+                   root: str | None, now: float, *, withhold: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {"anchored": 0, "confirmed": 0, "contradicted": []}
     pid = playbook.project_id
     if pid is None or not root:
@@ -48,5 +48,5 @@ def after_curation(store: Store, playbook: Playbook, trajectory: Trajectory, sta
             except PlaybookError:
                 pass
     out["contradicted"] = contradiction.check(store, playbook, trajectory, now)
-    out["check"] = staleness.check(store, pid, root, now)
+    out["check"] = staleness.check(store, pid, root, now, withhold=withhold)
     return out

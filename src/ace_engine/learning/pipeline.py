@@ -26,6 +26,7 @@ from ..core.errors import AceError
 from ..core.project import Project
 from ..observe import commands, git_context, origins, tasks
 from ..observe import trajectory as traj_mod
+from ..playbook import staleness
 from ..playbook.playbook import Playbook
 from ..retrieval import situations
 from . import anchoring, auto_memory, gates, pattern_lessons
@@ -193,7 +194,8 @@ def commit(store: Store, playbook: Playbook, cfg: Config, prepared: list[Prepare
         finally:
             playbook.attribution = None
         # What the lessons rest on, the ones this session contradicts, what changed since (anchors).
-        stats["anchors"] = anchoring.after_curation(store, playbook, traj, stats, root, now)
+        stats["anchors"] = anchoring.after_curation(store, playbook, traj, stats, root, now,
+                                                    withhold=staleness.withholds(cfg))
         # The lessons learned or confirmed here are found again by this task's prompts (issue 24).
         situations.learned(store, traj, stats["touched"],
                            [t["bullet_id"] for t in stats["tagged"] if t["tag"] == "helpful"], now=now)

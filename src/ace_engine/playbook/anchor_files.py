@@ -258,6 +258,48 @@ def _word(name: str, text: str) -> bool:
     return re.search(r"(?<![\w$-])" + re.escape(name) + r"(?![\w$])", text) is not None
 
 
+_DEFINES = (r"^[ \t]*(?:(?:export|default|pub(?:\([\w:]+\))?|public|private|protected|static|async|abstract|final|"
+            r"extern|inline|unsafe|override|open|internal|def[pm]?|class|function|func|fn|struct|enum|trait|impl|type|"
+            r"interface|module|const|let|var|val|macro|record|object|protocol)\s+)+[\w.*&(): <>]*?\b")
+
+
+def definition(name: str, text: str) -> "str | None":
+    """The line that defines `name` in a source file (`def refresh_token(self):`, `export class
+    TokenCache {`), squeezed; "" when the name is there but no line defines it; None when absent."""
+    if not _word(name, text):
+        return None
+    match = re.search(_DEFINES + re.escape(name) + r"\b.*$", text, re.M)
+    return _squeeze(match.group(0)) if match else ""
+
+
+_PART = r"[^\s,\[\]{}:;\"']+"
+
+
+def kept(was: "str | None", now: str, cap: int = 300) -> bool:
+    """Did `now` keep all of `was` and only add to it (options appended to a script, an item added to a
+    config list, a line added to a recipe)? Then what a lesson said of `was` still holds. Values are
+    compared part by part in order (an insertion anywhere is an addition); a value cut at `cap` loses
+    its last part, and an addition that pushed the old tail past the cut cannot be seen: it counts as kept."""
+    old, new = re.findall(_PART, was or ""), re.findall(_PART, now)
+    if not old or old == new:
+        return bool(old) and old == new
+    if len(was or "") >= cap:
+        old = old[:-1]
+    cut = len(now) >= cap
+    if cut:
+        new = new[:-1]
+    at, missing = 0, False
+    for part in old:
+        found = next((i for i in range(at, len(new)) if new[i] == part), None)
+        if found is None:
+            missing = True  # taken out, or past the cut
+        elif missing:
+            return False  # a part taken out before one still there
+        else:
+            at = found + 1
+    return not missing or cut  # what is missing may all lie past the cut
+
+
 def value(kind: str, name: str, file: str, text: "str | None") -> "str | None":
     """The fingerprint of anchor (kind, name) in `file`'s text `text`; None when it is not there."""
     if text is None:
@@ -278,7 +320,9 @@ def value(kind: str, name: str, file: str, text: "str | None") -> "str | None":
         table = lock_versions(file, text)
     elif kind == "config":
         return config_value(file, text, name)
-    elif kind in ("symbol", "flag"):
+    elif kind == "symbol":
+        return definition(name, text)
+    elif kind == "flag":
         return "" if _word(name, text) else None
     elif kind == "file":
         return ""

@@ -206,8 +206,23 @@ def _deps(content: str, commands: "list[str]", reader: Reader) -> "list[dict]":
     prose = _SPAN.sub(" ", content)
     named += [m.group(1) for m in _VERSIONED.finditer(prose)]
     named += [w for w in re.findall(r"(?<![\w@/.-])(@?[a-z][\w.-]*[-/@][\w./-]*[a-z0-9])", prose)]
-    names = [n for n in dict.fromkeys(n.strip(".,:;()") for n in named) if len(n) >= 3 and n.lower() not in _COMMON]
+    own = _own_names(reader)
+    names = [n for n in dict.fromkeys(n.strip(".,:;()") for n in named)
+             if len(n) >= 3 and n.lower() not in _COMMON and n.lower() not in own]
     return _first_found(reader, "dep", names, locks)
+
+
+def _own_names(reader: Reader) -> "set[str]":
+    """The project's own package names: a lockfile lists the project itself (uv.lock, Cargo.lock),
+    which is no dependency of it: its entry comes and goes with the lockfile's format, not a version."""
+    out = set()
+    for file, key in (("package.json", "name"), ("pyproject.toml", "project.name"),
+                      ("pyproject.toml", "tool.poetry.name"), ("Cargo.toml", "package.name")):
+        text = reader.text(file)
+        value = af.config_value(file, text, key) if text is not None else None
+        if value and value.startswith('"'):
+            out.add(value.strip('"').lower())
+    return out
 
 
 def _first_found(reader: Reader, kind: str, names: "list[str]", files: "list[str]") -> "list[dict]":

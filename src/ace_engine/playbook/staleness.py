@@ -10,12 +10,19 @@ or last confirmed:
   the lesson is archived (REMOVE, source `anchors`), the reason in its history ("`gen` is no
   longer a Makefile target"). An archive is a delta like any other: the team sync sends it.
 - changed (a recipe or script rewritten, a dependency's major version, a config value, a CI
-  job's block; a symbol no longer in the file that held it — moved or renamed, not proven gone)
-  → an active lesson is demoted to a candidate to re-check (DEMOTE): not injected, listed by
-  `ace patterns --status candidate`, confirmed again by a later session's evidence (the curator
-  re-observes it: `reconfirm`) or by `ace keep`. Not injected rather than injected with a caveat:
-  a caveat still puts the stale command in front of the agent, the conservative choice until the
-  replay measures both.
+  job's block, a symbol's definition line; a symbol no longer in the file that held it — moved or
+  renamed, not proven gone) → the lesson is *to re-check*: by default (setting `inject.recheck` =
+  caveat) it stays active and is injected with what changed beside it (the anchor's state and
+  detail, `store.rechecks`); with `inject.recheck` = withhold it is demoted to a candidate
+  (DEMOTE): not injected, listed by `ace patterns --status candidate`. Either way it is confirmed
+  again by a later session's evidence (the curator re-observes it: `reconfirm`), by the model
+  (`learning/recheck.py`) or by `ace keep`, which take its anchors as they are then. Why caveat:
+  in the replay on real histories (bench/anchors_history.py) the lessons flagged changed were still
+  true; hiding them lost them, a caveat costs a wrong one a line the agent can check.
+- recheck (the anchored thing changed but kept all it was: options appended to a script, an item
+  added to a config list, a line added to a recipe, a definition line that grew) → to re-check
+  without a caveat and without hiding: nothing the lesson said of it can have become untrue, so it
+  is only offered to the next confirmation (`ace show` lists the anchor's state).
 - an anchor back as it was (a revert) → ok again, and a lesson this check demoted is promoted back.
 
 A check stops re-reading files once `deadline` (a `time.perf_counter()` value) passes; the files
@@ -59,8 +66,15 @@ def record(store: "Store", bullet: "dict[str, Any]", root: "str | None", now: fl
     return found
 
 
+def withholds(cfg: "Any") -> bool:
+    """Does the setting `inject.recheck` withhold a lesson to re-check (else: caveat, the default)?"""
+    return str(cfg["inject.recheck"]).strip().lower() == "withhold"
+
+
 def judge(anchor: "dict[str, Any]", current: "str | None") -> "tuple[str, str | None]":
-    """(state, detail) of one anchor whose value is now `current` (None: not there)."""
+    """(state, detail) of one anchor whose value is now `current` (None: not there): ok, gone,
+    changed (the anchored thing itself changed), or recheck (it changed but kept all it was: only
+    additions, which cannot make what a lesson said of it untrue)."""
     kind, name, file, was = anchor["kind"], anchor["name"], anchor["file"], anchor.get("value")
     if current is None:
         if kind == "symbol":
@@ -75,10 +89,17 @@ def judge(anchor: "dict[str, Any]", current: "str | None") -> "tuple[str, str | 
         if af.major(current) != af.major(was):
             return "changed", f"`{name}` went {was} → {current} in {file}"
         return "ok", None
+    if kind == "symbol" and was and current != was:  # was "": recorded before definitions were (presence only)
+        if af.kept(was, current):
+            return "recheck", f"the definition of `{name}` in {file} grew: `{_short(was)}` → `{_short(current)}`"
+        return "changed", (f"the definition of `{name}` changed in {file}: `{_short(was)}` → `{_short(current)}`"
+                           if current else f"`{name}` is no longer defined in {file} (moved?)")
     if kind in ("make", "script", "just", "mix", "config", "ci") and (was or "") != current:
         what = {"make": "target's recipe", "script": "script", "just": "recipe", "mix": "alias",
                 "config": "value", "ci": "CI job"}[kind]
         shown = "" if kind == "ci" else f": `{_short(was)}` → `{_short(current)}`"
+        if kind != "ci" and af.kept(was, current):  # a CI job is kept as a digest: any change is a change
+            return "recheck", f"the `{name}` {what} grew in {file}, keeping all it was{shown}"
         return "changed", f"the `{name}` {what} changed in {file}{shown}"
     return "ok", None
 
@@ -89,9 +110,12 @@ def _short(text: "str | None") -> str:
 
 
 def check(store: "Store", project_id: "int | None", root: "str | None", now: float, *,
-          deadline: "float | None" = None) -> "dict[str, int]":
-    """Re-check the anchors whose files changed since the last check (module doc); the counts."""
-    out = {"files": 0, "changed_files": 0, "anchors": 0, "archived": 0, "demoted": 0, "restored": 0}
+          deadline: "float | None" = None, withhold: bool = False) -> "dict[str, int]":
+    """Re-check the anchors whose files changed since the last check (module doc); the counts.
+    `withhold` (setting `inject.recheck` = withhold): a lesson whose anchor changed is demoted, not
+    injected with a caveat."""
+    out = {"files": 0, "changed_files": 0, "anchors": 0, "archived": 0, "demoted": 0, "restored": 0,
+           "caveated": 0, "recheck": 0}
     if project_id is None or not root:
         return out
     known = store.anchor_stamps(project_id)
@@ -129,14 +153,16 @@ def check(store: "Store", project_id: "int | None", root: "str | None", now: flo
         store.set_anchor_states(updates, now)
     forget = [f for f in seen if f not in by_file]
     store.set_file_stamps(project_id, {f: s for f, s in seen.items() if f in by_file}, now, forget)
-    _act(store, verdicts, status, now, out)
+    _act(store, verdicts, status, now, out, withhold)
     return out
 
 
 def _act(store: "Store", verdicts: "dict[str, list[tuple[str, str | None]]]", status: "dict[str, str]",
-         now: float, out: "dict[str, int]") -> None:
-    """Archive the lessons with an anchor gone, demote the active ones with one changed, and promote
-    back a lesson this check demoted whose anchors all hold again."""
+         now: float, out: "dict[str, int]", withhold: bool) -> None:
+    """Archive the lessons with an anchor gone; for one changed, demote it (withhold) or leave it
+    injected with its caveat (the anchor's state and detail, written above); promote back a lesson
+    this check demoted whose anchors all hold again. A lesson whose anchors only grew (recheck)
+    stays as it is, counted: it is in the next batch to confirm, not hidden."""
     todo = {b: v for b, v in verdicts.items() if any(s != "ok" for s, _ in v) or status[b] == "candidate"}
     if not todo:
         return
@@ -147,15 +173,18 @@ def _act(store: "Store", verdicts: "dict[str, list[tuple[str, str | None]]]", st
         for bullet_id, found in todo.items():
             gone = [d or "" for s, d in found if s == "gone"]
             changed = [d or "" for s, d in found if s == "changed"]
+            out["recheck"] += not gone and not changed and any(s == "recheck" for s, _ in found)
             try:
                 if gone:
                     pb.remove(bullet_id, source=SOURCE, reason="stale: " + "; ".join(dict.fromkeys(gone))[:400],
                               now=now)
                     out["archived"] += 1
-                elif changed and status[bullet_id] == "active":
+                elif changed and status[bullet_id] == "active" and withhold:
                     pb.demote(bullet_id, reason="to re-check: " + "; ".join(dict.fromkeys(changed))[:400], now=now)
                     out["demoted"] += 1
-                elif not changed and status[bullet_id] == "candidate" and demoted_by_check(store, bullet_id):
+                elif changed:
+                    out["caveated"] += status[bullet_id] == "active"
+                elif status[bullet_id] == "candidate" and demoted_by_check(store, bullet_id):
                     pb.promote(bullet_id, source=SOURCE, reason="what it rests on is as it was again", now=now)
                     out["restored"] += 1
             except PlaybookError:

@@ -8,7 +8,8 @@
 One line per bullet with its full id and counters (✓ helpful, ✗ harmful, both implicit +
 explicit marks) so the model can cite it and the feedback loop can tell what was used; a lesson
 pulled from the team server says so after its id (`[ctx-… team ✓3 ✗0 conf 0.71]`), so the model
-and the user know it was learned on another machine. Lesson text
+and the user know it was learned on another machine; a lesson whose anchor changed ends with its
+caveat (`… (to re-check, the `build` script changed in package.json: …)`). Lesson text
 is data, not instructions: every line goes through `escape.injected`, so no lesson can open or
 close a tag (`</ace-patterns>`, `<system>`, `< system >`, `</system-reminder>`), start a line of
 its own, or pose as a turn of the conversation (`Human:`, `System:`). Blocks stay
@@ -53,8 +54,17 @@ def _counters(bullet: Bullet) -> str:
     return f"✓{helpful} ✗{harmful} conf {float(bullet.get('confidence') or 0.0):.2f}"
 
 
+def _content(bullet: Bullet) -> str:
+    """The bullet's escaped text, and after it its caveat when what it rests on changed (`caveat`,
+    set by the hooks from `store.rechecks`: playbook/staleness.py) — part of the line, so it counts
+    in the budget and a cut keeps the lesson's own words first."""
+    text = escape_content(bullet.get("content", ""))
+    caveat = bullet.get("caveat")
+    return f"{text} (to re-check, {escape_content(str(caveat))})" if caveat else text
+
+
 def bullet_line(bullet: Bullet, max_content_chars: int | None = None) -> str:
-    return _cut_line(bullet, escape_content(bullet.get("content", "")), max_content_chars)
+    return _cut_line(bullet, _content(bullet), max_content_chars)
 
 
 def _cut_line(bullet: Bullet, content: str, max_content_chars: int | None) -> str:
@@ -90,7 +100,7 @@ class _Block:
     def longest_cut(self, bullet: Bullet) -> str | None:
         """The bullet's line with its content cut to the most characters that still fit (at
         least `_MIN_CONTENT_CHARS`), or None."""
-        content = escape_content(bullet.get("content", ""))  # once, not once per probe
+        content = _content(bullet)  # once, not once per probe
         lo, hi, best = _MIN_CONTENT_CHARS, len(content), None
         while lo <= hi:
             mid = (lo + hi) // 2

@@ -5,7 +5,8 @@ what it names is found again) and registers each anchor's file in `anchor_files`
 has now; `anchor_stamps` is the SessionStart check's first read — one row per anchor file of the
 project, no join; `anchors_in` the anchors of the files whose stamp moved, only of lessons still
 active or candidate; `set_anchor_states` and `set_file_stamps` write what a check found.
-`command_anchors` is the contradiction check's read (commands a lesson tells to run).
+`command_anchors` is the contradiction check's read (commands a lesson tells to run); `rechecks` an
+injected lesson's caveats; `to_recheck` what the model is asked to confirm.
 
 Cost: the hook's reads are one primary-key range scan of `anchor_files` (a row per file, not per
 lesson) and, only for files that changed, one indexed read of their anchors; stdlib and `_base` only.
@@ -71,6 +72,25 @@ class AnchorsSQL(StoreBase):
                 f" WHERE a.project_id=? AND a.file IN ({','.join('?' * len(chunk))}) AND b.status IN (?, ?)",
                 (project_id, *chunk, *LIVE))
         return out
+
+    def rechecks(self, bullet_ids: Sequence[str]) -> dict[str, list[str]]:
+        """{bullet id: what changed} of the given lessons with an anchor in state `changed` (an injected
+        lesson's caveat); a primary-key prefix read per chunk, for the few lessons a block shows."""
+        out: dict[str, list[str]] = {}
+        for start in range(0, len(bullet_ids), 500):
+            chunk = list(bullet_ids[start:start + 500])
+            for bullet_id, detail in self.conn.execute(
+                    f"SELECT bullet_id, detail FROM lesson_anchors WHERE bullet_id IN ({','.join('?' * len(chunk))})"
+                    " AND state='changed' ORDER BY bullet_id, kind, name", chunk):
+                out.setdefault(bullet_id, []).append(detail or "")
+        return out
+
+    def to_recheck(self, project_id: int, limit: int = 20) -> list[AnchorRow]:
+        """The anchors in state `changed` or `recheck` of the project's live lessons, newest check first:
+        what a confirmation (the model's batch, `learning/recheck.py`) looks at."""
+        return self._rows(f"SELECT {_ANCHOR}, b.status AS status FROM lesson_anchors a JOIN bullets b"
+                          " ON b.id = a.bullet_id WHERE a.project_id=? AND a.state IN ('changed', 'recheck')"
+                          " AND b.status IN (?, ?) ORDER BY a.checked_at DESC LIMIT ?", (project_id, *LIVE, limit))
 
     def command_anchors(self, project_id: int) -> list[AnchorRow]:
         """The commands the project's live lessons tell to run."""
