@@ -300,3 +300,52 @@ def test_a_failing_test_run_contradicts_nothing():
     assert contradiction.failures({"trajectory": steps[:2]})[0][1] == "gen"
     assert not contradiction._covers("pytest", "pytest --nope", "--nope"), "a bare program's flags are the run's"
     assert contradiction._covers("./scripts/test.sh --fast", "./scripts/test.sh --fast -k x", "--fast")
+
+
+REFIX = "Run `make gen` before `make test`: without it, it fails with `ImportError: cannot import name 'Client'`."
+
+
+def test_a_later_session_where_the_lessons_fix_no_longer_fixes_demotes_it(ace_home, repo):
+    with SQLiteStore() as store:
+        pb, (refix, plain) = learn(store, repo, REFIX, PLAIN)
+    s = Session(repo, session_id="refix")
+    s.start()
+    s.prompt("the api tests fail on an import again")
+    s.bash("make gen", "python gen.py\ngen")  # the lesson's fix, applied: it runs fine
+    s.bash("make test", error="Exit code 2\nE   ImportError: cannot import name 'Client' from 'api.client'\n"
+                              "make: *** [Makefile:6: test] Error 1")
+    s.stop("make gen runs but the client is no longer generated; the import still fails.")
+    s.end()
+    wait_for_learning(ace_home)
+    with SQLiteStore() as store:
+        assert store.get_bullet(refix)["status"] == "candidate" and store.get_bullet(plain)["status"] == "active"
+        change = store.changes(bullet_id=refix)[0]
+        assert change["op"] == "DEMOTE" and change["session_id"] == "refix"
+        assert "its fix no longer fixes" in change["reason"] and "`make gen` ran" in change["reason"]
+        assert "`make test` failed again with `ImportError: cannot import name 'Client'`" in change["reason"]
+        fix = next(a for a in store.anchors_of(refix) if a["kind"] == "command" and a["name"] == "make gen")
+        assert fix["state"] == "changed"
+
+
+def test_a_fix_that_still_fixes_or_another_failure_contradicts_nothing(ace_home, repo):
+    from ace_engine.learning import contradiction
+
+    with SQLiteStore() as store:
+        pb, (refix, path_lesson) = learn(store, repo, REFIX, "Run `make gen` after editing `src/api/auth.py`.")
+
+        def run(*steps):
+            trajectory = {"session_id": "t", "trajectory": [{"step": n + 1, "tool_event_id": n + 1, **step}
+                                                            for n, step in enumerate(steps)]}
+            return contradiction.check(store, pb, trajectory, time.time())
+
+        gen = {"command": "make gen", "success": True, "output": "gen"}
+        assert run(gen, {"command": "make test", "success": True, "output": "3 passed"}) == []
+        assert run(gen, {"command": "make test", "success": False, "exit_code": 2,
+                         "error": "E   AssertionError: assert 2 == 3 (src/api/auth.py:4)"}) == [], \
+            "another failure, and a file the lesson names is no failure it promised away"
+        assert run({"command": "make test", "success": False, "exit_code": 2,
+                    "error": "ImportError: cannot import name 'Client'"}, gen) == [], "the fix came after"
+        assert store.get_bullet(refix)["status"] == store.get_bullet(path_lesson)["status"] == "active"
+        assert run(gen, {"command": "make test", "success": False, "exit_code": 2,
+                         "error": "ImportError: cannot import name 'Client' from 'api'"}) == [refix]
+

@@ -5,9 +5,9 @@ Contract: `after_curation(store, playbook, trajectory, stats, root, now)` — ca
 inside the curation transaction — (1) finds and keeps the anchors of every lesson the curation
 added or observed again (`playbook/staleness.record`: re-observed is confirmed, so its anchors
 take today's values), and promotes back a lesson a check had demoted to re-check: this session's
-evidence confirms it; (2) demotes the lessons whose commands this session found broken
-(`contradiction.check`); (3) re-checks the project's anchor files whose stamp moved
-(`staleness.check`). Returns what it did, for the run's statistics.
+evidence confirms it; (2) demotes the lessons this session contradicts: their command found
+broken, or their fix applied and the failure back (`contradiction.check`); (3) re-checks the
+project's anchor files whose stamp moved (`staleness.check`). Returns what it did, for the run's statistics.
 
 Cost: per touched lesson one extraction (bounded reads of the files it names, each file read
 once per trajectory); the check stats each anchor file. No LLM.
