@@ -595,3 +595,50 @@ def test_remote_review_decides_only_the_wording_it_showed(server, machines):
     fresh = json.loads(run_cli(a, "remote", "review", "--json").output)["lessons"][0]["content_hash"]
     done = run_cli(a, "remote", "review", "--reject", lesson_id, "--seen", fresh[:16])
     assert done.exit_code == 0 and f"{lesson_id} is now rejected" in done.output, done.output
+
+
+# -- staleness (issue 38): an archive or a demotion is a delta like any other -----------------------------
+
+
+def test_a_staleness_archive_and_a_demotion_reach_the_team_through_ace_push(server, machines):
+    from ace_engine.learning import contradiction
+    from ace_engine.playbook import staleness
+
+    a, b = machines
+    a.bind(server, server.token())
+    b.bind(server, server.token())
+    (a.root / "Makefile").write_text(".PHONY: gen test\ngen:\n\tpython gen.py\n\ntest: gen\n\tpytest -q\n")
+    build = "Run `npm run build` before `npm test`: without it, it fails with `Error: Cannot find module './dist'`."
+    with a.on() as store:
+        pb = a.playbook(store)
+        gen, _ = pb.add("Run `make gen` before `make test`: the tests import the generated client.", SECTION,
+                        source="user")
+        fix, _ = pb.add(build, SECTION, source="user")
+        for lesson in (gen, fix):
+            staleness.record(store, dict(lesson), str(a.root), time.time())
+    assert run_cli(a, "push").exit_code == 0
+    with b.on() as store:
+        team_client.pull(store, b.project)
+        assert bullet(store, gen["id"])["status"] == bullet(store, fix["id"])["status"] == "active"
+
+    time.sleep(0.01)  # a new mtime: the Makefile drops `gen`
+    (a.root / "Makefile").write_text(".PHONY: test\ntest:\n\tpytest -q\n")
+    with a.on() as store:
+        pb = a.playbook(store)
+        assert staleness.check(store, pb.project_id, str(a.root), time.time())["archived"] == 1
+        steps = [{"step": 1, "tool_event_id": 11, "command": "npm run build", "success": True},
+                 {"step": 2, "tool_event_id": 12, "command": "npm test", "success": False, "exit_code": 1,
+                  "error": "Error: Cannot find module './dist' from tests/app.test.js"}]
+        assert contradiction.check(store, pb, {"session_id": "later", "trajectory": steps}, time.time()) == [fix["id"]]
+    pushed = run_cli(a, "push")
+    assert pushed.exit_code == 0, pushed.output
+
+    project_id = server.db.find_project(server.db.ensure_org("default"), "Widget")["id"]
+    assert server.db.lesson(project_id, gen["id"])["status"] == "archived"
+    held = server.db.lesson(project_id, fix["id"])
+    assert held["status"] == "quarantined" and "its fix no longer fixes" in held["client_note"]
+    with b.on() as store:
+        team_client.pull(store, b.project)
+        assert bullet(store, gen["id"])["status"] == "archived"
+        assert "`gen` is no longer a Makefile target" in store.changes(bullet_id=gen["id"])[0]["reason"]
+        assert bullet(store, fix["id"])["status"] == "quarantined"

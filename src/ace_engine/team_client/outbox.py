@@ -5,7 +5,10 @@ by `store.changes_after` — only this project's project-scope lessons (global o
 machine) and never a change a pull applied (source `team`: it came from the server). `next_batch`
 maps each change to at most one delta with key `"{bullet_id}:{change_id}"`, so a batch sent twice
 (a crash between the server's answer and the cursor update) is answered `duplicate` and changes
-nothing. What travels is only what is synced (`active` lessons, playbook.py):
+nothing. What travels is only what is synced (`active` lessons, playbook.py); an archive for
+staleness (REMOVE, source `anchors`) is a REMOVE like any other, and a demotion a QUARANTINE: the
+protocol has no candidates, so the team holds the lesson for its reviewer, who keeps or rejects it
+for every machine (a teammate whose session found it broken is evidence, not a verdict):
 
 | change | delta |
 |---|---|
@@ -14,6 +17,7 @@ nothing. What travels is only what is synced (`active` lessons, playbook.py):
 | TAG helpful / harmful | TAG with this client's own absolute counts (below) |
 | MERGE | MERGE (`other_id`, the kept lesson's content) |
 | REMOVE, QUARANTINE (not of a candidate, not the archiving half of a MERGE) | the same, with the reason |
+| DEMOTE of a lesson still a candidate (its anchor changed, a session contradicted it) | QUARANTINE, the reason |
 
 Anything else (a candidate's life, a flagged lesson held back, provenance-only updates, neutral
 tags) sends nothing; its change id still moves the cursor. A TAG carries absolute counts: local
@@ -95,6 +99,10 @@ def to_delta(row: OutboxChange, others: tuple[int, int] = (0, 0)) -> dict[str, A
         if not isinstance(other, str) or status == "candidate":
             return None
         return {**delta, "op": "MERGE", "other_id": other, "content": row["content"]}
+    if op == "DEMOTE":
+        if status != "candidate":
+            return None  # confirmed again before this push: the team never needs to hear of it
+        return {**delta, "op": "QUARANTINE", **({"reason": str(row["reason"])[:500]} if row["reason"] else {})}
     if op in ("REMOVE", "QUARANTINE"):
         if detail.get("merged_into") or detail.get("from") == "candidate":
             return None
