@@ -349,3 +349,62 @@ def test_a_fix_that_still_fixes_or_another_failure_contradicts_nothing(ace_home,
         assert run(gen, {"command": "make test", "success": False, "exit_code": 2,
                          "error": "ImportError: cannot import name 'Client' from 'api'"}) == [refix]
 
+
+
+# -- confirmation by the model: one call for a batch, through the budgets ------------------------------
+
+def model_cfg(server, **extra):
+    from ace_engine.core import config as config_mod
+
+    return {**config_mod.DEFAULTS, "llm.provider": "openai", "llm.model": "m", "llm.base_url": server.url + "/v1",
+            "llm.timeout_s": 5.0, **extra}
+
+
+def test_the_model_confirms_a_batch_of_lessons_to_recheck_in_one_call(ace_home, repo, scripted_chat):
+    from ace_engine.learning import recheck
+
+    test_lesson = "`make test` runs the suite quietly; pass `ARGS=-k name` for one test."
+    with SQLiteStore() as store:
+        pb, (build, typecheck, tests) = learn(store, repo, BUILD, TYPECHECK, test_lesson)
+        commit(repo, "new tools", {"package.json": json.dumps({**PACKAGE, "scripts": {"build": "rollup -c",
+                                                                                      "type-check": "tsc -b"}}),
+                                   "Makefile": ".PHONY: gen test\ngen:\n\tpython gen.py\n\ntest: gen\n\ttox\n"})
+        assert staleness.check(store, pb.project_id, str(repo), time.time())["caveated"] == 3
+        server = scripted_chat([json.dumps({"verdicts": [
+            {"id": build, "verdict": "still_true", "why": "rollup still writes dist/"},
+            {"id": typecheck, "verdict": "wrong", "why": "tsc -b builds, it does not only type-check"},
+            {"id": tests, "verdict": "unsure"},
+            {"id": "ctx-invented", "verdict": "wrong"}]})])
+        done = recheck.confirm(store, pb, model_cfg(server), str(repo), time.time())
+        assert (done["asked"], done["confirmed"], done["demoted"], done["skipped"]) == (3, 1, 1, None)
+        (request,) = server.requests
+        sent = json.dumps(request["body"])
+        assert "<lessons>" in sent and "rollup -c" in sent and "`npm run type-check` takes a minute" in sent
+        assert not store.rechecks([build]), "confirmed: its anchors are the project's now, no caveat"
+        assert store.get_bullet(build)["status"] == "active"
+        demoted = store.changes(bullet_id=typecheck)[0]
+        assert (demoted["op"], demoted["source"]) == ("DEMOTE", "model") and "does not only type-check" in \
+            demoted["reason"]
+        assert store.get_bullet(tests)["status"] == "active" and store.rechecks([tests]), "unsure: still to re-check"
+        # Asked once per change: nothing new since, no call.
+        assert recheck.confirm(store, pb, model_cfg(server), str(repo), time.time())["asked"] == 0
+        assert len(server.requests) == 1
+
+
+def test_over_budget_or_offline_the_lessons_stay_to_recheck(ace_home, repo, scripted_chat):
+    from ace_engine.learning import recheck
+    from ace_engine.llm.budget import UsageLedger
+
+    with SQLiteStore() as store:
+        pb, (typecheck,) = learn(store, repo, TYPECHECK)
+        commit(repo, "tsc", {"package.json": json.dumps({**PACKAGE, "scripts": {"type-check": "tsc -b"}})})
+        staleness.check(store, pb.project_id, str(repo), time.time())
+        server = scripted_chat([json.dumps({"verdicts": [{"id": typecheck, "verdict": "wrong"}]})])
+        UsageLedger().record("openai", 10, 10, 0.0)  # today's one call is spent
+        over = recheck.confirm(store, pb, model_cfg(server, **{"llm.max_calls_per_day": 1}), str(repo), time.time())
+        assert over["asked"] == 0 and "budget" in over["skipped"] and server.requests == []
+        offline = model_cfg(server, **{"llm.base_url": "http://127.0.0.1:9/v1", "llm.timeout_s": 2.0})
+        assert recheck.confirm(store, pb, offline, str(repo), time.time())["skipped"]
+        assert store.get_bullet(typecheck)["status"] == "active" and store.rechecks([typecheck])
+        assert recheck.confirm(store, pb, model_cfg(server), str(repo), time.time())["demoted"] == 1, \
+            "what was skipped is asked about next time"

@@ -29,7 +29,7 @@ from ..observe import trajectory as traj_mod
 from ..playbook import staleness
 from ..playbook.playbook import Playbook
 from ..retrieval import situations
-from . import anchoring, auto_memory, gates, pattern_lessons
+from . import anchoring, auto_memory, gates, pattern_lessons, recheck
 from .curator import Curator
 from .reflector import ReflectorError, normalize
 from .reflector_choice import get_reflector, heuristic
@@ -337,6 +337,11 @@ def learn_job(store: Store, job: JobRow, *, reflector: Reflector | None = None, 
         reason = None if summary["learned"] else ("; ".join(dict.fromkeys(summary["skipped"])) or "no events")
         if not store.finish_job(job, status, summary, reason, now):
             raise ClaimLost(f"job {job['id']}: lease lost to another worker")
+    if project is not None:  # after the transaction: a model call never holds the write lock
+        try:
+            summary["recheck"] = recheck.confirm(store, playbook, cfg, project.root, now)
+        except Exception as exc:  # noqa: BLE001 — the job is done; a failed confirmation leaves them to re-check
+            log.warning("learning", f"lessons to re-check not confirmed: {type(exc).__name__}: {exc}")
     return summary
 
 
