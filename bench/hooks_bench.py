@@ -2,6 +2,7 @@
 
     python bench/hooks_bench.py [--runs 15] [--python PATH] [--out bench/results/hooks.json]
     python bench/hooks_bench.py --agent codex|gemini   (-> bench/results/hooks_AGENT.json)
+    python bench/hooks_bench.py --events SessionStart --touch-anchors --skip-concurrency --out X.json
 
 For each case, baseline (`python -c pass`) and hook runs are interleaved so that machine noise hits
 both alike; we report medians, the ratio hook/baseline, and each hook's peak RSS (from wait4).
@@ -133,11 +134,15 @@ def hook_argv(python: str, event: str, agent: str = "claude") -> list[str]:
 
 
 def bench_event(python: str, event: str, runs: int, env: dict, cwd: str, agent: str = "claude",
-                native: str | None = None) -> dict:
+                native: str | None = None, touch: str | None = None) -> dict:
+    """`touch`: a file (relative to `cwd`) whose mtime moves before each hook run, so that a
+    SessionStart's anchor check re-reads it and judges every lesson anchored there."""
     native = native or event
     base_times, hook_times, rss = [], [], []
     for n in range(runs + 2):
         b, _, _ = run_once([python, "-c", "pass"], b"", env)
+        if touch:
+            os.utime(os.path.join(cwd, touch), ns=(time.time_ns(), time.time_ns()))
         stdin = agent_payload(agent, native, event, cwd, n)
         h, peak, code = run_once(hook_argv(python, native, agent), stdin, env)
         if code != 0:
@@ -251,6 +256,10 @@ def main() -> None:
                         help="whose hooks: Claude Code's (default), Codex CLI's or Gemini CLI's")
     parser.add_argument("--skip-concurrency", action="store_true")
     parser.add_argument("--bullets", type=int, default=10_000, help="active bullets in the playbook")
+    parser.add_argument("--events", default="", help="only these events, comma-separated (e.g. SessionStart)")
+    parser.add_argument("--touch-anchors", action="store_true",
+                        help="move an anchor file's mtime before each SessionStart: its anchor check re-reads the "
+                             "file and judges the lessons anchored there (1 in 8 of --bullets), not only stats")
     parser.add_argument("--write-time", action="store_true",
                         help="give every lesson the full model's write-time vector first (the `semantic` extra)")
     args = parser.parse_args()
@@ -273,8 +282,11 @@ def main() -> None:
         seed_playbook(env, cwd, args.bullets, args.write_time)
         print(f"seeded {args.bullets} bullets in {time.perf_counter() - started:.1f} s")
         write_codex_rollout(cwd)
-        results = [bench_event(args.python, event, args.runs, env, cwd, args.agent, native)
-                   for native, event in AGENT_CASES[args.agent]]
+        only = {e.strip() for e in args.events.split(",") if e.strip()}
+        touch = AREAS[0][2] if args.touch_anchors else None
+        results = [bench_event(args.python, event, args.runs, env, cwd, args.agent, native,
+                               touch if event == "SessionStart" else None)
+                   for native, event in AGENT_CASES[args.agent] if not only or native in only or event in only]
         concurrent = not args.skip_concurrency and args.agent == "claude"
         concurrency = bench_concurrency(args.python, env) if concurrent else None
         # The Stop hooks started learning workers in the background: the store goes only once they
@@ -286,6 +298,7 @@ def main() -> None:
             print("a learning worker still ran after 300 s; its files may outlive the temporary directory")
 
     report = {"agent": args.agent, "python": shown(args.python), "bullets": args.bullets,
+              "touch_anchors": args.touch_anchors,
               "version": sys.version.split()[0], "machine": os.uname().machine,
               "cpus": os.cpu_count(), "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "hooks": results, "max_rss_mib": MAX_RSS_MIB, "concurrency": concurrency}

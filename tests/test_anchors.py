@@ -207,8 +207,6 @@ def test_nothing_changed_reads_no_file_and_a_revert_brings_the_lesson_back(ace_h
         project_id = pb.project_id
         assert staleness.check(store, project_id, str(repo), time.time())["changed_files"] == 0
         (repo / "package.json").write_text(json.dumps({**PACKAGE, "scripts": {"build": "rollup -c"}}))
-        late = staleness.check(store, project_id, str(repo), time.time(), deadline=time.perf_counter() - 1)
-        assert late["changed_files"] == 0, "past its deadline the check leaves the file to the next one"
         assert staleness.check(store, project_id, str(repo), time.time(), withhold=True)["demoted"] == 1
         time.sleep(0.01)
         (repo / "package.json").write_text(json.dumps(PACKAGE))
@@ -408,3 +406,23 @@ def test_over_budget_or_offline_the_lessons_stay_to_recheck(ace_home, repo, scri
         assert store.get_bullet(typecheck)["status"] == "active" and store.rechecks([typecheck])
         assert recheck.confirm(store, pb, model_cfg(server), str(repo), time.time())["demoted"] == 1, \
             "what was skipped is asked about next time"
+
+
+def test_a_check_past_its_deadline_leaves_the_rest_to_the_next_one(ace_home, repo):
+    with SQLiteStore() as store:
+        pb, ids = learn(store, repo, *[f"gen.py writes client {n}; never edit its output by hand." for n in range(3)],
+                        BUILD)
+        commit(repo, "drop gen.py, rewrite build", {
+            "gen.py": None, "package.json": json.dumps({**PACKAGE, "scripts": {"build": "rollup -c"}})})
+        late = lambda: staleness.check(store, pb.project_id, str(repo), time.time(),  # noqa: E731
+                                       deadline=time.perf_counter() - 1)
+        first = late()
+        assert (first["changed_files"], first["archived"]) == (1, 1), "one file read, one lesson acted on"
+        second = late()  # the other file, and of the lessons left one more
+        assert (second["changed_files"], second["archived"], second["caveated"]) == (1, 1, 1)
+        rest = staleness.check(store, pb.project_id, str(repo), time.time())
+        assert rest["archived"] == 1 and rest["changed_files"] == 0
+        assert {b["status"] for b in store.get_bullets(ids[:3])} == {"archived"}
+        assert staleness.check(store, pb.project_id, str(repo), time.time())["archived"] == 0
+        assert store.rechecks([ids[3]]), "the rewritten build script: to re-check"
+

@@ -300,12 +300,34 @@ def kept(was: "str | None", now: str, cap: int = 300) -> bool:
     return not missing or cut  # what is missing may all lie past the cut
 
 
-def value(kind: str, name: str, file: str, text: "str | None") -> "str | None":
-    """The fingerprint of anchor (kind, name) in `file`'s text `text`; None when it is not there."""
+TABLED = ("make", "script", "just", "mix", "ci", "dep")
+
+
+def value(kind: str, name: str, file: str, text: "str | None",
+          tables: "dict[tuple[str, str], dict[str, str]] | None" = None) -> "str | None":
+    """The fingerprint of anchor (kind, name) in `file`'s text `text`; None when it is not there.
+    `tables` caches each (kind, file)'s parsed table: a check judging a thousand targets of one
+    Makefile parses it once."""
     if text is None:
         return None
+    if kind in TABLED and tables is not None:
+        if (kind, file) not in tables:
+            tables[(kind, file)] = _table(kind, file, text)
+        return tables[(kind, file)].get(name)
+    if kind in TABLED:
+        return _table(kind, file, text).get(name)
+    if kind == "config":
+        return config_value(file, text, name)
+    if kind == "symbol":
+        return definition(name, text)
+    if kind == "flag":
+        return "" if _word(name, text) else None
+    return "" if kind == "file" else None
+
+
+def _table(kind: str, file: str, text: str) -> "dict[str, str]":
     base = os.path.basename(file)
-    table: dict[str, str] | None = None
+    table: dict[str, str] = {}
     if kind == "make":
         table = make_targets(text)
     elif kind == "script":
@@ -318,12 +340,4 @@ def value(kind: str, name: str, file: str, text: "str | None") -> "str | None":
         table = ci_jobs(text, gitlab=base == GITLAB_CI)
     elif kind == "dep":
         table = lock_versions(file, text)
-    elif kind == "config":
-        return config_value(file, text, name)
-    elif kind == "symbol":
-        return definition(name, text)
-    elif kind == "flag":
-        return "" if _word(name, text) else None
-    elif kind == "file":
-        return ""
-    return None if table is None else table.get(name)
+    return table

@@ -61,6 +61,8 @@ class Reader:
     def __init__(self, root: str):
         self.root = root
         self._text: dict[str, str | None] = {}
+        self._tables: dict[tuple[str, str], dict[str, str]] = {}
+        self._present: dict[str, bool] = {}
 
     def text(self, rel: str) -> "str | None":
         if rel not in self._text:
@@ -84,9 +86,11 @@ class Reader:
         return found + ([af.GITLAB_CI] if self.text(af.GITLAB_CI) is not None else [])
 
     def value(self, kind: str, name: str, file: str) -> "str | None":
-        if kind == "file":
-            return "" if af.stamp(self.root, file) is not None else None
-        return af.value(kind, name, file, self.text(file))
+        if kind == "file":  # once per file: a check may judge a thousand lessons naming one
+            if file not in self._present:
+                self._present[file] = af.stamp(self.root, file) is not None
+            return "" if self._present[file] else None
+        return af.value(kind, name, file, self.text(file), self._tables)
 
 
 def _words(command: str) -> "list[str]":

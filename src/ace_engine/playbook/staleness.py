@@ -26,8 +26,12 @@ or last confirmed:
 - an anchor back as it was (a revert) → ok again, and a lesson this check demoted is promoted back.
 
 A check stops re-reading files once `deadline` (a `time.perf_counter()` value) passes; the files
-left keep their old stamp and are re-read by the next check. Commands (`kind` command) are not
-checked here: a later session's evidence does that (`learning/contradiction.py`).
+left keep their old stamp and are re-read by the next check. Acting on what it found (archiving,
+demoting) stops there too: the anchors' states are written, the project is marked pending
+(`session_state`, key `PENDING`) and the next check acts on the rest (`store.unsettled_anchors`).
+Each check reads one file and acts on one lesson at least, so a slow machine still gets there.
+Commands (`kind` command) are not checked here: a later session's evidence does that
+(`learning/contradiction.py`).
 
 Cost: at SessionStart with nothing changed, one indexed read of `anchor_files` and one lstat per
 anchor file; a changed file costs one bounded read and parse, and one indexed read of its anchors.
@@ -46,6 +50,7 @@ if TYPE_CHECKING:
     from . import anchors as anchor_mod
 
 SOURCE = "anchors"
+PENDING = "anchors_pending"  # session_state key of `ace:project:N`: a check stopped acting at its deadline
 MAX_FILES = 2000  # anchor files stat'ed per check (a project's lessons name far fewer)
 _WHAT = {"make": "a Makefile target", "script": "a package.json script", "just": "a justfile recipe",
          "mix": "a mix alias", "ci": "a CI job", "dep": "a locked dependency", "config": "a config key",
@@ -125,9 +130,11 @@ def check(store: "Store", project_id: "int | None", root: "str | None", now: flo
         st = af.stamp(root, file)
         if st != known[file]:
             moved[file] = st
-    if not moved:
+    owner = f"ace:project:{project_id}"
+    pending = store.get_state(owner, PENDING) is not None  # an earlier check ran out of time acting
+    if not moved and not pending:
         return out
-    rows = store.anchors_in(project_id, list(moved))
+    rows = store.anchors_in(project_id, list(moved)) if moved else []
     by_file: dict[str, list[Any]] = {}
     for row in rows:
         by_file.setdefault(row["file"], []).append(row)
@@ -139,8 +146,8 @@ def check(store: "Store", project_id: "int | None", root: "str | None", now: flo
     verdicts: dict[str, list[tuple[str, str | None]]] = {}
     status: dict[str, str] = {}
     for file, st in moved.items():
-        if deadline is not None and time.perf_counter() > deadline:
-            break  # the rest keeps its old stamp: the next check re-reads it
+        if seen and deadline is not None and time.perf_counter() > deadline:
+            break  # the rest keeps its old stamp: the next check re-reads it (each check reads one at least)
         seen[file] = st
         for row in by_file.get(file, ()):
             state, detail = judge(row, reader.value(row["kind"], row["name"], file))
@@ -153,26 +160,40 @@ def check(store: "Store", project_id: "int | None", root: "str | None", now: flo
         store.set_anchor_states(updates, now)
     forget = [f for f in seen if f not in by_file]
     store.set_file_stamps(project_id, {f: s for f, s in seen.items() if f in by_file}, now, forget)
-    _act(store, verdicts, status, now, out, withhold)
+    if pending:  # what it found and did not act on: its anchors' states are written, the lessons wait
+        judged = {(r["bullet_id"], r["kind"], r["name"], r["file"]) for f in seen for r in by_file.get(f, ())}
+        for row in store.unsettled_anchors(project_id):
+            if (row["bullet_id"], row["kind"], row["name"], row["file"]) not in judged:
+                status[row["bullet_id"]] = row.get("status") or "active"
+                verdicts.setdefault(row["bullet_id"], []).append((row["state"], row["detail"]))
+    done = _act(store, verdicts, status, now, out, withhold, deadline)
+    if not done or pending:
+        store.set_state(owner, PENDING, None if done else repr(now))
     return out
 
 
 def _act(store: "Store", verdicts: "dict[str, list[tuple[str, str | None]]]", status: "dict[str, str]",
-         now: float, out: "dict[str, int]", withhold: bool) -> None:
+         now: float, out: "dict[str, int]", withhold: bool, deadline: "float | None" = None) -> bool:
     """Archive the lessons with an anchor gone; for one changed, demote it (withhold) or leave it
     injected with its caveat (the anchor's state and detail, written above); promote back a lesson
     this check demoted whose anchors all hold again. A lesson whose anchors only grew (recheck)
-    stays as it is, counted: it is in the next batch to confirm, not hidden."""
+    stays as it is, counted: it is in the next batch to confirm, not hidden. Past `deadline` it
+    stops (a file deleted that a thousand lessons name): False, and the next check goes on."""
     todo = {b: v for b, v in verdicts.items() if any(s != "ok" for s, _ in v) or status[b] == "candidate"}
     if not todo:
-        return
+        return True
     from .playbook import Playbook, PlaybookError
 
     pb = Playbook(store, None)
     with pb:
+        acted = 0
         for bullet_id, found in todo.items():
             gone = [d or "" for s, d in found if s == "gone"]
             changed = [d or "" for s, d in found if s == "changed"]
+            writes = gone or (changed and withhold) or (not changed and status[bullet_id] == "candidate")
+            if writes and acted and deadline is not None and time.perf_counter() > deadline:
+                return False  # each check acts on one lesson at least: a slow machine still gets there
+            acted += bool(writes)
             out["recheck"] += not gone and not changed and any(s == "recheck" for s, _ in found)
             try:
                 if gone:
@@ -184,11 +205,14 @@ def _act(store: "Store", verdicts: "dict[str, list[tuple[str, str | None]]]", st
                     out["demoted"] += 1
                 elif changed:
                     out["caveated"] += status[bullet_id] == "active"
-                elif status[bullet_id] == "candidate" and demoted_by_check(store, bullet_id):
+                elif status[bullet_id] == "candidate" and demoted_by_check(store, bullet_id) and all(
+                        a["state"] not in ("gone", "changed") for a in store.anchors_of(bullet_id)):
+                    # every anchor holds again, not only this check's: one in another file may still be changed
                     pb.promote(bullet_id, source=SOURCE, reason="what it rests on is as it was again", now=now)
                     out["restored"] += 1
             except PlaybookError:
                 continue
+    return True
 
 
 def demoted_by_check(store: "Store", bullet_id: str) -> bool:

@@ -92,6 +92,13 @@ class AnchorsSQL(StoreBase):
                           " ON b.id = a.bullet_id WHERE a.project_id=? AND a.state IN ('changed', 'recheck')"
                           " AND b.status IN (?, ?) ORDER BY a.checked_at DESC LIMIT ?", (project_id, *LIVE, limit))
 
+    def unsettled_anchors(self, project_id: int) -> list[AnchorRow]:
+        """The anchors found gone or changed of the project's live lessons (files, not commands): what
+        a check that ran out of time left to act on. A scan of the project's anchors, run only then."""
+        return self._rows(f"SELECT {_ANCHOR}, b.status AS status FROM lesson_anchors a JOIN bullets b"
+                          " ON b.id = a.bullet_id WHERE a.project_id=? AND a.state IN ('gone', 'changed')"
+                          " AND a.kind != 'command' AND b.status IN (?, ?)", (project_id, *LIVE))
+
     def command_anchors(self, project_id: int) -> list[AnchorRow]:
         """The commands the project's live lessons tell to run."""
         return self._rows(f"SELECT {_ANCHOR}, b.status AS status FROM lesson_anchors a JOIN bullets b"
