@@ -418,6 +418,13 @@ def test_a_check_past_its_deadline_leaves_the_rest_to_the_next_one(ace_home, rep
                                        deadline=time.perf_counter() - 1)
         first = late()
         assert (first["changed_files"], first["archived"]) == (1, 1), "one file read, one lesson acted on"
+        from types import SimpleNamespace
+
+        from ace_engine.hooks.inject import caveated
+
+        live = [b for b in store.get_bullets(ids) if b["status"] == "active"]
+        assert len(live) == 3 and [b["id"] for b in caveated(SimpleNamespace(store=store), live)] == [ids[3]], \
+            "found gone, not archived yet: not injected either"
         second = late()  # the other file, and of the lessons left one more
         assert (second["changed_files"], second["archived"], second["caveated"]) == (1, 1, 1)
         rest = staleness.check(store, pb.project_id, str(repo), time.time())

@@ -339,7 +339,8 @@ def show(bullet_id, as_json):
         rows.append([f"provenance.{key}", text if len(text) <= 300 else text[:297] + "..."])
     details(None, [(field, value) for field, value in rows])
     if anchors:
-        table("Rests on (ok / gone / changed / unchecked: a command, checked by later sessions)",
+        table("Rests on (ok / gone / changed: to re-check, shown with a caveat / recheck: it only grew / "
+              "unchecked: a command, checked by later sessions)",
               ["kind", "name", "in", "state", "found"],
               [[a["kind"], a["name"], a["file"] or "-", a["state"], a["detail"] or "-"] for a in anchors],
               body=("found",))

@@ -133,7 +133,7 @@ def tag(bullet_id, verdict, implicit, as_json):
 def keep(bullet_id, as_json):
     """Keep a lesson: make a candidate (learned once, on weak evidence, or to re-check since what it
     rests on changed) or an archived lesson active, as your decision; its anchors are taken as they
-    are now. The safety policy still applies: a flagged
+    are now (an active lesson shown with a "to re-check" caveat loses it). The safety policy still applies: a flagged
     candidate is held back for `ace review` instead."""
     from .common import load_config  # learning.trusted_hosts: user-level only
 
@@ -159,7 +159,7 @@ def keep(bullet_id, as_json):
     if as_json:
         return emit_json({**public_bullet(bullet), "previous_status": was})
     if was == "active":
-        say("{} is already active.", bullet["id"])
+        say("{} is already active{}.", bullet["id"], "; what it rests on is taken as it is now" if project else "")
     elif bullet["status"] == "quarantined":
         click.echo(plain(f"held back for review ({'; '.join(bullet['provenance'].get('concerns') or [])}): it is not "
                          f"injected until you run `ace review --approve {bullet['id']}`"), err=True)

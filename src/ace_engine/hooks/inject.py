@@ -98,10 +98,17 @@ def _shown_ids(ctx: Context) -> set[str]:
 
 def caveated(ctx: Context, bullets: "Sequence[Bullet]") -> "list[Bullet]":
     """`bullets`, each whose anchor changed carrying its caveat (`playbook/staleness.py`,
-    `inject.recheck` = caveat): one primary-key read for the few lessons a block may show."""
-    found = ctx.store.rechecks([b["id"] for b in bullets]) if bullets else {}
-    return [{**b, "caveat": "; ".join(dict.fromkeys(found[b["id"]]))[:300]} if b["id"] in found else b
-            for b in bullets]
+    `inject.recheck` = caveat), without those whose anchor is gone (a check that ran out of time
+    archives them next): one primary-key read for the few lessons a block may show."""
+    found = ctx.store.flagged([b["id"] for b in bullets]) if bullets else {}
+    out: list[Bullet] = []
+    for b in bullets:
+        flags = found.get(b["id"])
+        if not flags:
+            out.append(b)
+        elif not any(state == "gone" for state, _ in flags):
+            out.append({**b, "caveat": "; ".join(dict.fromkeys(d for _, d in flags))[:300]})
+    return out
 
 
 def session_start(ctx: Context, source: str | None) -> str | None:

@@ -51,6 +51,7 @@ if TYPE_CHECKING:
 
 SOURCE = "anchors"
 PENDING = "anchors_pending"  # session_state key of `ace:project:N`: a check stopped acting at its deadline
+UNSETTLED = 200  # anchors a pending check reads back: more than it acts on in its time
 MAX_FILES = 2000  # anchor files stat'ed per check (a project's lessons name far fewer)
 _WHAT = {"make": "a Makefile target", "script": "a package.json script", "just": "a justfile recipe",
          "mix": "a mix alias", "ci": "a CI job", "dep": "a locked dependency", "config": "a config key",
@@ -160,13 +161,16 @@ def check(store: "Store", project_id: "int | None", root: "str | None", now: flo
         store.set_anchor_states(updates, now)
     forget = [f for f in seen if f not in by_file]
     store.set_file_stamps(project_id, {f: s for f, s in seen.items() if f in by_file}, now, forget)
+    more = False
     if pending:  # what it found and did not act on: its anchors' states are written, the lessons wait
         judged = {(r["bullet_id"], r["kind"], r["name"], r["file"]) for f in seen for r in by_file.get(f, ())}
-        for row in store.unsettled_anchors(project_id):
+        unsettled = store.unsettled_anchors(project_id, ("gone", "changed") if withhold else ("gone",), UNSETTLED)
+        more = len(unsettled) >= UNSETTLED
+        for row in unsettled:
             if (row["bullet_id"], row["kind"], row["name"], row["file"]) not in judged:
                 status[row["bullet_id"]] = row.get("status") or "active"
                 verdicts.setdefault(row["bullet_id"], []).append((row["state"], row["detail"]))
-    done = _act(store, verdicts, status, now, out, withhold, deadline)
+    done = _act(store, verdicts, status, now, out, withhold, deadline) and not more
     if not done or pending:
         store.set_state(owner, PENDING, None if done else repr(now))
     return out

@@ -73,17 +73,24 @@ class AnchorsSQL(StoreBase):
                 (project_id, *chunk, *LIVE))
         return out
 
-    def rechecks(self, bullet_ids: Sequence[str]) -> dict[str, list[str]]:
-        """{bullet id: what changed} of the given lessons with an anchor in state `changed` (an injected
-        lesson's caveat); a primary-key prefix read per chunk, for the few lessons a block shows."""
-        out: dict[str, list[str]] = {}
+    def flagged(self, bullet_ids: Sequence[str]) -> dict[str, list[tuple[str, str]]]:
+        """{bullet id: [(state, what the check found)]} of the given lessons' anchors found changed or
+        gone: an injected lesson's caveat, or (gone, not archived yet) a reason not to inject it. A
+        primary-key prefix read per chunk, for the few lessons a block shows."""
+        out: dict[str, list[tuple[str, str]]] = {}
         for start in range(0, len(bullet_ids), 500):
             chunk = list(bullet_ids[start:start + 500])
-            for bullet_id, detail in self.conn.execute(
-                    f"SELECT bullet_id, detail FROM lesson_anchors WHERE bullet_id IN ({','.join('?' * len(chunk))})"
-                    " AND state='changed' ORDER BY bullet_id, kind, name", chunk):
-                out.setdefault(bullet_id, []).append(detail or "")
+            for bullet_id, state, detail in self.conn.execute(
+                    f"SELECT bullet_id, state, detail FROM lesson_anchors WHERE bullet_id IN"
+                    f" ({','.join('?' * len(chunk))}) AND state IN ('changed', 'gone') ORDER BY bullet_id, kind, name",
+                    chunk):
+                out.setdefault(bullet_id, []).append((state, detail or ""))
         return out
+
+    def rechecks(self, bullet_ids: Sequence[str]) -> dict[str, list[str]]:
+        """{bullet id: what changed} of the given lessons with an anchor in state `changed`."""
+        return {b: [d for s, d in found if s == "changed"] for b, found in self.flagged(bullet_ids).items()
+                if any(s == "changed" for s, _ in found)}
 
     def to_recheck(self, project_id: int, limit: int = 20) -> list[AnchorRow]:
         """The anchors in state `changed` or `recheck` of the project's live lessons, newest check first:
@@ -92,12 +99,15 @@ class AnchorsSQL(StoreBase):
                           " ON b.id = a.bullet_id WHERE a.project_id=? AND a.state IN ('changed', 'recheck')"
                           " AND b.status IN (?, ?) ORDER BY a.checked_at DESC LIMIT ?", (project_id, *LIVE, limit))
 
-    def unsettled_anchors(self, project_id: int) -> list[AnchorRow]:
-        """The anchors found gone or changed of the project's live lessons (files, not commands): what
-        a check that ran out of time left to act on. A scan of the project's anchors, run only then."""
+    def unsettled_anchors(self, project_id: int, states: Sequence[str] = ("gone",),
+                          limit: int = 200) -> list[AnchorRow]:
+        """Anchors in `states` (gone; changed too when those are withheld) of the project's live
+        lessons, files not commands, at most `limit` (more than a check acts on): what a check that ran
+        out of time left to act on. A scan of the project's anchors, run only then."""
         return self._rows(f"SELECT {_ANCHOR}, b.status AS status FROM lesson_anchors a JOIN bullets b"
-                          " ON b.id = a.bullet_id WHERE a.project_id=? AND a.state IN ('gone', 'changed')"
-                          " AND a.kind != 'command' AND b.status IN (?, ?)", (project_id, *LIVE))
+                          f" ON b.id = a.bullet_id WHERE a.project_id=? AND a.state IN ({','.join('?' * len(states))})"
+                          " AND a.kind != 'command' AND b.status IN (?, ?) ORDER BY a.state = 'gone' DESC LIMIT ?",
+                          (project_id, *states, *LIVE, limit))
 
     def command_anchors(self, project_id: int) -> list[AnchorRow]:
         """The commands the project's live lessons tell to run."""
