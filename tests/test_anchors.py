@@ -433,3 +433,13 @@ def test_a_check_past_its_deadline_leaves_the_rest_to_the_next_one(ace_home, rep
         assert staleness.check(store, pb.project_id, str(repo), time.time())["archived"] == 0
         assert store.rechecks([ids[3]]), "the rewritten build script: to re-check"
 
+
+def test_an_edited_file_keeps_being_watched_though_only_its_presence_is_anchored(ace_home, repo):
+    with SQLiteStore() as store:
+        pb, (lesson,) = learn(store, repo, "gen.py writes the client; never edit the output by hand.")
+        commit(repo, "edit gen.py", {"gen.py": "print('gen v2')\n"})
+        assert staleness.check(store, pb.project_id, str(repo), time.time())["changed_files"] == 1
+        assert "gen.py" in store.anchor_stamps(pb.project_id), "still watched: its deletion is news"
+        commit(repo, "drop gen.py", {"gen.py": None})
+        assert staleness.check(store, pb.project_id, str(repo), time.time())["archived"] == 1
+

@@ -135,7 +135,10 @@ def check(store: "Store", project_id: "int | None", root: "str | None", now: flo
     pending = store.get_state(owner, PENDING) is not None  # an earlier check ran out of time acting
     if not moved and not pending:
         return out
-    rows = store.anchors_in(project_id, list(moved)) if moved else []
+    # A file still there keeps its `file` anchors ok: only what lives in it is re-judged (a file a
+    # thousand lessons name changes often; reading their rows back was most of a check's time).
+    present = [f for f, st in moved.items() if st is not None]
+    rows = store.anchors_in(project_id, list(moved), present) if moved else []
     by_file: dict[str, list[Any]] = {}
     for row in rows:
         by_file.setdefault(row["file"], []).append(row)
@@ -159,7 +162,9 @@ def check(store: "Store", project_id: "int | None", root: "str | None", now: flo
     out["changed_files"], out["anchors"] = len(seen), sum(len(v) for v in verdicts.values())
     if updates:
         store.set_anchor_states(updates, now)
-    forget = [f for f in seen if f not in by_file]
+    unread = [f for f in seen if f not in by_file]
+    live = store.live_files(project_id, unread) if unread else set()
+    forget = [f for f in unread if f not in live]
     store.set_file_stamps(project_id, {f: s for f, s in seen.items() if f in by_file}, now, forget)
     more = False
     if pending:  # what it found and did not act on: its anchors' states are written, the lessons wait

@@ -62,16 +62,26 @@ class AnchorsSQL(StoreBase):
         return {r[0]: r[1] for r in self.conn.execute("SELECT file, stamp FROM anchor_files WHERE project_id=?",
                                                       (project_id,))}
 
-    def anchors_in(self, project_id: int, files: Sequence[str]) -> list[AnchorRow]:
-        """The anchors living in `files` of lessons still active or candidate."""
+    def anchors_in(self, project_id: int, files: Sequence[str], values_only: Sequence[str] = ()) -> list[AnchorRow]:
+        """The anchors living in `files` of lessons still active or candidate; for the files in
+        `values_only` (still there) without their `file` anchors, which only say the file exists."""
         out: list[AnchorRow] = []
-        for start in range(0, len(files), 400):
-            chunk = list(files[start:start + 400])
-            out += self._rows(
-                f"SELECT {_ANCHOR}, b.status AS status FROM lesson_anchors a JOIN bullets b ON b.id = a.bullet_id"
-                f" WHERE a.project_id=? AND a.file IN ({','.join('?' * len(chunk))}) AND b.status IN (?, ?)",
-                (project_id, *chunk, *LIVE))
+        present = set(values_only)
+        groups = (([f for f in files if f not in present], False), ([f for f in files if f in present], True))
+        for group, skip in groups:
+            for start in range(0, len(group), 400):
+                chunk = group[start:start + 400]
+                out += self._rows(
+                    f"SELECT {_ANCHOR}, b.status AS status FROM lesson_anchors a JOIN bullets b ON b.id = a.bullet_id"
+                    f" WHERE a.project_id=? AND a.file IN ({','.join('?' * len(chunk))}) AND b.status IN (?, ?)"
+                    + (" AND a.kind != 'file'" if skip else ""), (project_id, *chunk, *LIVE))
         return out
+
+    def live_files(self, project_id: int, files: Sequence[str]) -> set[str]:
+        """Those of `files` some live lesson's anchor lives in (one indexed probe each, stopping at the first)."""
+        return {f for f in files if self.conn.execute(
+            "SELECT 1 FROM lesson_anchors a JOIN bullets b ON b.id = a.bullet_id WHERE a.project_id=? AND a.file=?"
+            " AND b.status IN (?, ?) LIMIT 1", (project_id, f, *LIVE)).fetchone()}
 
     def flagged(self, bullet_ids: Sequence[str]) -> dict[str, list[tuple[str, str]]]:
         """{bullet id: [(state, what the check found)]} of the given lessons' anchors found changed or
