@@ -440,6 +440,7 @@ def test_an_edited_file_keeps_being_watched_though_only_its_presence_is_anchored
         commit(repo, "edit gen.py", {"gen.py": "print('gen v2')\n"})
         assert staleness.check(store, pb.project_id, str(repo), time.time())["changed_files"] == 1
         assert "gen.py" in store.anchor_stamps(pb.project_id), "still watched: its deletion is news"
+        assert staleness.check(store, pb.project_id, str(repo), time.time())["changed_files"] == 0, "its new stamp"
         commit(repo, "drop gen.py", {"gen.py": None})
         assert staleness.check(store, pb.project_id, str(repo), time.time())["archived"] == 1
 

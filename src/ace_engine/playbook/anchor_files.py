@@ -9,7 +9,8 @@ scripts, justfile recipes, mix aliases, CI job names, locked dependency versions
 with regular expressions and `json` / `tomllib` only: repository files are data, never config
 for us, and a file that does not parse holds nothing. `value(kind, name, file, text)` is one
 anchor's fingerprint in `text` (None: not there), the one function both the extraction at write
-time and the check at SessionStart call, so a lesson is compared with itself.
+time and the check at SessionStart call, so a lesson is compared with itself. `Reader` is one
+extraction's or check's view of the files: each read, parsed and stat'ed once.
 
 Cost: stdlib only (hooks import it at SessionStart when an anchor file changed); a parse is one
 pass of a regular expression over a file of at most a few MB; `tomllib` is imported for TOML only.
@@ -341,3 +342,41 @@ def _table(kind: str, file: str, text: str) -> "dict[str, str]":
     elif kind == "dep":
         table = lock_versions(file, text)
     return table
+
+
+class Reader:
+    """The project's files for one extraction or check: each read once (text, parsed tables)."""
+
+    def __init__(self, root: str):
+        self.root = root
+        self._text: dict[str, str | None] = {}
+        self._tables: dict[tuple[str, str], dict[str, str]] = {}
+        self._present: dict[str, bool] = {}
+
+    def text(self, rel: str) -> "str | None":
+        if rel not in self._text:
+            self._text[rel] = read(self.root, rel)
+        return self._text[rel]
+
+    def first(self, names: "tuple[str, ...]", folder: str = "") -> "str | None":
+        for name in names:
+            rel = f"{folder}/{name}" if folder else name
+            if self.text(rel) is not None:
+                return rel
+        return None
+
+    def workflows(self) -> "list[str]":
+        full = inside(self.root, CI_DIR)
+        try:
+            names = sorted(os.listdir(full))[:30] if full and os.path.isdir(full) else []
+        except OSError:
+            names = []
+        found = [f"{CI_DIR}/{n}" for n in names if n.endswith((".yml", ".yaml"))]
+        return found + ([GITLAB_CI] if self.text(GITLAB_CI) is not None else [])
+
+    def value(self, kind: str, name: str, file: str) -> "str | None":
+        if kind == "file":  # once per file: a check may judge a thousand lessons naming one
+            if file not in self._present:
+                self._present[file] = stamp(self.root, file) is not None
+            return "" if self._present[file] else None
+        return value(kind, name, file, self.text(file), self._tables)

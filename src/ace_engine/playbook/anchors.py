@@ -31,6 +31,7 @@ import os
 import re
 
 from . import anchor_files as af
+from .anchor_files import Reader  # where the check imports it from: without this module's patterns
 
 MAX_ANCHORS = 12
 MAX_FILES = 8
@@ -53,44 +54,6 @@ _CODE_EXT = frozenset("py pyi js jsx ts tsx mjs cjs go rs rb ex exs erl java kt 
                       "php lua sh vue svelte".split())
 _COMMON = frozenset("""test tests build run start dev lint main index src lib app api core utils util config
 setup install check format clean debug docs data json yaml true false null none node python""".split())
-
-
-class Reader:
-    """The project's files for one extraction or check: each read once (text, parsed tables)."""
-
-    def __init__(self, root: str):
-        self.root = root
-        self._text: dict[str, str | None] = {}
-        self._tables: dict[tuple[str, str], dict[str, str]] = {}
-        self._present: dict[str, bool] = {}
-
-    def text(self, rel: str) -> "str | None":
-        if rel not in self._text:
-            self._text[rel] = af.read(self.root, rel)
-        return self._text[rel]
-
-    def first(self, names: "tuple[str, ...]", folder: str = "") -> "str | None":
-        for name in names:
-            rel = f"{folder}/{name}" if folder else name
-            if self.text(rel) is not None:
-                return rel
-        return None
-
-    def workflows(self) -> "list[str]":
-        full = af.inside(self.root, af.CI_DIR)
-        try:
-            names = sorted(os.listdir(full))[:30] if full and os.path.isdir(full) else []
-        except OSError:
-            names = []
-        found = [f"{af.CI_DIR}/{n}" for n in names if n.endswith((".yml", ".yaml"))]
-        return found + ([af.GITLAB_CI] if self.text(af.GITLAB_CI) is not None else [])
-
-    def value(self, kind: str, name: str, file: str) -> "str | None":
-        if kind == "file":  # once per file: a check may judge a thousand lessons naming one
-            if file not in self._present:
-                self._present[file] = af.stamp(self.root, file) is not None
-            return "" if self._present[file] else None
-        return af.value(kind, name, file, self.text(file), self._tables)
 
 
 def _words(command: str) -> "list[str]":

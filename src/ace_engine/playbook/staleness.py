@@ -142,7 +142,7 @@ def check(store: "Store", project_id: "int | None", root: "str | None", now: flo
     by_file: dict[str, list[Any]] = {}
     for row in rows:
         by_file.setdefault(row["file"], []).append(row)
-    from .anchors import Reader
+    from .anchor_files import Reader
 
     reader = Reader(root)
     seen: dict[str, str | None] = {}
@@ -165,7 +165,7 @@ def check(store: "Store", project_id: "int | None", root: "str | None", now: flo
     unread = [f for f in seen if f not in by_file]
     live = store.live_files(project_id, unread) if unread else set()
     forget = [f for f in unread if f not in live]
-    store.set_file_stamps(project_id, {f: s for f, s in seen.items() if f in by_file}, now, forget)
+    store.set_file_stamps(project_id, {f: s for f, s in seen.items() if f in by_file or f in live}, now, forget)
     more = False
     if pending:  # what it found and did not act on: its anchors' states are written, the lessons wait
         judged = {(r["bullet_id"], r["kind"], r["name"], r["file"]) for f in seen for r in by_file.get(f, ())}
