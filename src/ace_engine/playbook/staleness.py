@@ -169,8 +169,9 @@ def check(store: "Store", project_id: "int | None", root: "str | None", now: flo
     more = False
     if pending:  # what it found and did not act on: its anchors' states are written, the lessons wait
         judged = {(r["bullet_id"], r["kind"], r["name"], r["file"]) for f in seen for r in by_file.get(f, ())}
-        unsettled = store.unsettled_anchors(project_id, ("gone", "changed") if withhold else ("gone",), UNSETTLED)
-        more = len(unsettled) >= UNSETTLED
+        cap = UNSETTLED if deadline is not None else 1_000_000  # the worker's check, unhurried, takes all
+        unsettled = store.unsettled_anchors(project_id, ("gone", "changed") if withhold else ("gone",), cap)
+        more = len(unsettled) >= cap
         for row in unsettled:
             if (row["bullet_id"], row["kind"], row["name"], row["file"]) not in judged:
                 status[row["bullet_id"]] = row.get("status") or "active"
