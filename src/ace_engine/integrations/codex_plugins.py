@@ -90,7 +90,7 @@ def ace_plugins() -> list[dict[str, str]]:
                 if seen > MAX_PLUGINS:
                     return found
                 manifest = _json(os.path.join(root, ".codex-plugin", "plugin.json"))
-                if manifest is None:
+                if not isinstance(manifest, dict):
                     continue
                 hooks = _hooks_path(root, manifest)
                 name = manifest.get("name") if isinstance(manifest.get("name"), str) else os.path.basename(plugin)
