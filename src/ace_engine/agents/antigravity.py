@@ -15,7 +15,7 @@ PascalCase arguments. No answer field adds context; PreToolUse must answer a dec
 `allowTool` / `decision`), which would override the user's own permission choice, so it is not
 installed. Lessons reach agy through the MCP server (`mcp_config.json`) and `ace sync`'s AGENTS.md,
 which agy reads as Gemini CLI did. Every answer is a JSON object (`{}` when there is nothing to
-say): a neutral object is what every published agy hook prints.
+say): a neutral object is what the hooks others publish for agy print.
 
 Cost: stdlib only; adapting a payload is a few dict lookups (a JSON-encoded `args` is decoded once).
 """
