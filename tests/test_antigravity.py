@@ -14,11 +14,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ace_engine.agents import registry
 from ace_engine.agents.tools import to_canonical
 from ace_engine.capture.tools import command_of, edit_pairs, path_of
 from ace_engine.core.errors import SettingsError
+from ace_engine.hooks import agents as hook_agents
+from ace_engine.hooks.hook_input import HookInput
 from ace_engine.hooks.launch import __file__ as LAUNCHER
 from ace_engine.integrations import antigravity_config
 from conftest import ace
@@ -244,3 +248,39 @@ def test_every_event_answers_a_json_object_and_exits_0(ace_home, git_project, da
         code, out, err = run(event, data, git_project)
         assert code == 0, err
         assert json.loads(out) == {}, (event, out)
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+                    max_leaves=8)
+AGY_TOOLS = st.sampled_from(list(registry.get("antigravity").tools)) | st.text(max_size=8) | JSON
+
+
+@settings(max_examples=300, deadline=None)
+@given(native=st.sampled_from([*registry.get("antigravity").events, "PreInvocation"]) | st.text(max_size=10),
+       payload=st.fixed_dictionaries({}, optional={
+           "conversationId": JSON, "stepIdx": JSON, "transcriptPath": JSON, "workspacePaths": JSON, "error": JSON,
+           "toolCall": JSON | st.fixed_dictionaries({"name": AGY_TOOLS, "args": JSON | st.text(max_size=12)}),
+           "output": JSON}))
+def test_adapting_any_agy_payload_never_raises(native, payload):
+    event = hook_agents.event_for("antigravity", native)
+    if event:
+        event, adapted = hook_agents.adapt("antigravity", native, event, payload)
+        inp = HookInput.parse(event, adapted)
+        assert event in ("SessionStart", "PostToolUse", "PostToolUseFailure", "Stop")
+        assert inp.session_id is None or inp.session_id == payload.get("conversationId")
+    assert hook_agents.answer("antigravity", native, {"systemMessage": "x"}) is None
+
+
+def test_doctor_never_runs_a_repositorys_own_command_under_our_name(ace_home, git_project, tmp_path):
+    """`.agents/hooks.json` is the repository's: a command posing as ours is reported, never started."""
+    antigravity_config.install("project", str(git_project))
+    path = git_project / ".agents" / "hooks.json"
+    data = json.loads(path.read_text())
+    marker = tmp_path / "ran"
+    handler = data["ace-engine"]["PostToolUse"][0]["hooks"][0]
+    handler["command"] = f"touch {marker}; {handler['command']}"
+    path.write_text(json.dumps(data))
+    doctor = json.loads(ace("doctor", "--project", git_project, "--json", "--offline").output)["checks"]
+    check = next(c for c in doctor if c["check"] == "antigravity (project)")
+    assert check["status"] == "warn" and "not run" in check["detail"] and not marker.exists()
