@@ -129,8 +129,10 @@ AGENT = Antigravity(
     timeout_scale=1,
     installer="antigravity_config",
     readers=(),  # its transcript's format is not documented (see docs/agents.md): none is read
-    trust=("Antigravity loads hooks.json when a session starts: `/hooks` in agy lists the ace-engine hook and "
-           "switches it on or off", "", "`/hooks` in agy shows whether the ace-engine hook is enabled"),
+    trust=("Antigravity loads hooks.json when a session starts (`/hooks` in agy lists the ace-engine hook and "
+           "switches it). No agy hook takes added context: lessons reach it through `ace mcp` and AGENTS.md, which "
+           "`ace sync` writes (re-run it as lessons come)", "",
+           "`/hooks` in agy shows whether the ace-engine hook is enabled; `ace sync` puts the lessons in AGENTS.md"),
     hooks_off_fix='set "enabled": true on the "ace-engine" hook of that hooks.json (or press e on it in agy\'s /hooks)',
     probe=("PostToolUse", {"conversationId": "ace-doctor", "stepIdx": 1,
                            "toolCall": {"name": "view_file", "args": {"AbsolutePath": "README.md"}}}, "answers"),
