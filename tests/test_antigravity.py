@@ -220,7 +220,7 @@ def test_a_session_is_captured_tool_by_tool(ace_home, git_project):
     assert run("Stop", payload(git_project, 51, fullyIdle=True, terminationReason="NO_TOOL_CALL"),
                git_project)[:2] == (0, "{}")
 
-    events = {r["tool_use_id"]: r for r in rows(ace_home, "SELECT * FROM tool_events")}
+    events = {":".join(r["tool_use_id"].split(":")[:2]): r for r in rows(ace_home, "SELECT * FROM tool_events")}
     for step, (_, _, ours, (field, value)) in enumerate(CALLS, start=1):
         row = events[f"conv-1:{step}"]
         assert row["tool_name"] == ours and row["success"] == 1, row
@@ -232,6 +232,13 @@ def test_a_session_is_captured_tool_by_tool(ace_home, git_project):
     hooks = [r["event"] for r in rows(ace_home, "SELECT event FROM hook_events ORDER BY id")]
     assert hooks[0] == "SessionStart" and hooks[-1] == "Stop"
     assert rows(ace_home, "SELECT count(*) AS n FROM jobs")[0]["n"] >= 1, "the turn is queued for learning at Stop"
+
+
+def test_calls_of_one_step_are_kept_apart_and_a_resent_call_is_one(ace_home, git_project):
+    for args in ({"AbsolutePath": "/a.py"}, {"AbsolutePath": "/b.py"}, {"AbsolutePath": "/a.py"}):
+        assert run("PostToolUse", tool(git_project, 7, "view_file", args), git_project)[:2] == (0, "{}")
+    paths = [json.loads(r["input"])["file_path"] for r in rows(ace_home, "SELECT input FROM tool_events ORDER BY id")]
+    assert paths == ["/a.py", "/b.py"]
 
 
 def test_a_post_tool_use_without_its_call_is_still_recorded(ace_home, git_project):

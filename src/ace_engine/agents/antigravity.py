@@ -83,7 +83,12 @@ class Antigravity(Agent):
         out["tool_name"], out["tool_input"] = to_canonical(self.name, name, args)
         step = payload.get("stepIdx")
         if isinstance(conversation, str) and isinstance(step, int) and not isinstance(step, bool):
-            out["tool_use_id"] = f"{conversation}:{step}"  # one tool call per step of the conversation
+            # The step, and the call itself: a step may hold several calls (the id is unique in the
+            # store), while the same call sent twice stays one record.
+            from zlib import crc32
+
+            digest = crc32(json.dumps([name, args], sort_keys=True, default=str).encode("utf-8", "replace"))
+            out["tool_use_id"] = f"{conversation}:{step}:{digest:08x}"
         for key in ("output", "result"):  # not in the documented payload; kept when a version sends one
             if payload.get(key) is not None:
                 out["tool_response"] = {"output": payload[key]}
