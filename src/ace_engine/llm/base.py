@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ..core.errors import BudgetExceeded, InvalidOutput, LLMError, LLMTimeout
@@ -34,19 +35,16 @@ __all__ = ["Completion", "LLMError", "LLMTimeout", "BudgetExceeded", "InvalidOut
            "load_sdk", "missing_key", "require_model", "short_error", "unreachable"]
 
 
+@dataclass(slots=True)
 class Completion:
     """One reply: its text and what it cost (tokens estimated when the provider doesn't say)."""
 
-    __slots__ = ("text", "input_tokens", "output_tokens", "cost_usd", "model", "seconds")
-
-    def __init__(self, text: str, input_tokens: int = 0, output_tokens: int = 0, cost_usd: float = 0.0,
-                 model: str | None = None, seconds: float = 0.0):
-        self.text = text
-        self.input_tokens = input_tokens
-        self.output_tokens = output_tokens
-        self.cost_usd = cost_usd
-        self.model = model
-        self.seconds = seconds
+    text: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    model: str | None = None
+    seconds: float = 0.0
 
 
 def api_key(api_key_env: str | None, default_env: str, env: Mapping[str, str] | None = None) -> tuple[str, str]:
