@@ -43,6 +43,7 @@ import time
 from collections.abc import Sequence
 from typing import Literal, cast
 
+from ...core.closing import Closing
 from . import batch, ops, pull, shared, views
 from .dialect import Conflict, Dialect, NotFound, TeamDBError, Tx, open_dialect
 from .ops import ClientTaken, Rules, Stale, content_hash
@@ -92,7 +93,7 @@ def _token_and_project(row: JSONObject | None) -> tuple[TokenRow | None, Project
     return cast("TokenRow", row), project
 
 
-class TeamDB:
+class TeamDB(Closing):
     """See the module contract."""
 
     def __init__(self, dialect: Dialect) -> None:
@@ -116,12 +117,6 @@ class TeamDB:
 
     def close(self) -> None:
         self._d.close()
-
-    def __enter__(self) -> TeamDB:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def _migrate(self, migrations: list[tuple[str, str]]) -> int:
         """Bring the schema to `len(migrations)` under the migration lock; returns the version found."""
