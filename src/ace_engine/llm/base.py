@@ -22,8 +22,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..core.errors import BudgetExceeded, InvalidOutput, LLMError, LLMTimeout
 from ..core.fmt import estimate_tokens
@@ -35,8 +34,7 @@ __all__ = ["Completion", "LLMError", "LLMTimeout", "BudgetExceeded", "InvalidOut
            "load_sdk", "missing_key", "require_model", "short_error", "unreachable"]
 
 
-@dataclass(slots=True)
-class Completion:
+class Completion(NamedTuple):
     """One reply: its text and what it cost (tokens estimated when the provider doesn't say)."""
 
     text: str
@@ -182,11 +180,9 @@ class Provider:
         where = self._health_path()
         if where is not None:
             health.record_success(self.name, path=where)
-        done.seconds = round(time.monotonic() - started, 3)
-        if not done.input_tokens:
-            done.input_tokens = estimate_tokens(system) + estimate_tokens(user)
-        if not done.output_tokens:
-            done.output_tokens = estimate_tokens(done.text or "")
+        done = done._replace(seconds=round(time.monotonic() - started, 3),
+                             input_tokens=done.input_tokens or estimate_tokens(system) + estimate_tokens(user),
+                             output_tokens=done.output_tokens or estimate_tokens(done.text or ""))
         self._account(done)
         return done
 
