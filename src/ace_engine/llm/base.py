@@ -113,8 +113,7 @@ class Provider:
         self.timeout_s = timeout_s
         self.max_tokens = max_tokens
         self.max_calls_per_job = max_calls_per_job
-        self.max_calls_per_day = max_calls_per_day
-        self.max_tokens_per_day = max_tokens_per_day
+        self.daily_caps = (max_calls_per_day, max_tokens_per_day)  # what the shared ledger checks
         self.ledger = ledger
         self.calls = 0
         self.usage: dict[str, Any] = {}
@@ -132,7 +131,7 @@ class Provider:
             raise BudgetExceeded(f"this job already made {self.calls} LLM calls (`llm.max_calls_per_job` = "
                                  f"{self.max_calls_per_job}); raise it to allow more")
         if self.ledger is not None:
-            self.ledger.check(self.max_calls_per_day, self.max_tokens_per_day)
+            self.ledger.check(*self.daily_caps)
 
     def _account(self, done: Completion) -> None:
         self.usage["calls"] += 1
