@@ -292,7 +292,7 @@ class TeamDB(Closing):
         """Several pushes to one project, each answered as `apply_push` would (its results and the
         project's last_seq, or the TeamDBError it raised), in ONE transaction when they allow
         (`batch.together`: the lock, the flush and the round trips paid once for the group, so a
-        project's pushes queued in a server process no longer pass its lock one by one); otherwise,
+        project's pushes queued in a server process do not pass its lock one by one); otherwise,
         or on any storage error (nothing of the group committed), each alone in turn."""
         if len(pushes) > 1 and self.batched and all(
                 batch.batchable(p) and all(i[4] in ("active", "quarantined") for i in p.items) for p in pushes):
