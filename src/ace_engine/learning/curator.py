@@ -269,6 +269,7 @@ class Curator:
             "evidence": str(cand.get("evidence") or "")[:800],
             "confidence": _grade(cand.get("confidence")),
             **({"agrees": True} if cand.get("agrees") else {}),
+            **{field: cand[field] for field in ("basis", "recurs") if cand.get(field)},  # what the model said shows it
             # The evidence kind `activation.model_grounded` weighs: a pitfall whose failure is cited.
             **({"pitfall": True} if cand.get("kind") == "llm" and section == PITFALL_SECTION
                and shows_failure(used) else {}),
