@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..observe import commands
-from . import changes
+from . import command_diff
 
 if TYPE_CHECKING:
     from ..core._types import Candidate
@@ -69,7 +69,7 @@ def strong_evidence(cand: Candidate, steps: list[Step]) -> bool:
     user's own correction is; otherwise the lesson's steps must hold a failing invocation, a
     later passing run of the same check (`commands.same_check`), and a change between them (an
     edit, or another command: the fix is identified) — or in the invocation itself
-    (`changes.command_change`: the tool's suggested flag, another directory, the argument the error
+    (`command_diff.command_change`: the tool's suggested flag, another directory, the argument the error
     named). A failure never resolved, a slow step, a command that merely passed, files edited
     together: weak — they wait to recur."""
     if cand.get("kind") == "user_correction":
@@ -82,7 +82,7 @@ def strong_evidence(cand: Candidate, steps: list[Step]) -> bool:
         for m in range(n + 1, len(ordered)):
             again = ordered[m]
             passed = again.get("command")
-            d = changes.command_change(fail, again, None) if again.get("success") is True and passed \
+            d = command_diff.command_change(fail, again, None) if again.get("success") is True and passed \
                 else None
             if d and (d["suggested"] or d["swapped"] or d["revalued"] or d["retargeted"] or d["cwd"][0] != d["cwd"][1]):
                 return True

@@ -1,4 +1,5 @@
-"""Issue 21's "also seen" list, each with the behaviour a new user expects: a clear line, not a
+"""`ace` commands on inputs a new user meets (a search with no vectors, a transcript learned from,
+a server that does not answer, an unreadable import, a FIFO): each ends with a clear line, not a
 silent surprise or a traceback. (Deeply nested `ace import`: tests/test_transfer.py; a file as
 ACE_HOME: tests/security/test_ace_home.py.)"""
 

@@ -1,9 +1,9 @@
 """Causes found by what changed between a failing invocation and the next one that got past it
-(`learning/changes.py`, used by the heuristic reflector): the tool's suggested flag, the directory,
+(`learning/command_diff.py`, used by the heuristic reflector): the tool's suggested flag, the directory,
 an argument swapped, a command run in between, the edit where the error points — and the traps
 (an unrelated edit, a chain blamed on its first part, another action that "worked")."""
 
-from ace_engine.learning import changes
+from ace_engine.learning import command_diff
 from ace_engine.learning.heuristics import HeuristicReflector
 from ace_engine.observe import commands
 
@@ -65,10 +65,10 @@ def test_a_chain_is_blamed_on_the_part_that_failed():
                                                          "with `The following paths are ignored")
     # A task runner names its task on every line it prints.
     lint_out = "Exit code 1\n[lint] $ golangci-lint run ./...\ncmd/x.go:3:1: NewX returns interface (ireturn)\n"
-    assert changes.failing_part("mise run fmt && mise run lint && mise run test:ci", lint_out) == "mise run lint"
+    assert command_diff.failing_part("mise run fmt && mise run lint && mise run test:ci", lint_out) == "mise run lint"
     # The output names no part: the line's check stays the command (the test in `npm ci && npm test`).
-    assert changes.failing_part("npm ci && npm test", "FAIL src/a.test.ts") == "npm ci && npm test"
-    assert changes.failing_part("cd web && npm install && npm run build", "npm ERR! Missing script: \"build\"") \
+    assert command_diff.failing_part("npm ci && npm test", "FAIL src/a.test.ts") == "npm ci && npm test"
+    assert command_diff.failing_part("cd web && npm install && npm run build", "npm ERR! Missing script: \"build\"") \
         == "cd web && npm run build"
 
 
@@ -128,11 +128,11 @@ def test_a_background_run_or_another_test_suite_proves_nothing():
 
 
 def test_the_suggestion_reader_and_the_comparison():
-    assert changes.suggestions(PUSH_NO_UPSTREAM) == ["git push --set-upstream origin feat-x"]
-    assert changes.suggestions("[FORMAT] Code is not formatted.\nRun 'mix format' to fix.") == ["mix format"]
-    d = changes.compare("FOO=1 go test ./...", "FOO=1 CGO_ENABLED=0 go test -count=1 ./...", ROOT)
+    assert command_diff.suggestions(PUSH_NO_UPSTREAM) == ["git push --set-upstream origin feat-x"]
+    assert command_diff.suggestions("[FORMAT] Code is not formatted.\nRun 'mix format' to fix.") == ["mix format"]
+    d = command_diff.compare("FOO=1 go test ./...", "FOO=1 CGO_ENABLED=0 go test -count=1 ./...", ROOT)
     assert d["env"] == ["CGO_ENABLED=…"] and d["added"] == ["-count=1"] and d["cwd"] == ("", "")
-    assert changes.compare("pytest", f"cd {ROOT}/api && pytest", ROOT)["cwd"] == ("", "api")
+    assert command_diff.compare("pytest", f"cd {ROOT}/api && pytest", ROOT)["cwd"] == ("", "api")
 
 
 def test_a_change_in_the_invocation_is_strong_evidence_for_the_curator():
@@ -195,7 +195,7 @@ def test_a_branch_of_an_if_is_judged_as_its_own_command_and_a_named_flag_that_go
     error named fails on something else: the flag got past the first failure, so it is the rule."""
     no_bin = ("error: `cargo run` could not determine which binary to run. Use the `--bin` option to specify a "
               "binary, or the `default-run` manifest key.\navailable binaries: gen-docs, shop")
-    assert changes.failing_part("if [[ -x target/debug/shop ]]; then target/debug/shop check; "
+    assert command_diff.failing_part("if [[ -x target/debug/shop ]]; then target/debug/shop check; "
                                 "else cargo run --quiet -- check; fi", no_bin) == "cargo run --quiet -- check"
     out = learn([
         bash("if [[ -x target/debug/shop ]]; then target/debug/shop check; else cargo run --quiet -- check; fi",
@@ -220,10 +220,10 @@ def test_a_flag_given_another_value_where_the_error_named_it_is_the_fix():
              "** TEST SUCCEEDED **")])
     assert any(c.startswith("`xcodebuild test` here takes `-destination 'id=8A3F2C1D") and "not `-destination "
                "'platform=iOS Simulator,name=iPhone 16'`" in c and conf >= 0.85 for c, conf in out)
-    unnamed = changes.compare("cargo test --features sqlite", "cargo test --features postgres", ROOT,
+    unnamed = command_diff.compare("cargo test --features sqlite", "cargo test --features postgres", ROOT,
                               "error[E0308]: mismatched types")
     assert unnamed["revalued"] is None
-    named = changes.compare("cargo test --features sqlite", "cargo test --features postgres", ROOT,
+    named = command_diff.compare("cargo test --features sqlite", "cargo test --features postgres", ROOT,
                             "error: the package 'shop' does not contain this feature: sqlite")
     assert named["revalued"] == ("--features", "sqlite", "postgres")
 

@@ -18,16 +18,19 @@ from __future__ import annotations
 
 import re
 
-_HOME = re.compile(r"(?<![\w.~$-])(?:/Users|/home)/[^/\s`'\"]+(?=/)")
-_TEMP = re.compile(r"(?<![\w.~$-])(?:/private)?(?:/tmp|/var/folders/[^\s`'\"]*?/T)(?:/[\w.@+-]+)*?/(?=[\w.-]+)")
-_WINDOWS = re.compile(r"\b[A-Za-z]:[\\/](?:[^\s`'\"\\/]+[\\/])*")
 _SPACE = re.compile(r"\s+")
 
-
-# One pull request, issue or run of this session: `gh pr merge 235` → `gh pr merge <n>`, `acme/shop#235` →
-# `acme/shop#<n>`. The lesson is about the repository's rules, not about that one number.
-_GH_NUMBER = re.compile(r"\b(gh (?:pr|issue|run|release) [a-z-]+) #?\d+\b")
-_REF_NUMBER = re.compile(r"\b((?:[\w.-]+/[\w.-]+|PR|pull request|issue) ?#)\d+\b")
+# What `local` replaces, in order: a temporary directory's path (dropped), a home directory (`~`),
+# one pull request, issue or run of this session (`gh pr merge 235` → `gh pr merge <n>`,
+# `acme/shop#235` → `acme/shop#<n>`: the lesson is about the repository's rules, not about that one
+# number), a Windows drive path (dropped).
+_MACHINE = tuple((re.compile(pattern), replacement) for pattern, replacement in (
+    (r"(?<![\w.~$-])(?:/private)?(?:/tmp|/var/folders/[^\s`'\"]*?/T)(?:/[\w.@+-]+)*?/(?=[\w.-]+)", ""),
+    (r"(?<![\w.~$-])(?:/Users|/home)/[^/\s`'\"]+(?=/)", "~"),
+    (r"\b(gh (?:pr|issue|run|release) [a-z-]+) #?\d+\b", r"\1 <n>"),
+    (r"\b((?:[\w.-]+/[\w.-]+|PR|pull request|issue) ?#)\d+\b", r"\1<n>"),
+    (r"\b[A-Za-z]:[\\/](?:[^\s`'\"\\/]+[\\/])*", ""),
+))
 
 
 def local(text: str, root: str | None = None) -> str:
@@ -37,10 +40,9 @@ def local(text: str, root: str | None = None) -> str:
     for r in (root, (root or "").replace("/", "\\")):
         if r and len(r.strip("/\\")) > 1:
             out = out.replace(r.rstrip("/\\") + ("\\" if "\\" in r else "/"), "").replace(r.rstrip("/\\"), ".")
-    out = _TEMP.sub("", out)
-    out = _HOME.sub("~", out)
-    out = _REF_NUMBER.sub(r"\1<n>", _GH_NUMBER.sub(r"\1 <n>", out))
-    return _WINDOWS.sub("", out)
+    for pattern, replacement in _MACHINE:
+        out = pattern.sub(replacement, out)
+    return out
 
 
 def cut(text: str, limit: int) -> str:

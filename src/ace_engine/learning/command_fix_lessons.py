@@ -1,4 +1,4 @@
-"""Lessons from a change in the invocation itself (`changes.command_change`): the tool's own
+"""Lessons from a change in the invocation itself (`command_diff.command_change`): the tool's own
 suggestion followed, another directory, the argument the error named swapped for the right one, a
 variable set, a flag added or dropped — worded as a rule, the runs it rests on as its evidence.
 
@@ -9,7 +9,7 @@ when the command is about one commit / PR / issue (task-local), or when nothing 
 Confidence: 0.85 when the tool suggested the change, the directory changed or the error named the
 argument (or the flag whose value changed); 0.7 for a flag or variable changed on the agent's own
 guess (a candidate until it recurs).
-Cost: one `changes.command_change` per episode; no I/O.
+Cost: one `command_diff.command_change` per episode; no I/O.
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..observe import commands
-from . import changes
+from . import command_diff
 from . import episodes as ep
-from .lesson_parts import TRANSIENT, candidate, evidence, fails_with, sig_span
-from .lesson_text import code, local
+from .failure_lesson_parts import TRANSIENT, candidate, evidence, fails_with, sig_span
+from .lesson_wording import code, local
 
 if TYPE_CHECKING:
     from ..core._types import Candidate
@@ -32,9 +32,9 @@ Step = Mapping[str, Any]
 
 def _unbranched(text: str, passed: Step) -> str:
     """The branch a git command named, as `<branch>` in the text too (one lesson per repository)."""
-    words = changes.branchless(changes._core_words(passed.get("command") or ""), "git",  # noqa: SLF001
-                               changes._verb(passed.get("command") or "")[1])  # noqa: SLF001
-    raw = changes._core_words(passed.get("command") or "")  # noqa: SLF001
+    words = command_diff.branchless(command_diff._core_words(passed.get("command") or ""), "git",  # noqa: SLF001
+                                    command_diff._verb(passed.get("command") or "")[1])  # noqa: SLF001
+    raw = command_diff._core_words(passed.get("command") or "")  # noqa: SLF001
     for before, after in zip(raw, words, strict=False):
         if after == "<branch>" and len(before) > 2:
             text = re.sub(rf"(?<![\w/-]){re.escape(before)}(?![\w-])", "<branch>", text)
@@ -42,11 +42,11 @@ def _unbranched(text: str, passed: Step) -> str:
 
 
 def change_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
-    """The invocation itself changed and that got past the failure (`changes.command_change`):
+    """The invocation itself changed and that got past the failure (`command_diff.command_change`):
     the tool's own suggestion followed, a flag added or dropped, another directory, a variable set.
     A rule naming the change; the runs it rests on are its evidence."""
     last, passed = e["fails"][-1], e["passed"]
-    d = changes.command_change(last, passed, root)
+    d = command_diff.command_change(last, passed, root)
     sig = e["signature"]
     if d is None or (sig and TRANSIENT.search(sig)):
         return None
@@ -63,12 +63,13 @@ def change_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
     if at_location and not d["suggested"]:
         return None  # an edit where the error points is the likelier cause
     if any(commands._SHA.match(w) or re.match(r"^#?\d{2,}$", w)  # noqa: SLF001
-           for w in changes._core_words(last["command"])[1:]):  # noqa: SLF001
+           for w in command_diff._core_words(last["command"])[1:]):  # noqa: SLF001
         return None  # about one commit, PR or issue: task-local, not a rule for the next session
     before, after = d["cwd"]
-    passed = {**passed, "command": changes.same_part(passed["command"], changes._verb(last["command"]))}  # noqa: SLF001
-    core_pass = " ".join(changes._core_words(passed["command"]))  # noqa: SLF001
-    core_fail = " ".join(changes._core_words(last["command"]))  # noqa: SLF001
+    verb = command_diff._verb(last["command"])  # noqa: SLF001
+    passed = {**passed, "command": command_diff.same_part(passed["command"], verb)}
+    core_pass = " ".join(command_diff._core_words(passed["command"]))  # noqa: SLF001
+    core_fail = " ".join(command_diff._core_words(last["command"]))  # noqa: SLF001
     why = f": without it, {fails_with(sig, root, 100)}" if sig else ""
     if d["suggested"] and (d["added"] or d["removed"]):
         what = (" ".join(d["added"]) if d["suggested"].startswith(d["tool"]) else " ".join(d["flags"])) \
@@ -93,7 +94,7 @@ def change_lesson(e: ep.Episode, root: str | None) -> Candidate | None:
     elif d["retargeted"]:
         old, new = d["retargeted"]
         remote = next((w for w in core_fail.split()[2:] if not w.startswith("-")), "origin")
-        shown = changes.branchless(["git", "push", remote, new], "git", "push")[3]
+        shown = command_diff.branchless(["git", "push", remote, new], "git", "push")[3]
         if shown != "<branch>":
             advice = f"push to {code(new, 50)} instead"
         elif re.search(r"protected", f"{sig} {output}", re.I):

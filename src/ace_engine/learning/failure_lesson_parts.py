@@ -6,7 +6,7 @@ through a cut), "it fails with …", the candidate record with its steps, an epi
     evidence(episode) -> "step 3: … → failed: …; step 5: …"
     TRANSIENT: failures of the network or the machine (no change fixes them)
 
-Shared by `failure_lessons` and `change_lessons`. Pure string work; no I/O.
+Shared by `failure_lessons` and `command_fix_lessons`. Pure string work; no I/O.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import episodes as ep
-from .lesson_text import code, cut, local, sentence
+from .lesson_wording import code, cut, local, sentence
 
 if TYPE_CHECKING:
     from ..core._types import Candidate
