@@ -4,19 +4,20 @@
 
 Contract. KEEP_DIR is what `bench/llm/score.py --keep` left: one folder per session with its
 `acehome/ace.db`. Every learned lesson of every status except quarantined (held by provenance, which
-this rule does not decide) is read with what the curator knew when it chose its status: kind
-(`llm` or an offline rule), the model's grade, whether it confirmed an offline candidate (`agrees`),
-whether its steps were strong evidence, whether it is a pitfall whose cited steps show the failure
-(`pitfall`), what the model said shows it (`basis`) and how often it recurs (`recurs`). For each
-setting of the rule — a model's lesson is active when its grade ≥ T, or it is a pitfall graded ≥ T −
-margin, or its basis is the user's words or a fixed failure and it is graded ≥ T − basis margin, or it
-agrees (with/without), or its evidence is strong; with `rarely_waits`, one the model says recurs rarely
-is not active at once; with `read_waits`, nor is one the model says only the repository's files or a
-command's output show (`basis` "read": nothing failed, nobody said it); other lessons keep their own rule — it counts the gold lessons matched by an active lesson (recall), the share of active
-lessons that match a gold lesson of their session (precision), and the active lessons per session
-that match none (noise). A lesson merged into another at learning time is read as the survivor; the
-study re-decides statuses on the stored lessons, so merges the rule would have made differently are
-not replayed (the scorer's run of the chosen default is the figure of record).
+this rule does not decide) is read with what the curator knew when it chose its status: kind (`llm` or
+an offline rule), the model's grade, whether it confirmed an offline candidate (`agrees`), whether its
+steps were strong evidence, whether it is a pitfall whose cited steps show the failure (`pitfall`), what
+the model said shows it (`basis`) and how often it recurs (`recurs`). For each setting of the rule — a
+model's lesson is active when its grade ≥ T, or it is a pitfall graded ≥ T − margin, or its basis is the
+user's words or a fixed failure and it is graded ≥ T − basis margin, or it agrees (with/without), or its
+evidence is strong; with `rarely_waits`, one the model says recurs rarely is not active at once; with
+`read_waits`, nor is one the model says only the repository's files or a command's output show (`basis`
+"read": nothing failed, nobody said it); other lessons keep their own rule — it counts the gold lessons
+matched by an active lesson (recall), the share of active lessons that match a gold lesson of their
+session (precision), and the active lessons per session that match none (noise). A lesson merged into
+another at learning time is read as the survivor; the study re-decides statuses on the stored lessons,
+so merges the rule would have made differently are not replayed (the scorer's run of the chosen default
+is the figure of record).
 
 Writes the rows (`--out`) that tests/test_learning_activation.py keeps with the default. Stdlib only.
 """
@@ -83,7 +84,8 @@ def live(r: dict[str, Any], setting: Setting) -> bool:
     if r["kind"] != "llm":
         return r["status"] == "active"
     g = r["grade"]
-    if not r["strong"] and ((rarely_waits and r.get("recurs") == "rarely") or (read_waits and r.get("basis") == "read")):
+    held = (rarely_waits and r.get("recurs") == "rarely") or (read_waits and r.get("basis") == "read")
+    if held and not r["strong"]:
         return False
     floor = t - max(margin if r["pitfall"] else 0.0, basis_margin if r.get("basis") in STRONG_BASES else 0.0)
     return r["strong"] or (agrees and r["agrees"]) or (g is not None and g >= floor - 1e-9)
