@@ -55,12 +55,19 @@ MAX_HINTS = 12
 MAX_HINT_CHARS = 500
 MAX_EDIT_SOURCE_CHARS = 4_000  # of each side of an edit, before diffing
 MAX_FAILURE_OUTPUT_CHARS = 600  # the telling lines of a failed step's output
+MAX_OK_OUTPUT_CHARS = 300     # of a passing command's output: only lines that complain or say where it serves
 AFTER_FAILURE = 3             # steps kept after each failure: usually the fix and the re-run
 
 # Lines of an output that say what went wrong (across ecosystems: tracebacks, `** (Error)`, FAIL, panics…).
 _TELLING = re.compile(r"error|exception|fail|panic|traceback|\*\* \(|fatal|denied|not found|cannot|can't|"
                       r"undefined|missing|required|requires|expected|invalid|no such|unknown|refused|violat",
                       re.IGNORECASE)
+# Lines of a passing command's output worth showing: a complaint it printed and still exited 0 with
+# (a tool refusing a path, a warning), or where something now serves (a dev server's address).
+_OK_TELLING = re.compile(r"\b(?:error|fail(?:ed|ure)?|refused|denied|not found|cannot|can't|must be|invalid|"
+                         r"unknown|warn(?:ing)?|deprecated)\b|https?://(?:localhost|127\.0\.0\.1|0\.0\.0\.0)|"
+                         r"\blistening on\b|\bserving (?:at|on)\b|\brunning (?:at|on)\b", re.IGNORECASE)
+_ALL_CLEAR = re.compile(r"\b(?:0|no) (?:errors?|failures?|failed|warnings?|issues?)\b", re.IGNORECASE)
 
 __all__ = ["BASES", "CLOSING", "MAX_LESSONS", "PROMPT_VERSION", "RECURRENCES", "SCHEMA", "SYSTEM_PROMPT", "fingerprint",
            "Rendered", "data", "change_text", "failure_excerpt", "step_line", "select_steps", "essential_chars",
@@ -123,6 +130,15 @@ def failure_excerpt(output: str, limit: int = MAX_FAILURE_OUTPUT_CHARS) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
+def ok_excerpt(output: str, limit: int = MAX_OK_OUTPUT_CHARS) -> str:
+    """The lines of a passing command's output that complain or say where it serves (`_OK_TELLING`),
+    joined by ' | ' within `limit`; '' when none does — a clean run shows no output."""
+    picked = [" ".join(line.split()) for line in str(output or "").splitlines()
+              if _OK_TELLING.search(line) and not _ALL_CLEAR.search(line)]
+    text = " | ".join(dict.fromkeys(x for x in picked if x))
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
 def step_line(step: TrajectoryStep, root: str | None) -> str:
     """`[n] Tool kind ok|FAILED|…: action → result (facts)`, within MAX_STEP_CHARS (twice for a failure or an edit)."""
     facts: Mapping[str, Any] = step  # the builder's optional facts (`failure`, `output`) are read by name
@@ -143,6 +159,11 @@ def step_line(step: TrajectoryStep, root: str | None) -> str:
         excerpt = failure_excerpt(str(facts["output"]))
         if excerpt and excerpt not in text + result:
             extra.append(f"output: {data(excerpt, MAX_FAILURE_OUTPUT_CHARS, root)}")
+    elif status == "ok" and kind != "readonly" and facts.get("output"):
+        # A read-only probe's output is what it looked for (a grep's hits say "error" by design).
+        excerpt = ok_excerpt(str(facts["output"]))
+        if excerpt and excerpt not in text + result:
+            extra.append(f"output: {data(excerpt, MAX_OK_OUTPUT_CHARS, root)}")
     error, duration = step.get("error"), step.get("duration_ms")
     if error and error not in (step.get("result") or ""):
         extra.append(f"error: {data(error, 200, root)}")

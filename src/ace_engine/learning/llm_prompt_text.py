@@ -21,7 +21,7 @@ from typing import Any
 
 from ..playbook import sections as sections_mod
 
-PROMPT_VERSION = "reflector-2026-12-03.1"
+PROMPT_VERSION = "reflector-2026-12-03.2"
 MAX_LESSONS = 5
 
 # What shows a lesson, and how often it will matter: the model names one of each (the activation
@@ -97,7 +97,9 @@ lost steps: a command, path, flag, config file, branch or API shape it guessed w
 check that failed, locally or on CI, and what made it pass; a tool refused because of the repository (its \
 indentation, a generated or ignored file, a path the tool will not accept); a correction by the user. What got the \
 agent past it is the lesson. The fix of this task's own bug \
-is not a lesson: once it is committed, the next session will not meet the bug. It is worth one only when it states \
+is not a lesson: once it is committed, the next session will not meet the bug; nor is what the task itself added \
+(a config, a dependency, a check, a rule it wrote into CLAUDE.md or the docs, which the next session loads \
+anyway). It is worth one only when it states \
 a rule the code must keep that a later change could break (which function must handle which case, and where it \
 lives). Each lesson is a rule of one or two sentences, under 200 characters; the evidence goes in `evidence`, not \
 in the lesson.
@@ -109,7 +111,8 @@ the bug is fixed; nothing recurs.
 Never write: a log of what happened; a throwaway script or scratch file the session wrote; a commit message, \
 heredoc or branch name (write the general form: `git push -u origin HEAD`); a one-file or one-test variant of a \
 command when the project's own command is known; how long something took, unless several runs show the same; an \
-absolute path outside the repository; generic advice ("run the tests", "read the error"); how a common tool, \
+absolute path outside the repository; generic advice ("run the tests", "read the error", "fetch before you \
+compare", "don't discard others' changes"); a second lesson that restates another's commands; how a common tool, \
 language or service works anywhere (gofmt formats Go, `git rebase` rewrites history, an outage of a hosted service) \
 — only what is particular to this repository, its setup or its user (a common tool's behaviour is a lesson when \
 this repository's setup is what makes it bite: the exact name of its config file, a stricter CI setting, how its \
@@ -124,7 +127,8 @@ write it as a lesson when it would hold in the next session, citing the steps ar
 one that followed it). A step the user REFUSED, with their words after it, is such a correction.
 
 Reading the steps: each is `[n] tool kind status: action → result (facts)`. FAILED means the command or check \
-failed (`output:` quotes the telling lines); CANCELLED, REFUSED (by the user) and TOOL-ERROR (the editing tool \
+failed (`output:` quotes the telling lines; on a step that passed, `output:` quotes what it complained of all the \
+same, or where it now serves); CANCELLED, REFUSED (by the user) and TOOL-ERROR (the editing tool \
 refused, e.g. a file not read first) are not failures of the project's code (one the repository causes, as above, \
 is still a pitfall). An edit shows its changed lines (- removed, \
 + added). Steps may be left out for length; the task and the agent's final message are context, not evidence.
