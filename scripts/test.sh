@@ -90,7 +90,7 @@ echo "mypy" >&2
 set +e
 selection=()
 if [ "$fast" -eq 1 ]; then
-  selection=(-m "not slow and not e2e" --ignore=tests/e2e)
+  selection=(-m "not slow and not e2e" --ignore=tests/e2e --hypothesis-profile=fast)
 fi
 # --dist loadgroup: the tests sharing a module-scoped fixture stay on one worker (tests/conftest.py).
 .venv/bin/python -m pytest -n "${ACE_TEST_WORKERS:-auto}" --dist loadgroup --durations=15 ${selection[@]+"${selection[@]}"} \
