@@ -6,6 +6,8 @@ the collection (tests/extras.py).
   of them, none reaches the tests only through another package.
 - Every optional package a test module imports at module level is in `extras.OPTIONAL`, with an extra
   that does declare it: without it the file is one skip naming it (conftest), not an import error.
+- A property test that sets its own example count writes `max_examples=examples(n)` (conftest), so
+  that the fast loop's Hypothesis profile scales it down too; the full run still gets n.
 - The skip itself: a module importing an optional package this environment lacks, directly or through
   a test module it imports from, is collected as a skip that names the package and the extra.
 
@@ -110,6 +112,13 @@ def test_every_optional_module_level_import_skips_its_file_when_missing():
     wrong = {name: extra for name, extra in extras.OPTIONAL.items()
              if not distributions(name) & EXTRAS[extra] or not distributions(name) & EXTRAS["test"]}
     assert not wrong, f"OPTIONAL names an extra that does not declare the package (or `test` lacks it): {wrong}"
+
+
+def test_every_explicit_example_count_scales_with_the_profile():
+    fixed = [f"{path.relative_to(TESTS)}:{node.lineno}" for path, source in sources().items()
+             for node in ast.walk(ast.parse(source))
+             if isinstance(node, ast.keyword) and node.arg == "max_examples" and isinstance(node.value, ast.Constant)]
+    assert not fixed, f"write max_examples=examples(n) (conftest) so that scripts/test.sh --fast scales it: {fixed}"
 
 
 def test_a_module_needing_a_missing_package_is_one_skip_naming_it(tmp_path):
