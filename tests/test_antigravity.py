@@ -25,7 +25,7 @@ from ace_engine.hooks import agents as hook_agents
 from ace_engine.hooks.hook_input import HookInput
 from ace_engine.hooks.launch import __file__ as LAUNCHER
 from ace_engine.integrations import antigravity_config
-from conftest import ace
+from conftest import ace, examples
 
 
 def payload(project: Path, step: int = 1, **extra) -> dict:
@@ -263,7 +263,7 @@ JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size
 AGY_TOOLS = st.sampled_from(list(registry.get("antigravity").tools)) | st.text(max_size=8) | JSON
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(native=st.sampled_from([*registry.get("antigravity").events, "PreInvocation"]) | st.text(max_size=10),
        payload=st.fixed_dictionaries({}, optional={
            "conversationId": JSON, "stepIdx": JSON, "transcriptPath": JSON, "workspacePaths": JSON, "error": JSON,

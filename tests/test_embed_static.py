@@ -172,6 +172,7 @@ TRIPLES = [  # (anchor, close in meaning, unrelated): few shared words, the full
 ]
 
 
+@pytest.mark.slow  # runs the full model over a sample of its vocabulary (10 s alone)
 @needs_model
 def test_distilled_table_orders_pairs_like_the_full_model(tmp_path):
     """Distil a sample of the vocabulary (every 20th token, plus the tokens of these sentences —

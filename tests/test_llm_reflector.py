@@ -30,7 +30,7 @@ from ace_engine.observe import trajectory as traj_mod
 from ace_engine.observe import transcript
 from ace_engine.playbook.playbook import Playbook
 from ace_engine.store.sqlite import SQLiteStore
-from conftest import ace
+from conftest import ace, examples
 
 # The reflector is tested through the real `openai` SDK (and the configuration's errors through
 # `anthropic`'s): without the `llm` extra (pip install -e '.[llm]', also in `test`) the file skips.
@@ -241,7 +241,7 @@ def test_a_600_step_trajectory_keeps_failures_and_fixes_within_the_budget():
     assert '<steps count="600"' in prompt
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(n=st.integers(1, 300), failures=st.sets(st.integers(1, 300), max_size=8), budget=st.integers(1500, 20000))
 def test_selected_steps_fit_the_budget_and_keep_failures_first(n, failures, budget):
     traj = _long_trajectory(n, {f for f in failures if f <= n})

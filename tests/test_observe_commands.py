@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ace_engine.observe import check_tools, commands
+from conftest import examples
 
 HEREDOC_COMMIT = """git add -A && git commit -m "$(cat <<'EOF'
 feat: add the cart total
@@ -235,7 +236,7 @@ def test_a_script_the_agent_wrote_this_session_is_throwaway():
     assert not commands.is_throwaway("python scripts/other.py", created)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text(alphabet=st.sampled_from(list("ab -|&;'\"$()<>\\\n=./:EOFgit commit push")), max_size=200))
 def test_never_raises_on_any_shell_text(text):
     for fn in (commands.key, commands.kind, commands.family, commands.general, commands.clean):

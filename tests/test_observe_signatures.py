@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from ace_engine.observe import commands, signatures
 from ace_engine.observe.signatures import error_signature, normalize_signature, shorten
+from conftest import examples
 
 ESC = "\x1b"
 
@@ -552,7 +553,7 @@ def test_commands_still_exports_the_signature_functions():
     assert commands.outcome_line("....\n12 passed in 0.31s") == "12 passed in 0.31s"
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text(max_size=800))
 def test_never_raises_and_respects_the_limits(text):
     sig = error_signature(text, "/home/dev")

@@ -10,6 +10,7 @@ from ace_engine.core.project import identify
 from ace_engine.playbook.feedback import apply_feedback, parse_feedback
 from ace_engine.playbook.playbook import Playbook
 from ace_engine.store.sqlite import SQLiteStore
+from conftest import examples
 
 
 @pytest.mark.parametrize("prompt, marks", [
@@ -35,7 +36,7 @@ def test_parse_feedback(prompt, marks):
     assert parse_feedback(prompt) == marks
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(st.text(max_size=2000))
 def test_the_parser_never_raises(text):
     for mark in parse_feedback(text + " ctx-01abc that tip helped"):  # its time: bench/budgets_bench.py
