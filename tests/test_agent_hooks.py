@@ -24,6 +24,7 @@ from ace_engine.capture.tools import command_of, edit_pairs, path_of
 from ace_engine.hooks import agents
 from ace_engine.hooks.hook_input import HookInput
 from ace_engine.hooks.launch import __file__ as LAUNCHER
+from conftest import examples
 
 FIXTURES = json.loads((Path(__file__).parent / "fixtures" / "agents" / "hook_payloads.json").read_text())["payloads"]
 CODEX, GEMINI = FIXTURES["codex-0.169.0"], FIXTURES["gemini-cli-0.61.0"]
@@ -239,7 +240,7 @@ TOOL_NAMES = st.one_of(st.sampled_from(["Bash", "apply_patch", "exec_command", "
                        st.text(max_size=12), st.integers(), st.none())
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(agent=st.sampled_from(["codex", "gemini"]), native=st.text(max_size=14) | st.sampled_from(
     ["SessionStart", "BeforeAgent", "AfterTool", "AfterAgent", "PostToolUse", "PreToolUse", "Stop"]),
     payload=st.fixed_dictionaries({"tool_name": TOOL_NAMES, "tool_input": JSON, "tool_response": JSON,

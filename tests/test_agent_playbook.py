@@ -5,6 +5,8 @@ agent). Sessions come from `agent_sessions` (Codex's and Gemini's formats from t
 `claude_mem_db` (claude-mem's schema from its source)."""
 
 import json
+import os
+import shutil
 import subprocess
 
 import pytest
@@ -33,17 +35,41 @@ def calc(tmp_path):
     return root
 
 
-@pytest.fixture
-def learned(ace_home, calc, tmp_path):
-    """A lesson learned in a Codex session, confirmed in a Gemini session the next morning."""
-    for session in (codex_fix_session(calc, "019a-codex"), gemini_fix_session(calc, "gem-next")):
-        path = session.write(tmp_path / f"{session.session_id}.jsonl")
-        code, out, err = ace("learn", "--transcript", path, "--heuristic", cwd=calc)
+@pytest.fixture(scope="module")
+def _learned_once(tmp_path_factory):
+    """The two sessions learned once for the file (two `ace learn` processes, the costly part): the
+    repository and the store they made. Each test gets its own copy of the store (`learned`)."""
+    base = tmp_path_factory.mktemp("learned")
+    root = base / "calc"
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    home = base / "ace-home"
+    env = {key: None for key in os.environ if key.startswith("ACE_") and key not in ("ACE_TEST_CACHE", "ACE_PYTHON")}
+    env |= {"ACE_HOME": str(home), "HOME": str(base / "home"), "XDG_CONFIG_HOME": str(base / "home" / ".config"),
+            "XDG_DATA_HOME": str(base / "home" / ".local" / "share"), "XDG_CACHE_HOME": str(base / "home" / ".cache"),
+            "XDG_STATE_HOME": str(base / "home" / ".local" / "state")}
+    for session in (codex_fix_session(root, "019a-codex"), gemini_fix_session(root, "gem-next")):
+        path = session.write(base / f"{session.session_id}.jsonl")
+        code, out, err = ace("learn", "--transcript", path, "--heuristic", cwd=root, env=env)
         assert code == 0, err
+    return root, home
+
+
+@pytest.fixture
+def learned_calc(_learned_once):
+    """The repository the two sessions ran in (shared by the tests; they write only to their store)."""
+    return _learned_once[0]
+
+
+@pytest.fixture
+def learned(_learned_once, ace_home):
+    """A lesson learned in a Codex session, confirmed in a Gemini session the next morning: this
+    test's own copy of the store, in its ACE_HOME."""
+    shutil.copytree(_learned_once[1], ace_home)
     return {b["content"]: b for b in bullets(ace_home)}
 
 
-def test_a_lesson_says_which_agent_taught_it_and_which_confirmed_it(learned, calc):
+def test_a_lesson_says_which_agent_taught_it_and_which_confirmed_it(learned, learned_calc):
+    calc = learned_calc
     lesson = fix_lesson(learned)
     assert lesson["agent"] == "codex" and lesson["status"] == "active"
     assert json.loads(lesson["provenance"])["sessions"] == ["019a-codex", "gem-next"]
@@ -55,7 +81,8 @@ def test_a_lesson_says_which_agent_taught_it_and_which_confirmed_it(learned, cal
     assert not any("Output: " in content for content in learned), "the shell tool's frame is not the output"
 
 
-def test_a_lesson_from_codex_reaches_a_claude_code_session(learned, calc):
+def test_a_lesson_from_codex_reaches_a_claude_code_session(learned, learned_calc):
+    calc = learned_calc
     # The fix lesson: the digest offers failures recent sessions met.
     lesson = fix_lesson(learned)
     assert lesson["agent"] == "codex"
@@ -64,7 +91,8 @@ def test_a_lesson_from_codex_reaches_a_claude_code_session(learned, calc):
     assert lesson["id"] in context and "division by zero" in context
 
 
-def test_sessions_and_summaries_say_their_agent(ace_home, learned, calc, tmp_path):
+def test_sessions_and_summaries_say_their_agent(ace_home, learned, learned_calc):
+    calc = learned_calc
     summaries = rows(ace_home, "SELECT session_id, agent FROM session_summaries ORDER BY session_id")
     assert summaries == [{"session_id": "019a-codex", "agent": "codex"}, {"session_id": "gem-next", "agent": "gemini"}]
     code, out, err = ace("sessions", "--json", cwd=calc)
@@ -75,7 +103,8 @@ def test_sessions_and_summaries_say_their_agent(ace_home, learned, calc, tmp_pat
     assert "Codex CLI" in out and "Gemini CLI" in out
 
 
-def test_the_dashboard_shows_the_agent_of_a_lesson_and_of_a_session(ace_home, learned, calc, tmp_path):
+def test_the_dashboard_shows_the_agent_of_a_lesson_and_of_a_session(ace_home, learned, learned_calc, tmp_path):
+    calc = learned_calc
     pytest.importorskip("jinja2")
     import httpx
 

@@ -24,6 +24,7 @@ def _run(tmp_path: Path, script: str, *args: str) -> dict:
     return json.loads(out.read_text())
 
 
+@pytest.mark.slow  # the bench itself over a seeded store, in a process (3-9 s in a loaded 2-core run)
 def test_ui_bench_renders_every_page_of_a_seeded_store(tmp_path):
     pytest.importorskip("jinja2", reason="the dashboard needs the `server` extra (Starlette, uvicorn, Jinja2)")
     report = _run(tmp_path, "ui_bench.py", "--lessons", "200", "--events", "1000", "--sessions", "10", "--runs", "1")
@@ -34,6 +35,7 @@ def test_ui_bench_renders_every_page_of_a_seeded_store(tmp_path):
     assert report["budget_ms"] == 200.0 and report["runs"] == 1
 
 
+@pytest.mark.slow  # the bench itself, in a process (3 s in a loaded 2-core run)
 def test_budgets_bench_quick_cases_report_every_figure(tmp_path):
     report = _run(tmp_path, "budgets_bench.py", "--only", "patterns", "statusline")
     names = [case["name"] for case in report["cases"]]

@@ -12,6 +12,7 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+@pytest.mark.slow  # the load bench itself: servers and clients in processes for seconds (5 s each, loaded)
 @pytest.mark.parametrize("projects", [1, 2])
 def test_the_load_bench_runs_and_its_audit_passes(tmp_path, ace_home, projects):
     out = tmp_path / "load.json"

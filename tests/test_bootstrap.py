@@ -23,6 +23,7 @@ from ace_engine.core.project import identify
 from ace_engine.learning import quality
 from ace_engine.playbook.playbook import Playbook
 from ace_engine.store.sqlite import SQLiteStore
+from conftest import examples
 
 FILES = {
     "pyproject.toml": """\
@@ -399,7 +400,7 @@ def test_makefile_parsing():
                                        "unit": ([], ["go test -race ./...", "echo $(SHA)"])}
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(st.lists(st.from_regex(r"[a-z][a-z0-9 ._=/-]{0,40}[a-z0-9]", fullmatch=True), min_size=1, max_size=6))
 def test_block_run_steps_round_trip(lines):
     text = "jobs:\n  j:\n    steps:\n      - run: |\n" + "".join(f"          {line}\n" for line in lines)

@@ -13,6 +13,7 @@ from ace_engine.redact.sanitize import (
     sanitize,
     strip_private,
 )
+from conftest import examples
 
 GH_TOKEN = "ghp" + "_" + "a1B2c3D4e5F6g7H8" * 2 + "x9Y8"
 
@@ -144,7 +145,7 @@ def _parts(out):
 ALPHA = st.text(st.characters(codec="ascii"), max_size=3000)  # no "…"
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(s=ALPHA, limit=st.integers(min_value=-5, max_value=3500))
 def test_cap_properties(s, limit):
     out = cap(s, limit)
@@ -221,7 +222,7 @@ def test_sanitize_huge_text_private_key_reaching_the_tail():
     assert out.endswith("after the key")
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(s=st.text(st.characters(exclude_categories=()), max_size=2000),
        limit=st.integers(min_value=0, max_value=500))
 def test_sanitize_output_is_bounded_and_encodable(s, limit):

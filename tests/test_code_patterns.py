@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from ace_engine.core import config as config_mod
 from ace_engine.core import log
 from ace_engine.learning import code_patterns as cp
+from conftest import examples
 
 TABLE = cp.builtin()
 
@@ -201,7 +202,7 @@ def test_a_large_write_is_scanned():
     assert ids(obs)[0] == "py-bare-except"
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(text=st.text(max_size=400), name=st.sampled_from(["a.py", "b.js", "c.ts", "d.tsx", "e.txt"]),
        tool=st.sampled_from(["Write", "Edit", "MultiEdit"]))
 def test_any_text_gives_well_formed_observations(text, name, tool):

@@ -11,11 +11,19 @@ import time
 import pytest
 
 
-def test_demo_captures_learns_and_injects(ace_home, tmp_path):
+@pytest.fixture(scope="module")
+def demo_json(tmp_path_factory):
+    """One `ace demo --json` run, read by the checks below (each run is a whole session of hook
+    processes and a learning worker: 5 s alone). Its own TMPDIR, so its removal is checked too."""
+    tmp = tmp_path_factory.mktemp("demo")
     proc = subprocess.run([sys.executable, "-m", "ace_engine.cli", "demo", "--json"], capture_output=True,
-                          text=True, timeout=300, env={**os.environ, "TMPDIR": str(tmp_path)})
+                          text=True, timeout=300, env={**os.environ, "TMPDIR": str(tmp)})
     assert proc.returncode == 0, proc.stderr
-    result = json.loads(proc.stdout)
+    return json.loads(proc.stdout)
+
+
+def test_demo_captures_learns_and_injects(demo_json):
+    result = demo_json
     calls = result["calls"]
     assert len(calls) >= 20 and all(c["exit_code"] == 0 for c in calls)
     events = {c["event"] for c in calls}
@@ -35,13 +43,10 @@ def test_demo_captures_learns_and_injects(ace_home, tmp_path):
     assert not os.path.exists(result["workdir"]), "the temporary project and store are removed"
 
 
-def test_demo_shows_what_redaction_kept_out_and_a_prompt_time_injection(ace_home, tmp_path):
+def test_demo_shows_what_redaction_kept_out_and_a_prompt_time_injection(demo_json):
     from ace_engine.demo import FAKES
 
-    proc = subprocess.run([sys.executable, "-m", "ace_engine.cli", "demo", "--json"], capture_output=True,
-                          text=True, timeout=300, env={**os.environ, "TMPDIR": str(tmp_path)})
-    assert proc.returncode == 0, proc.stderr
-    result = json.loads(proc.stdout)
+    result = demo_json
     # Each line sent with a fake secret, next to what the store kept of it.
     by_secret = {}
     for row in result["redactions"]:

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from ace_engine.hooks import engine
 from ace_engine.hooks.events import EVENTS
+from conftest import examples
 from hookutil import check_answer, payload, run_hook
 
 ALL_EVENTS = sorted(EVENTS)
@@ -98,14 +99,14 @@ def _run_in_process(event: str, raw: bytes) -> str:
     return out.getvalue()
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(event=st.sampled_from(ALL_EVENTS), fields=EVENT_FIELDS)
 def test_fuzz_structured_payloads(ace_home, event, fields):
     raw = json.dumps({"hook_event_name": event, **fields}).encode()
     check_answer(event, _run_in_process(event, raw))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(event=st.sampled_from(ALL_EVENTS), raw=st.binary(max_size=400))
 def test_fuzz_raw_bytes(ace_home, event, raw):
     check_answer(event, _run_in_process(event, raw))

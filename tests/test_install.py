@@ -250,6 +250,8 @@ def _plugin_and_settings_hooks(root, home):
     return {"PATH": os.pathsep.join([os.path.dirname(sys.executable), os.environ["PATH"]])}
 
 
+# End to end per case: doctor as a process, each fix run as written, doctor again (1 s alone, 3-9 s loaded).
+@pytest.mark.slow
 @pytest.mark.parametrize("break_it", [_no_hooks, _missing_event, _moved_interpreter, _mcp_missing_interpreter,
                                       _mcp_approved_but_gone, _plugin_without_python, _plugin_and_settings_hooks])
 def test_every_doctor_finding_names_a_fix_that_works(ace_home, git_project, break_it):

@@ -4,7 +4,9 @@ the study behind its default (`learning.model_confidence`), kept with it.
 The study (bench/llm/activation.py over the stores `bench/llm/score.py --keep` left on the tuning
 split, with the recorded answers of bench/data/llm-answers/) tabulates, per grade threshold, with and
 without "confirms an offline candidate", and per margin below it for a pitfall whose cited steps show
-the failure, the gold recall of active lessons and their gold precision. The rule is the row with
+the failure, per margin below it for a lesson the model says the user's words or a fixed failure show
+(`basis`, prompt 12-03.1 on), and with or without holding back what it says recurs rarely or only
+the files show, the gold recall of active lessons and their gold precision. The rule is the row with
 the most recall whose precision, less one standard error, is still at least 0.5 (held-out precision
 has run below tune's before: the margin is for that); among equals, the strictest."""
 
@@ -17,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from ace_engine.core import config
-from ace_engine.learning.activation import PITFALL_MARGIN
+from ace_engine.learning.activation import BASIS_MARGIN, PITFALL_MARGIN, RARELY_WAITS
 from ace_engine.learning.curator import Curator
 from test_learning_curator import cand, cfg, traj
 
@@ -30,8 +32,15 @@ def chosen(rows: list[dict]) -> float:
         p, n = row["precision"], row["active"]
         return n > 0 and p - math.sqrt(p * (1 - p) / n) >= 0.5
     fitting = [r for r in rows if holds(r)]
-    best = max(fitting, key=lambda r: (r["recall"], r["threshold"], -r["pitfall_margin"], not r["agrees_counts"]))
-    return best["threshold"], best["pitfall_margin"], best["agrees_counts"]
+    # Among equals, the strictest: the highest threshold, the smallest margins, no extra signal counted.
+    best = max(fitting, key=lambda r: (r["recall"], r["threshold"], -r["pitfall_margin"], -r["basis_margin"],
+                                       not r["agrees_counts"], not r["rarely_waits"], not r["read_waits"]))
+    return (best["threshold"], best["pitfall_margin"], best["basis_margin"], best["agrees_counts"],
+            best["rarely_waits"], best["read_waits"])
+
+
+def key(t, margin, basis=0.0, agrees=False, rarely=False, read=False):
+    return (t, margin, basis, agrees, rarely, read)
 
 
 def test_the_default_is_the_one_the_study_chose():
@@ -39,25 +48,31 @@ def test_the_default_is_the_one_the_study_chose():
     assert study["split"] == "tune" and study["gold_lessons"] > 50
     rows = study["rows"]
     # The grade alone: confirming an offline candidate is recorded, not counted (it cost precision).
-    assert chosen(rows) == (config.DEFAULTS["learning.model_confidence"], PITFALL_MARGIN, False)
-    by = {(r["threshold"], r["pitfall_margin"], r["agrees_counts"]): r for r in rows}
     t = config.DEFAULTS["learning.model_confidence"]
+    # Holding back what the model says only the files show is not part of the rule (the study's rows
+    # have it; it bought no recall at this bound).
+    assert chosen(rows) == (t, PITFALL_MARGIN, BASIS_MARGIN, False, RARELY_WAITS, False)
+    by = {key(r["threshold"], r["pitfall_margin"], r["basis_margin"], r["agrees_counts"], r["rarely_waits"],
+              r["read_waits"]): r for r in rows}
+    shipped = by[key(t, PITFALL_MARGIN, BASIS_MARGIN, rarely=RARELY_WAITS)]
     # Activating every grounded lesson would more than double the noise.
-    assert by[(0.0, 0.0, False)]["noise_per_session"] > 2 * by[(t, PITFALL_MARGIN, False)]["noise_per_session"]
-    # The pitfall tier paid on tune: more recall at the same threshold, precision still above the bound.
-    assert by[(t, PITFALL_MARGIN, False)]["recall"] > by[(t, 0.0, False)]["recall"]
+    assert by[key(0.0, 0.0)]["noise_per_session"] > 2 * shipped["noise_per_session"]
+    # The pitfall tier and the basis tier each paid on tune: more recall at the same threshold.
+    assert shipped["recall"] > by[key(t, 0.0, BASIS_MARGIN, rarely=RARELY_WAITS)]["recall"]
+    assert shipped["recall"] > by[key(t, PITFALL_MARGIN, 0.0, rarely=RARELY_WAITS)]["recall"]
 
 
-def _learn(pb, grade, *, agrees=False, session="s1", steps=(3,), kind="llm", section="strategies_and_hard_rules"):
-    extra = {"agrees": True} if agrees else {}
+def _learn(pb, grade, *, agrees=False, session="s1", steps=(3,), kind="llm", section="strategies_and_hard_rules",
+           **said):
+    extra = {"agrees": True, **said} if agrees else said
     return Curator(pb, cfg(), now=None).curate(
         {"candidates": [cand(RULE, section, confidence=grade, source_steps=list(steps),
                              kind=kind, **extra)], "tags": []}, traj(session=session))
 
 
 @pytest.mark.parametrize("grade,agrees,kind,status", [
-    (0.65, False, "llm", "active"),      # graded at the threshold: live at once
-    (0.6, False, "llm", "candidate"),    # below it, alone: waits to be seen again
+    (0.75, False, "llm", "active"),      # graded at the threshold: live at once
+    (0.7, False, "llm", "candidate"),    # below it, alone: waits to be seen again
     (0.5, True, "llm", "candidate"),     # confirming the offline miner's reading is recorded, not counted
     (0.5, True, "error_fix", "candidate"),  # only a model's lesson is judged this way
 ])
@@ -72,7 +87,7 @@ def test_a_models_lesson_is_live_at_its_grade(pb, grade, agrees, kind,
 def test_a_waiting_models_lesson_seen_again_grounded_is_promoted_saying_why(pb):
     _learn(pb, 0.55, session="s1")
     assert pb.bullets(statuses=("candidate",))
-    _learn(pb, 0.7, session="s2")
+    _learn(pb, 0.8, session="s2")
     (bullet,) = pb.bullets()
     (promote,) = [c for c in pb.store.changes(bullet_id=bullet["id"]) if c["op"] == "PROMOTE"]
     assert "a model's lesson citing the steps that show it" in promote["reason"]
@@ -82,10 +97,10 @@ PIT = "troubleshooting_and_pitfalls"
 
 
 @pytest.mark.parametrize("grade,section,steps,status", [
-    (0.5, PIT, (1,), "active"),        # a pitfall whose cited step is the failure: live from 0.65 − 0.15
-    (0.45, PIT, (1,), "candidate"),    # below even that
-    (0.5, PIT, (3,), "candidate"),     # a troubleshooting lesson citing only the passing run shows no pitfall
-    (0.5, "strategies_and_hard_rules", (1,), "candidate"),  # a rule citing a failure is graded as a rule
+    (0.4, PIT, (1,), "active"),        # a pitfall whose cited step is the failure: live from 0.75 − 0.35
+    (0.35, PIT, (1,), "candidate"),    # below even that
+    (0.4, PIT, (3,), "candidate"),     # a troubleshooting lesson citing only the passing run shows no pitfall
+    (0.4, "strategies_and_hard_rules", (1,), "candidate"),  # a rule citing a failure is graded as a rule
 ])
 def test_a_pitfall_the_model_saw_happen_is_live_a_margin_lower(pb, grade, section, steps, status):
     _learn(pb, grade, steps=steps, section=section)
@@ -93,3 +108,18 @@ def test_a_pitfall_the_model_saw_happen_is_live_a_margin_lower(pb, grade, sectio
     assert bullet["status"] == status
     assert bool(bullet["provenance"].get("pitfall")) is (section == PIT and 1 in steps)
     assert not bullet["provenance"]["strong_sessions"]  # the failure alone, never resolved: not the offline tier
+
+
+@pytest.mark.parametrize("grade,basis,recurs,status", [
+    (0.65, "fixed", "sometimes", "active"),  # a fixed failure, by the model's account: live from 0.75 − 0.1
+    (0.65, "user", None, "active"),          # the user's own words: the same
+    (0.6, "fixed", None, "candidate"),       # below even that
+    (0.7, "read", None, "candidate"),        # only the files show it: the grade alone decides
+    (0.7, "bogus", None, "candidate"),       # a word the prompt does not offer counts for nothing
+])
+def test_what_the_model_says_shows_a_lesson_lowers_its_bar(pb, grade, basis, recurs, status):
+    said = {"basis": basis, **({"recurs": recurs} if recurs else {})}
+    _learn(pb, grade, **said)
+    (bullet,) = pb.bullets(statuses=("active", "candidate"))
+    assert bullet["status"] == status
+    assert bullet["provenance"].get("basis") == basis  # recorded in its provenance

@@ -7,7 +7,7 @@ import pytest
 
 from ace_engine.learning import edits, episodes, failure_lessons
 from ace_engine.learning.heuristics import HeuristicReflector
-from ace_engine.learning.lesson_text import code, cut, local
+from ace_engine.learning.lesson_wording import code, cut, local
 from ace_engine.observe import commands
 from ace_engine.observe.trajectory import carried, failure_class
 from ace_engine.playbook import safety

@@ -9,6 +9,7 @@ from ace_engine.learning import quality
 from ace_engine.learning.heuristics import HeuristicReflector
 from ace_engine.observe import commands
 from ace_engine.playbook import safety
+from conftest import examples
 
 ROOT = "/home/dev/shop"
 
@@ -243,7 +244,7 @@ def test_specific_lessons_pass(lesson):
     assert quality.check(lesson, "fix the build") is None
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text(max_size=600))
 def test_the_filters_never_raise(text):
     # Never raises, and answers None or why not (with a task, "restates the task" may be the why).

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from ace_engine.learning.gates import skip_reason
 from ace_engine.observe import git_context, trajectory
 from ace_engine.store.sqlite import SQLiteStore
+from conftest import examples
 from learnutil import Session, fix_session
 
 
@@ -92,7 +93,7 @@ def _event(n, at):
     return {"id": n, "tool_name": "Bash", "created_at": at}
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["user", "assistant", "event"]), st.integers(0, 50)), max_size=40))
 def test_turn_split_keeps_every_item_exactly_once_in_time_order(items):
     messages, events = [], []

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from ace_engine.core import config as config_mod
 from ace_engine.core import log
 from ace_engine.core.project import identify
-from ace_engine.learning import llm_prompt, llm_reflector, pipeline
+from ace_engine.learning import llm_prompt, llm_prompt_text, llm_reflector, pipeline
 from ace_engine.learning.heuristics import HeuristicReflector
 from ace_engine.learning.reflector import ReflectorError
 from ace_engine.learning.reflector_choice import get_reflector
@@ -30,7 +30,7 @@ from ace_engine.observe import trajectory as traj_mod
 from ace_engine.observe import transcript
 from ace_engine.playbook.playbook import Playbook
 from ace_engine.store.sqlite import SQLiteStore
-from conftest import ace
+from conftest import ace, examples
 
 # The reflector is tested through the real `openai` SDK (and the configuration's errors through
 # `anthropic`'s): without the `llm` extra (pip install -e '.[llm]', also in `test`) the file skips.
@@ -241,7 +241,7 @@ def test_a_600_step_trajectory_keeps_failures_and_fixes_within_the_budget():
     assert '<steps count="600"' in prompt
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(n=st.integers(1, 300), failures=st.sets(st.integers(1, 300), max_size=8), budget=st.integers(1500, 20000))
 def test_selected_steps_fit_the_budget_and_keep_failures_first(n, failures, budget):
     traj = _long_trajectory(n, {f for f in failures if f <= n})
@@ -270,6 +270,8 @@ PROMPT_FINGERPRINTS = {
     "reflector-2026-11-27.1": "5bddbd75481f09fb65d2e09d0ca9a2ec2647903dc91514cb43d0055ac23f62e5",  # change-based hints with the steps they rest on; rules under 200 chars
     "reflector-2026-12-02.1": "e92544a937afb6a07a1bf22e29fb3ca895136dbbf95951670b58a6570b67ec7b",  # a task of several turns in one call, the user's words at each turn; redacted spans never copied
     "reflector-2026-12-02.2": "f83865abb23d18140a10906121cadbeaf086bd8e112f7bb228f69cc1badbdf37",  # a fixed bug is no lesson, nor how a common tool works; 0.8 and up only for a shown standing rule
+    "reflector-2026-12-03.1": "64fe4276d438c944e4812aba3e9c0a2fa5efc10c40deeee97bcd197e8cdbfd3e",  # where the agent lost steps first; a common tool's behaviour this repository's setup makes bite; basis and recurs per lesson
+    "reflector-2026-12-03.2": "4b3ef57981c0af44810237cd9d014e0f40247f5bd273aa0cd76be1e3644efa64",  # not what the task itself added; no second lesson restating another's commands; a passing step quotes what it complained of or where it serves
 }
 
 
@@ -280,14 +282,14 @@ def test_the_prompt_version_names_exactly_one_prompt_text():
         f"the prompt text changed but PROMPT_VERSION is still {version!r}: bump it, re-check the recorded "
         f"answers, and record {llm_prompt.fingerprint()} for the new version")
     # The fingerprint does see a change of a word in the system prompt, the schema or the closing line.
-    original = (llm_prompt.SYSTEM_PROMPT, llm_prompt.CLOSING)
+    original = (llm_prompt_text.SYSTEM_PROMPT, llm_prompt_text.CLOSING)
     try:
-        llm_prompt.SYSTEM_PROMPT = original[0].replace("root cause", "root-cause", 1)
+        llm_prompt_text.SYSTEM_PROMPT = original[0].replace("root cause", "root-cause", 1)
         assert llm_prompt.fingerprint() != PROMPT_FINGERPRINTS[version]
-        llm_prompt.SYSTEM_PROMPT, llm_prompt.CLOSING = original[0], original[1] + " "
+        llm_prompt_text.SYSTEM_PROMPT, llm_prompt_text.CLOSING = original[0], original[1] + " "
         assert llm_prompt.fingerprint() != PROMPT_FINGERPRINTS[version]
     finally:
-        llm_prompt.SYSTEM_PROMPT, llm_prompt.CLOSING = original
+        llm_prompt_text.SYSTEM_PROMPT, llm_prompt_text.CLOSING = original
     required = llm_prompt.SCHEMA["properties"]["candidates"]["items"]["required"]
     assert "source_steps" in required  # every lesson must cite its steps
 
@@ -597,6 +599,27 @@ def test_a_failure_shows_its_telling_output_and_a_step_that_did_not_run_is_not_a
         step = dict(failed, failure=failure)
         assert llm_prompt.step_line(step, None).startswith(f"[1] Bash test {status}: ")
         assert "output:" not in llm_prompt.step_line(step, None)
+
+
+def test_a_passing_command_shows_only_what_it_complained_of_or_where_it_serves():
+    def ran(command, output):
+        step = traj_mod.enrich({"step": 2, "tool": "Bash", "action": command, "result": "ok", "success": True}, 2)
+        step["output"] = output
+        return llm_prompt.step_line(step, None)
+    # A tool that refused a path and still exited 0: the complaint is the evidence of a pitfall.
+    line = ran("$ browse --out /private/tmp/x.png", "Error: Path must be within /tmp or the repository\n5664")
+    assert "(output: Error: Path must be within /tmp or the repository)" in line
+    # Where a dev server now serves is a fact the next session needs.
+    assert "output: Serving at http://localhost:8731" in ran("$ ./serve.py", "starting\nServing at http://localhost:8731")
+    # A clean run, or one that says all is clear, shows no output.
+    assert "output:" not in ran("$ cargo test", "running 5 tests\ntest result: ok. 5 passed; 0 failed")
+    assert "output:" not in ran("$ make build", "built in 2s")
+    # A read-only probe's hits are what it searched for, not a complaint.
+    probe = traj_mod.enrich({"step": 3, "tool": "Bash", "action": "$ grep -rn error src", "result": "ok",
+                             "success": True}, 3)
+    probe["output"] = "src/a.py:1: raise error"
+    assert probe["kind"] == "readonly" and "output:" not in llm_prompt.step_line(probe, None)
+    assert len(llm_prompt.ok_excerpt("warning: x\n" * 200)) <= llm_prompt.MAX_OK_OUTPUT_CHARS
 
 
 # -- `ace install` says which reflector learns and how to get the better one ---------------------------

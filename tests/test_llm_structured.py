@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ace_engine.llm.structured import InvalidOutput, extract_json, validate
+from conftest import examples
 
 SCHEMA = {
     "type": "object",
@@ -70,7 +71,7 @@ json_values = st.recursive(
 prose = st.text(alphabet=st.characters(blacklist_characters="{"), max_size=80)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(value=st.dictionaries(st.text(max_size=8), json_values, max_size=5), before=prose, after=st.text(max_size=80))
 def test_any_object_surrounded_by_prose_without_braces_comes_back_intact(value, before, after):
     assert extract_json(before + json.dumps(value) + after) == value

@@ -21,6 +21,7 @@ from ace_engine.playbook.playbook import (
     content_key,
 )
 from ace_engine.store.sqlite import SQLiteStore
+from conftest import examples
 
 
 @pytest.fixture
@@ -401,7 +402,7 @@ def test_global_bullets_are_seen_by_every_project(store, git_project, tmp_path):
     assert {b["id"] for b in Playbook(store, None).bullets()} == {shared["id"]}
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(st.text(alphabet="abc XYZ.,!", min_size=1, max_size=30).filter(lambda t: content_key(t)))
 def test_adding_the_same_lesson_twice_never_duplicates(tmp_path_factory, text):
     path = str(tmp_path_factory.mktemp("store") / "ace.db")

@@ -59,6 +59,7 @@ def machine(base: Path, name: str) -> tuple[Path, dict]:
     return root, {"ACE_HOME": str(base / f"home-{name}"), "ACE_LEARNING_ENABLED": "0"}
 
 
+@pytest.mark.slow  # a fresh PostgreSQL and `ace server run` as processes, end to end (4-10 s loaded)
 def test_ace_server_run_on_the_wheels_postgresql_pushes_and_pulls(postgres, tmp_path):
     port = throwaway_pg.free_port()
     server_env = {"ACE_SERVER_DATABASE": postgres.url, "ACE_HOME": str(tmp_path / "server-home")}
@@ -109,6 +110,7 @@ def test_ace_server_run_on_the_wheels_postgresql_pushes_and_pulls(postgres, tmp_
     assert not list((tmp_path / "server-home").glob("*.db"))
 
 
+@pytest.mark.slow  # starts and stops a PostgreSQL server (4 s loaded)
 def test_a_local_url_where_nothing_answers_gets_a_throwaway_server(tmp_path):
     port = throwaway_pg.free_port()
     url = f"postgresql://postgres@127.0.0.1:{port}/scratch"

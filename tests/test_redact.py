@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ace_engine.redact.redactor import KINDS, is_secret_key, redact, redact_value
+from conftest import examples
 
 ALNUM = "a1B2c3D4e5F6g7H8"
 
@@ -443,7 +444,7 @@ SECRETS = [ANTHROPIC, OPENAI_PROJ, OPENAI_LEGACY, AWS_ID, GH["ghp"], GH_PAT,
 any_text = st.text(st.characters(exclude_categories=()), max_size=200)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(prefix=any_text, suffix=any_text, secret=st.sampled_from(SECRETS),
        sep1=st.sampled_from([" ", "\n", "\t", " = ", "\n\n", ": ", "\"", "'"]),
        sep2=st.sampled_from([" ", "\n", "\t", "\"", "'", ",", ".\n"]))
@@ -454,7 +455,7 @@ def test_embedded_secret_never_survives(prefix, suffix, secret, sep1, sep2):
     assert secret[-16:] not in out
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(prefix=any_text, suffix=any_text)
 def test_embedded_private_key_never_survives(prefix, suffix):
     out = redact(prefix + "\n" + pem("RSA ") + "\n" + suffix)
@@ -476,7 +477,7 @@ fragment_text = st.lists(
     max_size=40).map("".join)
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=examples(1000), deadline=None)
 @given(fragment_text)
 def test_idempotent_and_total_on_secret_like_text(text):
     once = redact(text)
@@ -484,7 +485,7 @@ def test_idempotent_and_total_on_secret_like_text(text):
     assert redact(once) == once
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(any_text)
 def test_never_raises_on_any_text(text):
     assert isinstance(redact(text), str)

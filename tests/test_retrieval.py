@@ -13,6 +13,7 @@ from ace_engine.playbook.playbook import Playbook
 from ace_engine.retrieval import query as q
 from ace_engine.retrieval.search import search, top
 from ace_engine.store.sqlite import SQLiteStore
+from conftest import examples
 
 NOW = 1_750_000_000.0
 DAY = 86400.0
@@ -115,7 +116,7 @@ def test_long_prompts_are_capped():
 _FTS_PART = r'^"[^"]*"\*?$'
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text())
 def test_fts_expression_is_only_quoted_terms(text):
     import re
@@ -147,7 +148,7 @@ def test_only_stop_words_give_nothing(seeded):
     assert search(store, pid, "could you please help me with this?") == []
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=st.text(max_size=300), files=st.lists(st.text(max_size=40), max_size=3))
 def test_arbitrary_text_and_files_never_raise(seeded, text, files):
     store, pid, _ = seeded

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from ace_engine.playbook.sections import DEFAULT_SECTIONS, title
 from ace_engine.retrieval.render import MAX_CHARS, estimate_tokens, render_digest, render_patterns
+from conftest import examples
 
 LINE = re.compile(r"^- \[(ctx-[0-9a-z]+) ✓(\d+) ✗(\d+) conf (\d\.\d\d)\] .+$")
 
@@ -87,7 +88,7 @@ bullets_strategy = st.lists(
     max_size=40, unique_by=lambda b: b["id"])
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(hits=bullets_strategy, budget=st.integers(0, 20_000),
        tag=st.sampled_from(["ace-patterns", "ace-patterns-recalled", "ace-patterns-domain-shift"]))
 def test_never_over_budget_or_the_character_cap(hits, budget, tag):
@@ -102,7 +103,7 @@ def test_never_over_budget_or_the_character_cap(hits, budget, tag):
         assert line.startswith(f"- [{b['id']} ✓{b['helpful']} ✗{b['harmful']} conf ")
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(hits=bullets_strategy, budget=st.integers(0, 20_000))
 def test_digest_never_over_budget_or_cap(hits, budget):
     text, shown = render_digest(hits, budget)

@@ -609,6 +609,7 @@ UNLABELLED = """() => [...document.querySelectorAll('input:not([type=hidden]), s
   .map(e => e.outerHTML)"""
 
 
+@pytest.mark.slow  # a real browser through the whole review walk (5-10 s in a loaded 2-core run)
 def test_review_walk_in_chromium(tmp_path):
     sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright (the Python package only)")
     if not os.path.exists(CHROMIUM):

@@ -34,6 +34,9 @@ from ace_engine.playbook.ids import new_id  # noqa: E402
 from ace_engine.server.storage.db import TeamDB  # noqa: E402
 from test_server_api import database, mint  # noqa: E402
 
+# Real server processes, several per test, killed and restarted (15-30 s for the file in a loaded 2-core run).
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 BURST = 20
 RATE = 0.01  # one token per 100 s: nothing refills while a test runs

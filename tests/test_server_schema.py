@@ -35,6 +35,7 @@ from ace_engine import __version__  # noqa: E402
 from ace_engine.server import openapi  # noqa: E402
 from ace_engine.server.app import create_app  # noqa: E402
 from ace_engine.server.storage.db import TeamDB  # noqa: E402
+from conftest import examples
 from test_server_api import LiveServer, database, mint  # noqa: E402
 
 SEED_LESSON = "ctx-0000000001aaaaaaaaaa"
@@ -108,7 +109,7 @@ _object = st.dictionaries(st.sampled_from(_names), _field, max_size=8)
 
 
 @pytest.mark.parametrize("name", sorted(openapi.SCHEMAS))
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(value=_object | _json | st.lists(_object, max_size=3))
 def test_the_routes_validator_agrees_with_json_schema(name, value):
     schema = openapi.SCHEMAS[name]

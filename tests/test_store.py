@@ -99,6 +99,7 @@ def _hammer(home: str, worker: int, count: int, queue) -> None:
     queue.put(worker)
 
 
+@pytest.mark.slow  # 8 processes x 500 events racing for the store (10 s alone, 8-17 s in a loaded 2-core run)
 def test_concurrent_hooks_lose_nothing(ace_home):
     SQLiteStore().close()
     ctx = multiprocessing.get_context("spawn")

@@ -13,7 +13,7 @@ from ace_engine.core.project import identify
 from ace_engine.integrations import agent_files as af
 from ace_engine.playbook.playbook import Playbook
 from ace_engine.store.sqlite import SQLiteStore
-from conftest import ace
+from conftest import ace, examples
 
 BULLETS = [
     {"id": "ctx-0000000001aaaaaaaaaa", "section": "troubleshooting_and_pitfalls", "content": "JWT expires after 15 min",
@@ -93,7 +93,7 @@ surrounding = st.lists(st.sampled_from(["a", " ", "\n", "\r", "\r\n", "#", "<", 
                                        "ACE_SECTION_START", "<!-- ACE", "ACE_SECTION_END -->"]), max_size=40).map("".join)
 
 
-@settings(max_examples=400)
+@settings(max_examples=examples(400))
 @given(surrounding, st.sampled_from([BULLETS, OTHER, []]), st.sampled_from([OTHER, BULLETS]))
 def test_any_text_survives_add_update_remove_byte_for_byte(text, first, second):
     # The pieces can spell a whole marker ("<" "!--" " " "ACE_SECTION_END -->"): such a file is

@@ -12,7 +12,7 @@ from ace_engine.core.project import identify
 from ace_engine.playbook import transfer
 from ace_engine.playbook.playbook import Playbook, content_key
 from ace_engine.store.sqlite import SQLiteStore
-from conftest import ace
+from conftest import ace, examples
 
 BULLET_KEYS = {"id", "scope", "project", "section", "content", "domains", "helpful", "harmful", "helpful_explicit",
                "harmful_explicit", "confidence", "status", "provenance", "created_at", "updated_at", "last_used_at",
@@ -303,7 +303,7 @@ lesson = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(lesson, max_size=12))
 def test_any_list_imports_once(tmp_path_factory, items):
     path = str(tmp_path_factory.mktemp("store") / "ace.db")

@@ -28,6 +28,9 @@ if not os.path.exists(CHROMIUM):
 
 from test_ui import SID, XSS_LESSON, private_env, seed_store, start_ace_ui  # noqa: E402
 
+# A real browser and `ace ui` in a process (10-20 s in a loaded 2-core run): the full run has it, --fast not.
+pytestmark = pytest.mark.slow
+
 SHOTS = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]

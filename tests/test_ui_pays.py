@@ -57,6 +57,7 @@ def test_the_page_shows_the_difference_and_plots_it(lesson, git_project):  # noq
     assert "/pays" in _get("/help").text, "the self-rated page points here"
 
 
+@pytest.mark.slow  # a real browser (5 s in a loaded 2-core run)
 @pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian's chromium is not installed")
 def test_the_page_in_chromium(lesson, git_project, tmp_path):  # noqa: F811
     sync_api = pytest.importorskip("playwright.sync_api")

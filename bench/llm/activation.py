@@ -4,16 +4,20 @@
 
 Contract. KEEP_DIR is what `bench/llm/score.py --keep` left: one folder per session with its
 `acehome/ace.db`. Every learned lesson of every status except quarantined (held by provenance, which
-this rule does not decide) is read with what the curator knew when it chose its status: kind
-(`llm` or an offline rule), the model's grade, whether it confirmed an offline candidate (`agrees`),
-whether its steps were strong evidence, whether it is a pitfall whose cited steps show the failure
-(`pitfall`). For each setting of the rule — a model's lesson is active when its grade ≥ T, or it is
-a pitfall graded ≥ T − margin, or it agrees (with/without), or its evidence is strong; other lessons
-keep their own rule — it counts the gold lessons matched by an active lesson (recall), the share of active
-lessons that match a gold lesson of their session (precision), and the active lessons per session
-that match none (noise). A lesson merged into another at learning time is read as the survivor; the
-study re-decides statuses on the stored lessons, so merges the rule would have made differently are
-not replayed (the scorer's run of the chosen default is the figure of record).
+this rule does not decide) is read with what the curator knew when it chose its status: kind (`llm` or
+an offline rule), the model's grade, whether it confirmed an offline candidate (`agrees`), whether its
+steps were strong evidence, whether it is a pitfall whose cited steps show the failure (`pitfall`), what
+the model said shows it (`basis`) and how often it recurs (`recurs`). For each setting of the rule — a
+model's lesson is active when its grade ≥ T, or it is a pitfall graded ≥ T − margin, or its basis is the
+user's words or a fixed failure and it is graded ≥ T − basis margin, or it agrees (with/without), or its
+evidence is strong; with `rarely_waits`, one the model says recurs rarely is not active at once; with
+`read_waits`, nor is one the model says only the repository's files or a command's output show (`basis`
+"read": nothing failed, nobody said it); other lessons keep their own rule — it counts the gold lessons
+matched by an active lesson (recall), the share of active lessons that match a gold lesson of their
+session (precision), and the active lessons per session that match none (noise). A lesson merged into
+another at learning time is read as the survivor; the study re-decides statuses on the stored lessons,
+so merges the rule would have made differently are not replayed (the scorer's run of the chosen default
+is the figure of record).
 
 Writes the rows (`--out`) that tests/test_learning_activation.py keeps with the default. Stdlib only.
 """
@@ -34,7 +38,9 @@ sys.path.insert(0, os.path.dirname(HERE))
 from learning_quality import load_scorer  # noqa: E402
 
 THRESHOLDS = (0.0, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 1.01)
-MARGINS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25)
+MARGINS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35)
+BASIS_MARGINS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 1.01)
+STRONG_BASES = ("user", "fixed")
 
 
 def lessons(keep: str, split: str, scorer: Any) -> tuple[list[dict[str, Any]], dict[str, int]]:
@@ -52,31 +58,49 @@ def lessons(keep: str, split: str, scorer: Any) -> tuple[list[dict[str, Any]], d
             rows.append({"session": sid, "status": status, "kind": p.get("kind"),
                          "grade": p.get("confidence"), "agrees": bool(p.get("agrees")),
                          "strong": bool(p.get("strong_sessions")), "pitfall": bool(p.get("pitfall")),
+                         "basis": p.get("basis"), "recurs": p.get("recurs"),
                          "matches": [g["id"] for g in traj.get("lessons") or [] if scorer.matches(content,
                                                                                                   g.get("must_any"))]})
         con.close()
     return rows, golds
 
 
+Setting = tuple[bool, float, float, float, bool, bool]
+
+
+def settings() -> list[Setting]:
+    """(agrees counts, threshold, pitfall margin, basis margin, rarely waits, read waits): the grade
+    grid with and without agreement, then the basis and recurrence dimensions, agreement not counted."""
+    grid: list[Setting] = [(agrees, t, m, 0.0, False, False)
+                           for agrees, t, m in itertools.product((True, False), THRESHOLDS, MARGINS)]
+    grid += [(False, t, m, b, rare, read) for t, m, b, rare, read in itertools.product(
+        THRESHOLDS, MARGINS, BASIS_MARGINS, (False, True), (False, True)) if b or rare or read]
+    return grid
+
+
+def live(r: dict[str, Any], setting: Setting) -> bool:
+    """Would this stored lesson be active at once under that setting?"""
+    agrees, t, margin, basis_margin, rarely_waits, read_waits = setting
+    if r["kind"] != "llm":
+        return r["status"] == "active"
+    g = r["grade"]
+    held = (rarely_waits and r.get("recurs") == "rarely") or (read_waits and r.get("basis") == "read")
+    if held and not r["strong"]:
+        return False
+    floor = t - max(margin if r["pitfall"] else 0.0, basis_margin if r.get("basis") in STRONG_BASES else 0.0)
+    return r["strong"] or (agrees and r["agrees"]) or (g is not None and g >= floor - 1e-9)
+
+
 def study(rows: list[dict[str, Any]], golds: dict[str, int]) -> list[dict[str, Any]]:
     out = []
     total_gold = sum(golds.values())
-    for agrees, t, margin in itertools.product((True, False), THRESHOLDS, MARGINS):
-        active = []
-        for r in rows:
-            if r["status"] == "quarantined":
-                continue
-            if r["kind"] == "llm":
-                g = r["grade"]
-                live = r["strong"] or (agrees and r["agrees"]) or (g is not None and (
-                    g >= t or (r["pitfall"] and g >= t - margin - 1e-9)))
-            else:
-                live = r["status"] == "active"
-            if live:
-                active.append(r)
+    for setting in settings():
+        agrees, t, margin, basis_margin, rarely_waits, read_waits = setting
+        active = [r for r in rows if r["status"] != "quarantined" and live(r, setting)]
         found = {(r["session"], m) for r in active for m in r["matches"]}
         good = sum(1 for r in active if r["matches"])
-        out.append({"threshold": t, "pitfall_margin": margin, "agrees_counts": agrees, "active": len(active),
+        out.append({"threshold": t, "pitfall_margin": margin, "agrees_counts": agrees, "basis_margin": basis_margin,
+                    "rarely_waits": rarely_waits, "read_waits": read_waits, "active": len(active),
                     "recall": round(len(found) / total_gold, 3) if total_gold else 0.0,
                     "precision": round(good / len(active), 3) if active else 0.0,
                     "noise_per_session": round((len(active) - good) / max(1, len(golds)), 2)})

@@ -40,7 +40,7 @@ _SHOWN = re.compile(r"<bullets_shown>.*?</bullets_shown>", re.S)
 
 def prompt_version() -> str:
     """The reflector's prompt version, read from its source (no import of the package needed)."""
-    src = os.path.join(ROOT, "src", "ace_engine", "learning", "llm_prompt.py")
+    src = os.path.join(ROOT, "src", "ace_engine", "learning", "llm_prompt_text.py")
     with open(src, encoding="utf-8") as fh:
         match = re.search(r'^PROMPT_VERSION = "([^"]+)"', fh.read(), re.M)
     if not match:

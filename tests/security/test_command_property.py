@@ -24,11 +24,12 @@ from ace_engine.playbook.ids import new_id
 from ace_engine.playbook.playbook import Playbook
 from ace_engine.store.sqlite import SQLiteStore
 from ace_engine.team_client import inbox
+from conftest import examples
 
 from .test_provenance_property import _project, _Repeats, assert_not_live, world  # noqa: F401
 
-EXAMPLES = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                              HealthCheck.too_slow])
+EXAMPLES = settings(max_examples=examples(100), deadline=None,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 PACKAGES = ["snapshot-refresher", "render-fixer", "jest-snap-sync", "pytest-heal"]
 URLS = ["https://github.com/acme/tools/raw/main/fix.sh", "https://gitlab.com/acme/t/-/raw/main/heal.sh"]

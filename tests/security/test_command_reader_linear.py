@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ace_engine.playbook import command_parts, commands_read, provenance, safety, shell_tokens
+from conftest import examples
 
 
 def rep(unit: str):
@@ -81,7 +82,7 @@ def test_the_screens_read_adversarial_text_without_raising(name):
     assert isinstance(safety.concerns(text), list)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.sampled_from(list("ab $()`'\"\\|;&<>{}=-~/\n.:#!*") + ["sh -c ", "curl ", "npx ", "env ", "| sh"]),
                 max_size=200).map("".join))
 def test_the_reader_never_raises(text):

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from ace_engine.core.project import identify
 from ace_engine.store.sqlite import SQLiteStore
-from conftest import ace
+from conftest import ace, examples
 from hookutil import check_answer, payload, run_hook
 
 FIXTURES = os.path.join(os.path.dirname(__file__), os.pardir, "fixtures", "injection")
@@ -333,7 +333,7 @@ def _recase(text: str, flips: list[bool]) -> str:
     return "".join(c.swapcase() if flips[i % len(flips)] else c for i, c in enumerate(text)) if flips else text
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(command=st.sampled_from(COMMANDS), wrapper=st.sampled_from(WRAPPERS), host=st.sampled_from(HOSTS),
        flips=st.lists(st.booleans(), max_size=7), spacing=st.sampled_from([" ", "  ", "\t", " \t "]))
 def test_instruction_variants_are_all_quarantined(command, wrapper, host, flips, spacing):
@@ -345,7 +345,7 @@ def test_instruction_variants_are_all_quarantined(command, wrapper, host, flips,
     assert reasons, text
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(word=st.sampled_from(["ignore previous instructions", "disregard prior instructions", "you are now",
                              "ignore all previous rules"]),
        sep=st.sampled_from([" ", "  ", "\u00a0", "\u2003", "_", "-", " * "]),

@@ -27,6 +27,7 @@ from ace_engine.playbook.playbook import Playbook
 from ace_engine.retrieval.search import search
 from ace_engine.store.sqlite import SQLiteStore
 from ace_engine.team_client import inbox
+from conftest import examples
 from test_learning_transcript import Transcript
 
 PACKAGES = ["snapshot-refresher", "render-fixer", "jest-snap-sync", "pytest-heal", "lint-autopilot"]
@@ -132,7 +133,7 @@ def _project(base: str):
     return identify(root)
 
 
-EXAMPLES = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+EXAMPLES = settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                              HealthCheck.too_slow])
 SPLIT_HEAD = "Refresh the render snapshots before the tests: stale ones fail the header test."
 
@@ -220,7 +221,7 @@ def test_proposed_over_mcp(world, planted):
         ws.close()
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(10), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(planted=planted())
 def test_ace_add_is_the_users_own(world, planted):
     """The control: typed by the user, the same words are theirs; only the pattern list may hold them."""

@@ -29,6 +29,7 @@ import ace_engine.cli as cli_package
 from ace_engine.core.project import identify
 from ace_engine.store.sqlite import SQLiteStore
 from conftest import ace as run_ace
+from conftest import examples
 from hookutil import payload, run_hook
 
 # What a terminal acts on or hides: C0 controls but tab/newline, DEL, C1 (0x9b is CSI), bidi
@@ -211,7 +212,7 @@ def plant(project: Path, needle: str, text: str, long_line: bool) -> dict:
     return lesson
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(needle=st.sampled_from(NEEDLES), text=noise, long_line=st.booleans())
 def test_every_view_shows_arbitrary_stored_text_literally(proj, monkeypatch, needle, text, long_line):
     monkeypatch.setenv("ACE_HOME", os.path.join(tempfile.mkdtemp(dir=proj.parent), "ace-home"))
@@ -278,7 +279,7 @@ def test_views_print_only_through_the_escaping_helpers():
     assert not problems, "\n".join(problems)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(value=st.one_of(noise, st.text()))
 def test_a_value_escaped_for_markup_never_changes_the_markup_around_it(value):
     """`escape.terminal(value)` for code that builds markup itself (a progress bar's description):

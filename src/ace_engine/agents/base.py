@@ -8,7 +8,8 @@ field renames, `agents.tools`), the hook entries' shape (`timeout_scale`: ms per
 `timeout`; `matchers`; `named_handlers`: a `name` on each handler), its installer and transcript
 readers (module names under `integrations/` and `observe/`: named, not imported, so a hook never
 loads them), what `ace install` and `ace doctor` tell its user (`trust`, `hooks_off_fix`,
-`probe`), and `legacy` (why it is kept for those still on it, or "").
+`probe`), `legacy` (why it is kept for those still on it, or "") and `empty_answer` (what is
+printed when there is nothing to say: "" prints nothing, Antigravity wants `{}`).
 
 Behaviour, overridable: `adapt(native, event, payload)` turns the agent's payload into the one
 Claude Code would have sent (tool names and fields through `agents.tools.to_canonical`), so
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 class Agent:
     __slots__ = ("name", "events", "context_events", "lost", "tools", "patch_tools", "timeout_scale", "matchers",
                  "named_handlers", "handlers", "installer", "readers", "trust", "hooks_off_fix", "probe", "legacy",
-                 "scopes")
+                 "scopes", "empty_answer")
 
     def __init__(self, name: str, *, events: "dict[str, str]", context_events: "frozenset[str]" = frozenset(),
                  lost: "dict[str, str] | None" = None, tools: "dict[str, tuple[str, dict[str, str]]] | None" = None,
@@ -35,7 +36,7 @@ class Agent:
                  handlers: "dict[str, str] | None" = None, installer: "str | None" = None,
                  readers: "tuple[str, ...]" = (), trust: "tuple[str, str, str]" = ("", "", ""), hooks_off_fix: str = "",
                  probe: "tuple[str, dict[str, Any], str] | None" = None, legacy: str = "",
-                 scopes: "tuple[str, ...]" = ("project", "user")):
+                 scopes: "tuple[str, ...]" = ("project", "user"), empty_answer: str = ""):
         self.name = name
         self.events = events
         self.context_events = context_events
@@ -53,6 +54,7 @@ class Agent:
         self.probe = probe  # (the agent's event, its payload, "denies" | "answers") for `ace doctor`
         self.legacy = legacy
         self.scopes = scopes
+        self.empty_answer = empty_answer  # printed when there is nothing to answer ("" = print nothing)
 
     @property
     def label(self) -> str:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 ROWS: tuple[tuple[str, str, str], ...] = (
     ("claude", "claude_code", "Claude Code"),
     ("codex", "codex", "Codex CLI"),
+    ("antigravity", "antigravity", "Antigravity CLI"),
     ("gemini", "gemini", "Gemini CLI"),
 )
 DEFAULT = ROWS[0][0]

@@ -6,7 +6,7 @@ the tool returned (`{output}`, `{error}`, an MCP tool's `{content: [{type, text}
 Codex's function outputs are a string, `{content, success}`, or a list of `{type, text}` items; a
 code-mode cell prints `JSON.stringify` of nested results. What the model read is in any of those
 parts: a reader that keeps only `text` (or only `output`) leaves a package named inside a
-`functionResponse` unseen by capture and by provenance (issue 35). `text_of` is the one reader every
+`functionResponse` unseen by capture and by provenance. `text_of` is the one reader every
 agent path uses (`hooks/agents.py`, `observe/gemini_chat.py`, `observe/codex_rollout.py`,
 `observe/codex_code_mode.py`): every string leaf, in document order, except the parts that are not
 text the model read — ids, names, types, MIME types, a model's own thoughts, inline base64 data.

@@ -134,8 +134,9 @@ def show_status(found: list[dict[str, Any]]) -> None:
 
 
 def checks(root: str) -> list[Check]:
-    """One doctor check per agent installed: every event there, the hook switch on, MCP, what is lost."""
-    out = []
+    """One doctor check per agent installed: every event there, the hook switch on, MCP, what is lost;
+    and one for a Codex plugin that runs our hooks (`codex_plugin_check`)."""
+    out = [check] if (check := codex_plugin_check(root)) is not None else []
     for state in installs(root):
         agent, name = state["agent"], f"{state['agent']} ({state['scope']})"
         if state["problem"]:
@@ -155,6 +156,8 @@ def checks(root: str) -> list[Check]:
         detail = (f"{plural(len(state['events']), 'event')} in {state['path']}; MCP server "
                   f"{'registered' if state['mcp'] else 'not registered'}; "
                   f"lacks: {', '.join(registry.get(agent).lost) or 'nothing'}")
+        if registry.get(agent).legacy:
+            detail += f"; legacy: {registry.get(agent).legacy}"
         review = registry.get(agent).trust[2]
         # Run for real, like Claude Code's (`diagnostics.probe_hook_command`), but only a command `ace
         # install --agent` wrote for this installation: the file is the repository's, anyone's.
@@ -171,6 +174,33 @@ def checks(root: str) -> list[Check]:
                     f"`ace install --agent {agent}{flag}`" if problem else review)
         out.append(Check(name, not foreign and not problem, detail, fix, warn=bool(foreign)))
     return out
+
+
+def codex_plugin_check(root: str) -> Check | None:
+    """When a Codex plugin that runs ace-engine's hooks is installed: whether Codex's
+    `[features].plugin_hooks` lets it run them (off or unset: Codex loads the plugin, runs none of
+    its hooks). None when there is no such plugin."""
+    from ..integrations import codex_plugins
+
+    found = codex_plugins.ace_plugins()
+    if not found:
+        return None
+    names = ", ".join(p["name"] for p in found)
+    value, config = codex_plugins.plugin_hooks(root)
+    if value is True:
+        doubled = [s["path"] for s in (_module("codex").status(scope, root) for scope in SCOPES) if s["events"]]
+        if doubled:  # both run: every event would be captured twice
+            return Check("codex plugin", False, f"{names} runs ace-engine's hooks, and so does {', '.join(doubled)}: "
+                         "every Codex event is handled twice", "keep one: `ace uninstall --agent codex"
+                         f"{' --user' if doubled[0] == _module('codex').paths('user', root)[0] else ''}` or remove "
+                         "the plugin", warn=True)
+        return Check("codex plugin", True, f"{names}: its hooks run ([features] plugin_hooks = true)")
+    said = "set to false" if value is False else "not set (off by default)"
+    return Check("codex plugin", False, f"{names} runs ace-engine's hooks, but [features] plugin_hooks is {said}: "
+                 "Codex loads the plugin and runs none of its hooks",
+                 f"{'set' if value is False else 'add'} `{codex_plugins.FIX_LINE}` under `[features]` in {config} "
+                 "(or remove the plugin and use "
+                 "`ace install --agent codex`)")
 
 
 def _probe(agent: str) -> str | None:

@@ -1,4 +1,4 @@
-"""`ace bootstrap`: seed the project's playbook from the repository (see learning/bootstrap.py)."""
+"""`ace bootstrap`: seed the project's playbook from the repository (see the `bootstrap` package)."""
 
 import os
 

@@ -45,7 +45,7 @@ def find_agent_cli(agent: str, cfg: Any = None) -> str | None:
 
 
 def _find(agent: str, cfg: Any) -> str | None:
-    from ..llm.claude_cli import find_cli
+    from ..llm.agent_cli import find_cli
 
     try:
         return find_cli(agent, cfg[f"llm.{agent}_path"] or None, f"llm.{agent}_path")

@@ -1,6 +1,6 @@
 """Printing for the CLI: rich tables for people, plain JSON with `--json` for scripts.
 
-Text is data (issue 7, part 8). Everything a view shows came, at some point, from a tool's output,
+Text is data. Everything a view shows came, at some point, from a tool's output,
 a transcript, a repository or an imported file, so stored text reaches the terminal only through
 the functions here, and none of them lets it be read as rich markup or as a terminal escape:
 
@@ -20,7 +20,7 @@ the functions here, and none of them lets it be read as rich markup or as a term
 Views never call `console.print` with stored text (tests/security/test_terminal_text.py checks the
 sources); `console` stays exported for progress bars and spinners, whose text the code writes.
 
-Layout (issue 13): every listing goes through `table()`, so no command can forget these rules.
+Layout: every listing goes through `table()`, so no command can forget these rules.
 A table is drawn only when it fits the terminal without cutting its short columns (ids, times,
 names) and leaves each long-text column (a lesson, an event's content; any column with a value
 over `LONG_CELL` characters, or those named in `body=`) at least `MIN_BODY` cells; otherwise the

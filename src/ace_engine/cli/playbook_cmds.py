@@ -311,7 +311,7 @@ def show(bullet_id, as_json):
         bullet = get_bullet(Playbook(store, None), bullet_id)
         changes = store.changes(bullet_id=bullet["id"], limit=1000)
         project = store.project_row(bullet["project_id"]) if bullet["project_id"] is not None else None
-        # Which agents' sessions taught and confirmed it (issue 25: one playbook for every agent).
+        # Which agents' sessions taught and confirmed it (one playbook serves every agent).
         agents = agents_mod.lesson_agents(bullet, store.session_agents(agents_mod.provenance_sessions(bullet)))
         anchors = store.anchors_of(bullet["id"])  # what it rests on, as the last check found it
     if as_json:

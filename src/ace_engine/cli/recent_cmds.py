@@ -110,23 +110,16 @@ def show_session(session_id: str, as_json: bool = False, full: bool = False) -> 
         render_session(session, data, full)
 
 
-@sessions.command("show")
-@click.argument("session_id")
-@click.option("--full", is_flag=True, help="Show whole inputs and responses, not one line each.")
-@json_option
-def sessions_show(session_id: str, full: bool, as_json: bool) -> None:
-    """One session (a unique prefix is enough): its summary on top, then everything captured for it."""
-    show_session(session_id, as_json, full)
-
-
 @click.command("session")
 @click.argument("session_id")
 @click.option("--full", is_flag=True, help="Show whole inputs and responses, not one line each.")
 @json_option
 def session_cmd(session_id: str, full: bool, as_json: bool) -> None:
-    """One session (a unique prefix is enough): its summary, then everything captured for it."""
+    """One session (a unique prefix is enough): its summary on top, then everything captured for it."""
     show_session(session_id, as_json, full)
 
+
+sessions.add_command(session_cmd, "show")  # `ace sessions show ID` is `ace session ID`, one command
 
 COMMANDS = [recent, session_cmd]
 __all__ = ["COMMANDS", "recent", "session_cmd", "show_session", "recent_rows"]

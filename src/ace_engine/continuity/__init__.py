@@ -1,4 +1,4 @@
-"""Continuity: the next session knows what the last ones asked, did and left open (issue 14).
+"""Continuity: the next session knows what the last ones asked, did and left open.
 
 Lessons are one half of memory; this is the other. After each Stop the learning worker writes a
 summary of the session (`summarize.py`: offline, from the captured tool calls and messages, with

@@ -37,19 +37,28 @@ def _first_line(path: str) -> "str | None":
         return None
 
 
-def head_commit(root: "str | None") -> "str | None":
-    """The object name HEAD points to in the work tree at `root`, or None (see the docstring)."""
+def read_head(root: "str | None") -> "tuple[str, str] | None":
+    """(git dir, the first line of its HEAD file) of the work tree at `root`; None outside a work
+    tree or when HEAD cannot be read."""
     if not root:
         return None
-    from ..core.project import common_dir, find_git_root
+    from ..core.project import find_git_root
 
     found = find_git_root(root)
     if not found:
         return None
-    git_dir = found[1]
-    head = _first_line(os.path.join(git_dir, "HEAD"))
-    if head is None:
+    head = _first_line(os.path.join(found[1], "HEAD"))
+    return None if head is None else (found[1], head)
+
+
+def head_commit(root: "str | None") -> "str | None":
+    """The object name HEAD points to in the work tree at `root`, or None (see the docstring)."""
+    read = read_head(root)
+    if read is None:
         return None
+    from ..core.project import common_dir
+
+    git_dir, head = read
     if not head.startswith("ref:"):
         return _object_name(head)
     ref = head[4:].strip()

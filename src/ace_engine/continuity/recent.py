@@ -26,12 +26,12 @@ indexed read of precomputed summaries), nothing is summarised here. The ids show
 session's state so that a compaction brings back the same sessions (`recalled`).
 """
 
-import os
 
 from ..core.escape import injected
 from ..core.fmt import day_relative, estimate_tokens
 from ..retrieval.render import MAX_CHARS
 from . import LABELS, setting
+from .head import read_head
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks must not import `typing` (~3 ms)
 if TYPE_CHECKING:
@@ -47,18 +47,8 @@ _OTHER = 12
 
 def current_branch(root: "str | None") -> "str | None":
     """The branch checked out at `root`, read from its HEAD file; None when detached or unknown."""
-    if not root:
-        return None
-    from ..core.project import find_git_root
-
-    found = find_git_root(root)
-    if not found:
-        return None
-    try:
-        with open(os.path.join(found[1], "HEAD"), encoding="utf-8", errors="replace") as fh:
-            head = fh.readline().strip()
-    except OSError:
-        return None
+    read = read_head(root)
+    head = read[1].strip() if read else ""
     return head[len("ref: refs/heads/"):] if head.startswith("ref: refs/heads/") else None
 
 

@@ -1,4 +1,4 @@
-"""What a session summary may carry into the next session's context: one rule for every field (issue 20).
+"""What a session summary may carry into the next session's context: one rule for every field.
 
 A summary is data about a past session, never instructions for the next one. Every field that can
 reach `<ace-recent-context>` has an origin, named where `summarize.lines` renders it:

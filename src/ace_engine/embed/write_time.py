@@ -1,4 +1,4 @@
-"""Write-time quality (issue 24): lesson vectors from the full model, in the static table's space.
+"""Write-time quality: lesson vectors from the full model, in the static table's space.
 
 Contract. The hook embeds a prompt with the shipped static table (vectors.py: stdlib, ~1 ms); the
 lesson side has time to spare, so the learning worker and `ace embed` — never a hook — embed each

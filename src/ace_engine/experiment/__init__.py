@@ -1,4 +1,4 @@
-"""The holdout (issue 37): does injecting lessons pay, measured on the user's own sessions?
+"""The holdout: does injecting lessons pay, measured on the user's own sessions?
 
 `arms` gives each session its arm (the hooks' one check), `outcomes` reads each session's outcomes
 from what was captured, `stats` holds the small-sample intervals, `report` compares the arms.

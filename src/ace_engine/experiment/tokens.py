@@ -16,12 +16,12 @@ Cost: one sequential read of the transcript (a few MB for a long session); repor
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from typing import Any
 
 from ..core import paths
+from ..core.files import json_object
 
 MAX_BYTES = 64 * 1024 * 1024
 _KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
@@ -56,11 +56,8 @@ def transcript_tokens(path: str | None) -> int | None:
     claude: dict[str, int] = {}
     codex: int | None = None
     for n, line in enumerate(lines):
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(entry, dict):
+        entry = json_object(line)
+        if entry is None:
             continue
         message = entry.get("message")
         if isinstance(message, dict) and isinstance(message.get("usage"), dict):

@@ -41,3 +41,9 @@ def handler_name(agent: str, native: str) -> str:
     """The `hooks.handlers` function the agent's `native` event runs, when not its event's own ("")."""
     found = find(agent)
     return found.handlers.get(native, "") if found is not None else ""
+
+
+def empty_answer(agent: str) -> str:
+    """What the agent's hook prints when there is nothing to answer ("" = nothing)."""
+    found = find(agent)
+    return found.empty_answer if found is not None else ""

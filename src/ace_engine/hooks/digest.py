@@ -1,4 +1,4 @@
-"""Which lessons the SessionStart digest offers (issue 27): this repository's recent failures and
+"""Which lessons the SessionStart digest offers: this repository's recent failures and
 open ends first, filler never.
 
 The digest is read before anything is known of the new session but its repository, so it bets on

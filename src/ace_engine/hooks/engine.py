@@ -205,15 +205,16 @@ class _Answer:
     def __init__(self, out: "TextIO"):
         self.out = out
         self.sent = False
+        self.empty = ""  # what "nothing to say" prints: the agent's `empty_answer` (Antigravity: `{}`)
 
     def send(self, obj: "dict[str, Any] | None") -> None:
         if self.sent:
             return
         self.sent = True
-        if not obj:
+        if not obj and not self.empty:
             return
         try:
-            self.out.write(json.dumps(obj, ensure_ascii=True, separators=(",", ":")))
+            self.out.write(json.dumps(obj, ensure_ascii=True, separators=(",", ":")) if obj else self.empty)
             self.out.flush()
         except (OSError, ValueError):
             pass  # Claude Code went away; nothing to tell
@@ -275,6 +276,7 @@ def _handle(argv: list[str], stdin: "BinaryIO", stdout: "TextIO") -> Hook | None
         from . import agents
 
         event = agents.event_for(agent, native)
+        answer.empty = agents.empty_answer(agent)
     else:
         event = argv[0] if argv else ""
 

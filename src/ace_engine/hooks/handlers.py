@@ -37,7 +37,7 @@ def context_answer(event: str, context: str | None = None, system_message: str |
 
 def _record(hook: "Hook", detail: str | None = None) -> "CaptureRecord":
     record = records.base_record(hook.input, hook.now, hook.project)
-    if hook.input.agent != "claude":  # Codex / Gemini: the store records which agent's session it is
+    if hook.input.agent != "claude":  # another agent: the store records which agent's session it is
         record["session"]["agent"] = hook.input.agent
     if detail is not None:
         record["detail"] = short_text(detail)  # redacted: a spooled record is clean too

@@ -62,7 +62,7 @@ class HookInput:
         self.is_interrupt = is_interrupt
         self.duration_ms = duration_ms
         self.stop_hook_active = stop_hook_active  # Claude already continues because of a Stop hook
-        # Which agent sent it: "claude", "codex" or "gemini" (set by the engine from argv, never
+        # Which agent sent it: a store name of `agents.registry` (set by the engine from argv, never
         # from the payload); the payload itself has already been adapted to Claude Code's shape.
         self.agent = "claude"
         # Why this call's record cannot be kept whole (the payload was over the stdin cap, the budget

@@ -163,7 +163,7 @@ def learning_notice(ctx: Context, source: str | None) -> str | None:
     """SessionStart (startup, clear): one line for the user (`systemMessage`) when the learner has
     added lessons to this project since the last such line: how many, how many of them wait to be
     seen again before they are injected (candidates), and how to see and keep them. A lesson
-    backed by strong evidence is in use at once (issue 27), and the user hears of it here too.
+    backed by strong evidence is in use at once, and the user hears of it here too.
     Said once: the time it was said is recorded, and only newer lessons are announced next time.
     Learning runs in a worker after Stop, so this is the first moment that knows what the last
     session taught (`integrations/statusline.py` shows the same count while a session runs).

@@ -27,7 +27,7 @@ file and in its parent directories) and must stay inside the project root, else 
 nothing at all is written — a committed `CLAUDE.md -> ../../.bashrc` or `.github ->
 ~/.config/autostart` cannot make `ace sync` (or `--remove`) touch a file outside the project.
 Inside the project, `ace sync` still writes only into a regular file it creates or a plain
-Markdown file of the work tree (issue 20): never under a `.git` directory (a committed `AGENTS.md ->
+Markdown file of the work tree: never under a `.git` directory (a committed `AGENTS.md ->
 .git/config` would break git), never into an executable file (`CLAUDE.md -> .git/hooks/post-checkout`,
 or a `CLAUDE.md` with an execute bit: Markdown in a script runs its backticks), and a symlink only
 when its target is a Markdown file (`*.md`, `*.markdown`) of the work tree. The file is opened with

@@ -1,7 +1,9 @@
 """The hook entries ace-engine writes for another agent, merged into a JSON hooks object.
 
-Both agents read Claude Code's layout — `{"hooks": {EVENT: [{"matcher"?, "hooks": [{"type":
-"command", "command", "timeout"}]}]}}` — Codex from `hooks.json`, Gemini from `settings.json`.
+Codex and Gemini read Claude Code's layout — `{"hooks": {EVENT: [{"matcher"?, "hooks": [{"type":
+"command", "command", "timeout"}]}]}}` — Codex from `hooks.json`, Gemini from `settings.json`
+(Antigravity's hooks are grouped by a hook name instead: `antigravity_config` writes them, with
+`hook_command` from here).
 An installed handler runs this package's launcher with the agent and its own event name
 (`[python, "-I", LAUNCHER, AGENT, EVENT]`), which `hooks.agents` adapts; the events are the
 agent's that ace-engine handles (its `Agent.events`), each with the timeout Claude Code gets for

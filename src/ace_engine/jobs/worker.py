@@ -148,7 +148,7 @@ def drain(store: Store, project_id: int | None, lock: ProcessLock, cfg: Config, 
 def _replay_spool(store: SQLiteStore) -> None:
     """Records the hooks spooled are written first: among them may be the record of a call a hook
     dropped (`redact.sanitize.DROPPED`), which says the session's evidence is incomplete — learning
-    the session without it would trust what came after (fail closed, issue 35)."""
+    the session without it would trust what came after (it fails closed)."""
     from ..store import spool
 
     try:
@@ -184,7 +184,7 @@ def main(project_key: str, lock_fd: int | None = None) -> None:
             log.write("INFO", "learning", f"worker {os.getpid()} for {project_key}: " + ", ".join(
                 f"job {r['job']} {r['status']}" for r in results))
             # With `retrieval.write_time`, the lessons just learned get the full model's vectors here, off
-            # the hook path (issue 24); without the `semantic` extra this is one query and nothing else.
+            # the hook path; without the `semantic` extra this is one query and nothing else.
             # Never raises. A store from before fills in over a few runs (`ace embed` does all at once).
             if cfg["retrieval.write_time"]:
                 from ..embed import write_time

@@ -15,7 +15,11 @@ Two rules, both read by the curator when it adds a lesson or observes one again
   A pitfall the model saw happen — a troubleshooting lesson whose cited steps hold a failing
   invocation (`shows_failure`) — is live from `PITFALL_MARGIN` below that grade: the failure it
   cites is the kind of evidence the offline tier trusts, and the study found such lessons match an
-  engineer's at twice the rate of the model's other lessons of the same grade.
+  engineer's at twice the rate of the model's other lessons of the same grade. A lesson the model
+  says the user's words or a fixed failure show (`basis` "user" or "fixed", prompt 12-03.1 on) is
+  live from `BASIS_MARGIN` below that grade: the same evidence the offline tier trusts, named by the
+  model instead of found by a rule; with `RARELY_WAITS`, one it says will rarely recur waits to be
+  seen again whatever its grade.
 
 Cost: a pass over a lesson's cited steps (a handful); no I/O.
 """
@@ -25,7 +29,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..observe import commands
-from . import changes
+from . import command_diff
 
 if TYPE_CHECKING:
     from ..core._types import Candidate
@@ -34,8 +38,13 @@ if TYPE_CHECKING:
 
 # How far below `learning.model_confidence` a pitfall the model saw happen goes live (the study:
 # bench/results/llm-activation-tune.json, kept by tests/test_learning_activation.py).
-PITFALL_MARGIN = 0.15
+PITFALL_MARGIN = 0.35
 PITFALL_SECTION = "troubleshooting_and_pitfalls"
+# How far below it a lesson the model says the user's words or a fixed failure show goes live, and
+# whether one it says recurs rarely waits (the same study, its `basis_margin` and `rarely_waits`).
+BASIS_MARGIN = 0.1
+RARELY_WAITS = False
+STRONG_BASES = frozenset({"user", "fixed"})
 
 
 def shows_failure(steps: list[Step]) -> bool:
@@ -49,7 +58,10 @@ def model_grounded(cand: Candidate, grade: float | None, threshold: float, *, pi
     a troubleshooting lesson whose cited steps show the failure (`shows_failure`)."""
     if cand.get("kind") != "llm" or not cand.get("source_steps") or grade is None:
         return False
-    return grade >= threshold or (pitfall and grade >= threshold - PITFALL_MARGIN - 1e-9)
+    if RARELY_WAITS and cand.get("recurs") == "rarely":
+        return False
+    margin = max(PITFALL_MARGIN if pitfall else 0.0, BASIS_MARGIN if cand.get("basis") in STRONG_BASES else 0.0)
+    return grade >= threshold - margin - 1e-9
 
 
 def strong_evidence(cand: Candidate, steps: list[Step]) -> bool:
@@ -57,7 +69,7 @@ def strong_evidence(cand: Candidate, steps: list[Step]) -> bool:
     user's own correction is; otherwise the lesson's steps must hold a failing invocation, a
     later passing run of the same check (`commands.same_check`), and a change between them (an
     edit, or another command: the fix is identified) — or in the invocation itself
-    (`changes.command_change`: the tool's suggested flag, another directory, the argument the error
+    (`command_diff.command_change`: the tool's suggested flag, another directory, the argument the error
     named). A failure never resolved, a slow step, a command that merely passed, files edited
     together: weak — they wait to recur."""
     if cand.get("kind") == "user_correction":
@@ -70,7 +82,7 @@ def strong_evidence(cand: Candidate, steps: list[Step]) -> bool:
         for m in range(n + 1, len(ordered)):
             again = ordered[m]
             passed = again.get("command")
-            d = changes.command_change(fail, again, None) if again.get("success") is True and passed \
+            d = command_diff.command_change(fail, again, None) if again.get("success") is True and passed \
                 else None
             if d and (d["suggested"] or d["swapped"] or d["revalued"] or d["retargeted"] or d["cwd"][0] != d["cwd"][1]):
                 return True

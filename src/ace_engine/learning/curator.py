@@ -34,7 +34,7 @@ keeps the sessions it was seen in (`provenance.sessions`, `observations`), its e
 confidence (`provenance.confidence`: noisy-OR over sessions, a session counting once) and the
 sessions whose evidence was strong (`provenance.strong_sessions`, `strong_evidence`: a failing
 invocation, a later passing one and the change between them among the lesson's steps, or the
-user's own correction). Strong evidence makes a lesson at once (issue 27: a lesson that waits to
+user's own correction). Strong evidence makes a lesson at once (a lesson that waits to
 recur cannot help at its first recurrence); a candidate is promoted (PROMOTE, through
 `Playbook.promote`, which screens it again) when it is observed again with strong evidence, or
 when its evidence confidence reaches `learning.promote_confidence` over
@@ -87,7 +87,7 @@ NEIGHBOURS = 20
 # Archive reasons that say nothing against a lesson: observed again, it comes back.
 _UNUSED_REASONS = ("unused for", "playbook over its cap", "candidate not observed again")
 EVIDENCE_KEPT = 10
-# The bound on showing a lesson early (issue 27): a new lesson (one session, never helpful) is
+# The bound on showing a lesson early: a new lesson (one session, never helpful) is
 # archived once its harmful marks reach this — two tasks that failed around it, or one explicit
 # "that was wrong" (weight `confidence.EXPLICIT_WEIGHT`). tests/test_learning_curator.py holds it.
 RETIRE_HARMFUL = 2
@@ -262,13 +262,14 @@ class Curator:
             "kind": cand.get("kind"),
             "session_id": trajectory.get("session_id"),
             "agent_id": trajectory.get("agent_id") or None,
-            "agent": trajectory.get("agent") or None,  # which coding agent (issue 25); the store records it
+            "agent": trajectory.get("agent") or None,  # which coding agent; the store records it
             "job_id": self._job_id,
             "tool_event_ids": [s["tool_event_id"] for s in used if s.get("tool_event_id") is not None],
             "steps": [s.get("step") for s in used],
             "evidence": str(cand.get("evidence") or "")[:800],
             "confidence": _grade(cand.get("confidence")),
             **({"agrees": True} if cand.get("agrees") else {}),
+            **{field: cand[field] for field in ("basis", "recurs") if cand.get(field)},  # what the model said shows it
             # The evidence kind `activation.model_grounded` weighs: a pitfall whose failure is cited.
             **({"pitfall": True} if cand.get("kind") == "llm" and section == PITFALL_SECTION
                and shows_failure(used) else {}),
@@ -411,7 +412,7 @@ class Curator:
         for bullet in self._misleading_new_lessons():
             archive(bullet["id"], f"a new lesson (seen in one session) marked harmful {_harm(bullet):g} times and "
                                   f"never helpful (retired at {RETIRE_HARMFUL})")
-        from ..experiment.retire import check  # issue 37: what the holdout shows does not pay (once a day)
+        from ..experiment.retire import check  # retire what the holdout shows does not pay (once a day)
 
         for bullet_id, reason in check(self.store, pid, self.now):
             archive(bullet_id, reason)

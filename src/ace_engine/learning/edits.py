@@ -22,7 +22,7 @@ import re
 from typing import Any, TypedDict
 
 from ..capture.tools import edit_pairs
-from .lesson_text import code
+from .lesson_wording import code
 
 # A definition line in the common languages: def / class (Python), func (Go), fn (Rust), function /
 # class / const x = (JS/TS), def / defp / defmodule (Elixir), def (Ruby), methods in Java-like code.

@@ -27,16 +27,16 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..observe import commands
-from . import changes, edits
+from . import command_diff, edits
 from . import episodes as ep
 from . import failure_causes as causes
-from .change_lessons import change_lesson
-from .lesson_parts import TRANSIENT
-from .lesson_parts import candidate as _candidate
-from .lesson_parts import evidence as _evidence
-from .lesson_parts import fails_with as _fails_with
-from .lesson_parts import sig_span as _sig
-from .lesson_text import code, local, spelled
+from .command_fix_lessons import change_lesson
+from .failure_lesson_parts import TRANSIENT
+from .failure_lesson_parts import candidate as _candidate
+from .failure_lesson_parts import evidence as _evidence
+from .failure_lesson_parts import fails_with as _fails_with
+from .failure_lesson_parts import sig_span as _sig
+from .lesson_wording import code, local, spelled
 
 if TYPE_CHECKING:
     from ..core._types import Candidate
@@ -52,7 +52,7 @@ _RUN_INSTRUCTION = re.compile(r"\bRun ['\"`]([^'\"`\n]{3,60})['\"`]", re.IGNOREC
 _FRAME = re.compile(r'File "([^"]+)", line \d+, in (\w+)')
 LINT_KINDS = ("lint", "format")
 _LINT_PLACE = re.compile(r"^\S+\.\w{1,6}(?::\d+){0,2}:\s*(?::\s*)?")  # `cmd/x/y.go:12:3: ` before a linter's message
-CAP = 280  # a lesson's length (`lesson_parts.candidate`); a fix lesson's signature and place give way first
+CAP = 280  # a lesson's length (`failure_lesson_parts.candidate`); a fix lesson's signature and place give way first
 FIX_CHARS = 110  # the least a fix's change is shown in (its new side; the old side half): never cut to `→ …`
 # A test runner's verdict on one test, up to and including the test's name (Go, pytest, TAP, ExUnit, jest).
 _TEST_VERDICT = re.compile(r"^(?:--- FAIL:|FAIL(?:ED)?:?|not ok \d+(?: -)?|\d+\) test|[✗×✕])\s*\S+")
@@ -268,7 +268,7 @@ def _names_only_a_test(sig: str | None) -> bool:
 def _same_action(fail: Step, worked: Step) -> bool:
     """Is `worked` another way to do what `fail` tried: the same tool and subcommand, or another tool
     where this one could not run at all (`pnpm: command not found` → `npm test`)?"""
-    mine, theirs = changes._verb(fail["command"]), changes._verb(worked["command"])  # noqa: SLF001
+    mine, theirs = command_diff._verb(fail["command"]), command_diff._verb(worked["command"])  # noqa: SLF001
     if mine[0] == theirs[0]:
         return mine == theirs or not mine[1] or not theirs[1]
     kind = commands.kind(fail["command"])
@@ -281,7 +281,8 @@ def _environment_lesson(fail: Step, root: str | None, worked: Step | None, sig: 
         worked = None  # `git commit` passing says nothing about how to get `git add` past it
     if not sig or not causes.ENVIRONMENT.search(sig) or TRANSIENT.search(sig):
         return None
-    command = changes.failing_part(fail["command"], fail.get("output") or "") if worked is None else fail["command"]
+    command = fail["command"] if worked is not None else \
+        command_diff.failing_part(fail["command"], fail.get("output") or "")
     failed_as, worked_as = _shape(command, root, 70), _shape(worked["command"], root, 90) if worked else ""
     if worked is not None and failed_as == worked_as:  # the same command written another way
         failed_as = code(local(spelled(commands.clean(fail["command"])), root), 70)

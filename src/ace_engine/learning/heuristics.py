@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any
 from ..observe import check_tools, commands, corrections
 from ..observe.corrections import refusal_rule
 from ..observe.trajectory import enrich
-from . import changes, edits, failure_lessons, quality
+from . import command_diff, edits, failure_lessons, quality
 from .failure_lessons import display_command
-from .lesson_text import code, cut, local, sentence
+from .lesson_wording import code, cut, local, sentence
 
 if TYPE_CHECKING:
     from ..core._types import Bullet, BulletTag, Candidate, Reflection, Trajectory
@@ -68,7 +68,7 @@ def _prepared(step: Mapping[str, Any], number: int) -> dict[str, Any]:
     if out.get("command") and _BACKGROUND.search(out["command"]):
         out["background"] = True  # `cmd &`: the shell's exit says nothing about the command's
     if not out.get("success") and out.get("command"):  # a chain fails in one part: judge that part
-        part = changes.failing_part(out["command"], str(out.get("output") or ""))
+        part = command_diff.failing_part(out["command"], str(out.get("output") or ""))
         if part != out["command"]:
             out["chain"], out["command"], out["kind"] = out["command"], part, commands.kind(part)
     if out.get("kind") == "edit" and out.get("success"):
@@ -100,7 +100,7 @@ class HeuristicReflector:
     def reflect(self, trajectory: Trajectory, playbook: list[Bullet]) -> Reflection:
         steps = [_prepared(s, i) for i, s in enumerate(trajectory.get("trajectory") or [], 1)]
         root = trajectory.get("cwd") or (trajectory.get("project") or {}).get("root")
-        changes.track_cwd(steps, root)
+        command_diff.track_cwd(steps, root)
         candidates: list[Candidate] = []
         runs = [s for s in steps if s.get("command") and not s.get("interrupted")]
         carried = [_prepared(s, s["step"]) for s in trajectory.get("carried") or []]

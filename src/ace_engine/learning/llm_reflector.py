@@ -53,6 +53,7 @@ from .llm_prompt import (
     select_steps,
     split,
 )
+from .llm_prompt_text import BASIS_WORDS, RECURRENCE_WORDS
 from .reflector import ReflectorError
 
 if TYPE_CHECKING:
@@ -128,6 +129,12 @@ def _step_numbers(value: object) -> list[int] | None:
     return list(dict.fromkeys(out))
 
 
+def _word(raw: object, allowed: frozenset[str]) -> str | None:
+    """One of `allowed` as the model wrote it ("fixed", "Fixed (the run passed)"), else None: not said."""
+    word = str(raw or "").strip().lower().split(" ", 1)[0].strip(",.;:()")
+    return word if word in allowed else None
+
+
 def clean_reflection(raw: dict[str, Any], bullets: list[Bullet], steps: list[TrajectoryStep], *,
                      shown_steps: Collection[int] | None = None, trajectory: Trajectory | None = None,
                      hints: Collection[str] = ()) -> Reflection:
@@ -166,6 +173,11 @@ def clean_reflection(raw: dict[str, Any], bullets: list[Bullet], steps: list[Tra
                            "kind": "llm"}
         if str(cand.get("hint") or "").strip() in hints:  # two readers of the same steps agree
             item["agrees"] = True
+        basis, recurs = _word(cand.get("basis"), BASIS_WORDS), _word(cand.get("recurs"), RECURRENCE_WORDS)
+        if basis:
+            item["basis"] = basis
+        if recurs:
+            item["recurs"] = recurs
         if files:
             item["files"] = files
         domains = [d for d in cand.get("domains") or [] if isinstance(d, str) and d.strip()]

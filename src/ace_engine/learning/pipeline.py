@@ -196,7 +196,7 @@ def commit(store: Store, playbook: Playbook, cfg: Config, prepared: list[Prepare
         # What the lessons rest on, the ones this session contradicts, what changed since (anchors).
         stats["anchors"] = anchoring.after_curation(store, playbook, traj, stats, root, now,
                                                     withhold=staleness.withholds(cfg))
-        # The lessons learned or confirmed here are found again by this task's prompts (issue 24).
+        # The lessons learned or confirmed here are found again by this task's prompts.
         situations.learned(store, traj, stats["touched"],
                            [t["bullet_id"] for t in stats["tagged"] if t["tag"] == "helpful"], now=now)
         success = (traj.get("result") or {}).get("success")

@@ -142,7 +142,7 @@ def learn_transcript(store: Store, path: str, project: Project | None = None, *,
     """Learn every turn of a Claude Code transcript (and its subagents' files). Without `project`
     it is chosen by `choose_project(run_dir, the session's directory)`. Returns {session_id, kind,
     project: {key, root, name, reason}, turns, skips, notes, skipped_reason?}."""
-    # The format is read from the content: Claude Code's, Codex CLI's or Gemini CLI's (issue 25).
+    # The format is read from the content: Claude Code's, Codex CLI's or Gemini CLI's.
     parsed = transcript_formats.parse_file(path, siblings=_legacy_siblings(path) if siblings is None else siblings)
     notes = list(parsed["notes"])
     session_id = parsed["session_id"]
@@ -179,7 +179,7 @@ def learn_transcript(store: Store, path: str, project: Project | None = None, *,
             traj["project"] = _project_info(project, playbook.project_id)
             traj["git"] = {"branch": parsed["git_branch"]} if parsed.get("git_branch") else {}
             traj["cwd"] = root
-            traj["agent"] = parsed.get("agent")  # which agent's session: its lessons say so (issue 25)
+            traj["agent"] = parsed.get("agent")  # which agent's session: its lessons say so
             # Only what the user typed is the user's (`transcript.sender`): a teammate's message or a
             # subagent's prompt sets the task, but teaches no "user's correction", and for the
             # provenance rule it is text someone else wrote, like every non-user entry.

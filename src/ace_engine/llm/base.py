@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..core.errors import BudgetExceeded, InvalidOutput, LLMError, LLMTimeout
 from ..core.fmt import estimate_tokens
@@ -34,19 +34,15 @@ __all__ = ["Completion", "LLMError", "LLMTimeout", "BudgetExceeded", "InvalidOut
            "load_sdk", "missing_key", "require_model", "short_error", "unreachable"]
 
 
-class Completion:
+class Completion(NamedTuple):
     """One reply: its text and what it cost (tokens estimated when the provider doesn't say)."""
 
-    __slots__ = ("text", "input_tokens", "output_tokens", "cost_usd", "model", "seconds")
-
-    def __init__(self, text: str, input_tokens: int = 0, output_tokens: int = 0, cost_usd: float = 0.0,
-                 model: str | None = None, seconds: float = 0.0):
-        self.text = text
-        self.input_tokens = input_tokens
-        self.output_tokens = output_tokens
-        self.cost_usd = cost_usd
-        self.model = model
-        self.seconds = seconds
+    text: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    model: str | None = None
+    seconds: float = 0.0
 
 
 def api_key(api_key_env: str | None, default_env: str, env: Mapping[str, str] | None = None) -> tuple[str, str]:
@@ -117,8 +113,7 @@ class Provider:
         self.timeout_s = timeout_s
         self.max_tokens = max_tokens
         self.max_calls_per_job = max_calls_per_job
-        self.max_calls_per_day = max_calls_per_day
-        self.max_tokens_per_day = max_tokens_per_day
+        self.daily_caps = (max_calls_per_day, max_tokens_per_day)  # what the shared ledger checks
         self.ledger = ledger
         self.calls = 0
         self.usage: dict[str, Any] = {}
@@ -136,7 +131,7 @@ class Provider:
             raise BudgetExceeded(f"this job already made {self.calls} LLM calls (`llm.max_calls_per_job` = "
                                  f"{self.max_calls_per_job}); raise it to allow more")
         if self.ledger is not None:
-            self.ledger.check(self.max_calls_per_day, self.max_tokens_per_day)
+            self.ledger.check(*self.daily_caps)
 
     def _account(self, done: Completion) -> None:
         self.usage["calls"] += 1
@@ -184,11 +179,9 @@ class Provider:
         where = self._health_path()
         if where is not None:
             health.record_success(self.name, path=where)
-        done.seconds = round(time.monotonic() - started, 3)
-        if not done.input_tokens:
-            done.input_tokens = estimate_tokens(system) + estimate_tokens(user)
-        if not done.output_tokens:
-            done.output_tokens = estimate_tokens(done.text or "")
+        done = done._replace(seconds=round(time.monotonic() - started, 3),
+                             input_tokens=done.input_tokens or estimate_tokens(system) + estimate_tokens(user),
+                             output_tokens=done.output_tokens or estimate_tokens(done.text or ""))
         self._account(done)
         return done
 

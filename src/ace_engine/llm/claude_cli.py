@@ -20,38 +20,14 @@ How it is run, and why (verified against Claude Code 2.1.197):
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
-import signal
-import subprocess
 import tempfile
 from collections.abc import Mapping
 from typing import Any
 
-from .base import Completion, LLMError, LLMTimeout, Provider
-
-
-def _absolute_path_dirs() -> str:
-    """$PATH without relative entries (`.`, empty, `bin`): those would resolve against whatever
-    the working directory is — in a hook or `ace learn`, a repository."""
-    return os.pathsep.join(d for d in os.environ.get("PATH", os.defpath).split(os.pathsep) if os.path.isabs(d))
-
-
-def find_cli(name: str, configured: str | None = None, key: str = "llm.claude_path") -> str | None:
-    """The `name` binary: `configured` (the setting `key`) when set (an absolute path, `~/…`, or a
-    bare name looked up on PATH), else `name` on PATH. Raises LLMError for a relative path:
-    resolved against the working directory, it would run whatever a repository puts there."""
-    if configured:
-        path = os.path.expanduser(configured)
-        if os.path.isabs(path):
-            return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
-        if os.sep in path or (os.altsep and os.altsep in path):
-            raise LLMError(f"`{key}` {configured!r} is a relative path; ace-engine never resolves it "
-                           "against the working directory (a repository's). Set an absolute path, or a bare "
-                           "command name found on PATH")
-        return shutil.which(path, path=_absolute_path_dirs())
-    return shutil.which(name, path=_absolute_path_dirs())
+from ..core.files import json_object
+from .agent_cli import CliProvider, find_cli
+from .base import Completion, LLMError
 
 
 def find_claude(configured: str | None = None) -> str | None:
@@ -65,28 +41,19 @@ def parse_result(stdout: str) -> dict[str, Any]:
         line = line.strip()
         if not line.startswith("{"):
             continue
-        try:
-            value = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(value, dict) and value.get("type") == "result":
+        value = json_object(line)
+        if value is not None and value.get("type") == "result":
             return value
     raise LLMError(f"claude printed no result object (stdout began {stdout.strip()[:200]!r})")
 
 
-class ClaudeCliProvider(Provider):
+class ClaudeCliProvider(CliProvider):
     name = "claude-cli"
+    program, path_key, product, install = "claude", "llm.claude_path", "Claude Code CLI", "install Claude Code"
 
     def __init__(self, *, claude_path: str | None = None, env: Mapping[str, str] | None = None,
                  **budgets: Any) -> None:
-        super().__init__(**budgets)
-        binary = find_claude(claude_path)
-        if not binary:
-            where = f"`{claude_path}` (llm.claude_path)" if claude_path else "`claude` on PATH"
-            raise LLMError(f"Claude Code CLI not found: {where}; install Claude Code or set `llm.claude_path`, "
-                           "or choose another `llm.provider`")
-        self.binary: str = binary
-        self.env = dict(os.environ if env is None else env)
+        super().__init__(configured=claude_path, env=env, **budgets)
 
     def command(self, system_file: str) -> list[str]:
         args = [self.binary, "-p", "--output-format", "json", "--system-prompt-file", system_file,
@@ -106,26 +73,13 @@ class ClaudeCliProvider(Provider):
             system_file = os.path.join(workdir, ".system-prompt.txt")
             with open(system_file, "w", encoding="utf-8") as fh:
                 fh.write(system)
-            try:
-                proc = subprocess.Popen(self.command(system_file), cwd=workdir, env=env, stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                        encoding="utf-8", errors="replace", start_new_session=True)
-            except OSError as exc:
-                raise LLMError(f"cannot run {self.binary}: {exc}; check `llm.claude_path`") from exc
-            try:
-                stdout, stderr = proc.communicate(user, timeout=timeout)
-            except subprocess.TimeoutExpired:
-                kill_group(proc)
-                proc.communicate()
-                raise LLMTimeout(f"claude did not answer within {timeout:g}s; raise `llm.timeout_s`") from None
-            finally:
-                if proc.poll() is None:
-                    kill_group(proc)
+            returncode, stdout, stderr = self.run(self.command(system_file), cwd=workdir, env=env, stdin=user,
+                                                  timeout=timeout)
         try:
             result = parse_result(stdout)
         except LLMError:
             detail = (stderr or stdout).strip()[-300:]
-            raise LLMError(f"claude exited {proc.returncode} without a result: {detail!r}") from None
+            raise LLMError(f"claude exited {returncode} without a result: {detail!r}") from None
         if result.get("is_error") or result.get("subtype") != "success":
             raise LLMError(f"claude reported an error ({result.get('subtype')}): {str(result.get('result'))[:300]!r}; "
                            "check that `claude -p hello` works in a terminal (login, model, network)")
@@ -135,12 +89,3 @@ class ClaudeCliProvider(Provider):
         return Completion(str(result.get("result") or ""), input_tokens, int(usage.get("output_tokens") or 0),
                           float(result.get("total_cost_usd") or 0.0), self.model)
 
-
-def kill_group(proc: subprocess.Popen[str]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)  # the group this provider started, nothing else
-    except (ProcessLookupError, PermissionError, AttributeError):
-        try:
-            proc.kill()
-        except OSError:
-            pass

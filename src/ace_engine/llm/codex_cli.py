@@ -16,7 +16,7 @@ Codex CLI 0.169):
 * `ACE_DISABLED=1` in its environment: ace-engine's own Codex hooks return at once, so learning
   never captures (and learns from) itself;
 * the binary is `llm.codex_path` — user-level config only, absolute or a bare name looked up on
-  the absolute entries of PATH (`claude_cli.find_cli`); the process group is killed at the timeout.
+  the absolute entries of PATH (`agent_cli.find_cli`); the process group is killed at the timeout.
 
 Codex takes no per-call output cap from the command line: `llm.max_tokens` is not enforced for this
 provider (the daily token cap still is, from the usage Codex reports).
@@ -26,15 +26,14 @@ Cost: one `codex` process per call (its start-up, then the model's answer).
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import tempfile
 from collections.abc import Mapping
 from typing import Any
 
-from .base import Completion, LLMError, LLMTimeout, Provider
-from .claude_cli import find_cli, kill_group
+from ..core.files import json_object
+from .agent_cli import CliProvider, find_cli
+from .base import Completion, LLMError
 
 PROMPT_JOIN = "\n\n---\n\n"
 
@@ -64,11 +63,8 @@ def parse_events(stdout: str) -> dict[str, Any]:
         line = line.strip()
         if not line.startswith("{"):
             continue
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(event, dict):
+        event = json_object(line)
+        if event is None:
             continue
         kind = event.get("type")
         if kind == "turn.completed" and isinstance(event.get("usage"), dict):
@@ -85,19 +81,14 @@ def parse_events(stdout: str) -> dict[str, Any]:
     return out
 
 
-class CodexCliProvider(Provider):
+class CodexCliProvider(CliProvider):
     name = "codex-cli"
+    program, path_key, product = "codex", "llm.codex_path", "Codex CLI"
+    install = "install Codex (npm install -g @openai/codex)"
 
     def __init__(self, *, codex_path: str | None = None, env: Mapping[str, str] | None = None,
                  **budgets: Any) -> None:
-        super().__init__(**budgets)
-        binary = find_codex(codex_path)
-        if not binary:
-            where = f"`{codex_path}` (llm.codex_path)" if codex_path else "`codex` on PATH"
-            raise LLMError(f"Codex CLI not found: {where}; install Codex (npm install -g @openai/codex) or set "
-                           "`llm.codex_path`, or choose another `llm.provider`")
-        self.binary: str = binary
-        self.env = dict(os.environ if env is None else env)
+        super().__init__(configured=codex_path, env=env, **budgets)
 
     def command(self, last_message_file: str) -> list[str]:
         args = [self.binary, "exec", "--json", "--color", "never", "--sandbox", "read-only", "--ephemeral",
@@ -111,31 +102,18 @@ class CodexCliProvider(Provider):
         env["ACE_DISABLED"] = "1"
         with tempfile.TemporaryDirectory(prefix="ace-llm-") as workdir:
             last = os.path.join(workdir, ".last-message.txt")
-            try:
-                proc = subprocess.Popen(self.command(last), cwd=workdir, env=env, stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                        encoding="utf-8", errors="replace", start_new_session=True)
-            except OSError as exc:
-                raise LLMError(f"cannot run {self.binary}: {exc}; check `llm.codex_path`") from exc
-            try:
-                stdout, stderr = proc.communicate(system.rstrip() + PROMPT_JOIN + user, timeout=timeout)
-            except subprocess.TimeoutExpired:
-                kill_group(proc)
-                proc.communicate()
-                raise LLMTimeout(f"codex did not answer within {timeout:g}s; raise `llm.timeout_s`") from None
-            finally:
-                if proc.poll() is None:
-                    kill_group(proc)
+            returncode, stdout, stderr = self.run(self.command(last), cwd=workdir, env=env,
+                                                  stdin=system.rstrip() + PROMPT_JOIN + user, timeout=timeout)
             try:
                 with open(last, encoding="utf-8", errors="replace") as fh:
                     text: str | None = fh.read()
             except OSError:
                 text = None
         events = parse_events(stdout)
-        if events["error"] or proc.returncode != 0:
+        if events["error"] or returncode != 0:
             said = next((line.strip() for line in (stderr or "").splitlines() if line.startswith("Error")), "")
             detail = events["error"] or said or " ".join(((stderr or "") + " " + (stdout or "")).split())[-300:]
-            raise LLMError(f"codex exited {proc.returncode}: {detail[:300]!r}; check that `codex exec hello` works "
+            raise LLMError(f"codex exited {returncode}: {detail[:300]!r}; check that `codex exec hello` works "
                            "in a terminal (login, model, network)")
         text = text if text and text.strip() else events["text"]
         if not text:

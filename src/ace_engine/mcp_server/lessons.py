@@ -69,7 +69,7 @@ def _require_screened(ws: Workspace) -> None:
 
 
 def _require_not_held_out(ws: Workspace) -> None:
-    """No lesson through the MCP server either in a session an experiment holds out (issue 37): the
+    """No lesson through the MCP server either in a session an experiment holds out: the
     hooks inject none there (`hooks.inject.held_out`, the same arm), and a lesson fetched here would
     be one all the same."""
     if not ws.cfg["inject.holdout"]:

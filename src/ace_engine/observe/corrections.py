@@ -12,7 +12,7 @@ a fenced block, `>` lines, a tagged block such as `<tool_result>…</tool_result
 else's text pasted in, never the user's rule (`unquoted`).
 
 The words typed when a call was stopped are the user's only where Claude Code wrote the refusal
-(`typed_refusal`, issue 35): its rejection text, first, in the result of a call that never ran, of
+(`typed_refusal`): its rejection text, first, in the result of a call that never ran, of
 one of Claude Code's own tools (`CLAUDE_WRITES`: a shell, read or edit tool, whose failure text
 Claude Code composes) — or of any tool when the transcript entry says the user rejected it
 (`toolDenialKind: "user-rejected"`, newer versions). An MCP tool, a web fetch or a subagent writes

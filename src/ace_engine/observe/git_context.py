@@ -5,7 +5,7 @@ with optional locks off so it never blocks the user's own git commands (`run_git
 session's first and last HEAD). Cost: up to six `git` commands per learned task (each with the
 `git config` below).
 
-Git runs nothing the repository chose (issue 35): a repository's `.git/config` is as much
+Git runs nothing the repository chose: a repository's `.git/config` is as much
 repository content as its files (an unpacked archive, a shared folder), and some of its keys name
 programs git runs for read-only commands — `core.fsmonitor` on `status` and `diff`, a filter
 driver's `clean` on a changed file, a pager, an external diff or a `textconv` driver on `diff` /

@@ -392,12 +392,16 @@ _DURATION = r"(?:\d+m)?\d+(?:\.\d+)?\s?(?:ms|s|sec|secs|seconds)\b"
 # names ("took longer than 5s").
 _TIMING = re.compile(rf"\s*[\[(](?:took |in )?{_DURATION}[\])]|\s+(?:in|after|took)\s+{_DURATION}"
                      r"|\b\d+m\d+(?:\.\d+)?s\b")
-_HEX = re.compile(r"\b0x[0-9a-fA-F]{4,}\b")
-_UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
-_HASH = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,64}\b")
-_CLOCK = re.compile(r"\b\d{4}-\d\d-\d\dT\d\d[:_]\d\d[:_]\d\d(?:[._]\d+)?Z?|\b\d\d:\d\d:\d\d(?:\.\d+)?\b")
-_TEMP_NAME = re.compile(r"\btmp(?=[\w-]*\d)[\w-]{5,}|#PID<[\d.]+>|<\d+\.\d+\.\d+>")
-_MARKDOWNLINT_ACTUAL = re.compile(r"; Actual: \d+")
+# What stands for a value that differs run to run, in the order it is replaced (a hash inside a UUID
+# is the UUID's): memory addresses, UUIDs, hashes, clock times, temporary names, markdownlint's count.
+_VOLATILE = tuple((re.compile(pattern), mark) for pattern, mark in (
+    (r"\b0x[0-9a-fA-F]{4,}\b", "<addr>"),
+    (r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", "<id>"),
+    (r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,64}\b", "<hash>"),
+    (r"\b\d{4}-\d\d-\d\dT\d\d[:_]\d\d[:_]\d\d(?:[._]\d+)?Z?|\b\d\d:\d\d:\d\d(?:\.\d+)?\b", "<time>"),
+    (r"\btmp(?=[\w-]*\d)[\w-]{5,}|#PID<[\d.]+>|<\d+\.\d+\.\d+>", "<tmp>"),
+    (r"; Actual: \d+", ""),
+))
 
 
 def normalize_signature(sig: str, root: str | None = None) -> str:
@@ -411,12 +415,8 @@ def normalize_signature(sig: str, root: str | None = None) -> str:
     sig = _ABS_PATH.sub("…/", sig)
     sig = _LINE_COL.sub(r"\1", sig)
     sig = _TIMING.sub("", sig)
-    sig = _HEX.sub("<addr>", sig)
-    sig = _UUID.sub("<id>", sig)
-    sig = _HASH.sub("<hash>", sig)
-    sig = _CLOCK.sub("<time>", sig)
-    sig = _TEMP_NAME.sub("<tmp>", sig)
-    sig = _MARKDOWNLINT_ACTUAL.sub("", sig)
+    for pattern, mark in _VOLATILE:
+        sig = pattern.sub(mark, sig)
     sig = _SPACE.sub(" ", sig).strip().lstrip(":").rstrip(" :-").strip()
     return shorten(sig, MAX_LEN)
 

@@ -65,7 +65,7 @@ FROM_SOURCE = {"team": "a teammate's push (ace pull)", "import": "an imported pl
                "delta": "a delta file", "transcript": "a transcript",
                "learning": "learned before its origins were recorded, or from text the agent read"}
 
-# Linear time (issue 20): a name starts only where a token starts (the look-behind), so a long run
+# Linear time: a name starts only where a token starts (the look-behind), so a long run
 # of name characters is scanned once, not once per position; flags are possessive (`*+`, `++`), so a
 # failed match never re-splits `--a-b` into `-` + `-a-b` (that was 2^n on `npm --ab --ab … !`).
 _PKG = r"(?<![\w@/.:+~^=<>!-])([a-z0-9@_][\w@/.:+~^=<>!-]*)"

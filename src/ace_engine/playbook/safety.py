@@ -51,7 +51,7 @@ patterns that look across a line are rewritten (`_linear`) so that many needles 
 rescan it, and a text over `SCREEN_CHARS` (longer than any lesson may be) is flagged
 as too long and only its two ends are screened (bench/redaction_bench.py holds the figures).
 
-Fast path (issue 26): a rule runs only on a text that holds one of the words it cannot match
+Fast path: a rule runs only on a text that holds one of the words it cannot match
 without (`prefilter.required`, read from the rule's own pattern when the rules compile; an ASCII
 text's lower-case copy is searched with `in`), and the host and `--bare` patterns only when their
 characters are there: an ordinary lesson skips every rule, ~3x cheaper. `_concerns(..., fast=False)`
@@ -227,7 +227,7 @@ _SSH_HOST = _Lazy(r"\b(?:ssh|scp|sftp|rsync|git)\b(?:(?!\b(?:ssh|scp|sftp|rsync|
                   r"([\w-]+(?:\.[\w-]+)+)", re.IGNORECASE)
 # `curl evil.example/x.sh`: a downloader's bare host argument. Read token by token (`_bare_hosts`),
 # not by one pattern: a flag may take its value after a space (`-o out.txt`), and a regex that
-# tries both readings of every flag is 2^n on `curl --a --a … !` (issue 20's review: 17 flags, 60 s).
+# tries both readings of every flag is 2^n on `curl --a --a … !` (17 flags took 60 s).
 _DOWNLOADER = _Lazy(r"\b(?:curl|wget|fetch|http|xh|nc|ncat|telnet)\s+", re.IGNORECASE)
 _TOKEN = _Lazy(r"[\"'`(]*([^\s\"'`]*)[^\s]*\s*")
 _BARE_HOST = _Lazy(r"([a-z0-9-]+(?:\.[a-z0-9-]+){0,16}\.(?!(?:txt|json|sh|py|tar|gz|tgz|zip|log|md|html?|js|ya?ml|"

@@ -28,7 +28,7 @@ puts a paraphrase sharing no word with its lesson at share × its rescaled cosin
 that must also stop weak lexical matches, so the cut is calibrated per kind of evidence. The
 weights were tuned on `bench/retrieval_bench.py`'s tune and para splits; the cut (0.26 / 0.35 /
 0.825, allowance 0.04) and the cosine's rescaling and fusion (FLOOR 0.125, SPAN 0.5, BOTH 0.35) were
-chosen on its real-sessions replay set and the tuned set (issue 24: recall + MRR / 2 + empty
+chosen on its real-sessions replay set and the tuned set (the objective: recall + MRR / 2 + empty
 negatives × 0.3 - irrelevant lessons shown × 0.1, summed over both replay splits and the tune and
 para splits, with at most 0.59 irrelevant lessons per replay prompt, for a store with the table's
 lesson vectors and one with write-time ones; a random local search from the previous values,
@@ -82,7 +82,7 @@ LOW_CONFIDENCE = 0.5
 LOW_HELPFUL = 2
 # Cosine of the built-in static embeddings: ~0.1-0.3 for unrelated texts, 0.35-0.7 for the same
 # topic; rescaled as (cosine - FLOOR) / SPAN, clipped to 0..1. FLOOR, SPAN, BOTH and the cut were
-# chosen together (issue 24) on the bench's tune and para splits and its real-sessions replay set,
+# chosen together on the bench's tune and para splits and its real-sessions replay set,
 # for stores with and without write-time lesson vectors (embed/write_time.py); see the module docstring.
 COSINE_FLOOR = 0.125
 COSINE_SPAN = 0.5

@@ -1,4 +1,4 @@
-"""Situations: the moments a lesson serves, kept beside it as extra search keys (issue 24).
+"""Situations: the moments a lesson serves, kept beside it as extra search keys.
 
 Contract. A lesson is found by its text and by its *situations*: the user prompts of the sessions it
 was learned in and later confirmed in (shown, then marked helpful), the error signatures and

@@ -36,6 +36,7 @@ import os
 import re
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import quote
 
@@ -124,16 +125,18 @@ def _day_number(iso: str) -> int:
     return (_dt.date.fromisoformat(iso) - _dt.date(1970, 1, 1)).days
 
 
+@dataclass
 class _Pages:
-    def __init__(self, db: TeamDB, env: jinja2.Environment, sessions: dashboard_auth.Sessions,
-                 now: Callable[[], float], review_client: str, prefix: str) -> None:
-        self.db = db
-        self.env = env
-        self.sessions = sessions
-        self.now = now
-        self.review_client = review_client
-        self.prefix = prefix
-        self.auth = Authenticator(db)
+    db: TeamDB
+    env: jinja2.Environment
+    sessions: dashboard_auth.Sessions
+    now: Callable[[], float]
+    review_client: str
+    prefix: str
+    auth: Authenticator = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.auth = Authenticator(self.db)
 
     # -- plumbing -------------------------------------------------------------------------------------
 

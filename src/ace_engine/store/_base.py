@@ -97,6 +97,10 @@ class StoreBase:
         rows = self._rows(sql, params)
         return rows[0] if rows else None
 
+    def _count(self, sql: str, params: Params = ()) -> int:
+        """The one number a `SELECT COUNT(*) …` answers."""
+        return int(self.conn.execute(sql, params).fetchone()[0])
+
     def _inserted(self, cur: sqlite3.Cursor) -> int:
         """The row id of the row an INSERT just inserted."""
         if cur.lastrowid is None:  # pragma: no cover - an INSERT that did not raise inserted a row

@@ -19,15 +19,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
 
-    from ..core._types import (
-        MessageRow,
-        ProjectRow,
-        SessionEvents,
-        SessionRow,
-        SessionSummary,
-        StoreCounts,
-        ToolEventRow,
-    )
+    from ..core import _types as row_types  # the row shapes this module returns
     from .interfaces import Job, Record
     from .redacting import RedactingConnection
 
@@ -64,7 +56,7 @@ _TOOL_COLUMNS = ("tool_use_id, tool_name, success, exit_code, error, is_interrup
                  " agent_id, agent_type, created_at")
 
 
-def _tool_events(rows: list[Any]) -> list[ToolEventRow]:
+def _tool_events(rows: list[Any]) -> list[row_types.ToolEventRow]:
     for row in rows:  # stored as 0/1
         row["success"] = bool(row["success"])
         row["is_interrupt"] = bool(row["is_interrupt"])
@@ -161,16 +153,16 @@ class CaptureSQL(StoreBase):
             found = find_project(self.conn, key)  # another process may have created it meanwhile
             return found if found is not None else create_project(self.conn, key, root, remote, name, now)
 
-    def list_projects(self) -> list[ProjectRow]:
+    def list_projects(self) -> list[row_types.ProjectRow]:
         """Every known project (id, key, root, remote, name), oldest first."""
         return self._rows("SELECT id, key, root, remote, name FROM projects ORDER BY id")
 
-    def project_row(self, project_id: int) -> ProjectRow | None:
+    def project_row(self, project_id: int) -> row_types.ProjectRow | None:
         return self._one("SELECT * FROM projects WHERE id = ?", (project_id,))
 
     # -- reads for the CLI --------------------------------------------------------------------------
 
-    def list_sessions(self, project_key: str | None = None, limit: int = 50) -> list[SessionSummary]:
+    def list_sessions(self, project_key: str | None = None, limit: int = 50) -> list[row_types.SessionSummary]:
         where, params = "", []
         if project_key is not None:
             where, params = "WHERE p.key = ?", [project_key]
@@ -191,14 +183,14 @@ class CaptureSQL(StoreBase):
             (*params, limit),
         )
 
-    def session(self, session_id: str) -> SessionRow | None:
+    def session(self, session_id: str) -> row_types.SessionRow | None:
         return self._one(
             "SELECT s.*, p.name AS project, p.root AS project_root, p.remote AS project_remote"
             " FROM sessions s LEFT JOIN projects p ON p.id = s.project_id WHERE s.session_id = ?",
             (session_id,),
         )
 
-    def session_events(self, session_id: str) -> SessionEvents:
+    def session_events(self, session_id: str) -> row_types.SessionEvents:
         tool_events = _tool_events(self._rows(
             f"SELECT {_TOOL_COLUMNS} FROM tool_events WHERE session_id = ? ORDER BY id", (session_id,)))
         return {
@@ -211,7 +203,7 @@ class CaptureSQL(StoreBase):
                 (session_id,)),
         }
 
-    def counts(self, project_key: str | None = None) -> StoreCounts:
+    def counts(self, project_key: str | None = None) -> row_types.StoreCounts:
         scope: str = ""
         params: tuple[int | None, ...] = ()
         if project_key is not None:  # an unknown key counts nothing (`= NULL` matches no row)
@@ -235,7 +227,7 @@ class CaptureSQL(StoreBase):
 
     # -- reads for the learning worker: what a job covers ------------------------------------------
 
-    def job_tool_events(self, job: Job) -> list[ToolEventRow]:
+    def job_tool_events(self, job: Job) -> list[row_types.ToolEventRow]:
         clause, args = agent_clause(job["agent_id"])
         return _tool_events(self._rows(
             "SELECT id, tool_use_id, tool_name, input, response, success, exit_code, error, is_interrupt,"
@@ -244,7 +236,7 @@ class CaptureSQL(StoreBase):
             (job["session_id"], *args, job["tool_from"], job["tool_to"]),
         ))
 
-    def job_messages(self, job: Job) -> list[MessageRow]:
+    def job_messages(self, job: Job) -> list[row_types.MessageRow]:
         clause, args = agent_clause(job["agent_id"])
         return self._rows(
             f"SELECT id, role, text, created_at FROM messages WHERE session_id = ? AND {clause}"
@@ -253,7 +245,7 @@ class CaptureSQL(StoreBase):
         )
 
     def last_prompt_before(self, session_id: str, message_id: int,
-                           before_time: float | None = None) -> MessageRow | None:
+                           before_time: float | None = None) -> row_types.MessageRow | None:
         """The main agent's last user prompt before a point: the task a continuation belongs to."""
         sql = ("SELECT id, role, text, created_at FROM messages WHERE session_id = ? AND agent_id IS NULL"
                " AND role = 'user' AND id <= ?")
@@ -264,7 +256,7 @@ class CaptureSQL(StoreBase):
         return self._one(sql + " ORDER BY id DESC LIMIT 1", params)
 
     def tool_events_before(self, session_id: str, agent_id: str | None, tool_id: int,
-                           limit: int = 30) -> list[ToolEventRow]:
+                           limit: int = 30) -> list[row_types.ToolEventRow]:
         """The last `limit` tool events of this session+agent up to `tool_id` (the previous turn)."""
         clause, args = agent_clause(agent_id)
         rows = self._rows(

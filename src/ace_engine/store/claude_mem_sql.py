@@ -27,6 +27,7 @@ import sqlite3  # the full module: a foreign file, read by a CLI command, never 
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from ..core.closing import Closing
 from ..core.errors import AceError
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ class ClaudeMemError(AceError):
     """claude-mem's database cannot be read; the message, one line, says why and where it lives."""
 
 
-class ClaudeMem:
+class ClaudeMem(Closing):
     def __init__(self, path: str) -> None:
         self.path = path
         if not os.path.exists(path):
@@ -75,12 +76,6 @@ class ClaudeMem:
 
     def close(self) -> None:
         self.conn.close()
-
-    def __enter__(self) -> ClaudeMem:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def _select(self, table: str, wanted: tuple[str, ...]) -> str:
         have = self.columns.get(table, set())

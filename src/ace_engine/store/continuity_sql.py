@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from .records import CarriedSummary, ContinuityEvents, SummaryInput, SummaryRow
 
 _COLUMNS = ("session_id, project_id, version, kind, summary, text, branch, open_ends, carry, last_at, created_at,"
-            " updated_at, agent")  # agent: migration 10 (issue 25)
+            " updated_at, agent")  # agent: migration 10
 _HOOK_COLUMNS = "session_id, branch, open_ends, last_at, text, kind"
 
 

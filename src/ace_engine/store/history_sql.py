@@ -28,7 +28,7 @@ from .views_sql import ViewsSQL
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the store's modules keep `typing` off the hook path
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from typing import Any
+    from typing import Any, Literal
 
     from ._base import SQLValue
     from .records import CommandStatsHit, MessageHit, ProjectSession, SessionHead, ToolHit, TranscriptSessionHit
@@ -60,19 +60,17 @@ class HistorySQL(StoreBase):
     def tool_id_bounds(self, since: float | None = None) -> tuple[int, int]:
         """(low, high): tool event ids `(low, high]` cover every call at or after `since` (all of
         them without it). Ids grow with time, so the first call since then bounds the window."""
-        high = int(self.conn.execute("SELECT COALESCE(MAX(id), 0) FROM tool_events").fetchone()[0])
-        if since is None:
-            return 0, high
-        row = self.conn.execute("SELECT id FROM tool_events WHERE created_at >= ? ORDER BY created_at LIMIT 1",
-                                (since,)).fetchone()
-        return (high, high) if row is None else (int(row[0]) - 1, high)
+        return self._id_bounds("tool_events", since)
 
     def message_id_bounds(self, since: float | None = None) -> tuple[int, int]:
         """Like `tool_id_bounds`, for captured prompts and final messages."""
-        high = int(self.conn.execute("SELECT COALESCE(MAX(id), 0) FROM messages").fetchone()[0])
+        return self._id_bounds("messages", since)
+
+    def _id_bounds(self, table: Literal["tool_events", "messages"], since: float | None) -> tuple[int, int]:
+        high = int(self.conn.execute(f"SELECT COALESCE(MAX(id), 0) FROM {table}").fetchone()[0])
         if since is None:
             return 0, high
-        row = self.conn.execute("SELECT id FROM messages WHERE created_at >= ? ORDER BY created_at LIMIT 1",
+        row = self.conn.execute(f"SELECT id FROM {table} WHERE created_at >= ? ORDER BY created_at LIMIT 1",
                                 (since,)).fetchone()
         return (high, high) if row is None else (int(row[0]) - 1, high)
 

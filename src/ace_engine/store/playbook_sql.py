@@ -38,7 +38,7 @@ BULLET_COLUMNS = (
     "id", "project_id", "section", "content", "domains", "helpful", "harmful", "helpful_explicit",
     "harmful_explicit", "confidence", "status", "provenance", "content_key", "created_at",
     "updated_at", "last_used_at", "retrieval_count", "origin",  # origin: schema migration 7 (team sync)
-    "agent",  # migration 10 (issue 25): the coding agent whose session taught it
+    "agent",  # migration 10: the coding agent whose session taught it
 )
 _SELECT = "SELECT b.rowid AS rowid, " + ", ".join(f"b.{c}" for c in BULLET_COLUMNS) + " FROM bullets b"
 
@@ -199,7 +199,7 @@ class PlaybookSQL(StoreBase):
         ones (what may be injected) unless `statuses` says otherwise (the curator's duplicate
         check also looks at candidates). `order="bm25"`: best BM25 first, which scores every
         match (~2 µs each); `order="newest"`: the newest matches, in the index's own order, so
-        only the rows returned are scored and the cost no longer grows with the matches."""
+        only the rows returned are scored and the cost does not grow with the matches."""
         where, params = self._scope(project_id, include_global)
         marks = ",".join("?" * len(statuses))
         by = "bullets_fts.rowid DESC" if order == "newest" else "bm25"

@@ -16,13 +16,13 @@ redactor it relies on, or the provenance rule (`playbook/provenance.py`: what a 
 default origin of a source). (Loosening it needs no bump: nothing passed before is flagged now.)
 
   0  nothing recorded: a store written before policy versions existed (up to commit 2f8a758)
-  1  issue 7: one policy on every entry path, exact-match trusted hosts, the instruction corpus
-  2  issue 20: provenance decides — a risky part (named package, remote code, host, permission) first
+  1  one policy on every entry path, exact-match trusted hosts, the instruction corpus
+  2  provenance decides — a risky part (named package, remote code, host, permission) first
      seen in text someone else wrote waits for review; learned lessons without computed origins
      count as foreign
-  3  issue 20: secrets by class (gitleaks / detect-secrets formats, keyword context, evasions folded)
+  3  secrets by class (gitleaks / detect-secrets formats, keyword context, evasions folded)
      in `contains_secret`; text over 2,048 characters flagged as too long to screen
-  4  issue 35: what a lesson would run is read by structure (a shell reader unwraps wrappers, honours
+  4  what a lesson would run is read by structure (a shell reader unwraps wrappers, honours
      `--`, resolves variables; fetched code run, remotes, agent controls; a command it cannot place
      from someone else's text is held); new secret kinds in the redactor; invisible characters removed
 """

@@ -52,7 +52,7 @@ class PinRow(TypedDict):
 
 
 class SituationRow(TypedDict):
-    """A moment a lesson serves, kept as one of its search keys (`situations()`, issue 24)."""
+    """A moment a lesson serves, kept as one of its search keys (`situations()`)."""
 
     id: int
     bullet_id: str

@@ -335,7 +335,7 @@ MIGRATIONS: list[tuple[str, str]] = [
         updated_at REAL
     );
     """),
-    # 8: continuity (continuity/, issue 14). One summary per session, written by the learning
+    # 8: continuity (continuity/). One summary per session, written by the learning
     # worker after Stop from the captured events (or by `ace learn --transcript`): `summary` the
     # facts as JSON, `text` the same as plain lines, most important first (what SessionStart's
     # `<ace-recent-context>` shows, cut from the end to fit). `branch`, `open_ends`, `carry` and
@@ -357,7 +357,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     );
     CREATE INDEX session_summaries_recent ON session_summaries(project_id, carry, last_at);
     """),
-    # 9: situations (retrieval/situations.py, issue 24). The moments a lesson serves, kept as search
+    # 9: situations (retrieval/situations.py). The moments a lesson serves, kept as search
     # keys beside it: the prompts of the sessions it was learned and confirmed in, its error signature,
     # command, files. Capped per lesson by the writer; `vector` is the embedder `model`'s vector of
     # `text` (NULL until embedded). Never injected: the lesson's own text is what an agent sees.
@@ -378,7 +378,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     );
     CREATE INDEX lesson_situations_vector ON lesson_situations(model, bullet_id);
     """),
-    # 10: one playbook, every agent (issue 25). Which coding agent a session ran in (`claude`,
+    # 10: one playbook, every agent. Which coding agent a session ran in (`claude`,
     # `codex`, `gemini`, as the hooks name them; NULL: recorded before agents were, i.e. Claude
     # Code), and so which one a session summary and a lesson came from (a lesson: the agent of the session it was first
     # learned in; one imported from claude-mem: the agent claude-mem recorded). Nothing filters by
@@ -388,7 +388,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ALTER TABLE session_summaries ADD COLUMN agent TEXT;
     ALTER TABLE bullets ADD COLUMN agent TEXT;
     """),
-    # 11: the holdout (experiment/, issue 37). `experiments`: one row per `ace experiment start`
+    # 11: the holdout (experiment/). `experiments`: one row per `ace experiment start`
     # (`stopped_at` NULL while it runs; at most one runs). `experiment_arms`: the arm each session
     # was given, once, from its id (experiment/arms.py): 'holdout' sessions get no injection.
     ("experiments", """

@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 
 from ..core import paths
+from ..core.closing import Closing
 from ._base import StoreError, sqlite3
 from .anchors_sql import AnchorsSQL
 from .capture_sql import CaptureSQL
@@ -64,7 +65,7 @@ def _refuse_symlinks(path: str) -> None:
 
 
 class SQLiteStore(CaptureSQL, PlaybookSQL, SituationsSQL, JobsSQL, MaintenanceSQL, MetaSQL, SyncSQL, ContinuitySQL,
-                  ImportSQL, ExperimentSQL, AnchorsSQL):
+                  ImportSQL, ExperimentSQL, AnchorsSQL, Closing):
     def __init__(self, path: str | None = None, *, busy_timeout_ms: int = 2000,
                  migrations: Sequence[tuple[str, str]] = MIGRATIONS) -> None:
         self.path = path or paths.db_path()
@@ -127,12 +128,6 @@ class SQLiteStore(CaptureSQL, PlaybookSQL, SituationsSQL, JobsSQL, MaintenanceSQ
             self.conn.close()
         except sqlite3.Error:
             pass
-
-    def __enter__(self) -> SQLiteStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 if TYPE_CHECKING:

@@ -80,7 +80,7 @@ class ViewsSQL(StoreBase):
         more, more_params = filter_clauses(statuses, section, domain)
         params += more_params
         sql_where = " AND ".join([where, *more])
-        total = int(self.conn.execute(f"SELECT COUNT(*) FROM bullets b WHERE {sql_where}", params).fetchone()[0])
+        total = self._count(f"SELECT COUNT(*) FROM bullets b WHERE {sql_where}", params)
         rows = self._rows(f"{_LESSON} WHERE {sql_where} ORDER BY {_ORDERS.get(order, _ORDERS['value'])}"
                           " LIMIT ? OFFSET ?", params + (_limit(limit), max(0, int(offset))))
         return _lessons(rows), total
@@ -104,8 +104,7 @@ class ViewsSQL(StoreBase):
     def lesson_injections(self, bullet_id: str, limit: int = 50) -> tuple[list[shapes.LessonInjection], int]:
         """Where a lesson was shown, newest first, each with what happened next in that session:
         the helpful / harmful marks it got there (`tags`) and the outcome learning saw (`outcomes`)."""
-        total = int(self.conn.execute("SELECT COUNT(*) FROM injections WHERE bullet_id = ?",
-                                      (bullet_id,)).fetchone()[0])
+        total = self._count("SELECT COUNT(*) FROM injections WHERE bullet_id = ?", (bullet_id,))
         rows = self._rows(
             "SELECT i.id, i.session_id, i.hook, i.score, i.rank, i.created_at, s.status AS session_status,"
             " s.started_at AS session_started, p.name AS project FROM injections i"
@@ -185,8 +184,7 @@ class ViewsSQL(StoreBase):
 
     def review_count(self) -> int:
         """Lessons waiting for a person: quarantined ones and candidates."""
-        return int(self.conn.execute(
-            "SELECT COUNT(*) FROM bullets WHERE status IN ('quarantined', 'candidate')").fetchone()[0])
+        return self._count("SELECT COUNT(*) FROM bullets WHERE status IN ('quarantined', 'candidate')")
 
     def review_queue(self, limit: int = 100) -> dict[str, list[BulletRow]]:
         """Quarantined lessons (held by the safety policy) and candidates, newest first."""
@@ -209,8 +207,7 @@ class ViewsSQL(StoreBase):
                           offset: int = 0) -> tuple[list[shapes.TimelineSession], int]:
         """A project's sessions, newest first (None: sessions of no project), each with its counts
         (tool calls, failed ones, prompts, lessons shown) and its first prompt."""
-        total = int(self.conn.execute("SELECT COUNT(*) FROM sessions WHERE project_id IS ?",
-                                      (project_id,)).fetchone()[0])
+        total = self._count("SELECT COUNT(*) FROM sessions WHERE project_id IS ?", (project_id,))
         rows = self._rows(
             "SELECT s.session_id, s.status, s.started_at, s.ended_at, s.end_reason, s.compactions, s.source,"
             " s.agent_type, s.agent,"
@@ -328,8 +325,7 @@ class ViewsSQL(StoreBase):
     def lessons_never_used(self, created_before: float, limit: int = 25) -> tuple[list[BulletRow], int]:
         """Active lessons never shown though older than `created_before`: oldest first, and how many."""
         where = "b.status = 'active' AND b.retrieval_count = 0 AND b.created_at < ?"
-        total = int(self.conn.execute(f"SELECT COUNT(*) FROM bullets b WHERE {where}",
-                                      (created_before,)).fetchone()[0])
+        total = self._count(f"SELECT COUNT(*) FROM bullets b WHERE {where}", (created_before,))
         rows = self._rows(f"{_LESSON} WHERE {where} ORDER BY b.created_at LIMIT ?", (created_before, _limit(limit)))
         return _lessons(rows), total
 
@@ -338,13 +334,13 @@ class ViewsSQL(StoreBase):
         `min_harmful` of them: the worst first, and how many."""
         where = (f"b.status != 'archived' AND {_NET_HARM} > 0"
                  " AND b.harmful + b.harmful_explicit >= ?")
-        total = int(self.conn.execute(f"SELECT COUNT(*) FROM bullets b WHERE {where}", (min_harmful,)).fetchone()[0])
+        total = self._count(f"SELECT COUNT(*) FROM bullets b WHERE {where}", (min_harmful,))
         rows = self._rows(f"{_LESSON} WHERE {where} ORDER BY {_NET_HARM} DESC, b.updated_at DESC LIMIT ?",
                           (min_harmful, _limit(limit)))
         return _lessons(rows), total
 
     def learning_run_page(self, *, limit: int = 25, offset: int = 0) -> tuple[list[LearningRunRow], int]:
-        total = int(self.conn.execute("SELECT COUNT(*) FROM learning_runs").fetchone()[0])
+        total = self._count("SELECT COUNT(*) FROM learning_runs")
         rows = self._rows(
             "SELECT r.*, p.name AS project FROM learning_runs r LEFT JOIN projects p ON p.id = r.project_id"
             " ORDER BY r.id DESC LIMIT ? OFFSET ?", (_limit(limit), max(0, int(offset))))

@@ -22,6 +22,7 @@ is imported only when a server is called; a project without a remote costs one s
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +33,7 @@ from . import outbox
 from .remote import Remote, RemoteError, client_id, get_remote
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Iterator, Mapping
 
     from ..core.config import Config
     from .client import TeamClient
@@ -71,6 +72,23 @@ def _state(store: Any, project_id: int, remote: Remote, now: float) -> dict[str,
                                           "last_error": None}, now)
         row = store.sync_state(project_id)
     return dict(row)
+
+
+@contextlib.contextmanager
+def _calling(store: Any, project_id: int, remote: Remote, client: TeamClient | None, what: str,
+             now: float) -> Iterator[TeamClient]:
+    """`client`, else one opened for `remote` and closed after the block; a RemoteError in the block
+    is kept as the project's `last_error` ("push: …", "pull: …") and raised on."""
+    own = client is None
+    client = client or open_client(remote)
+    try:
+        yield client
+    except RemoteError as exc:
+        store.set_sync_state(project_id, {"last_error": f"{what}: {exc}"}, now)
+        raise
+    finally:
+        if own:
+            client.close()
 
 
 def bind(store: Any, project: Project, url: str, token: str, *, name: str | None = None, insecure: bool = False,
@@ -122,9 +140,7 @@ def push(store: Any, project: Project, *, remote: Remote | None = None, client: 
     cursor = int(_state(store, project_id, remote, now)["push_cursor"])
     report: dict[str, Any] = {"sent": 0, "applied": 0, "duplicate": 0, "quarantined": 0, "rejected": 0,
                               "rejections": []}
-    own = client is None
-    client = client or open_client(remote)
-    try:
+    with _calling(store, project_id, remote, client, "push", now) as client:
         me = client_id()
         while True:
             batch = outbox.next_batch(store.team_sync, project_id, cursor)
@@ -141,12 +157,6 @@ def push(store: Any, project: Project, *, remote: Remote | None = None, client: 
                                                      "reason": result.get("reason")})
             cursor = batch.last_change
             store.set_sync_state(project_id, {"push_cursor": cursor, "pushed_at": now, "last_error": None}, now)
-    except RemoteError as exc:
-        store.set_sync_state(project_id, {"last_error": f"push: {exc}"}, now)
-        raise
-    finally:
-        if own:
-            client.close()
     for rejection in report["rejections"][:20]:
         log.warning("sync", f"push: {rejection['op']} {rejection['key']} rejected by the server: {rejection['reason']}")
     report["cursor"] = cursor
@@ -169,9 +179,7 @@ def pull(store: Any, project: Project, cfg: Config | Mapping[str, Any] | None = 
     hosts = tuple(value_of(cfg, "learning.trusted_hosts") or ())
     playbook = Playbook(store, project, trusted_hosts=hosts)
     report: dict[str, Any] = {"applied": 0, "own": 0, "skipped": 0}
-    own = client is None
-    client = client or open_client(remote)
-    try:
+    with _calling(store, project_id, remote, client, "pull", now) as client:
         me = client_id()
         while True:
             answer = client.pull(remote.project, cursor, PULL_PAGE)
@@ -186,12 +194,6 @@ def pull(store: Any, project: Project, cfg: Config | Mapping[str, Any] | None = 
         error = (f"pull: the server's log ends at seq {report['last_seq']}, before this machine's cursor {cursor} "
                  "(was the server restored from a backup?); run `ace pull --from-start`") if behind else None
         store.set_sync_state(project_id, {"pulled_at": now, "last_error": error}, now)
-    except RemoteError as exc:
-        store.set_sync_state(project_id, {"last_error": f"pull: {exc}"}, now)
-        raise
-    finally:
-        if own:
-            client.close()
     report["cursor"] = cursor
     return report
 

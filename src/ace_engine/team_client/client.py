@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 
 from .. import __version__
+from ..core.closing import Closing
 from .remote import RemoteError
 
 CONNECT_SECONDS = 5.0
@@ -49,7 +50,7 @@ def _quote(name: str) -> str:
     return urllib.parse.quote(str(name), safe="")
 
 
-class TeamClient:
+class TeamClient(Closing):
     """Calls to the team server at `url` with `token` (None: only `health` works)."""
 
     def __init__(self, url: str, token: str | None, *, transport: httpx.BaseTransport | None = None,
@@ -64,12 +65,6 @@ class TeamClient:
 
     def close(self) -> None:
         self._http.close()
-
-    def __enter__(self) -> TeamClient:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     # -- routes ----------------------------------------------------------------------------------------
 

@@ -43,6 +43,7 @@ import time
 from collections.abc import Sequence
 from typing import Literal, cast
 
+from ...core.closing import Closing
 from . import batch, ops, pull, shared, views
 from .dialect import Conflict, Dialect, NotFound, TeamDBError, Tx, open_dialect
 from .ops import ClientTaken, Rules, Stale, content_hash
@@ -92,7 +93,7 @@ def _token_and_project(row: JSONObject | None) -> tuple[TokenRow | None, Project
     return cast("TokenRow", row), project
 
 
-class TeamDB:
+class TeamDB(Closing):
     """See the module contract."""
 
     def __init__(self, dialect: Dialect) -> None:
@@ -116,12 +117,6 @@ class TeamDB:
 
     def close(self) -> None:
         self._d.close()
-
-    def __enter__(self) -> TeamDB:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def _migrate(self, migrations: list[tuple[str, str]]) -> int:
         """Bring the schema to `len(migrations)` under the migration lock; returns the version found."""
@@ -297,7 +292,7 @@ class TeamDB:
         """Several pushes to one project, each answered as `apply_push` would (its results and the
         project's last_seq, or the TeamDBError it raised), in ONE transaction when they allow
         (`batch.together`: the lock, the flush and the round trips paid once for the group, so a
-        project's pushes queued in a server process no longer pass its lock one by one); otherwise,
+        project's pushes queued in a server process do not pass its lock one by one); otherwise,
         or on any storage error (nothing of the group committed), each alone in turn."""
         if len(pushes) > 1 and self.batched and all(
                 batch.batchable(p) and all(i[4] in ("active", "quarantined") for i in p.items) for p in pushes):

@@ -138,7 +138,7 @@ class Tx:
     def among(self, values: Sequence[SQLParam]) -> tuple[str, tuple[Any, ...]]:
         """`column <among>` tests membership in `values`; returns the SQL after the column and its
         parameters. `IN (?, …)`, except on PostgreSQL for more than ANY_FROM values: `= ANY(?)` with
-        ONE array parameter, so the text no longer depends on the count and psycopg caches its parse
+        ONE array parameter, so the text does not depend on the count and psycopg caches its parse
         (it parses every statement of over 50 parameters again; measured, the array's adaptation
         costs more than that parse below ~50: a push's dozen keys stay an IN list)."""
         if self.pyformat and len(values) > ANY_FROM:

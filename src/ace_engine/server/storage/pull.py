@@ -16,8 +16,9 @@ stream saved nothing, and psycopg's left the connection unfit for the next pipel
 `counts(tx, …)`: the per-client counts of lessons, `{lesson: {client: [helpful, harmful]}}`.
 
 On PostgreSQL the TAG counts come as JSON text the database builds (`json_object_agg`), read with
-`last_seq` in one statement: a pull of a few hundred TAGs no longer makes a dict per counter row
-and serialises it again in Python (the pull's largest cost after the log cache).
+`last_seq` in one statement: a pull of a few hundred TAGs makes no dict per counter row and does
+not serialise it again in Python (done in Python, that would be the pull's largest cost after the
+log cache).
 
 Cost: per pull, one round trip for `last_seq` and the counts (SQLite: a counts read when the page
 has TAGs), and the log rows this process has not seen; memory: at most `LogCache.size` texts
