@@ -42,7 +42,7 @@ PITFALL_MARGIN = 0.35
 PITFALL_SECTION = "troubleshooting_and_pitfalls"
 # How far below it a lesson the model says the user's words or a fixed failure show goes live, and
 # whether one it says recurs rarely waits (the same study, its `basis_margin` and `rarely_waits`).
-BASIS_MARGIN = 0.1
+BASIS_MARGIN = 0.2
 RARELY_WAITS = False
 STRONG_BASES = frozenset({"user", "fixed"})
 
