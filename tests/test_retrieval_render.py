@@ -136,3 +136,36 @@ def test_digest_groups_by_section_in_playbook_order_most_valuable_first():
     for budget in (70, 80, 100):
         text, shown = render_digest(hits, budget)
         assert hits[0] in shown and len(shown) < len(hits) and estimate_tokens(text) <= budget
+
+
+def _digest_by_layout(bullets, budget):
+    """The digest's rule stated plainly: take each bullet in order when the whole block, laid out
+    with it (grouped under section titles), still fits. `render_digest` keeps the block's size as it
+    grows instead; the two must agree."""
+    from ace_engine.retrieval.render import DIGEST_HEADER, _Block, bullet_line
+    block, chosen = _Block("ace-playbook", None, DIGEST_HEADER, budget), {}
+
+    def lines(groups):
+        order = [s for s in DEFAULT_SECTIONS if s in groups] + [s for s in groups if s not in DEFAULT_SECTIONS]
+        return [x for s in order for x in [f"## {title(s)}", *map(bullet_line, groups[s])]]
+    for b in bullets:
+        trial = {s: list(v) for s, v in chosen.items()}
+        trial.setdefault(b["section"], []).append(b)
+        if block.fits(lines(trial)):
+            chosen = trial
+    if not chosen:
+        return "", []
+    return block.text(lines(chosen)), [b for s in chosen for b in chosen[s]]
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([*DEFAULT_SECTIONS, "custom_notes"]), st.integers(1, 80), st.booleans()),
+                max_size=40), st.integers(0, 2500))
+def test_the_digest_takes_what_fits_as_a_whole_layout_would(specs, budget):
+    bullets = [{"id": f"ctx-{i:04d}", "section": section, "content": ("é " if accent else "") + "word " * words,
+                "helpful": 0, "harmful": 0, "confidence": 0.7} for i, (section, words, accent) in enumerate(specs)]
+    text, shown = render_digest(bullets, budget)
+    want_text, want_shown = _digest_by_layout(bullets, budget)
+    assert text == want_text
+    assert {b["id"] for b in shown} == {b["id"] for b in want_shown}
+    assert estimate_tokens(text) <= max(budget, 0) and len(text) <= MAX_CHARS

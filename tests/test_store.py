@@ -57,8 +57,9 @@ def test_a_new_store_migrates_through_every_named_migration(ace_home):
     """The numbering stores in the wild rely on: migration N is the N-th (name, SQL) pair."""
     assert [name for name, _ in schema.MIGRATIONS] == ["capture", "playbook", "learning", "code_patterns", "meta",
                                                       "vector_packs", "team_sync", "session_summaries",
-                                                      "lesson_situations", "agents", "experiments", "anchors"]
-    assert schema.LATEST == 12
+                                                      "lesson_situations", "agents", "experiments", "anchors",
+                                                      "recent lessons"]
+    assert schema.LATEST == 13
     with SQLiteStore(migrations=schema.MIGRATIONS[:2]) as store:  # a store an early ace-engine wrote
         assert store.schema_version() == 2
         assert store.conn.execute("SELECT COUNT(*) FROM sqlite_master WHERE name='jobs'").fetchone()[0] == 0

@@ -19,7 +19,8 @@ the annotations are evaluated, and cost nothing) and defines functions.
 
 import time
 
-__all__ = ["CHARS_PER_TOKEN", "ago", "day_relative", "estimate_tokens", "iso_utc", "short_stamp", "size", "stamp"]
+__all__ = ["CHARS_PER_TOKEN", "ago", "day_relative", "estimate_tokens", "iso_utc", "tokens_of", "short_stamp", "size",
+           "stamp"]
 
 CHARS_PER_TOKEN = 3.5
 
@@ -107,7 +108,12 @@ def estimate_tokens(text: str) -> int:
     is close for CJK and an overestimate for the rest."""
     if not text:
         return 0
-    ascii_chars = len(text.encode("ascii", "ignore"))
-    tokens = ascii_chars / CHARS_PER_TOKEN + (len(text) - ascii_chars)
+    return tokens_of(len(text), len(text.encode("ascii", "ignore")))
+
+
+def tokens_of(length: int, ascii_chars: int) -> int:
+    """`estimate_tokens` of a text of `length` characters, `ascii_chars` of them ASCII: the estimate
+    is additive, so a block grown line by line is counted without joining it again."""
+    tokens = ascii_chars / CHARS_PER_TOKEN + (length - ascii_chars)
     whole = int(tokens)
     return whole if whole == tokens else whole + 1  # the ceiling, without importing `math`
