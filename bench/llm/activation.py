@@ -119,9 +119,10 @@ def main(argv: list[str] | None = None) -> None:
     for row in table:
         print(json.dumps(row))
     if args.out:
-        with open(args.out, "w", encoding="utf-8") as fh:
-            json.dump({"split": args.split, "sessions": len(golds), "gold_lessons": sum(golds.values()),
-                       "rows": table}, fh, indent=1)
+        head = {"split": args.split, "sessions": len(golds), "gold_lessons": sum(golds.values())}
+        with open(args.out, "w", encoding="utf-8") as fh:  # a row a line, compact: thousands of settings
+            fh.write(json.dumps(head)[:-1] + ', "rows": [\n')
+            fh.write(",\n".join(json.dumps(row, separators=(",", ":")) for row in table) + "\n]}\n")
 
 
 if __name__ == "__main__":
