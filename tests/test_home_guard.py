@@ -49,7 +49,7 @@ def test_d_touches_claude_settings():
 def test_the_guard_names_the_test_that_touched_the_real_home(tmp_path):
     suite = tmp_path / "suite"
     suite.mkdir()
-    for name in ("conftest.py", "throwaway_pg.py"):
+    for name in ("conftest.py", "throwaway_pg.py", "extras.py"):
         shutil.copy(HERE / name, suite / name)
     (suite / "test_leaky.py").write_text(SUITE)
     real_home = tmp_path / "real-home"
