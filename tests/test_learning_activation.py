@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from ace_engine.core import config
-from ace_engine.learning.activation import BASIS_MARGIN, PITFALL_MARGIN, RARELY_WAITS
+from ace_engine.learning.activation import BASIS_MARGIN, PITFALL_MARGIN
 from ace_engine.learning.curator import Curator
 from test_learning_curator import cand, cfg, traj
 
@@ -49,18 +49,18 @@ def test_the_default_is_the_one_the_study_chose():
     rows = study["rows"]
     # The grade alone: confirming an offline candidate is recorded, not counted (it cost precision).
     t = config.DEFAULTS["learning.model_confidence"]
-    # Holding back what the model says only the files show is not part of the rule (the study's rows
-    # have it; it bought no recall at this bound).
-    assert chosen(rows) == (t, PITFALL_MARGIN, BASIS_MARGIN, False, RARELY_WAITS, False)
+    # Holding back what the model says recurs rarely, or what only the files show, is not part of the
+    # rule (the study's rows have both; neither bought recall at this bound).
+    assert chosen(rows) == (t, PITFALL_MARGIN, BASIS_MARGIN, False, False, False)
     by = {key(r["threshold"], r["pitfall_margin"], r["basis_margin"], r["agrees_counts"], r["rarely_waits"],
               r["read_waits"]): r for r in rows}
-    shipped = by[key(t, PITFALL_MARGIN, BASIS_MARGIN, rarely=RARELY_WAITS)]
+    shipped = by[key(t, PITFALL_MARGIN, BASIS_MARGIN)]
     # Activating every grounded lesson would add half as much noise again, and lose precision below the bound.
     assert by[key(0.0, 0.0)]["noise_per_session"] > 1.5 * shipped["noise_per_session"]
     assert by[key(0.0, 0.0)]["precision"] < 0.5 <= shipped["precision"]
     # The pitfall tier and the basis tier each paid on tune: more recall at the same threshold.
-    assert shipped["recall"] > by[key(t, 0.0, BASIS_MARGIN, rarely=RARELY_WAITS)]["recall"]
-    assert shipped["recall"] > by[key(t, PITFALL_MARGIN, 0.0, rarely=RARELY_WAITS)]["recall"]
+    assert shipped["recall"] > by[key(t, 0.0, BASIS_MARGIN)]["recall"]
+    assert shipped["recall"] > by[key(t, PITFALL_MARGIN, 0.0)]["recall"]
 
 
 def _learn(pb, grade, *, agrees=False, session="s1", steps=(3,), kind="llm", section="strategies_and_hard_rules",

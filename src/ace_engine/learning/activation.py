@@ -18,8 +18,8 @@ Two rules, both read by the curator when it adds a lesson or observes one again
   engineer's at twice the rate of the model's other lessons of the same grade. A lesson the model
   says the user's words or a fixed failure show (`basis` "user" or "fixed", prompt 12-03.1 on) is
   live from `BASIS_MARGIN` below that grade: the same evidence the offline tier trusts, named by the
-  model instead of found by a rule; with `RARELY_WAITS`, one it says will rarely recur waits to be
-  seen again whatever its grade.
+  model instead of found by a rule. (What it says of how often a lesson recurs is recorded, not
+  counted: holding back the "rarely" ones bought no recall in the study.)
 
 Cost: a pass over a lesson's cited steps (a handful); no I/O.
 """
@@ -40,10 +40,9 @@ if TYPE_CHECKING:
 # bench/results/llm-activation-tune.json, kept by tests/test_learning_activation.py).
 PITFALL_MARGIN = 0.35
 PITFALL_SECTION = "troubleshooting_and_pitfalls"
-# How far below it a lesson the model says the user's words or a fixed failure show goes live, and
-# whether one it says recurs rarely waits (the same study, its `basis_margin` and `rarely_waits`).
+# How far below it a lesson the model says the user's words or a fixed failure show goes live (the
+# same study, its `basis_margin`).
 BASIS_MARGIN = 0.2
-RARELY_WAITS = False
 STRONG_BASES = frozenset({"user", "fixed"})
 
 
@@ -57,8 +56,6 @@ def model_grounded(cand: Candidate, grade: float | None, threshold: float, *, pi
     """Is this a model's lesson that is live at once (see the module docstring)? `pitfall`: it is
     a troubleshooting lesson whose cited steps show the failure (`shows_failure`)."""
     if cand.get("kind") != "llm" or not cand.get("source_steps") or grade is None:
-        return False
-    if RARELY_WAITS and cand.get("recurs") == "rarely":
         return False
     margin = max(PITFALL_MARGIN if pitfall else 0.0, BASIS_MARGIN if cand.get("basis") in STRONG_BASES else 0.0)
     return grade >= threshold - margin - 1e-9
