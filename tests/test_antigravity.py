@@ -8,7 +8,6 @@ against a real SQLite store."""
 
 import json
 import os
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -26,6 +25,7 @@ from ace_engine.hooks.hook_input import HookInput
 from ace_engine.hooks.launch import __file__ as LAUNCHER
 from ace_engine.integrations import antigravity_config
 from conftest import ace, examples
+from test_agent_hooks import rows  # the store read as dicts, as the other agents' hook tests read it
 
 
 def payload(project: Path, step: int = 1, **extra) -> dict:
@@ -43,15 +43,6 @@ def run(event: str, data, cwd: Path):
     proc = subprocess.run([sys.executable, "-I", LAUNCHER, "antigravity", event], input=raw, capture_output=True,
                           timeout=60, cwd=cwd, env=dict(os.environ))
     return proc.returncode, proc.stdout.decode(), proc.stderr.decode()
-
-
-def rows(ace_home: Path, sql: str) -> list[dict]:
-    con = sqlite3.connect(ace_home / "ace.db")
-    con.row_factory = sqlite3.Row
-    try:
-        return [dict(r) for r in con.execute(sql)]
-    finally:
-        con.close()
 
 
 # -- install / uninstall --------------------------------------------------------------------------
