@@ -177,6 +177,13 @@ def test_session_start_archives_a_gone_target_caveats_a_changed_script_and_keeps
 
     shown = ace("show", typecheck)
     assert "Rests on" in shown and "changed" in shown and "tsc -b" in shown
+    # The lessons to re-check, listed with what changed: the changed one and the grown one, nothing else.
+    listed = json.loads(ace("patterns", "--to-recheck", "--json", "--project", str(repo)))
+    assert {p["id"] for p in listed["patterns"]} == {typecheck, build} and "waiting" not in listed
+    notes = {p["id"]: p["to_recheck"] for p in listed["patterns"]}
+    assert any("tsc -b" in n for n in notes[typecheck]) and any("--mode ci" in n for n in notes[build])
+    human = ace("patterns", "--to-recheck", "--project", str(repo))
+    assert "2 lessons to re-check" in human and "ace keep ID" in human and "tsc -b" in human
     assert json.loads(ace("show", gen, "--json"))["anchors"][0]["state"] in ("gone", "unchecked")
     ace("keep", typecheck)  # the user confirms it: its anchors as the project holds them now, no caveat
     with SQLiteStore() as store:
@@ -184,6 +191,7 @@ def test_session_start_archives_a_gone_target_caveats_a_changed_script_and_keeps
         assert (script["state"], script["value"]) == ("ok", "tsc -b")
     third = start(repo, "s3")
     assert "npm run type-check" in third and "to re-check" not in third
+    assert {p["id"] for p in json.loads(ace("patterns", "--to-recheck", "--json", "--project", str(repo)))["patterns"]} == {build}
 
 
 def test_withhold_demotes_a_changed_lesson_until_confirmed(ace_home, repo, monkeypatch):

@@ -28,8 +28,10 @@ from .playbook_common import (
     counters_text,
     get_bullet,
     known_project_id,
+    recheck_notes,
     section_option_value,
     seen_text,
+    show_to_recheck,
     show_waiting,
     totals,
     waiting,
@@ -215,10 +217,13 @@ def _domains_summary(store: PlaybookStore, project_id: int | None) -> dict[str, 
                    "once, waiting to recur (`ace keep ID` promotes one); quarantined: held for `ace review`; "
                    "archived.")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="At most this many.")
+@click.option("--to-recheck", is_flag=True,
+              help="Only lessons something they rest on changed under since they were written, with what changed "
+                   "(`ace show ID` lists every anchor; `ace keep ID` confirms one as the project is now).")
 @project_option
 @wide_option
 @json_option
-def patterns(section, min_helpful, domain, status, limit, project_dir, as_json):
+def patterns(section, min_helpful, domain, status, limit, to_recheck, project_dir, as_json):
     """The playbook's bullets (this project's and the global ones), most valuable first.
     Candidates are listed with the sessions they were seen in and their evidence confidence.
 
@@ -230,15 +235,21 @@ def patterns(section, min_helpful, domain, status, limit, project_dir, as_json):
     statuses = STATUSES if status == "all" else (status,)
     with open_store() as store:
         project_id = known_project_id(store, project)
+        changed = recheck_notes(store, project_id) if to_recheck else {}
         rows = store.list_bullets(project_id, statuses=statuses, section=section, domain=domain,
-                                  min_helpful=min_helpful, limit=limit)
-        held, newest = waiting(store, project_id, section=section, domain=domain) if status == "active" \
-            else (0, [])
+                                  min_helpful=min_helpful, limit=None if to_recheck else limit)
+        if to_recheck:
+            rows = [b for b in rows if b["id"] in changed][:limit]
+        held, newest = waiting(store, project_id, section=section, domain=domain) \
+            if status == "active" and not to_recheck else (0, [])
     if as_json:
-        answer: dict[str, Any] = {"patterns": [public_bullet(b) for b in rows], "count": len(rows)}
-        if status == "active":
+        answer: dict[str, Any] = {"patterns": [public_bullet(b) | ({"to_recheck": changed[b["id"]]} if to_recheck
+                                                                   else {}) for b in rows], "count": len(rows)}
+        if status == "active" and not to_recheck:
             answer["waiting"] = held
         return emit_json(answer)
+    if to_recheck:
+        return show_to_recheck(rows, changed)
     if not rows and not held:
         say("No bullets match. The playbook fills up as ace-engine learns from your sessions; "
             "`ace add` writes one by hand, `ace bootstrap` seeds it from the repository.")

@@ -12,7 +12,7 @@ from ..playbook.playbook import Playbook
 if TYPE_CHECKING:
     from ..core._types import Bullet
     from ..core.project import Project
-    from ..store.interfaces import PlaybookStore, SessionsStore
+    from ..store.interfaces import AnchorStore, PlaybookStore, SessionsStore
 
 EVIDENCE_ITEMS = 5
 
@@ -144,3 +144,31 @@ def show_waiting_for(project_key: str) -> None:
 
     with open_store() as store:
         show_waiting(*waiting(store, store.project_id(project_key)))
+
+
+# Lessons listed by `ace patterns --to-recheck`: the store returns at most this many anchors.
+RECHECK_LISTED = 2_000
+
+
+def recheck_notes(store: AnchorStore, project_id: int | None) -> dict[str, list[str]]:
+    """{lesson id: what changed} of the project's live lessons with an anchor to re-check — changed
+    since it was written, or grown (`playbook/staleness.py`); what `ace keep ID` confirms."""
+    if project_id is None:
+        return {}
+    out: dict[str, list[str]] = {}
+    for anchor in store.to_recheck(project_id, limit=RECHECK_LISTED):
+        out.setdefault(anchor["bullet_id"], []).append(
+            anchor.get("detail") or f"{anchor['kind']} `{anchor['name']}` changed")
+    return out
+
+
+def show_to_recheck(rows: list[Bullet], changed: dict[str, list[str]]) -> None:
+    """`ace patterns --to-recheck`: the lessons with what changed under each."""
+    from .output import plural, say, table
+
+    if not rows:
+        say("No lesson to re-check: nothing they rest on has changed since the last check.")
+        return
+    table(None, BULLET_COLUMNS + ["changed"], [bullet_row(b) + ["; ".join(changed[b["id"]])] for b in rows],
+          body=BULLET_BODY + ("changed",), bare=BULLET_BARE)
+    say("{} to re-check; `ace keep ID` confirms one as the project is now.", plural(len(rows), "lesson"))

@@ -43,7 +43,7 @@ READS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
     "search": ({"--k": VALUE, "--domain": VALUE, "--exclude-domain": VALUE, "--threshold": VALUE,
                 "--mode": VALUE, "--stdin": FLAG, **_PROJECT, **_JSON, **_WIDE}, (TEXT,)),
     "patterns": ({"--section": VALUE, "--min-helpful": VALUE, "--domain": VALUE, "--status": VALUE,
-                  "--limit": VALUE, **_PROJECT, **_JSON, **_WIDE}, ()),
+                  "--limit": VALUE, "--to-recheck": FLAG, **_PROJECT, **_JSON, **_WIDE}, ()),
     "top": ({"--k": VALUE, **_PROJECT, **_JSON, **_WIDE}, ()),
     "domains": ({**_PROJECT, **_JSON, **_WIDE}, ()),
     # stdout only: `-o/--output` writes a file (the `ace export -o ~/.bashrc --force` hole).
