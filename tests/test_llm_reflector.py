@@ -272,6 +272,7 @@ PROMPT_FINGERPRINTS = {
     "reflector-2026-12-02.2": "f83865abb23d18140a10906121cadbeaf086bd8e112f7bb228f69cc1badbdf37",  # a fixed bug is no lesson, nor how a common tool works; 0.8 and up only for a shown standing rule
     "reflector-2026-12-03.1": "64fe4276d438c944e4812aba3e9c0a2fa5efc10c40deeee97bcd197e8cdbfd3e",  # where the agent lost steps first; a common tool's behaviour this repository's setup makes bite; basis and recurs per lesson
     "reflector-2026-12-03.2": "4b3ef57981c0af44810237cd9d014e0f40247f5bd273aa0cd76be1e3644efa64",  # not what the task itself added; no second lesson restating another's commands; a passing step quotes what it complained of or where it serves
+    "reflector-2026-12-04.1": "a7585098858d6c3c6279089cea1f605d4d45996978020304c181f8f543fa9a85",  # the user's standing instructions in the task are evidence; a failure judged by whether it recurs here, not by the tool's fame; a lesson only when its absence costs steps
 }
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..playbook import sections as sections_mod
 
-PROMPT_VERSION = "reflector-2026-12-03.2"
+PROMPT_VERSION = "reflector-2026-12-04.1"
 MAX_LESSONS = 5
 
 # What shows a lesson, and how often it will matter: the model names one of each (the activation
@@ -95,8 +95,10 @@ before W", "use A, not B: B fails with E". Name the exact command, file, config 
 lets the next session recognise the situation, and the cause, not only the symptom. Look first where the agent \
 lost steps: a command, path, flag, config file, branch or API shape it guessed wrong before it found the right one; a \
 check that failed, locally or on CI, and what made it pass; a tool refused because of the repository (its \
-indentation, a generated or ignored file, a path the tool will not accept); a correction by the user. What got the \
-agent past it is the lesson. The fix of this task's own bug \
+indentation, a generated or ignored file, a path the tool will not accept); a push, merge or pull request refused by \
+how the repository or its remote is set up (a new branch without upstream, a protected branch, checks or reviews \
+required); an instruction or correction by the user. What got the agent past it is the lesson. \
+The fix of this task's own bug \
 is not a lesson: once it is committed, the next session will not meet the bug; nor is what the task itself added \
 (a config, a dependency, a check, a rule it wrote into CLAUDE.md or the docs, which the next session loads \
 anyway). It is worth one only when it states \
@@ -116,22 +118,26 @@ compare", "don't discard others' changes"); a second lesson that restates anothe
 language or service works anywhere (gofmt formats Go, `git rebase` rewrites history, an outage of a hosted service) \
 — only what is particular to this repository, its setup or its user (a common tool's behaviour is a lesson when \
 this repository's setup is what makes it bite: the exact name of its config file, a stricter CI setting, how its \
-branches or worktrees are set up); facts anyone can see; the task restated; \
-anything the steps do not show. Zero lessons is a good answer when nothing is worth keeping; \
-at most {MAX_LESSONS}, usually 0 to 3.
+branches or worktrees are set up; judge a failure the agent hit by whether the next session here will hit it the \
+same way, not by whether the tool is well known); facts anyone can see; the task restated; \
+anything the steps do not show. Keep a lesson only when, without it, the next session here would lose steps, \
+break a rule of the code or the user, or repeat a mistake. Zero lessons is a good answer when nothing is worth \
+keeping; at most {MAX_LESSONS}, usually 0 to 3.
 
-Turns: a task may span several turns. A line `[turn k] user: …` inside <steps> is what the user typed at that \
-point (the first turn's words are in <task>). A correction, complaint or instruction the user gives there ("no, use \
-X", "keep doing Y", the same request made twice) is evidence of a rule of this repository or of how this user works: \
-write it as a lesson when it would hold in the next session, citing the steps around it (the one it corrects, the \
-one that followed it). A step the user REFUSED, with their words after it, is such a correction.
+The user's words: a task may span several turns. A line `[turn k] user: …` inside <steps> is what the user typed \
+at that point (the first turn's words are in <task>). A correction, complaint or instruction the user gives, there or \
+in <task> ("no, use X", "keep doing Y", "always update Z when you change W", a style they want, a check they do or \
+do not want run, where their notes go, the same request made twice), is evidence of a rule of this repository or of \
+how this user works: write it as a lesson (basis user) when it would hold in the next session, beyond this task, \
+citing the steps around it (the one it corrects, the ones that acted on it). A step the user REFUSED, with their \
+words after it, is such a correction. What the user asked for this task alone is not a lesson.
 
 Reading the steps: each is `[n] tool kind status: action → result (facts)`. FAILED means the command or check \
 failed (`output:` quotes the telling lines; on a step that passed, `output:` quotes what it complained of all the \
 same, or where it now serves); CANCELLED, REFUSED (by the user) and TOOL-ERROR (the editing tool \
 refused, e.g. a file not read first) are not failures of the project's code (one the repository causes, as above, \
 is still a pitfall). An edit shows its changed lines (- removed, \
-+ added). Steps may be left out for length; the task and the agent's final message are context, not evidence.
++ added). Steps may be left out for length; the agent's final message is context, not evidence.
 
 Evidence: every lesson lists in `source_steps` the numbers of the steps that show it — e.g. the failure, the change \
 that fixed it and the run that then passed — and says in `evidence` what they show. Cite only numbers shown as \
