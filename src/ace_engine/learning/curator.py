@@ -21,9 +21,11 @@ For each candidate lesson, in order:
    (`quality.specificity`) and no less general. Neighbours come from the FTS index
    (`fts_candidates` with `similarity.neighbour_query`): an indexed lookup, not a pass over the
    playbook;
-5. otherwise a new bullet (ADD): *active* when the reflector's confidence is at least
-   `learning.promote_confidence` (an error, its fix and a passing re-run) or when the observation
-   is strong evidence (the evidence tier, below) — at the usefulness prior (0.5), a modest
+5. otherwise a new bullet (ADD): *active* when an offline rule's confidence is at least
+   `learning.promote_confidence` (an error, its fix and a passing re-run), when a model's lesson is
+   grounded (`activation.model_grounded`, which alone decides a model's lesson: its grade is the
+   model's own) or when the observation is strong evidence (the evidence tier, below) — at the
+   usefulness prior (0.5), a modest
    confidence that feedback raises or lowers — else a *candidate* —
    kept, listed by `ace patterns --status candidate`, never injected. A candidate without a
    confidence (a producer that gates its own lessons, e.g. code patterns seen in N sessions) is
