@@ -356,6 +356,34 @@ def test_a_fix_that_still_fixes_or_another_failure_contradicts_nothing(ace_home,
                          "error": "ImportError: cannot import name 'Client' from 'api'"}) == [refix]
 
 
+def test_the_steps_a_lesson_was_written_from_do_not_contradict_it(ace_home, repo):
+    """The session that taught a two-command fix ran the first command, failed again, then ran the
+    second and passed: the lesson cites that whole stretch, so its own failure does not demote it. The
+    same failure after the stretch it cites still does."""
+    from ace_engine.learning import contradiction
+
+    lesson = ("Run `make deps` then `make gen` before `make test`: without both it fails with "
+              "`ImportError: cannot import name 'Client'`.")
+    steps = [{"command": "make test", "success": False, "exit_code": 2, "error": "ImportError: cannot import name 'Client'"},
+             {"command": "make deps", "success": True, "output": "ok"},
+             {"command": "make test", "success": False, "exit_code": 2, "error": "ImportError: cannot import name 'Client'"},
+             {"command": "make gen", "success": True, "output": "gen"},
+             {"command": "make test", "success": True, "output": "3 passed"}]
+    trajectory = {"session_id": "t", "trajectory": [{"step": n + 1, "tool_event_id": 100 + n, **step}
+                                                    for n, step in enumerate(steps)]}
+    with SQLiteStore() as store:
+        pb = Playbook(store, identify(str(repo)))
+        taught, _ = pb.add(lesson, "troubleshooting_and_pitfalls", source="learning",
+                           provenance={"source": "learning", "tool_event_ids": [100, 101, 102, 103, 104]})
+        staleness.record(store, dict(taught), str(repo), time.time())
+        assert any(a["kind"] == "command" and a["name"] == "make deps" for a in store.anchors_of(taught["id"]))
+        assert contradiction.check(store, pb, trajectory, time.time()) == []
+        assert store.get_bullet(taught["id"])["status"] == "active"
+        store.update_bullet(taught["id"], {"provenance": {"source": "learning", "tool_event_ids": [100, 101]}})
+        assert contradiction.check(store, pb, trajectory, time.time()) == [taught["id"]], \
+            "cited only up to the first fix: the failure after it is a later step's evidence"
+
+
 
 # -- confirmation by the model: one call for a batch, through the budgets ------------------------------
 

@@ -17,7 +17,10 @@ marked changed) in two cases:
 
 A test that fails, a build with a type error, are neither: the command worked and found a problem,
 which says nothing against a lesson telling to run it, unless the lesson promised that this failure
-goes away.
+goes away. Nor is a failure among the steps the lesson was written from (its contradicting step's tool
+event lies within the span of the events the lesson cites): whoever wrote it saw that failure and what
+fixed it after (`bun install` ran, the import still failed, and the build the lesson also names made
+it pass) — the session that taught a lesson does not refute it.
 
 Cost: nothing unless a step failed; then one indexed read of the project's command anchors, and
 for the second case the text of the few lessons whose command this session ran before a failure.
@@ -32,7 +35,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ..core._types import Trajectory, TrajectoryStep
     from ..playbook.playbook import Playbook
-    from ..store.interfaces import Store
+    from ..store.interfaces import BulletRow, Store
     from ..store.records import AnchorRow
 
 _BROKEN = [re.compile(p, re.I) for p in (
@@ -104,15 +107,19 @@ def check(store: Store, playbook: Playbook, trajectory: Trajectory, now: float) 
     anchors = store.command_anchors(playbook.project_id)
     session = trajectory.get("session_id")
     found = failures(trajectory)
-    evidence: dict[str, tuple[AnchorRow, str]] = {}  # bullet id → (its anchor, why)
+    hits: dict[str, tuple[AnchorRow, list[TrajectoryStep], str]] = {}  # bullet id → (its anchor, steps, why)
     for anchor in anchors:
-        hits = [(s, n) for s, n in found if _covers(anchor["name"], str(s.get("command")), n)]
-        if hits and anchor["bullet_id"] not in evidence:
+        broke = [(s, n) for s, n in found if _covers(anchor["name"], str(s.get("command")), n)]
+        if broke and anchor["bullet_id"] not in hits:
             steps_text = "; ".join(f"{_at(s)}: `{_short(s.get('command'))}` failed, `{_short(n)}` not found "
-                                   f"({_short(s.get('error'))})" for s, n in hits[:3])
-            evidence[anchor["bullet_id"]] = (anchor, f"contradicted by session {session or '?'}: {steps_text}")
-    for bullet_id, (anchor, why) in refixed(store, anchors, steps).items():
-        evidence.setdefault(bullet_id, (anchor, f"its fix no longer fixes (session {session or '?'}): {why}"))
+                                   f"({_short(s.get('error'))})" for s, n in broke[:3])
+            hits[anchor["bullet_id"]] = (anchor, [s for s, _ in broke],
+                                         f"contradicted by session {session or '?'}: {steps_text}")
+    for bullet_id, (anchor, later, why) in refixed(store, anchors, steps).items():
+        hits.setdefault(bullet_id, (anchor, [later], f"its fix no longer fixes (session {session or '?'}): {why}"))
+    taught = {b["id"]: _cited_span(b) for b in store.get_bullets(list(hits))} if hits else {}
+    evidence = {bid: (anchor, why) for bid, (anchor, against, why) in hits.items()
+                if not all(_within(s, taught.get(bid)) for s in against)}
     if not evidence:
         return []
     from ..playbook.playbook import PlaybookError
@@ -132,6 +139,18 @@ def check(store: Store, playbook: Playbook, trajectory: Trajectory, now: float) 
 
 def _failed(step: TrajectoryStep) -> bool:
     return bool(step.get("command")) and not step.get("success") and not step.get("background")
+
+
+def _cited_span(bullet: BulletRow) -> tuple[int, int] | None:
+    """The first and last tool event the lesson cites as its evidence (`provenance.tool_event_ids`)."""
+    events = [e for e in (bullet["provenance"] or {}).get("tool_event_ids") or [] if isinstance(e, int)]
+    return (min(events), max(events)) if events else None
+
+
+def _within(step: TrajectoryStep, span: tuple[int, int] | None) -> bool:
+    """Is this step among those the lesson was written from (its tool event inside the cited span)?"""
+    event = step.get("tool_event_id")
+    return span is not None and isinstance(event, int) and span[0] <= event <= span[1]
 
 
 def _at(step: TrajectoryStep) -> str:
@@ -160,9 +179,11 @@ def _names_failure(span: str, text: str) -> bool:
     return bool(pieces) and all(p in text for p in pieces)
 
 
-def refixed(store: Store, anchors: list[AnchorRow], steps: list[TrajectoryStep]) -> dict[str, tuple[AnchorRow, str]]:
-    """{bullet id: (its fix's anchor, the steps)} of the lessons whose fix this session applied (their
-    command ran with success) before a later command failed with the failure the lesson names."""
+def refixed(store: Store, anchors: list[AnchorRow],
+            steps: list[TrajectoryStep]) -> dict[str, tuple[AnchorRow, TrajectoryStep, str]]:
+    """{bullet id: (its fix's anchor, the step that failed again, the steps told)} of the lessons whose
+    fix this session applied (their command ran with success) before a later command failed with the
+    failure the lesson names."""
     ran: dict[str, tuple[AnchorRow, int]] = {}
     for n, step in enumerate(steps):
         if not step.get("success") or not step.get("command"):
@@ -176,7 +197,7 @@ def refixed(store: Store, anchors: list[AnchorRow], steps: list[TrajectoryStep])
     commands: dict[str, set[str]] = {}
     for a in anchors:
         commands.setdefault(a["bullet_id"], set()).add(_squeeze(a["name"]))
-    out: dict[str, tuple[AnchorRow, str]] = {}
+    out: dict[str, tuple[AnchorRow, TrajectoryStep, str]] = {}
     for bullet in store.get_bullets(list(ran)):
         anchor, n = ran[bullet["id"]]
         spans = [s for s in _SPAN.findall(bullet["content"])
@@ -187,7 +208,7 @@ def refixed(store: Store, anchors: list[AnchorRow], steps: list[TrajectoryStep])
             text = _squeeze("\n".join(str(later.get(k) or "") for k in ("error", "output", "result"))[:20000])
             span = next((s for s in spans if _names_failure(s, text)), None)
             if span:
-                out[bullet["id"]] = (anchor, f"{_at(steps[n])}: `{_short(steps[n].get('command'))}` ran, then "
+                out[bullet["id"]] = (anchor, later, f"{_at(steps[n])}: `{_short(steps[n].get('command'))}` ran, then "
                                              f"{_at(later)}: `{_short(later.get('command'))}` failed again with "
                                              f"`{_short(span)}` ({_short(later.get('error'))})")
                 break
