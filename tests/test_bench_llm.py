@@ -31,7 +31,8 @@ def endpoint(tmp_path):
     port = _free_port()
     answers, pending = tmp_path / "answers", tmp_path / "pending"
     proc = subprocess.Popen([sys.executable, str(ENDPOINT), "--port", str(port), "--answers", str(answers),
-                             "--pending", str(pending)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                             "--pending", str(pending), "--record", str(tmp_path / "record")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     for _ in range(200):  # until it listens (not a timing assertion: a bounded wait for readiness)
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.2):
@@ -71,6 +72,13 @@ def test_a_new_prompt_is_recorded_once_and_its_recorded_answer_is_replayed(endpo
     assert reply["usage"]["prompt_tokens"] == len("SYS" + "USER <bullets_shown>\n[ctx-1] x\n</bullets_shown>") // 4
     served = [json.loads(line) for line in (pending / "served.jsonl").read_text().splitlines()]
     assert [s["answered"] for s in served] == [False, False, True]
+    # --record: every prompt, the answered one too, kept as the pending file is.
+    assert json.loads((pending.parent / "record" / f"{key}.json").read_text()) == recorded
+    (pending / f"{key}.json").unlink()
+    assert _ask(port, "SYS", "USER 2")[0] == 503 and _ask(port, "SYS", "USER <bullets_shown>\n[ctx-1] x\n"
+                                                                       "</bullets_shown>")[0] == 200
+    assert not (pending / f"{key}.json").exists(), "an answered prompt is not pending"
+    assert len(list((pending.parent / "record").glob("*.json"))) == 2
     # --loose: the same task with other lessons shown has the key of the one with none shown.
     assert mod.key_of("S", "U <bullets_shown>\n[ctx-9] y\n</bullets_shown>", loose=True) == \
         mod.key_of("S", "U <bullets_shown>\n(none)\n</bullets_shown>")

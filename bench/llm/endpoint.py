@@ -1,6 +1,6 @@
 """An OpenAI-compatible endpoint that records every prompt it is sent and replays recorded answers.
 
-    python bench/llm/endpoint.py --port N [--answers DIR] [--pending DIR] [--loose]
+    python bench/llm/endpoint.py --port N [--answers DIR] [--pending DIR] [--record DIR] [--loose]
 
 Contract. `POST /v1/chat/completions`: the system and user messages are joined into one prompt whose
 key is the first 24 hex digits of sha256(system + NUL + user) (`key_of`). When `ANSWERS/<key>.json`
@@ -9,7 +9,8 @@ tokens ≈ characters / 4, the same estimate for every run). Otherwise the promp
 `PENDING/<key>.json` as {key, system, user} and the call gets 503, so the learner falls back to its
 offline reflector for that task, as it would when a model is down. `served.jsonl` in PENDING's parent
 gets one line per call: {key, answered, prompt_chars, reply_chars}. `GET /v1/models` answers, for clients
-that probe.
+that probe. `--record DIR` writes every prompt, answered or not, to `DIR/<key>.json` the same way
+(to read what a recorded answer was written from; outside the repository, like PENDING).
 
 ANSWERS defaults to `bench/data/llm-answers/<PROMPT_VERSION>/` (the reflector's prompt version: an
 answer is valid only for the prompt text it was written for; a new version starts an empty folder);
@@ -72,7 +73,17 @@ def answer_dirs(answers: str) -> list[str]:
     return [answers, *subs]
 
 
-def make_handler(answers: str, pending: str, log_path: str, loose: bool) -> type[BaseHTTPRequestHandler]:
+def _write_once(folder: str, key: str, system: str, user: str) -> None:
+    """`folder/<key>.json` as {key, system, user}, written whole (a temporary file, then a rename)."""
+    path = os.path.join(folder, key + ".json")
+    if not os.path.exists(path):
+        with open(path + ".tmp", "w", encoding="utf-8") as fh:
+            json.dump({"key": key, "system": system, "user": user}, fh, ensure_ascii=False)
+        os.replace(path + ".tmp", path)
+
+
+def make_handler(answers: str, pending: str, log_path: str, loose: bool,
+                 record: str | None = None) -> type[BaseHTTPRequestHandler]:
     lock = threading.Lock()
 
     class Handler(BaseHTTPRequestHandler):
@@ -105,14 +116,9 @@ def make_handler(answers: str, pending: str, log_path: str, loose: bool) -> type
             if answered:
                 with open(path, encoding="utf-8") as fh:
                     reply = fh.read()
-            else:
-                waiting = os.path.join(pending, key + ".json")
-                with lock:
-                    if not os.path.exists(waiting):
-                        tmp = waiting + ".tmp"
-                        with open(tmp, "w", encoding="utf-8") as fh:
-                            json.dump({"key": key, "system": system, "user": user}, fh, ensure_ascii=False)
-                        os.replace(tmp, waiting)
+            with lock:
+                for folder in ([] if answered else [pending]) + ([record] if record else []):
+                    _write_once(folder, key, system, user)
             with lock, open(log_path, "a", encoding="utf-8") as fh:
                 fh.write(json.dumps({"key": key, "answered": answered, "prompt_chars": len(system) + len(user),
                                      "reply_chars": len(reply), "at": time.time()}) + "\n")
@@ -136,13 +142,17 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--pending", help="where unanswered prompts and served.jsonl are written (outside the "
                                       "repository: prompts hold session text)",
                     default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "ace-llm-pending"))
+    ap.add_argument("--record", help="also write every prompt, answered or not, here (outside the repository)")
     ap.add_argument("--loose", action="store_true", help="key prompts with <bullets_shown> read as (none)")
     args = ap.parse_args(argv)
     answers = args.answers or os.path.join(ROOT, "bench", "data", "llm-answers", prompt_version())
     os.makedirs(answers, exist_ok=True)
-    os.makedirs(args.pending, exist_ok=True)
+    for folder in (args.pending, args.record):
+        if folder:
+            os.makedirs(folder, exist_ok=True)
     log_path = os.path.join(args.pending, "served.jsonl")
-    server = ThreadingHTTPServer(("127.0.0.1", args.port), make_handler(answers, args.pending, log_path, args.loose))
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), make_handler(answers, args.pending, log_path, args.loose,
+                                                                        args.record))
     print(f"replaying {answers} on 127.0.0.1:{args.port}; unanswered prompts go to {args.pending}", flush=True)
     server.serve_forever()
 

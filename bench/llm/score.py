@@ -89,6 +89,18 @@ def usage(acehome: str) -> dict[str, int]:
     return {"calls": calls, "tokens": tokens}
 
 
+def absent_blobs(git: list[str], commit: str) -> list[str]:
+    """The paths of `commit`'s files whose content the snapshot does not hold."""
+    listed = subprocess.run([*git, "ls-tree", "-r", "-z", commit], capture_output=True, timeout=120)
+    blobs = [(meta.split()[2], path) for meta, _, path in (entry.decode("utf-8", "surrogateescape").partition("\t")
+                                                          for entry in listed.stdout.split(b"\0") if entry)
+             if meta.split()[1] == "blob"]
+    check = subprocess.run([*git, "cat-file", "--batch-check=%(objectname)"], capture_output=True, timeout=120,
+                           input="".join(sha + "\n" for sha, _ in blobs).encode())
+    missing = {line.split()[0] for line in check.stdout.decode().splitlines() if line.endswith(" missing")}
+    return [path for sha, path in blobs if sha in missing]
+
+
 def checkout(traj: dict[str, Any], mirrors: str | None, proj: str) -> str | None:
     """The session's repository tree, as of its start, written into `proj`; the commit, or None."""
     repo = traj.get("repo")
@@ -102,7 +114,11 @@ def checkout(traj: dict[str, Any], mirrors: str | None, proj: str) -> str | None
     commit = found.stdout.strip()
     if found.returncode != 0 or not commit:
         return None
-    archive = subprocess.run([*git, "archive", "--format=tar", commit], capture_output=True, timeout=600)
+    # A snapshot may lack its largest blobs (listed, not fetched): leave those files out, as `git archive`
+    # would otherwise fail whole and the session would run in an empty repository.
+    archive = subprocess.run([*git, "archive", "--format=tar", commit, "--", ".",
+                              *(f":(exclude,literal){p}" for p in absent_blobs(git, commit))],
+                             capture_output=True, timeout=600)
     if archive.returncode != 0:
         return None
     untar = subprocess.run(["tar", "-x", "--no-same-owner", "-C", proj], input=archive.stdout, capture_output=True,
