@@ -26,22 +26,38 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.fixture
-def endpoint(tmp_path):
+def _serve(tmp_path, *extra):
     port = _free_port()
     answers, pending = tmp_path / "answers", tmp_path / "pending"
     proc = subprocess.Popen([sys.executable, str(ENDPOINT), "--port", str(port), "--answers", str(answers),
-                             "--pending", str(pending), "--record", str(tmp_path / "record")],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                             "--pending", str(pending), *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     for _ in range(200):  # until it listens (not a timing assertion: a bounded wait for readiness)
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.2):
                 break
         except OSError:
             time.sleep(0.05)
+    return proc, port, answers, pending
+
+
+@pytest.fixture
+def endpoint(tmp_path):
+    proc, port, answers, pending = _serve(tmp_path, "--record", str(tmp_path / "record"))
     yield port, answers, pending
     proc.terminate()
     proc.wait(timeout=10)
+
+
+def test_collecting_answers_an_unanswered_prompt_with_an_empty_reflection_and_keeps_it_pending(tmp_path):
+    proc, port, _, pending = _serve(tmp_path, "--collect")
+    try:
+        status, reply = _ask(port, "SYS", "USER")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert status == 200
+    assert json.loads(reply["choices"][0]["message"]["content"])["candidates"] == []
+    assert [p.name for p in pending.glob("*.json")] == [f"{script_module(ENDPOINT, 'bench_llm_endpoint').key_of('SYS', 'USER')}.json"]
 
 
 def _ask(port: int, system: str, user: str) -> tuple[int, dict]:

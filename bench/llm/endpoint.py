@@ -1,6 +1,6 @@
 """An OpenAI-compatible endpoint that records every prompt it is sent and replays recorded answers.
 
-    python bench/llm/endpoint.py --port N [--answers DIR] [--pending DIR] [--record DIR] [--loose]
+    python bench/llm/endpoint.py --port N [--answers DIR] [--pending DIR] [--record DIR] [--loose] [--collect]
 
 Contract. `POST /v1/chat/completions`: the system and user messages are joined into one prompt whose
 key is the first 24 hex digits of sha256(system + NUL + user) (`key_of`). When `ANSWERS/<key>.json`
@@ -10,7 +10,9 @@ tokens ≈ characters / 4, the same estimate for every run). Otherwise the promp
 offline reflector for that task, as it would when a model is down. `served.jsonl` in PENDING's parent
 gets one line per call: {key, answered, prompt_chars, reply_chars}. `GET /v1/models` answers, for clients
 that probe. `--record DIR` writes every prompt, answered or not, to `DIR/<key>.json` the same way
-(to read what a recorded answer was written from; outside the repository, like PENDING).
+(to read what a recorded answer was written from; outside the repository, like PENDING). `--collect`
+answers an unanswered prompt with an empty reflection instead of 503 (it is still written to PENDING):
+to gather a new prompt version's prompts without each task falling back to the slower offline learner.
 
 ANSWERS defaults to `bench/data/llm-answers/<PROMPT_VERSION>/` (the reflector's prompt version: an
 answer is valid only for the prompt text it was written for; a new version starts an empty folder);
@@ -82,8 +84,11 @@ def _write_once(folder: str, key: str, system: str, user: str) -> None:
         os.replace(path + ".tmp", path)
 
 
+EMPTY_REFLECTION = json.dumps({"reasoning": "(collecting prompts: no answer yet)", "candidates": [], "tags": []})
+
+
 def make_handler(answers: str, pending: str, log_path: str, loose: bool,
-                 record: str | None = None) -> type[BaseHTTPRequestHandler]:
+                 record: str | None = None, collect: bool = False) -> type[BaseHTTPRequestHandler]:
     lock = threading.Lock()
 
     class Handler(BaseHTTPRequestHandler):
@@ -122,7 +127,9 @@ def make_handler(answers: str, pending: str, log_path: str, loose: bool,
             with lock, open(log_path, "a", encoding="utf-8") as fh:
                 fh.write(json.dumps({"key": key, "answered": answered, "prompt_chars": len(system) + len(user),
                                      "reply_chars": len(reply), "at": time.time()}) + "\n")
-            if not answered:
+            if not answered and collect:
+                reply = EMPTY_REFLECTION
+            elif not answered:
                 self._send(503, {"error": {"message": "no recorded answer for this prompt", "type": "unavailable"}})
                 return
             prompt_tokens, reply_tokens = (len(system) + len(user)) // 4, len(reply) // 4
@@ -143,6 +150,8 @@ def main(argv: list[str] | None = None) -> None:
                                       "repository: prompts hold session text)",
                     default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "ace-llm-pending"))
     ap.add_argument("--record", help="also write every prompt, answered or not, here (outside the repository)")
+    ap.add_argument("--collect", action="store_true",
+                    help="answer unanswered prompts with an empty reflection (gathering prompts), not 503")
     ap.add_argument("--loose", action="store_true", help="key prompts with <bullets_shown> read as (none)")
     args = ap.parse_args(argv)
     answers = args.answers or os.path.join(ROOT, "bench", "data", "llm-answers", prompt_version())
@@ -152,7 +161,7 @@ def main(argv: list[str] | None = None) -> None:
             os.makedirs(folder, exist_ok=True)
     log_path = os.path.join(args.pending, "served.jsonl")
     server = ThreadingHTTPServer(("127.0.0.1", args.port), make_handler(answers, args.pending, log_path, args.loose,
-                                                                        args.record))
+                                                                        args.record, args.collect))
     print(f"replaying {answers} on 127.0.0.1:{args.port}; unanswered prompts go to {args.pending}", flush=True)
     server.serve_forever()
 
