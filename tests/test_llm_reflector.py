@@ -273,6 +273,7 @@ PROMPT_FINGERPRINTS = {
     "reflector-2026-12-03.1": "64fe4276d438c944e4812aba3e9c0a2fa5efc10c40deeee97bcd197e8cdbfd3e",  # where the agent lost steps first; a common tool's behaviour this repository's setup makes bite; basis and recurs per lesson
     "reflector-2026-12-03.2": "4b3ef57981c0af44810237cd9d014e0f40247f5bd273aa0cd76be1e3644efa64",  # not what the task itself added; no second lesson restating another's commands; a passing step quotes what it complained of or where it serves
     "reflector-2026-12-04.1": "a7585098858d6c3c6279089cea1f605d4d45996978020304c181f8f543fa9a85",  # the user's standing instructions in the task are evidence; a failure judged by whether it recurs here, not by the tool's fame; a lesson only when its absence costs steps
+    "reflector-2026-12-04.2": "c1f6a5ad691db23910f09785072c456434ee78730ddbd6fad7097ce7a4d2cc68",  # a basis for where the agent lost steps; a tool of the user's setup that refused or lacks an operation; the user catching an invented flag or option
 }
 
 
@@ -488,6 +489,11 @@ def test_lessons_must_cite_steps_that_were_shown():
     ("Run `make dist` on release/2.1 only after `make cleanup`.", "release/2.1", "names the session's branch"),
     ("Run `python /tmp/check_slug.py` to see the failure.", "", "names a path of this machine"),
     ("Config lives in /home/dev/widget/setup.cfg.", "", "names a path of this machine"),
+    ("Build from /mnt/c/src/widget under WSL, not the Linux home.", "", "names a path of this machine"),
+    ("The installer writes `C:\\Users\\dev\\widget\\config.json`.", "", "names a path of this machine"),
+    ("Keep the cache on D:/cache, the fast disk.", "", "names a path of this machine"),
+    ("The checkout is on /Volumes/Work/widget.", "", "names a path of this machine"),
+    ("Point `WIDGET_URL` at http://localhost:8080/api, not a:b.", "", None),
     ("The API answers on `/api/v1/slugs`; see https://example.org/docs/slugs.", "", None),
     ("Reproduce with `python scratch_slug.py` first.", "", "scratch file"),
     ("`slugify()` in src/textutil.py must normalise accents first.", "", None),

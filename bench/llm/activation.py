@@ -12,7 +12,9 @@ model's lesson is active when its grade ≥ T, or it is a pitfall graded ≥ T �
 user's words or a fixed failure and it is graded ≥ T − basis margin, or it agrees (with/without), or its
 evidence is strong; with `rarely_waits`, one the model says recurs rarely is not active at once; with
 `read_waits`, nor is one the model says only the repository's files or a command's output show (`basis`
-"read": nothing failed, nobody said it); other lessons keep their own rule — it counts the gold lessons
+"read": nothing failed, nobody said it); with `lost_strong`, one it says the agent lost steps to (`basis`
+"lost", prompt 12-04.2 on) has the basis margin of the user's words and a fixed failure; other lessons keep
+their own rule — it counts the gold lessons
 matched by an active lesson (recall), the share of active lessons that match a gold lesson of their
 session (precision), and the active lessons per session that match none (noise). A lesson merged into
 another at learning time is read as the survivor; the study re-decides statuses on the stored lessons,
@@ -65,29 +67,32 @@ def lessons(keep: str, split: str, scorer: Any) -> tuple[list[dict[str, Any]], d
     return rows, golds
 
 
-Setting = tuple[bool, float, float, float, bool, bool]
+Setting = tuple[bool, float, float, float, bool, bool, bool]
 
 
 def settings() -> list[Setting]:
-    """(agrees counts, threshold, pitfall margin, basis margin, rarely waits, read waits): the grade
-    grid with and without agreement, then the basis and recurrence dimensions, agreement not counted."""
-    grid: list[Setting] = [(agrees, t, m, 0.0, False, False)
+    """(agrees counts, threshold, pitfall margin, basis margin, rarely waits, read waits, lost counts with
+    the user's words and a fixed failure): the grade grid with and without agreement, then the basis and
+    recurrence dimensions, agreement not counted."""
+    grid: list[Setting] = [(agrees, t, m, 0.0, False, False, False)
                            for agrees, t, m in itertools.product((True, False), THRESHOLDS, MARGINS)]
-    grid += [(False, t, m, b, rare, read) for t, m, b, rare, read in itertools.product(
-        THRESHOLDS, MARGINS, BASIS_MARGINS, (False, True), (False, True)) if b or rare or read]
+    grid += [(False, t, m, b, rare, read, lost) for t, m, b, rare, read, lost in itertools.product(
+        THRESHOLDS, MARGINS, BASIS_MARGINS, (False, True), (False, True), (False, True))
+        if (b or rare or read) and (b or not lost)]
     return grid
 
 
 def live(r: dict[str, Any], setting: Setting) -> bool:
     """Would this stored lesson be active at once under that setting?"""
-    agrees, t, margin, basis_margin, rarely_waits, read_waits = setting
+    agrees, t, margin, basis_margin, rarely_waits, read_waits, lost_strong = setting
     if r["kind"] != "llm":
         return r["status"] == "active"
     g = r["grade"]
     held = (rarely_waits and r.get("recurs") == "rarely") or (read_waits and r.get("basis") == "read")
     if held and not r["strong"]:
         return False
-    floor = t - max(margin if r["pitfall"] else 0.0, basis_margin if r.get("basis") in STRONG_BASES else 0.0)
+    strong_bases = STRONG_BASES + (("lost",) if lost_strong else ())
+    floor = t - max(margin if r["pitfall"] else 0.0, basis_margin if r.get("basis") in strong_bases else 0.0)
     return r["strong"] or (agrees and r["agrees"]) or (g is not None and g >= floor - 1e-9)
 
 
@@ -95,12 +100,13 @@ def study(rows: list[dict[str, Any]], golds: dict[str, int]) -> list[dict[str, A
     out = []
     total_gold = sum(golds.values())
     for setting in settings():
-        agrees, t, margin, basis_margin, rarely_waits, read_waits = setting
+        agrees, t, margin, basis_margin, rarely_waits, read_waits, lost_strong = setting
         active = [r for r in rows if r["status"] != "quarantined" and live(r, setting)]
         found = {(r["session"], m) for r in active for m in r["matches"]}
         good = sum(1 for r in active if r["matches"])
         out.append({"threshold": t, "pitfall_margin": margin, "agrees_counts": agrees, "basis_margin": basis_margin,
-                    "rarely_waits": rarely_waits, "read_waits": read_waits, "active": len(active),
+                    "rarely_waits": rarely_waits, "read_waits": read_waits, "lost_strong": lost_strong,
+                    "active": len(active),
                     "recall": round(len(found) / total_gold, 3) if total_gold else 0.0,
                     "precision": round(good / len(active), 3) if active else 0.0,
                     "noise_per_session": round((len(active) - good) / max(1, len(golds)), 2)})

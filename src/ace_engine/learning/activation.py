@@ -16,13 +16,14 @@ Two rules, both read by the curator when it adds a lesson or observes one again
   invocation (`shows_failure`) — is live from `PITFALL_MARGIN` below that grade: the failure it
   cites is the kind of evidence the offline tier trusts, and the study found such lessons match an
   engineer's at twice the rate of the model's other lessons of the same grade. A lesson the model
-  says the user's words or a fixed failure show (`basis` "user" or "fixed", prompt 12-03.1 on) is
-  live from `BASIS_MARGIN` below that grade: the same evidence the offline tier trusts, named by the
-  model instead of found by a rule. A lesson the model says only the repository's files or a
-  command's output show (`basis` "read": nothing failed, nobody said it) is never live at once,
-  whatever its grade: it waits to be seen again (prompt 12-04.1's study: such lessons matched an
-  engineer's 5 times in 38, the model's others 71 in 141). (What it says of how often a lesson
-  recurs is recorded, not counted: holding back the "rarely" ones bought no recall in the study.)
+  says the user's words, a fixed failure or steps the agent lost show (`basis` "user", "fixed",
+  "lost"; prompt 12-03.1 on, "lost" 12-04.2 on) is live from `BASIS_MARGIN` below that grade: the
+  evidence the offline tier trusts, named by the model instead of found by a rule. Any other lesson
+  — one the model says only the repository's files or a command's output show (`basis` "read":
+  nothing failed, nobody said it), or its own reading — needs the full grade (prompt 12-04.2's
+  study: at 0.7 none of the "read" ones on tune is live, where 12-04.1's had matched an engineer's
+  5 times in 38). (What it says of how often a lesson recurs is recorded, not counted: holding back
+  the "rarely" ones bought no recall in the study.)
 
 Cost: a pass over a lesson's cited steps (a handful); no I/O.
 """
@@ -41,14 +42,12 @@ if TYPE_CHECKING:
 
 # How far below `learning.model_confidence` a pitfall the model saw happen goes live (the study:
 # bench/results/llm-activation-tune.json, kept by tests/test_learning_activation.py).
-PITFALL_MARGIN = 0.1
+PITFALL_MARGIN = 0.35
 PITFALL_SECTION = "troubleshooting_and_pitfalls"
-# How far below it a lesson the model says the user's words or a fixed failure show goes live (the
-# same study, its `basis_margin`).
-BASIS_MARGIN = 0.05
-STRONG_BASES = frozenset({"user", "fixed"})
-# What the model says only the files show: it waits to be seen again (the study's `read_waits`).
-WAITING_BASES = frozenset({"read"})
+# How far below it a lesson the model says the user's words, a fixed failure or the agent's lost steps
+# show goes live (the same study, its `basis_margin` and `lost_strong`).
+BASIS_MARGIN = 0.25
+STRONG_BASES = frozenset({"user", "fixed", "lost"})
 
 
 def shows_failure(steps: list[Step]) -> bool:
@@ -60,8 +59,7 @@ def shows_failure(steps: list[Step]) -> bool:
 def model_grounded(cand: Candidate, grade: float | None, threshold: float, *, pitfall: bool = False) -> bool:
     """Is this a model's lesson that is live at once (see the module docstring)? `pitfall`: it is
     a troubleshooting lesson whose cited steps show the failure (`shows_failure`)."""
-    if cand.get("kind") != "llm" or not cand.get("source_steps") or grade is None \
-            or cand.get("basis") in WAITING_BASES:
+    if cand.get("kind") != "llm" or not cand.get("source_steps") or grade is None:
         return False
     margin = max(PITFALL_MARGIN if pitfall else 0.0, BASIS_MARGIN if cand.get("basis") in STRONG_BASES else 0.0)
     return grade >= threshold - margin - 1e-9

@@ -21,19 +21,21 @@ from typing import Any
 
 from ..playbook import sections as sections_mod
 
-PROMPT_VERSION = "reflector-2026-12-04.1"
+PROMPT_VERSION = "reflector-2026-12-04.2"
 MAX_LESSONS = 5
 
 # What shows a lesson, and how often it will matter: the model names one of each (the activation
 # rule, `learning/activation.py`, weighs them; a categorical answer is steadier than a graded one).
 BASES = ("user (the user's words or correction)",
          "fixed (a failure, the change that fixed it, the run that then passed)",
+         "lost (the agent lost steps to it before finding the right way: a wrong guess, a search in the wrong place)",
          "failed (a failure whose cause the steps show, not yet fixed)",
          "read (the repository's files or a command's output show it; nothing failed)",
          "inferred (your reading of the steps)")
 RECURRENCES = ("often (most sessions, or every change of this kind)", "sometimes (when working in this area)",
                "rarely")
-BASIS_WORDS = frozenset(text.split(" ", 1)[0] for text in BASES)
+BASIS_ORDER = tuple(text.split(" ", 1)[0] for text in BASES)
+BASIS_WORDS = frozenset(BASIS_ORDER)
 RECURRENCE_WORDS = frozenset(text.split(" ", 1)[0] for text in RECURRENCES)
 
 SCHEMA: dict[str, Any] = {
@@ -95,7 +97,9 @@ before W", "use A, not B: B fails with E". Name the exact command, file, config 
 lets the next session recognise the situation, and the cause, not only the symptom. Look first where the agent \
 lost steps: a command, path, flag, config file, branch or API shape it guessed wrong before it found the right one; a \
 check that failed, locally or on CI, and what made it pass; a tool refused because of the repository (its \
-indentation, a generated or ignored file, a path the tool will not accept); a push, merge or pull request refused by \
+indentation, a generated or ignored file, a path the tool will not accept) or because of how this user's tools are \
+set up (a skill, an MCP server, a browser or fetch tool that refuses a path or a host, or lacks an operation: the \
+next session here has the same tools); a push, merge or pull request refused by \
 how the repository or its remote is set up (a new branch without upstream, a protected branch, checks or reviews \
 required); an instruction or correction by the user. What got the agent past it is the lesson. \
 The fix of this task's own bug \
@@ -130,7 +134,9 @@ in <task> ("no, use X", "keep doing Y", "always update Z when you change W", a s
 do not want run, where their notes go, the same request made twice), is evidence of a rule of this repository or of \
 how this user works: write it as a lesson (basis user) when it would hold in the next session, beyond this task, \
 citing the steps around it (the one it corrects, the ones that acted on it). A step the user REFUSED, with their \
-words after it, is such a correction. What the user asked for this task alone is not a lesson.
+words after it, is such a correction, and so is the user catching something the agent made up (a flag, a config \
+key, an option or API that does not exist), even in a well-known tool: name what exists instead. What the user \
+asked for this task alone is not a lesson.
 
 Reading the steps: each is `[n] tool kind status: action → result (facts)`. FAILED means the command or check \
 failed (`output:` quotes the telling lines; on a step that passed, `output:` quotes what it complained of all the \
@@ -155,7 +161,7 @@ between that the error does not point to is not the cause, and a different comma
 
 Sections: strategies_and_hard_rules (conventions, rules, workflows), useful_code_snippets (commands and code that \
 work), troubleshooting_and_pitfalls (error → cause → fix), apis_to_use (libraries, functions, endpoints and how to \
-call them). `basis` names what shows the lesson (one of: user, fixed, failed, read, inferred) and `recurs` how often \
+call them). `basis` names what shows the lesson (one of: {', '.join(BASIS_ORDER)}) and `recurs` how often \
 the next sessions on this repository will meet it (often, sometimes, rarely). `confidence` is 0..1: how sure the \
 steps make you that the lesson is right and will matter again — 0.8 or more only when the steps show it (the \
 failure, the change and the passing run, or the user's own words) and \

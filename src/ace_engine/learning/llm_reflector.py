@@ -66,8 +66,10 @@ __all__ = ["LLMReflector", "make_reflector", "clean_reflection", "shown_bullets"
 
 # Branch names every clone has: naming them is no one-off.
 _SHARED_BRANCHES = {"main", "master", "develop", "development", "dev", "trunk", "head", "staging", "production"}
-# Absolute paths that belong to one machine or one run: temp and home directories.
-_MACHINE_PATH = re.compile(r"(?<![\w.:/~-])(?:/private)?/(?:tmp|var/tmp|var/folders|home|Users|root)/[^\s`'\")]*")
+# Absolute paths that belong to one machine or one run: temp and home directories, mounted volumes
+# (`/mnt/c/…` under WSL, `/Volumes/…` on a Mac) and a Windows drive (`C:\src\…`, `D:/work`).
+_MACHINE_PATH = re.compile(r"(?<![\w.:/~-])(?:(?:/private)?/(?:tmp|var/tmp|var/folders|home|Users|root)/|/mnt/|/Volumes/)"
+                           r"[^\s`'\")]*|(?<![\w/])[A-Za-z]:[\\/](?=[\w.])[^\s`'\")]*")
 
 
 def shown_bullets(trajectory: Trajectory, playbook: list[Bullet]) -> list[Bullet]:
