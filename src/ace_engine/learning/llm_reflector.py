@@ -68,8 +68,8 @@ __all__ = ["LLMReflector", "make_reflector", "clean_reflection", "shown_bullets"
 _SHARED_BRANCHES = {"main", "master", "develop", "development", "dev", "trunk", "head", "staging", "production"}
 # Absolute paths that belong to one machine or one run: temp and home directories, mounted volumes
 # (`/mnt/c/…` under WSL, `/Volumes/…` on a Mac) and a Windows drive (`C:\src\…`, `D:/work`).
-_MACHINE_PATH = re.compile(r"(?<![\w.:/~-])(?:(?:/private)?/(?:tmp|var/tmp|var/folders|home|Users|root)/|/mnt/|/Volumes/)"
-                           r"[^\s`'\")]*|(?<![\w/])[A-Za-z]:[\\/](?=[\w.])[^\s`'\")]*")
+_MACHINE_PATH = re.compile(r"(?<![\w.:/~-])(?:(?:/private)?/(?:tmp|var/tmp|var/folders|home|Users|root)/"
+                           r"|/mnt/|/Volumes/)[^\s`'\")]*|(?<![\w/])[A-Za-z]:[\\/](?=[\w.])[^\s`'\")]*")
 
 
 def shown_bullets(trajectory: Trajectory, playbook: list[Bullet]) -> list[Bullet]:
