@@ -457,7 +457,7 @@ class Candidate(TypedDict):
     files: NotRequired[list[str]]
     kind: NotRequired[str]  # which heuristic found it
     agrees: NotRequired[bool]  # a model's lesson that confirms or rewrites an offline candidate of the same steps
-    basis: NotRequired[str]  # a model's lesson: what shows it (user, fixed, failed, read, inferred)
+    basis: NotRequired[str]  # a model's lesson: what shows it (one of `llm_prompt_text.BASES`)
     recurs: NotRequired[str]  # a model's lesson: how often it will matter (often, sometimes, rarely)
 
 
