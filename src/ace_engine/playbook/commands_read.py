@@ -180,8 +180,11 @@ class _Reader:
         wrappers: list[str] = []
         xargs = False
         for _ in range(64):  # each step drops at least one word; a cap all the same
-            if not words:
-                break
+            if not words:  # a wrapper with nothing to run (`timeout`, `sudo` alone): it runs only itself
+                run = Run(wrappers[-1] if wrappers else "", [], src, depth)
+                run.inputs, run.wrappers, run.xargs = list(stdin), wrappers[:-1], xargs
+                self.runs.append(run)
+                return run
             head = words[0]
             prog = self._program(head)
             if prog is None:
