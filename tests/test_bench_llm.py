@@ -57,7 +57,8 @@ def test_collecting_answers_an_unanswered_prompt_with_an_empty_reflection_and_ke
         proc.wait(timeout=10)
     assert status == 200
     assert json.loads(reply["choices"][0]["message"]["content"])["candidates"] == []
-    assert [p.name for p in pending.glob("*.json")] == [f"{script_module(ENDPOINT, 'bench_llm_endpoint').key_of('SYS', 'USER')}.json"]
+    key = script_module(ENDPOINT, "bench_llm_endpoint").key_of("SYS", "USER")
+    assert [p.name for p in pending.glob("*.json")] == [f"{key}.json"]
 
 
 def _ask(port: int, system: str, user: str) -> tuple[int, dict]:

@@ -203,8 +203,8 @@ class Curator:
                           similarity=best_score, grounded=grounded)
             return
         strong = bool(provenance["strong_sessions"])  # the evidence tier: strong is a lesson at once
-        # A model's lesson is live by `model_grounded` alone (its grade is the model's, and one it says
-        # only the files show waits however high it grades it); an offline rule's by its evidence grade.
+        # A model's lesson is live by `model_grounded` alone (its grade is the model's own, weighed with
+        # the evidence it names); an offline rule's by its evidence grade.
         graded = grade is not None and grade >= self.promote_confidence and cand.get("kind") != "llm"
         status = "active" if grade is None or graded or strong or grounded else "candidate"
         how = (" as a candidate" if status == "candidate" else " on strong evidence" if strong

@@ -181,18 +181,13 @@ class _Reader:
         xargs = False
         for _ in range(64):  # each step drops at least one word; a cap all the same
             if not words:  # a wrapper with nothing to run (`timeout`, `sudo` alone): it runs only itself
-                run = Run(wrappers[-1] if wrappers else "", [], src, depth)
-                run.inputs, run.wrappers, run.xargs = list(stdin), wrappers[:-1], xargs
-                self.runs.append(run)
-                return run
+                return self._add(Run(wrappers[-1] if wrappers else "", [], src, depth), stdin, wrappers[:-1], xargs)
             head = words[0]
             prog = self._program(head)
             if prog is None:
                 run = Run(head.text, words[1:], src, depth)
                 run.unplaced = f"the program is `{head.text[:40]}`, unknown until it runs"
-                run.inputs, run.wrappers, run.xargs = list(stdin), wrappers, xargs
-                self.runs.append(run)
-                return run
+                return self._add(run, stdin, wrappers, xargs)
             if prog != head.text:  # a resolved variable may hold a command with arguments (`X="curl -s"`)
                 more = [t for t in tokens(prog) if isinstance(t, Word)]
                 if len(more) > 1:
@@ -216,9 +211,7 @@ class _Reader:
                 xargs = True
                 words = _after_options(rest, _XARGS_VALUE, prog)
                 continue
-            run = Run(prog, rest, src, depth)
-            run.inputs, run.wrappers, run.xargs = list(stdin), wrappers, xargs
-            self.runs.append(run)
+            run = self._add(Run(prog, rest, src, depth), stdin, wrappers, xargs)
             script = _script(prog, rest)
             if script is not None:  # `sh -c STRING`, `eval STRING…`: read it one level down
                 before = len(self.runs)
@@ -227,6 +220,12 @@ class _Reader:
             return run
         run = Run("", words, src, depth)
         run.unplaced = "too many wrappers"
+        self.runs.append(run)
+        return run
+
+    def _add(self, run: Run, stdin: list[Run], wrappers: list[str], xargs: bool) -> Run:
+        """`run`, fed by `stdin` through `wrappers` (`xargs`: its arguments come from the pipe), recorded."""
+        run.inputs, run.wrappers, run.xargs = list(stdin), wrappers, xargs
         self.runs.append(run)
         return run
 
