@@ -14,12 +14,12 @@ lesson, with what it found to execute what was fetched (`fetch_runs`, for the sa
   its program from standard input (after unwrapping: `| /usr/bin/env bash`, `| $SHELL`,
   `| busybox sh`, `| xargs bash -c`, `| . /dev/stdin`), a fetch substituted into code
   (`bash -c "$(curl …)"`, `source <(curl …)`), or a downloaded file run later in the lesson
-  (`bash f`, `sh f`, `. f`, `source f`, `./f`, `python f`), X the fetched address or file;
+  (`bash f`, `sh f`, `. f`, `source f`, `./f`, `/tmp/f`, `python f`), X the fetched address or file;
 - `permission:X`: a change to the agent's or ace's own controls — `.claude/` written, moved or
   removed, `pip uninstall ace-engine`, the shell's startup files or credentials files written,
   `git config --global|--system`, `core.hooksPath`;
 - `unplaced:X`: a command whose program or input cannot be placed (`$X` unresolved or `$(…)` in
-  program position, the depth cap, an unterminated quote in code, an unknown word between a
+  program position, unless a literal path follows a query of a place (`$(go env GOPATH)/bin/x`), the depth cap, an unterminated quote in code, an unknown word between a
   fetch's pipe and a shell) — X is the command as written, so provenance can still find it in
   someone else's text, and from there it is held.
 
@@ -299,7 +299,8 @@ class _Judge:
         if prog in cr.SHELLS or prog in cr.INTERPRETERS or prog in ("source", "."):
             pos = [w for w in words if not w.startswith("-")]
             target = pos[0] if pos else None
-        elif prog.startswith(("./", "../")) or prog.endswith((".sh", ".bash", ".py", ".pl", ".rb")):
+        elif prog.startswith(("./", "../")) or prog.endswith((".sh", ".bash", ".py", ".pl", ".rb")) or \
+                prog in self.downloads:  # `/tmp/payload`, `"$(pwd)"/payload`: the reader keeps the name
             target = prog
         if not target:
             return

@@ -5,11 +5,13 @@ shell-looking text in prose (from a known program's name to the end of its claus
 them as `Run`s, in order: the program that really runs (wrappers unwrapped: `env [VAR=x…] [-i -u x]`,
 `command`, `exec`, `sudo` / `doas [-u x]`, `nice`, `nohup`, `time`, `timeout N`, `stdbuf`, `setsid`,
 `busybox APPLET`, `xargs [opts] CMD`; `sh -c` / `bash -c` / `eval` strings and `$(…)`, backtick and
-`<(…)` substitutions read recursively up to `DEPTH`; `/usr/bin/curl` → `curl`; `$SHELL` → `sh`; a
+`<(…)` substitutions read recursively up to `DEPTH`; `/usr/bin/curl` → `curl`, and so is
+`$(go env GOPATH)/bin/curl` when what computes the directory only prints a place; `$SHELL` → `sh`; a
 variable assigned earlier in the lesson (`X=curl; $X …`) resolved), its arguments after the
 wrappers (`--` honoured by whoever reads the rest), its redirections, whether its standard input
 comes from a pipe and from which runs, and why it could not be placed (`unplaced`: a dynamic
-program, the depth cap, an unterminated quote or substitution in code).
+program, the depth cap, an unterminated quote or substitution in code; a code span with no word in it,
+`"`, names a character and is no command).
 
 What the runs mean (risky parts) is decided in `command_parts.py`; this module only reads.
 
@@ -60,6 +62,17 @@ _XARGS_VALUE = frozenset(("-I", "-i", "-n", "-P", "-d", "-E", "-e", "-L", "-l", 
 _KEYWORDS = frozenset(("if", "then", "else", "elif", "do", "while", "until", "!", "{", "}", "fi", "done", "esac"))
 _REDIRS = frozenset((">>", "<<<", "<<", "&>", ">&", ">|", "<", ">"))
 _ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\+?=")
+_VAR_USE = re.compile(r"\$(?:\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])")
+# Queries that print a place on this machine, and what they must be asked (empty: anything): a program
+# found under what one prints is placed by its own name (`_Reader._located`). A query's output is the
+# machine's, not fetched and not the lesson's: `$(curl …)/x`, `$(cat f)/x` stay unknown.
+_PLACES: dict[str, tuple[str, ...]] = {
+    "git": ("rev-parse",), "go": ("env",), "brew": ("--prefix", "--repository", "--cellar"),
+    "npm": ("root", "prefix", "bin"), "pnpm": ("root", "bin"), "yarn": ("bin", "global"),
+    "xcrun": ("--find", "-f", "--show-sdk-path", "--sdk"), "xcode-select": ("-p", "--print-path"),
+    "rustc": ("--print",), "mise": ("where",), "asdf": ("where",), "pyenv": ("prefix", "root"),
+    "rbenv": ("prefix", "root"), "which": (), "dirname": (), "pwd": (), "realpath": (), "readlink": (),
+}
 
 
 class Run:
@@ -232,9 +245,13 @@ class _Reader:
     def _program(self, head: Word) -> str | None:
         """The program a word names (its path dropped, a variable resolved), or None if unknown."""
         text = head.text
+        if head.subs or head.vars:
+            located = self._located(head)
+            if located is not None:
+                text = located
         if head.subs:
-            return None
-        if head.vars:
+            return None if text == head.text else _name(text)
+        if head.vars and text == head.text:
             name = re.fullmatch(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", text)
             if name is None:
                 return None
@@ -244,12 +261,43 @@ class _Reader:
             if value is None or "$" in value or len(value) > 200:  # (a long value is read once, not per use)
                 return None
             text = value
-        text = text.lower()
-        if "/" in text and not text.startswith(("./", "../")) and not text.endswith("/"):
-            text = text.rsplit("/", 1)[1]  # /usr/bin/curl, ~/bin/curl → curl; ./scripts/x.sh stays
-        if text.endswith(".exe"):
-            text = text[:-4]
-        return re.sub(r"^(python|pip|perl|ruby|node|php|lua)[\d.]+$", r"\1", text) or text
+        return _name(text)
+
+    def _located(self, head: Word) -> str | None:
+        """A program at a place the machine names: `$(go env GOPATH)/bin/golangci-lint`, `"$(git rev-parse
+        --show-toplevel)"/scripts/x.sh`, `$GOBIN/x` — a literal path after the last substitution or variable,
+        every substitution a query of `_PLACES` and every variable one the lesson does not set. Its
+        literal path (the directory `/…` marked computed), or None: what a fetch, another command or the
+        lesson's own variable computes stays unknown."""
+        text = head.text
+        last = max(text.rfind("$(…)") + 4 if "$(…)" in text else 0,
+                   max((m.end() for m in _VAR_USE.finditer(text)), default=0))
+        tail = text[last:]
+        if "/" not in tail or tail.endswith("/") or "$" in tail or not last:
+            return None
+        if any(v in self.vars for v in head.vars) or not all(_place_query(sub) for sub in head.subs):
+            return None
+        return "/…" + tail[tail.index("/"):]
+
+
+def _name(text: str) -> str:
+    """The program a path names: /usr/bin/curl, ~/bin/curl → curl; ./scripts/x.sh stays; python3.12 → python."""
+    text = text.lower()
+    if "/" in text and not text.startswith(("./", "../")) and not text.endswith("/"):
+        text = text.rsplit("/", 1)[1]
+    if text.endswith(".exe"):
+        text = text[:-4]
+    return re.sub(r"^(python|pip|perl|ruby|node|php|lua)[\d.]+$", r"\1", text) or text
+
+
+def _place_query(sub: str) -> bool:
+    """Is this substitution one plain command that only prints a place on this machine (`_PLACES`)?"""
+    toks = tokens(sub)
+    if not toks or not all(isinstance(t, Word) and not t.subs and not t.vars and not t.broken for t in toks):
+        return False
+    words = [t.text for t in toks if isinstance(t, Word)]
+    asks = _PLACES.get(words[0])
+    return asks is not None and (not asks or len(words) > 1 and words[1] in asks)
 
 
 def _after_options(words: list[Word], takes_value: frozenset[str], prog: str) -> list[Word]:
@@ -328,7 +376,8 @@ def commands(text: str, programs: frozenset[str]) -> Iterator[tuple[str, bool]]:
         for span in _SPAN.finditer(chunk):
             prose.append(chunk[last:span.start()])
             prose.append(" ¶ ")  # a code span ends a clause of prose
-            yield span.group(2), True
+            if re.search(r"\w", span.group(2)):  # `"`, `|`, a backslash: a character named, no command
+                yield span.group(2), True
             last = span.end()
         prose.append(chunk[last:])
         yield from _prose("".join(prose), programs)
