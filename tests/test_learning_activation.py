@@ -6,14 +6,17 @@ split, with the recorded answers of bench/data/llm-answers/) tabulates, per grad
 without "confirms an offline candidate", and per margin below it for a pitfall whose cited steps show
 the failure, per margin below it for a lesson the model says the user's words or a fixed failure show
 (`basis`, prompt 12-03.1 on), and with or without holding back what it says recurs rarely or only
-the files show, the gold recall of active lessons and their gold precision. The rule is the row with
-the most recall whose precision, less one standard error, is still at least 0.5 (held-out precision
-has run below tune's before: the margin is for that); among equals, the strictest."""
+the files show, the gold recall of active lessons and their gold precision. The rule is the row with the most
+recall whose precision, less `guard` standard errors, is still at least 0.5; among equals, the
+strictest. The guard is the study's own: for each guard, the rule is chosen on all repositories but
+one and counted on the one left out; the guard kept is the one with the most recall left out whose
+precision there stays ≥ 0.5 (held-out precision had run below tune's, and one standard error had
+not covered it: 12-04.2 chose 2 where 1 had been written)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
-import math
 from pathlib import Path
 
 import pytest
@@ -27,15 +30,17 @@ STUDY = Path(__file__).resolve().parents[1] / "bench" / "results" / "llm-activat
 RULE = "Run the checks with `mise run test:ci` after a merge: `go build ./...` does not compile the _test.go files."
 
 
-def chosen(rows: list[dict]) -> float:
-    def holds(row: dict) -> bool:
-        p, n = row["precision"], row["active"]
-        return n > 0 and p - math.sqrt(p * (1 - p) / n) >= 0.5
-    fitting = [r for r in rows if holds(r)]
-    # Among equals, the strictest: the highest threshold, the smallest margins, no extra signal counted.
-    best = max(fitting, key=lambda r: (r["recall"], r["threshold"], -r["pitfall_margin"], -r["basis_margin"],
-                                       not r["agrees_counts"], not r["rarely_waits"], not r["read_waits"],
-                                       not r.get("lost_strong")))
+def _study_module():
+    """bench/llm/activation.py, the study itself: its rule and its guard, read here, not copied."""
+    spec = importlib.util.spec_from_file_location("bench_llm_activation", STUDY.parents[1] / "llm" / "activation.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def chosen(rows: list[dict], guard: float) -> tuple:
+    best = _study_module().chosen(rows, guard)
     return (best["threshold"], best["pitfall_margin"], best["basis_margin"], best["agrees_counts"],
             best["rarely_waits"], best["read_waits"], bool(best.get("lost_strong")))
 
@@ -48,23 +53,30 @@ def test_the_default_is_the_one_the_study_chose():
     study = json.loads(STUDY.read_text(encoding="utf-8"))
     assert study["split"] == "tune" and study["gold_lessons"] > 50
     rows = study["rows"]
+    # The guard: the one that held precision ≥ 0.5 on repositories left out with the most recall there.
+    assert study["guard"] == _study_module().guard_of(study["cross_validated"]) == 2.0
+    (one,) = [f for f in study["cross_validated"] if f["guard"] == 1.0]
+    (two,) = [f for f in study["cross_validated"] if f["guard"] == 2.0]
+    assert two["recall"] == one["recall"] and two["precision"] > one["precision"]
     # The grade alone: confirming an offline candidate is recorded, not counted (it cost precision).
     t = config.DEFAULTS["learning.model_confidence"]
-    # The agent's lost steps (prompt 12-04.2's `lost`) count with the user's words and a fixed failure;
-    # holding back what the model says recurs rarely, or only the files show, is not part of the rule:
-    # at this threshold it changed nothing on tune, and among equals the rule counts no extra signal.
-    assert "lost" in STRONG_BASES
-    assert chosen(rows) == (t, PITFALL_MARGIN, BASIS_MARGIN, False, False, False, True)
+    # The agent's lost steps (prompt 12-04.2's `lost`) do not count with the user's words and a fixed
+    # failure under that guard; holding back what the model says recurs rarely, or only the files show,
+    # is not part of the rule either: among equals the rule counts no extra signal.
+    assert "lost" not in STRONG_BASES
+    assert chosen(rows, study["guard"]) == (t, PITFALL_MARGIN, BASIS_MARGIN, False, False, False, False)
     by = {key(r["threshold"], r["pitfall_margin"], r["basis_margin"], r["agrees_counts"], r["rarely_waits"],
               r["read_waits"], bool(r.get("lost_strong"))): r for r in rows}
-    shipped = by[key(t, PITFALL_MARGIN, BASIS_MARGIN, lost=True)]
+    shipped = by[key(t, PITFALL_MARGIN, BASIS_MARGIN)]
     # Activating every grounded lesson would add noise, and lose precision below the bound.
     assert by[key(0.0, 0.0)]["noise_per_session"] > 1.2 * shipped["noise_per_session"]
     assert by[key(0.0, 0.0)]["precision"] < 0.5 <= shipped["precision"]
-    # The pitfall tier, the basis tier and the lost steps each paid on tune: more recall at the same threshold.
-    assert shipped["recall"] > by[key(t, 0.0, BASIS_MARGIN, lost=True)]["recall"]
+    # The pitfall tier and the basis tier each paid on tune: more recall at the same threshold.
+    assert shipped["recall"] > by[key(t, 0.0, BASIS_MARGIN)]["recall"]
     assert shipped["recall"] > by[key(t, PITFALL_MARGIN, 0.0)]["recall"]
-    assert shipped["recall"] > by[key(t, PITFALL_MARGIN, BASIS_MARGIN)]["recall"]
+    # Counting the lost steps too would add recall on tune, at a precision the guard does not accept.
+    lost = by[key(t, PITFALL_MARGIN, BASIS_MARGIN, lost=True)]
+    assert lost["recall"] > shipped["recall"] and lost["precision"] < shipped["precision"]
 
 
 def _learn(pb, grade, *, agrees=False, session="s1", steps=(3,), kind="llm", section="strategies_and_hard_rules",
@@ -116,13 +128,14 @@ def test_a_pitfall_the_model_saw_happen_is_live_a_margin_lower(pb, grade, sectio
 
 
 @pytest.mark.parametrize("grade,basis,recurs,status", [
-    (0.45, "fixed", "sometimes", "active"),  # a fixed failure, by the model's account: live from 0.7 − 0.25
-    (0.45, "user", None, "active"),          # the user's own words: the same
-    (0.45, "lost", None, "active"),          # the agent's lost steps: the same
-    (0.4, "fixed", None, "candidate"),       # below even that
+    (0.55, "fixed", "sometimes", "active"),  # a fixed failure, by the model's account: live from 0.7 − 0.15
+    (0.55, "user", None, "active"),          # the user's own words: the same
+    (0.65, "lost", None, "candidate"),       # the agent's lost steps: the full grade
+    (0.7, "lost", None, "active"),
+    (0.5, "fixed", None, "candidate"),       # below even that
     (0.65, "read", None, "candidate"),       # only the files show it: the full grade
     (0.7, "read", None, "active"),
-    (0.45, "bogus", None, "candidate"),      # a word the prompt does not offer counts for nothing
+    (0.55, "bogus", None, "candidate"),      # a word the prompt does not offer counts for nothing
 ])
 def test_what_the_model_says_shows_a_lesson_lowers_its_bar(pb, grade, basis, recurs, status):
     said = {"basis": basis, **({"recurs": recurs} if recurs else {})}

@@ -1,6 +1,6 @@
 """The activation rule of a model's lessons, studied on kept stores: recall / precision / noise per setting.
 
-    python bench/llm/activation.py KEEP_DIR [--split tune] [--out bench/results/llm-activation.json]
+    python bench/llm/activation.py KEEP_DIR [--split tune] [--cv] [--out bench/results/llm-activation.json]
 
 Contract. KEEP_DIR is what `bench/llm/score.py --keep` left: one folder per session with its
 `acehome/ace.db`. Every learned lesson of every status except quarantined (held by provenance, which
@@ -21,7 +21,15 @@ another at learning time is read as the survivor; the study re-decides statuses 
 so merges the rule would have made differently are not replayed (the scorer's run of the chosen default
 is the figure of record).
 
-Writes the rows (`--out`) that tests/test_learning_activation.py keeps with the default. Stdlib only.
+The rule (`chosen`) is the row with the most recall whose precision, less `guard` standard errors, stays
+≥ 0.5; among equals, the strictest. With `--cv` the guard is chosen too (`cross_validated`, `guard_of`):
+for each guard of `GUARDS`, leave one repository out, choose the rule on the others and count it on the
+one left out; the guard kept has the most recall left out whose precision there stays ≥ 0.5 (among
+equals, the most standard errors) — how the rule does on a repository it never saw, which is what the
+held-out split asks of it.
+
+Writes the rows (`--out`, with the folds and the guard) that tests/test_learning_activation.py keeps
+with the default. Stdlib only.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import math
 import os
 import sqlite3
 import sys
@@ -43,6 +52,7 @@ THRESHOLDS = (0.0, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 1.01)
 MARGINS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35)
 BASIS_MARGINS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 1.01)
 STRONG_BASES = ("user", "fixed")
+GUARDS = (0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0)  # standard errors of tune precision the rule keeps above 0.5
 
 
 def lessons(keep: str, split: str, scorer: Any) -> tuple[list[dict[str, Any]], dict[str, int]]:
@@ -113,19 +123,75 @@ def study(rows: list[dict[str, Any]], golds: dict[str, int]) -> list[dict[str, A
     return out
 
 
+def chosen(table: list[dict[str, Any]], k: float = 1.0) -> dict[str, Any] | None:
+    """The written rule: the row with the most recall whose precision, less `k` standard errors, is
+    still ≥ 0.5; among equals the strictest (the highest threshold, the smallest margins, no extra
+    signal counted). tests/test_learning_activation.py applies it to the kept study with k = `GUARD`."""
+    def holds(row: dict[str, Any]) -> bool:
+        p, n = row["precision"], row["active"]
+        return n > 0 and p - k * math.sqrt(p * (1 - p) / n) >= 0.5
+    fitting = [r for r in table if holds(r)]
+    if not fitting:
+        return None
+    return max(fitting, key=lambda r: (r["recall"], r["threshold"], -r["pitfall_margin"], -r["basis_margin"],
+                                       not r["agrees_counts"], not r["rarely_waits"], not r["read_waits"],
+                                       not r["lost_strong"]))
+
+
+def setting_of(row: dict[str, Any]) -> Setting:
+    return (row["agrees_counts"], row["threshold"], row["pitfall_margin"], row["basis_margin"], row["rarely_waits"],
+            row["read_waits"], row["lost_strong"])
+
+
+def repository(session: str) -> str:
+    return session.split("-", 1)[0]
+
+
+def cross_validated(rows: list[dict[str, Any]], golds: dict[str, int], k: float) -> dict[str, Any]:
+    """How the rule with guard `k` does on repositories it was not chosen on: leave one repository out,
+    choose on the others, count the left-out one's active lessons, matches and gold; summed over folds."""
+    active = good = found = gold = 0
+    for repo in sorted({repository(s) for s in golds}):
+        train = [r for r in rows if repository(r["session"]) != repo]
+        row = chosen(study(train, {s: n for s, n in golds.items() if repository(s) != repo}), k)
+        test = [r for r in rows if repository(r["session"]) == repo and r["status"] != "quarantined"]
+        gold += sum(n for s, n in golds.items() if repository(s) == repo)
+        if row is None:
+            continue
+        live_rows = [r for r in test if live(r, setting_of(row))]
+        active += len(live_rows)
+        good += sum(1 for r in live_rows if r["matches"])
+        found += len({(r["session"], m) for r in live_rows for m in r["matches"]})
+    return {"guard": k, "active": active, "precision": round(good / active, 3) if active else 0.0,
+            "recall": round(found / gold, 3) if gold else 0.0}
+
+
+def guard_of(folds: list[dict[str, Any]]) -> float:
+    """The guard the rule keeps: the most recall on the repositories left out whose precision there is
+    still ≥ 0.5; among equals the strictest (the most standard errors)."""
+    fitting = [f for f in folds if f["precision"] >= 0.5] or folds
+    return max(fitting, key=lambda f: (f["recall"], f["guard"]))["guard"]
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("keep")
     ap.add_argument("--split", default="tune")
     ap.add_argument("--out")
+    ap.add_argument("--cv", action="store_true", help="also: the rule under each guard, repository left out")
     args = ap.parse_args(argv)
     scorer, _ = load_scorer()
     rows, golds = lessons(args.keep, args.split, scorer)
     table = study(rows, golds)
+    folds = [cross_validated(rows, golds, k) for k in GUARDS] if args.cv else []
+    for fold in folds:
+        print(json.dumps({"cross_validated": fold}), file=sys.stderr)
     for row in table:
         print(json.dumps(row))
     if args.out:
-        head = {"split": args.split, "sessions": len(golds), "gold_lessons": sum(golds.values())}
+        head: dict[str, Any] = {"split": args.split, "sessions": len(golds), "gold_lessons": sum(golds.values())}
+        if folds:
+            head.update(cross_validated=folds, guard=guard_of(folds))
         with open(args.out, "w", encoding="utf-8") as fh:  # a row a line, compact: thousands of settings
             fh.write(json.dumps(head)[:-1] + ', "rows": [\n')
             fh.write(",\n".join(json.dumps(row, separators=(",", ":")) for row in table) + "\n]}\n")

@@ -8,22 +8,23 @@ Two rules, both read by the curator when it adds a lesson or observes one again
   user's own correction. Such a lesson is live at once, at the usefulness prior.
 - `model_grounded(cand, grade, threshold)`: a language model's lesson (it reads the whole task, and
   the reflector dropped any lesson citing no step or a step it was not shown) is live at once when
-  the model grades it at least `learning.model_confidence`. The threshold was chosen on recorded
-  answers (bench/llm/activation.py; the study is kept in tests/test_learning_activation.py). Whether
-  the lesson confirms what the offline miner found in the same steps is recorded (`agrees`) but not
-  counted: the study found it added recall only at a cost in precision the rule does not accept.
-  A pitfall the model saw happen — a troubleshooting lesson whose cited steps hold a failing
+  the model grades it at least `learning.model_confidence`. The threshold and margins were chosen on
+  recorded answers of the tuning split (bench/llm/activation.py; the study is kept in
+  tests/test_learning_activation.py): the most recall whose precision, less two standard errors,
+  stays ≥ 0.5 — that guard (the study's `guard`) chosen by leaving one repository out at a time.
+  Whether the lesson confirms what the offline miner found in the same steps is recorded (`agrees`)
+  but not counted: the study found it added recall only at a cost in precision the rule does not
+  accept. A pitfall the model saw happen — a troubleshooting lesson whose cited steps hold a failing
   invocation (`shows_failure`) — is live from `PITFALL_MARGIN` below that grade: the failure it
   cites is the kind of evidence the offline tier trusts, and the study found such lessons match an
   engineer's at twice the rate of the model's other lessons of the same grade. A lesson the model
-  says the user's words, a fixed failure or steps the agent lost show (`basis` "user", "fixed",
-  "lost"; prompt 12-03.1 on, "lost" 12-04.2 on) is live from `BASIS_MARGIN` below that grade: the
-  evidence the offline tier trusts, named by the model instead of found by a rule. Any other lesson
-  — one the model says only the repository's files or a command's output show (`basis` "read":
-  nothing failed, nobody said it), or its own reading — needs the full grade (prompt 12-04.2's
-  study: at 0.7 none of the "read" ones on tune is live, where 12-04.1's had matched an engineer's
-  5 times in 38). (What it says of how often a lesson recurs is recorded, not counted: holding back
-  the "rarely" ones bought no recall in the study.)
+  says the user's words or a fixed failure show (`basis` "user", "fixed"; prompt 12-03.1 on) is live
+  from `BASIS_MARGIN` below that grade: the evidence the offline tier trusts, named by the model
+  instead of found by a rule. Any other lesson — one the model says the agent lost steps to (`basis`
+  "lost": on tune 7 of 22 such live lessons matched an engineer's, and the guarded rule does not
+  count it), only the repository's files or a command's output show ("read": nothing failed, nobody
+  said it), or its own reading — needs the full grade. (What it says of how often a lesson recurs
+  is recorded, not counted: holding back the "rarely" ones bought no recall in the study.)
 
 Cost: a pass over a lesson's cited steps (a handful); no I/O.
 """
@@ -44,10 +45,10 @@ if TYPE_CHECKING:
 # bench/results/llm-activation-tune.json, kept by tests/test_learning_activation.py).
 PITFALL_MARGIN = 0.35
 PITFALL_SECTION = "troubleshooting_and_pitfalls"
-# How far below it a lesson the model says the user's words, a fixed failure or the agent's lost steps
-# show goes live (the same study, its `basis_margin` and `lost_strong`).
-BASIS_MARGIN = 0.25
-STRONG_BASES = frozenset({"user", "fixed", "lost"})
+# How far below it a lesson the model says the user's words or a fixed failure show goes live (the same
+# study, its `basis_margin`; `lost_strong` was not chosen).
+BASIS_MARGIN = 0.15
+STRONG_BASES = frozenset({"user", "fixed"})
 
 
 def shows_failure(steps: list[Step]) -> bool:
