@@ -19,9 +19,10 @@ lesson, with what it found to execute what was fetched (`fetch_runs`, for the sa
   removed, `pip uninstall ace-engine`, the shell's startup files or credentials files written,
   `git config --global|--system`, `core.hooksPath`;
 - `unplaced:X`: a command whose program or input cannot be placed (`$X` unresolved or `$(…)` in
-  program position, unless a literal path follows a query of a place (`$(go env GOPATH)/bin/x`), the depth cap, an unterminated quote in code, an unknown word between a
-  fetch's pipe and a shell) — X is the command as written, so provenance can still find it in
-  someone else's text, and from there it is held.
+  program position, unless a literal path follows a query of a place: `$(go env GOPATH)/bin/x`; the
+  depth cap, an unterminated quote in code, an unknown word between a fetch's pipe and a shell) — X
+  is the command as written, so provenance can still find it in someone else's text, and from there
+  it is held.
 
 The project's own are no parts: `npm run X`, `npm test`, `pnpm X`, `yarn X`, `make`, `mix`, `cargo`
 build/test/…, `go test|build|vet|run ./…`, `just`, `task`, `./scripts/x.sh`, `pip install -e .` /
