@@ -481,6 +481,19 @@ def test_lessons_must_cite_steps_that_were_shown():
     assert len(llm_reflector.clean_reflection(raw, [], steps)["candidates"]) == 3
 
 
+def test_what_the_model_says_of_a_lesson_is_kept_only_in_the_prompts_words():
+    """basis and recurs reach the curator (`learning/activation.py` weighs them) as the prompt's own words,
+    read from the start of what the model wrote; anything else is not said."""
+    steps = trajectory()["trajectory"]
+    said = [{"basis": "Fixed (the run passed)", "recurs": "often"}, {"basis": "vibes", "recurs": "always"}]
+    raw = {"reasoning": "r", "tags": [], "candidates": [
+        {"content": f"Run `pip install -e .` before `pytest -q` ({n}).", "section": "troubleshooting",
+         "evidence": "steps 1-3", "source_steps": [1, 3], **extra} for n, extra in enumerate(said)]}
+    first, second = llm_reflector.clean_reflection(raw, [], steps)["candidates"]
+    assert (first.get("basis"), first.get("recurs")) == ("fixed", "often")
+    assert not {"basis", "recurs"} & set(second)
+
+
 @pytest.mark.parametrize("content, branch, reason", [
     ("Push with `git push --set-upstream origin fix-slug-42`.", "fix-slug-42", "names the session's branch"),
     ("Push with `git push -u origin HEAD` (not the branch name).", "fix-slug-42", None),

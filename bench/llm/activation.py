@@ -14,8 +14,7 @@ evidence is strong; with `rarely_waits`, one the model says recurs rarely is not
 `read_waits`, nor is one the model says only the repository's files or a command's output show (`basis`
 "read": nothing failed, nobody said it); with `lost_strong`, one it says the agent lost steps to (`basis`
 "lost", prompt 12-04.2 on) has the basis margin of the user's words and a fixed failure; other lessons keep
-their own rule — it counts the gold lessons
-matched by an active lesson (recall), the share of active lessons that match a gold lesson of their
+their own rule — it counts the gold lessons matched by an active lesson (recall), the share of active lessons that match a gold lesson of their
 session (precision), and the active lessons per session that match none (noise). A lesson merged into
 another at learning time is read as the survivor; the study re-decides statuses on the stored lessons,
 so merges the rule would have made differently are not replayed (the scorer's run of the chosen default
@@ -147,23 +146,24 @@ def repository(session: str) -> str:
     return session.split("-", 1)[0]
 
 
-def cross_validated(rows: list[dict[str, Any]], golds: dict[str, int], k: float) -> dict[str, Any]:
-    """How the rule with guard `k` does on repositories it was not chosen on: leave one repository out,
+def cross_validated(rows: list[dict[str, Any]], golds: dict[str, int], guards: tuple[float, ...]) -> list[dict[str, Any]]:
+    """How the rule with each guard does on repositories it was not chosen on: leave one repository out,
     choose on the others, count the left-out one's active lessons, matches and gold; summed over folds."""
-    active = good = found = gold = 0
+    sums = {k: [0, 0, 0] for k in guards}  # active, good, found
+    gold = 0
     for repo in sorted({repository(s) for s in golds}):
-        train = [r for r in rows if repository(r["session"]) != repo]
-        row = chosen(study(train, {s: n for s, n in golds.items() if repository(s) != repo}), k)
+        table = study([r for r in rows if repository(r["session"]) != repo],
+                      {s: n for s, n in golds.items() if repository(s) != repo})
         test = [r for r in rows if repository(r["session"]) == repo and r["status"] != "quarantined"]
         gold += sum(n for s, n in golds.items() if repository(s) == repo)
-        if row is None:
-            continue
-        live_rows = [r for r in test if live(r, setting_of(row))]
-        active += len(live_rows)
-        good += sum(1 for r in live_rows if r["matches"])
-        found += len({(r["session"], m) for r in live_rows for m in r["matches"]})
-    return {"guard": k, "active": active, "precision": round(good / active, 3) if active else 0.0,
-            "recall": round(found / gold, 3) if gold else 0.0}
+        for k in guards:
+            row = chosen(table, k)
+            live_rows = [r for r in test if live(r, setting_of(row))] if row else []
+            sums[k][0] += len(live_rows)
+            sums[k][1] += sum(1 for r in live_rows if r["matches"])
+            sums[k][2] += len({(r["session"], m) for r in live_rows for m in r["matches"]})
+    return [{"guard": k, "active": a, "precision": round(g / a, 3) if a else 0.0,
+             "recall": round(f / gold, 3) if gold else 0.0} for k, (a, g, f) in sums.items()]
 
 
 def guard_of(folds: list[dict[str, Any]]) -> float:
@@ -183,7 +183,7 @@ def main(argv: list[str] | None = None) -> None:
     scorer, _ = load_scorer()
     rows, golds = lessons(args.keep, args.split, scorer)
     table = study(rows, golds)
-    folds = [cross_validated(rows, golds, k) for k in GUARDS] if args.cv else []
+    folds = cross_validated(rows, golds, GUARDS) if args.cv else []
     for fold in folds:
         print(json.dumps({"cross_validated": fold}), file=sys.stderr)
     for row in table:
