@@ -1,5 +1,5 @@
-"""The command reader (`shell_tokens`, `commands_read`, `command_parts`) costs linear time on any text
-and never raises — it reads lessons from someone else, and the screens it feeds must stay linear
+"""The command reader (`shell_tokens`, `command_spans`, `commands_read`, `command_parts`) costs linear
+time on any text and never raises — it reads lessons from someone else, and the screens it feeds must stay linear
 (issue 20's rule, issue 35's reader).
 
 No timing: as in test_policy_linear.py, the property is checked without a clock. Here the reader's
@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ace_engine.playbook import command_parts, commands_read, provenance, safety, shell_tokens
+from ace_engine.playbook import command_parts, command_spans, commands_read, provenance, safety, shell_tokens
 from conftest import examples
 
 
@@ -47,7 +47,7 @@ ADVERSARIAL = {
 
 def work(text: str) -> int:
     """Line events the reader runs for `text` (its own Python work, clock-free)."""
-    files = {m.__file__ for m in (shell_tokens, commands_read, command_parts)}
+    files = {m.__file__ for m in (shell_tokens, command_spans, commands_read, command_parts)}
     count = 0
 
     def local(frame, event, arg):

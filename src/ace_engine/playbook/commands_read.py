@@ -1,17 +1,15 @@
 """What a lesson would run, read as a shell reads it: the commands of a lesson, tokenized and unwrapped.
 
-`read(text, programs)` finds every command in a lesson — the lines of fenced blocks, inline code spans, and
-shell-looking text in prose (from a known program's name to the end of its clause) — and returns
-them as `Run`s, in order: the program that really runs (wrappers unwrapped: `env [VAR=x…] [-i -u x]`,
-`command`, `exec`, `sudo` / `doas [-u x]`, `nice`, `nohup`, `time`, `timeout N`, `stdbuf`, `setsid`,
-`busybox APPLET`, `xargs [opts] CMD`; `sh -c` / `bash -c` / `eval` strings and `$(…)`, backtick and
-`<(…)` substitutions read recursively up to `DEPTH`; `/usr/bin/curl` → `curl`, and so is
-`$(go env GOPATH)/bin/curl` when what computes the directory only prints a place; `$SHELL` → `sh`; a
-variable assigned earlier in the lesson (`X=curl; $X …`) resolved), its arguments after the
-wrappers (`--` honoured by whoever reads the rest), its redirections, whether its standard input
-comes from a pipe and from which runs, and why it could not be placed (`unplaced`: a dynamic
-program, the depth cap, an unterminated quote or substitution in code; a code span with no word in it,
-`"`, names a character and is no command).
+`read(text, programs)` finds every command in a lesson (`command_spans.commands`: fenced lines, code spans,
+shell-looking clauses of prose) and returns them as `Run`s, in order: the program that really runs (wrappers
+unwrapped: `env [VAR=x…] [-i -u x]`, `command`, `exec`, `sudo` / `doas [-u x]`, `nice`, `nohup`, `time`,
+`timeout N`, `stdbuf`, `setsid`, `busybox APPLET`, `xargs [opts] CMD`; `sh -c` / `bash -c` / `eval` strings
+and `$(…)`, backtick and `<(…)` substitutions read recursively up to `DEPTH`; `/usr/bin/curl` → `curl`, and
+so is `$(go env GOPATH)/bin/curl` when what computes the directory only prints a place; `$SHELL` → `sh`; a
+variable assigned earlier in the lesson (`X=curl; $X …`) resolved), its arguments after the wrappers (`--`
+honoured by whoever reads the rest), its redirections, whether its standard input comes from a pipe and from
+which runs, and why it could not be placed (`unplaced`: a dynamic program, the depth cap, an unterminated
+quote or substitution in code).
 
 What the runs mean (risky parts) is decided in `command_parts.py`; this module only reads.
 
@@ -25,11 +23,8 @@ from __future__ import annotations
 
 import re
 
+from .command_spans import commands
 from .shell_tokens import MAX_TOKENS, Word, tokens
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Iterator
 
 DEPTH = 4  # nesting levels of `sh -c`, `eval`, substitutions read before a command counts as unplaced
 
@@ -349,57 +344,6 @@ def _script(prog: str, args: list[Word]) -> str | None:
 
 def _src(s: str) -> str:
     return " ".join(s.split())[:120]
-
-
-# -- where commands are in a lesson ------------------------------------------------------------------------
-
-_FENCE = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n(.*?)(?:^[ \t]*\1[ \t]*$|\Z)", re.MULTILINE | re.DOTALL)
-_SPAN = re.compile(r"(`{1,3})([^`\n]+?)\1")
-# Where a clause of prose ends: a sentence end, a comma, or a joining word between two steps.
-_CLAUSE = re.compile(r"(?<=\S)[.!?:](?=\s|$)|,\s|\n|\s\((?!\))|"
-                     r"\s(?:then|and then|and|or|afterwards|after that|before|so that|to make)\s")
-
-
-def commands(text: str, programs: frozenset[str]) -> Iterator[tuple[str, bool]]:
-    """The command texts of a lesson as (text, is code): the lines of fenced blocks, code spans, and
-    in prose each clause from a word in `programs` to the clause's end. Linear in the text."""
-    rest: list[str] = []
-    last = 0
-    for fence in _FENCE.finditer(text):
-        rest.append(text[last:fence.start()])
-        yield fence.group(2), True
-        last = fence.end()
-    rest.append(text[last:])
-    for chunk in rest:
-        prose: list[str] = []
-        last = 0
-        for span in _SPAN.finditer(chunk):
-            prose.append(chunk[last:span.start()])
-            prose.append(" ¶ ")  # a code span ends a clause of prose
-            if re.search(r"\w", span.group(2)):  # `"`, `|`, a backslash: a character named, no command
-                yield span.group(2), True
-            last = span.end()
-        prose.append(chunk[last:])
-        yield from _prose("".join(prose), programs)
-
-
-_WORD = re.compile(r"(?<![\w./$~-])(?:[\w.~/-]*/)?([\w][\w.+-]*)")
-
-
-def _prose(text: str, programs: frozenset[str]) -> Iterator[tuple[str, bool]]:
-    start = 0
-    for stop in [*(m.start() for m in _CLAUSE.finditer(text)), len(text)]:
-        clause = text[start:stop]
-        start = stop + 1
-        if "¶" in clause:
-            clause = clause.rsplit("¶", 1)[1]
-        for word in _WORD.finditer(clause):
-            if word.group(1).lower() in programs:
-                begin = word.start()
-                if clause[:begin].endswith("="):  # `X=npx; $X …`: the assignment is part of it
-                    begin = max(clause.rfind(" ", 0, begin), clause.rfind("\t", 0, begin)) + 1
-                yield clause[begin:].strip(), False
-                break
 
 
 def read(text: str, programs: frozenset[str]) -> list[Run]:

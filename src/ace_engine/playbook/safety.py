@@ -57,12 +57,12 @@ text's lower-case copy is searched with `in`), and the host and `--bare` pattern
 characters are there: an ordinary lesson skips every rule, ~3x cheaper. `_concerns(..., fast=False)`
 runs every pattern: tests/security/test_policy_prefilter.py holds both to the same verdicts.
 
-Why one module (~470 lines): it is the one choke point of the lesson safety policy; its rules,
-the evasion folding and the host check change and are reviewed together, and a second module
-would invite a second policy. `prefilter.py` (how a rule's words are read), `secret_check.py`
+Why one module (~470 lines): it is the one choke point of the lesson safety policy; its rules, the
+evasion folding and the host check change and are reviewed together, and a second module would
+invite a second policy. `prefilter.py` (how a rule's words are read), `secret_check.py`
 (`contains_secret`, re-exported here), `folding.py` (the evasion folding) and the command reader
-(`shell_tokens.py`, `commands_read.py`, `command_parts.py`: what a lesson would run, shared with the
-provenance rule) are its parts, split off for length only.
+(`shell_tokens.py`, `command_spans.py`, `commands_read.py`, `command_parts.py`: what a lesson would
+run, shared with the provenance rule) are its parts, split off for length only.
 """
 
 from __future__ import annotations
