@@ -202,6 +202,47 @@ def test_a_manifest_outside_the_workspace_members_places_nothing(ace_home, tmp_p
     assert learned(root, MEMBER_TOOL)["provenance"]["origins"] == {"install:vitest": "agent"}
 
 
+# Issue 34 item 5 on the held-out part: a package the project names where its ecosystem declares it, or where
+# it tells contributors and their agents what to run, had been left to the session's order (foreign when a
+# tool's output named it first). Each file below is the project's word: it names the package for the lesson.
+DECLARED = [
+    ("Brewfile", 'brew "swiftlint"\n', "Lint with `brew install swiftlint` first: CI runs `swiftlint --strict`.",
+     "install:swiftlint"),
+    ("Dockerfile", "FROM python:3.12\nRUN pip install pre-commit\n",
+     "Install the hooks with `pip install pre-commit`, then run `pre-commit run -a` before pushing.",
+     "install:pre-commit"),
+    ("mise.toml", '[tools]\n"npm:prettier" = "3"\n', "Format with `npx prettier --write .` before committing.",
+     "install:prettier"),
+    ("CLAUDE.md", "Run `uvx ruff check` before each commit.\n", "Lint Python with `uvx ruff check` before committing.",
+     "install:ruff"),
+    ("web/README.md", "Install browsers once: `npx playwright install chromium`.\n",
+     "E2E tests need browsers: `cd web && npx playwright install chromium` once, then `npm run e2e`.",
+     "install:playwright"),
+]
+
+
+@pytest.mark.parametrize("where, text, lesson, part", DECLARED, ids=[d[0] for d in DECLARED])
+def test_a_package_the_projects_files_name_is_the_projects(ace_home, tmp_path, where, text, lesson, part):
+    root = tmp_path / "app"
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / where).parent.mkdir(parents=True, exist_ok=True)
+    (root / where).write_text(text)
+    bullet = learned(root, lesson)
+    assert bullet["provenance"]["origins"].get(part) == "project", bullet["provenance"]["origins"]
+    not_held(bullet)
+
+
+@pytest.mark.parametrize("where", ["node_modules/some-dep/README.md", ".hidden/CLAUDE.md", "a/b/c/README.md"])
+def test_a_readme_outside_the_workspace_members_places_nothing(ace_home, tmp_path, where):
+    """A dependency's README (under node_modules), a hidden folder's or one three folders down is not
+    the project's word."""
+    root = tmp_path / "app"
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / where).parent.mkdir(parents=True)
+    (root / where).write_text("Install browsers once: `npx playwright install chromium`.\n")
+    assert learned(root, DECLARED[-1][2])["provenance"]["origins"] == {"install:playwright": "agent"}
+
+
 def test_a_symlinked_member_folder_is_not_entered(ace_home, tmp_path):
     """A folder link may point anywhere (another checkout, the user's home): not read."""
     outside = tmp_path / "elsewhere"

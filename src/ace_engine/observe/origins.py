@@ -10,7 +10,8 @@ looked for, folded like the safety policy folds text:
    they typed when they stopped a call (only where Claude Code wrote the refusal:
    `corrections.typed_refusal`) → `user`;
 2. in the project's own files (`PROJECT_FILES`: package.json, Makefile, mix.exs, pyproject.toml,
-   tox.ini, setup.cfg, CI configuration, README…; regular files only, capped) → `project`;
+   each ecosystem's manifest, tool versions, CI configuration, README, CLAUDE.md…, and the same of its
+   workspace members; regular files only, capped) → `project`;
 3. else along the session up to this turn, in order (`evidence`: the turns before it, up to
    `EVIDENCE_KEPT` events, then its own): the text the agent wrote itself (its commands, what it
    edited) against the text someone else wrote (tool output, file contents read, non-user
@@ -48,21 +49,30 @@ if TYPE_CHECKING:
 
     from ..core._types import Trajectory, TrajectoryStep
 
-# The project's own files: what the project runs anyway (scripts, targets, aliases, CI), and what it
-# tells contributors to run (README). Globs relative to the project root.
+# The project's own files: what the project runs anyway (scripts, targets, aliases, CI), what it
+# declares it needs (each ecosystem's manifest, its tool versions), and what it tells contributors and
+# their agents to run (README, CLAUDE.md, AGENTS.md: the agent reads them in this project anyway). Globs
+# relative to the project root.
 PROJECT_FILES = (
-    "package.json", "Makefile", "makefile", "GNUmakefile", "justfile", "Justfile", "Taskfile.yml", "mix.exs",
-    "pyproject.toml", "tox.ini", "setup.cfg", "noxfile.py", "Cargo.toml", "go.mod", "Gemfile", "deno.json",
-    "requirements*.txt", ".pre-commit-config.yaml", ".github/workflows/*.yml", ".github/workflows/*.yaml",
-    ".gitlab-ci.yml", ".circleci/config.yml", "README", "README.*", "CONTRIBUTING.md",
+    "package.json", "Makefile", "makefile", "GNUmakefile", "justfile", "Justfile", "Taskfile.yml", "Taskfile.yaml",
+    "mix.exs", "pyproject.toml", "tox.ini", "setup.cfg", "setup.py", "noxfile.py", "Pipfile", "environment.yml",
+    "Cargo.toml", "go.mod", "Gemfile", "deno.json", "composer.json", "pubspec.yaml", "Package.swift", "Podfile",
+    "build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts", "pom.xml", "*.csproj",
+    "Directory.Packages.props", "global.json", "CMakeLists.txt", "vcpkg.json", "flake.nix", "Brewfile",
+    "mise.toml", ".mise.toml", ".tool-versions", "Dockerfile", "docker-compose.yml", "docker-compose.yaml",
+    "compose.yml", "compose.yaml", "requirements*.txt", ".pre-commit-config.yaml", ".github/workflows/*.yml",
+    ".github/workflows/*.yaml", ".gitlab-ci.yml", ".circleci/config.yml", "README", "README.*", "CONTRIBUTING.md",
+    "CLAUDE.md", "AGENTS.md",
 )
 PROJECT_FILE_BYTES = 256 * 1024  # a larger file is read up to this
-# A workspace's members have their own manifests (`packages/cli/package.json`, `assets/package.json`,
-# `crates/x/Cargo.toml`): what they declare is the project's too. Looked for one and two folders
-# down, never in installed or built trees (a dependency's manifest names what it needs, not what the
-# project runs), at most this many folders visited and manifests read.
+# A workspace's members have their own manifests and READMEs (`packages/cli/package.json`, `web/README.md`,
+# `crates/x/Cargo.toml`): what they declare or tell contributors to run is the project's too. Looked for
+# one and two folders down, never in installed or built trees (a dependency's manifest names what it
+# needs, not what the project runs), at most this many folders visited and manifests read.
 MEMBER_MANIFESTS = frozenset(("package.json", "Cargo.toml", "go.mod", "pyproject.toml", "mix.exs", "Makefile",
-                              "deno.json", "justfile"))
+                              "deno.json", "justfile", "composer.json", "pubspec.yaml", "Package.swift", "Podfile",
+                              "build.gradle", "build.gradle.kts", "pom.xml", "Dockerfile", "mise.toml",
+                              "README.md", "CLAUDE.md", "AGENTS.md"))
 NOT_MEMBERS = frozenset(("node_modules", "vendor", "target", "dist", "build", "deps", "_build", "venv", "env",
                          "site-packages", "__pycache__"))
 MEMBER_DIRS_VISITED = 400
