@@ -506,6 +506,12 @@ def test_what_the_model_says_of_a_lesson_is_kept_only_in_the_prompts_words():
     ("The installer writes `C:\\Users\\dev\\widget\\config.json`.", "", "names a path of this machine"),
     ("Keep the cache on D:/cache, the fast disk.", "", "names a path of this machine"),
     ("The checkout is on /Volumes/Work/widget.", "", "names a path of this machine"),
+    # A placeholder for the machine's part is the general form (tune: a tool refusing `/private/tmp/...`).
+    ("The browse tool refuses a `/private/tmp/...` path (`Path must be within`): write `/tmp/...`.", "", None),
+    ("Settings are read from `/Users/<you>/Library/Application Support/widget` on macOS.", "", None),
+    ("The cache is `/home/$USER/.cache/widget`; clear it after a schema change.", "", None),
+    ("Screenshots go to /tmp/… (the tool's only writable place).", "", None),
+    ("Save it to `/tmp/claude-501/shot.png`, then `/tmp/...`.", "", "names a path of this machine"),
     ("Point `WIDGET_URL` at http://localhost:8080/api, not a:b.", "", None),
     ("The API answers on `/api/v1/slugs`; see https://example.org/docs/slugs.", "", None),
     ("Reproduce with `python scratch_slug.py` first.", "", "scratch file"),

@@ -69,7 +69,10 @@ _SHARED_BRANCHES = {"main", "master", "develop", "development", "dev", "trunk", 
 # Absolute paths that belong to one machine or one run: temp and home directories, mounted volumes
 # (`/mnt/c/…` under WSL, `/Volumes/…` on a Mac) and a Windows drive (`C:\src\…`, `D:/work`).
 _MACHINE_PATH = re.compile(r"(?<![\w.:/~-])(?:(?:/private)?/(?:tmp|var/tmp|var/folders|home|Users|root)/"
-                           r"|/mnt/|/Volumes/)[^\s`'\")]*|(?<![\w/])[A-Za-z]:[\\/](?=[\w.])[^\s`'\")]*")
+                           r"|/mnt/|/Volumes/)(?P<rest>[^\s`'\")]*)|(?<![\w/])[A-Za-z]:[\\/](?=[\w.])(?P<drive>[^\s`'\")]*)")
+# A path's first part written as a placeholder (`/tmp/...`, `/Users/<you>/…`, `/home/$USER/.cache`): the
+# general form of a path, which the next session on any machine can follow, not one machine's.
+_PLACEHOLDER = re.compile(r"(?:\.\.\.|…|<[^<>/\\]*>|\*|\$\{?\w+\}?|\{[^{}/\\]*\})(?:[/\\]|$)")
 
 
 def shown_bullets(trajectory: Trajectory, playbook: list[Bullet]) -> list[Bullet]:
@@ -98,9 +101,9 @@ def _scratch_files(steps: list[TrajectoryStep]) -> set[str]:
 def one_off_reason(content: str, trajectory: Trajectory | None) -> str | None:
     """Why `content` would be wrong in the next session (names this session's branch, a scratch
     file it wrote and deleted, or a temp / home-directory path), else None."""
-    path = _MACHINE_PATH.search(content)
-    if path:
-        return f"names a path of this machine ({path.group(0)[:80]})"
+    for path in _MACHINE_PATH.finditer(content):
+        if not _PLACEHOLDER.match(path.group("rest") or path.group("drive") or "..."):
+            return f"names a path of this machine ({path.group(0)[:80]})"
     if not trajectory:
         return None
     branch = str((trajectory.get("git") or {}).get("branch") or "").strip()
