@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from ace_engine.core import config
-from ace_engine.learning.activation import BASIS_MARGIN, PITFALL_MARGIN, STRONG_BASES
+from ace_engine.learning.activation import BASIS_MARGIN, PITFALL_MARGIN, STRONG_BASES, WAITING_BASES
 from ace_engine.learning.curator import Curator
 from test_learning_curator import cand, cfg, traj
 
@@ -57,26 +57,25 @@ def test_the_default_is_the_one_the_study_chose():
     assert study["guard"] == _study_module().guard_of(study["cross_validated"]) == 2.0
     (one,) = [f for f in study["cross_validated"] if f["guard"] == 1.0]
     (two,) = [f for f in study["cross_validated"] if f["guard"] == 2.0]
-    assert two["recall"] == one["recall"] and two["precision"] > one["precision"]
+    assert one["precision"] < 0.5 <= two["precision"]  # one standard error had not held on a repository left out
     # The grade alone: confirming an offline candidate is recorded, not counted (it cost precision).
     t = config.DEFAULTS["learning.model_confidence"]
     # The agent's lost steps (prompt 12-04.2's `lost`) do not count with the user's words and a fixed
-    # failure under that guard; holding back what the model says recurs rarely, or only the files show,
-    # is not part of the rule either: among equals the rule counts no extra signal.
-    assert "lost" not in STRONG_BASES
-    assert chosen(rows, study["guard"]) == (t, PITFALL_MARGIN, BASIS_MARGIN, False, False, False, False)
+    # failure under that guard; what the model says only the files show waits (`WAITING_BASES`, the
+    # study's `read_waits`); holding back what it says recurs rarely is not part of the rule.
+    assert "lost" not in STRONG_BASES and WAITING_BASES == {"read"}
+    assert chosen(rows, study["guard"]) == (t, PITFALL_MARGIN, BASIS_MARGIN, False, False, True, False)
     by = {key(r["threshold"], r["pitfall_margin"], r["basis_margin"], r["agrees_counts"], r["rarely_waits"],
               r["read_waits"], bool(r.get("lost_strong"))): r for r in rows}
-    shipped = by[key(t, PITFALL_MARGIN, BASIS_MARGIN)]
+    shipped = by[key(t, PITFALL_MARGIN, BASIS_MARGIN, read=True)]
     # Activating every grounded lesson would add noise, and lose precision below the bound.
     assert by[key(0.0, 0.0)]["noise_per_session"] > 1.2 * shipped["noise_per_session"]
     assert by[key(0.0, 0.0)]["precision"] < 0.5 <= shipped["precision"]
     # The pitfall tier and the basis tier each paid on tune: more recall at the same threshold.
-    assert shipped["recall"] > by[key(t, 0.0, BASIS_MARGIN)]["recall"]
-    assert shipped["recall"] > by[key(t, PITFALL_MARGIN, 0.0)]["recall"]
-    # Counting the lost steps too would add recall on tune, at a precision the guard does not accept.
-    lost = by[key(t, PITFALL_MARGIN, BASIS_MARGIN, lost=True)]
-    assert lost["recall"] > shipped["recall"] and lost["precision"] < shipped["precision"]
+    assert shipped["recall"] > by[key(t, 0.0, BASIS_MARGIN, read=True)]["recall"]
+    assert shipped["recall"] > by[key(t, PITFALL_MARGIN, 0.0, read=True)]["recall"]
+    # Letting what only the files show go live too adds noise at the same recall.
+    assert by[key(t, PITFALL_MARGIN, BASIS_MARGIN)]["noise_per_session"] > shipped["noise_per_session"]
 
 
 def _learn(pb, grade, *, agrees=False, session="s1", steps=(3,), kind="llm", section="strategies_and_hard_rules",
@@ -88,10 +87,10 @@ def _learn(pb, grade, *, agrees=False, session="s1", steps=(3,), kind="llm", sec
 
 
 @pytest.mark.parametrize("grade,agrees,kind,status", [
-    (0.7, False, "llm", "active"),       # graded at the threshold: live at once
-    (0.65, False, "llm", "candidate"),   # below it, alone: waits to be seen again
-    (0.65, True, "llm", "candidate"),    # confirming the offline miner's reading is recorded, not counted
-    (0.7, True, "error_fix", "candidate"),  # only a model's lesson is judged this way
+    (0.6, False, "llm", "active"),       # graded at the threshold: live at once
+    (0.55, False, "llm", "candidate"),   # below it, alone: waits to be seen again
+    (0.55, True, "llm", "candidate"),    # confirming the offline miner's reading is recorded, not counted
+    (0.6, True, "error_fix", "candidate"),  # only a model's lesson is judged this way
 ])
 def test_a_models_lesson_is_live_at_its_grade(pb, grade, agrees, kind,
                                                                                       status):
@@ -102,7 +101,7 @@ def test_a_models_lesson_is_live_at_its_grade(pb, grade, agrees, kind,
 
 
 def test_a_waiting_models_lesson_seen_again_grounded_is_promoted_saying_why(pb):
-    _learn(pb, 0.65, session="s1")
+    _learn(pb, 0.55, session="s1")
     assert pb.bullets(statuses=("candidate",))
     _learn(pb, 0.8, session="s2")
     (bullet,) = pb.bullets()
@@ -114,7 +113,7 @@ PIT = "troubleshooting_and_pitfalls"
 
 
 @pytest.mark.parametrize("grade,section,steps,status", [
-    (0.35, PIT, (1,), "active"),       # a pitfall whose cited step is the failure: live from 0.7 − 0.35
+    (0.35, PIT, (1,), "active"),       # a pitfall whose cited step is the failure: live from 0.6 − 0.25
     (0.3, PIT, (1,), "candidate"),     # below even that
     (0.35, PIT, (3,), "candidate"),    # a troubleshooting lesson citing only the passing run shows no pitfall
     (0.35, "strategies_and_hard_rules", (1,), "candidate"),  # a rule citing a failure is graded as a rule
@@ -128,13 +127,12 @@ def test_a_pitfall_the_model_saw_happen_is_live_a_margin_lower(pb, grade, sectio
 
 
 @pytest.mark.parametrize("grade,basis,recurs,status", [
-    (0.55, "fixed", "sometimes", "active"),  # a fixed failure, by the model's account: live from 0.7 − 0.15
+    (0.55, "fixed", "sometimes", "active"),  # a fixed failure, by the model's account: live from 0.6 − 0.05
     (0.55, "user", None, "active"),          # the user's own words: the same
-    (0.65, "lost", None, "candidate"),       # the agent's lost steps: the full grade
-    (0.7, "lost", None, "active"),
+    (0.55, "lost", None, "candidate"),       # the agent's lost steps: the full grade
+    (0.6, "lost", None, "active"),
     (0.5, "fixed", None, "candidate"),       # below even that
-    (0.65, "read", None, "candidate"),       # only the files show it: the full grade
-    (0.7, "read", None, "active"),
+    (0.95, "read", None, "candidate"),       # only the files show it: it waits, however graded
     (0.55, "bogus", None, "candidate"),      # a word the prompt does not offer counts for nothing
 ])
 def test_what_the_model_says_shows_a_lesson_lowers_its_bar(pb, grade, basis, recurs, status):

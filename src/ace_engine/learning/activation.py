@@ -20,11 +20,12 @@ Two rules, both read by the curator when it adds a lesson or observes one again
   engineer's at twice the rate of the model's other lessons of the same grade. A lesson the model
   says the user's words or a fixed failure show (`basis` "user", "fixed"; prompt 12-03.1 on) is live
   from `BASIS_MARGIN` below that grade: the evidence the offline tier trusts, named by the model
-  instead of found by a rule. Any other lesson — one the model says the agent lost steps to (`basis`
-  "lost": on tune 7 of 22 such live lessons matched an engineer's, and the guarded rule does not
-  count it), only the repository's files or a command's output show ("read": nothing failed, nobody
-  said it), or its own reading — needs the full grade. (What it says of how often a lesson recurs
-  is recorded, not counted: holding back the "rarely" ones bought no recall in the study.)
+  instead of found by a rule. One the model says only the repository's files or a command's output
+  show (`basis` "read": nothing failed, nobody said it) waits to be seen again, whatever its grade
+  (`WAITING_BASES`). Any other lesson — one the model says the agent lost steps to (`basis` "lost":
+  the guarded rule does not count it with the user's words), or its own reading — needs the full
+  grade. (What it says of how often a lesson recurs is recorded, not counted: holding back the
+  "rarely" ones bought no recall in the study.)
 
 Cost: a pass over a lesson's cited steps (a handful); no I/O.
 """
@@ -43,12 +44,15 @@ if TYPE_CHECKING:
 
 # How far below `learning.model_confidence` a pitfall the model saw happen goes live (the study:
 # bench/results/llm-activation-tune.json, kept by tests/test_learning_activation.py).
-PITFALL_MARGIN = 0.35
+PITFALL_MARGIN = 0.25
 PITFALL_SECTION = "troubleshooting_and_pitfalls"
 # How far below it a lesson the model says the user's words or a fixed failure show goes live (the same
 # study, its `basis_margin`; `lost_strong` was not chosen).
-BASIS_MARGIN = 0.15
+BASIS_MARGIN = 0.05
 STRONG_BASES = frozenset({"user", "fixed"})
+# What the model says only the files show: it waits to be seen again, whatever its grade (the study's
+# `read_waits`).
+WAITING_BASES = frozenset({"read"})
 
 
 def shows_failure(steps: list[Step]) -> bool:
@@ -60,7 +64,8 @@ def shows_failure(steps: list[Step]) -> bool:
 def model_grounded(cand: Candidate, grade: float | None, threshold: float, *, pitfall: bool = False) -> bool:
     """Is this a model's lesson that is live at once (see the module docstring)? `pitfall`: it is
     a troubleshooting lesson whose cited steps show the failure (`shows_failure`)."""
-    if cand.get("kind") != "llm" or not cand.get("source_steps") or grade is None:
+    if cand.get("kind") != "llm" or not cand.get("source_steps") or grade is None \
+            or cand.get("basis") in WAITING_BASES:
         return False
     margin = max(PITFALL_MARGIN if pitfall else 0.0, BASIS_MARGIN if cand.get("basis") in STRONG_BASES else 0.0)
     return grade >= threshold - margin - 1e-9
