@@ -18,7 +18,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ace_engine.playbook import command_parts, command_spans, commands_read, provenance, safety, shell_tokens
+from ace_engine.playbook import (
+    command_parts,
+    command_spans,
+    command_vocab,
+    commands_read,
+    provenance,
+    safety,
+    shell_tokens,
+)
 from conftest import examples
 
 
@@ -47,7 +55,7 @@ ADVERSARIAL = {
 
 def work(text: str) -> int:
     """Line events the reader runs for `text` (its own Python work, clock-free)."""
-    files = {m.__file__ for m in (shell_tokens, command_spans, commands_read, command_parts)}
+    files = {m.__file__ for m in (shell_tokens, command_spans, commands_read, command_parts, command_vocab)}
     count = 0
 
     def local(frame, event, arg):

@@ -29,6 +29,9 @@ build/test/…, `go test|build|vet|run ./…`, `just`, `task`, `./scripts/x.sh`,
 `-r requirements.txt`. (`npx X` is a part: whether X is the project's own binary is for
 provenance to say — `observe/origins.py` finds it in package.json.)
 
+The words it reads runs by (which programs install or fetch what, which options take a value, the
+agent's control files) are the tables of `command_vocab.py`.
+
 Cost: one `commands_read.read` (linear) and a constant per run. Loaded on first use.
 """
 
@@ -36,70 +39,10 @@ from __future__ import annotations
 
 import re
 
+from . import command_vocab as v
 from . import commands_read as cr
+from .command_vocab import PROGRAMS
 from .folding import lines
-
-# Installers' and runners' names: a prose clause starting with one is read as a command.
-_NODE = frozenset(("npm", "pnpm", "yarn", "bun", "cnpm"))
-_NODE_INSTALL = frozenset(("add", "i", "in", "ins", "inst", "insta", "instal", "install", "isntall", "isnt", "it",
-                           "install-test", "link", "ln"))
-_NODE_RUN = frozenset(("dlx", "exec", "x", "create", "init"))
-_RUNNERS = frozenset(("npx", "bunx", "pnpx", "uvx", "pipx"))
-_MANAGERS = {  # program → the subcommands that install what follows
-    "gem": ("install",), "brew": ("install", "reinstall", "tap", "upgrade"), "apt": ("install",),
-    "apt-get": ("install",), "dnf": ("install",), "yum": ("install",), "apk": ("add",), "pacman": ("-s", "-sy", "-syu"),
-    "zypper": ("install", "in"), "snap": ("install",), "choco": ("install",), "scoop": ("install",),
-    "winget": ("install",), "port": ("install",), "pkg": ("install",), "flatpak": ("install",),
-    "composer": ("require",), "bundle": ("add",), "conda": ("install", "create"), "mamba": ("install", "create"),
-    "micromamba": ("install", "create"), "poetry": ("add",), "pdm": ("add",), "rye": ("add", "install"),
-    "hatch": (), "nix-env": ("-i", "--install", "-ia"), "opam": ("install",), "stack": ("install",),
-    "cabal": ("install",), "luarocks": ("install",), "cpan": (), "cpanm": (), "helm": ("install",),
-    "krew": ("install",), "asdf": ("plugin",), "mise": ("use", "install"), "volta": ("install",),
-    "sdk": ("install",), "conan": ("install",), "vcpkg": ("install",), "julia": (),
-}
-_ALWAYS = frozenset(("cpan", "cpanm"))  # every argument is a package
-PROGRAMS = frozenset((*_NODE, *_RUNNERS, *_MANAGERS, *cr.SHELLS, *cr.INTERPRETERS, *cr.FETCHERS, "pip", "uv", "cargo",
-                      "go", "docker", "podman", "git", "dotnet", "mix", "env", "sudo", "doas", "xargs", "busybox",
-                      "source", "eval", "exec", "nohup", "timeout", "chmod", "tee", "ace", "claude", "dig", "nslookup",
-                      "host", "ping", "drill"))
-_PIP_VALUE = frozenset(("-r", "-c", "-e", "-t", "-i", "-f", "--requirement", "--constraint", "--editable", "--target",
-                        "--index-url", "--extra-index-url", "--find-links", "--prefix", "--root", "--src",
-                        "--python", "-p", "--from", "--with", "--with-requirements", "--trusted-host", "--cache-dir",
-                        "--default-index", "--index", "--directory", "--project", "--package", "--extra", "--group",
-                        "--upgrade-package", "-P", "--constraints", "--overrides", "--spec", "--suffix"))
-_NODE_VALUE = frozenset(("-p", "--package", "-c", "--call", "--prefix", "-C", "--dir", "--cwd", "-w", "--workspace",
-                         "--filter", "-F", "--registry", "--cache", "--userconfig", "--tag", "--loglevel"))
-_DOCKER_VALUE = frozenset(("-e", "-v", "-p", "-w", "-u", "-l", "-m", "--name", "--network", "--entrypoint", "--env",
-                           "--volume", "--publish", "--platform", "--user", "--mount", "--workdir", "--env-file",
-                           "--label", "--memory", "--cpus", "--hostname", "--add-host", "--device", "--cap-add",
-                           "--cap-drop", "--security-opt", "--restart", "--pull", "--runtime", "--gpus", "-h",
-                           "--ulimit", "--tmpfs", "--shm-size", "--log-driver", "--network-alias", "--dns"))
-_GIT_VALUE = frozenset(("--depth", "--branch", "-b", "--origin", "-o", "--config", "-c", "--reference", "--filter",
-                        "--jobs", "-j", "--template", "--separate-git-dir", "--shallow-since", "-u", "--upload-pack"))
-_REGISTRY = frozenset(("--registry", "--index-url", "--extra-index-url", "--index", "--default-index",
-                       "--find-links", "--trusted-host", "--source", "--extra-index", "--pypi-mirror"))
-_PIP = frozenset(("pip", "pip3", "uv", "uvx", "pipx", "python", "poetry", "pdm", "conda", "mamba", "micromamba"))
-_PIP_REGISTRY = frozenset(("-i", "-f"))  # pip's short forms of --index-url and --find-links
-_STDIN_FILES = frozenset(("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"))
-_CODE_FLAGS = {"python": ("-c", "-m"), "perl": ("-e", "-E"), "ruby": ("-e",), "node": ("-e", "-p", "--eval", "--print"),
-               "nodejs": ("-e", "-p"), "php": ("-r",), "deno": ("eval",), "bun": ("-e", "--eval"), "lua": ("-e",),
-               "pwsh": ("-c", "-command", "-f", "-file"), "powershell": ("-c", "-command", "-f", "-file"),
-               "osascript": ("-e",)}
-_MODIFY = frozenset(("mv", "rm", "cp", "ln", "tee", "sed", "perl", "truncate", "touch", "unlink", "rmdir", "chmod",
-                     "chown", "install", "rsync", "dd", "shred", "vi", "vim", "nano", "code", "echo", "printf", "cat"))
-_STARTUP = re.compile(r"(?:^|/)\.(?:bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zprofile|zshenv|"
-                      r"zlogin|kshrc|cshrc|tcshrc|inputrc)$|(?:^|/)(?:\.config/fish/config\.fish|etc/profile|"
-                      r"etc/bash\.bashrc|etc/zshrc|etc/environment)$")
-_CREDENTIALS = re.compile(r"(?:^|/)\.(?:netrc|git-credentials|pgpass|my\.cnf)$|\.ssh(?:/|$)|"
-                          r"\.aws/(?:credentials|config)|\.docker/config\.json|\.kube/config|\.gnupg(?:/|$)|\.config/gh/hosts\.yml|"
-                          r"(?:~|\$home|\$\{home\})/\.(?:npmrc|pypirc|yarnrc|gemrc|cargo/credentials)")
-_CLAUDE = re.compile(r"(?:^|/)\.claude(?:/|$|\.json$)|(?:^|/)claude_desktop_config\.json$|(?:^|/)\.ace\.toml$")
-_URL = re.compile(r"^[a-z][a-z0-9+.-]*://(?:[^@/]*@)?([^/:?#]+)|^[\w.-]+@([\w-]+(?:\.[\w-]+)+):")
-_URLS = re.compile(r"(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,31}://[^\s'\"`)>]+")  # a scheme starts a word: linear
-_DOWNLOAD_WORDS = re.compile(r"\b(?:download\w*|fetch\w*|grab\w*|save\w* (?:it|the \w+)|curl|wget)\b")
-_PATH_LIKE = re.compile(r"^(?:\.{1,2}(?:/|$)|/|~|file:|git\+file|[\w.-]+\.(?:txt|toml|cfg|in|lock|json|whl|tar\.gz|"
-                        r"tgz|zip)$)")
-_GO_LOCAL = re.compile(r"^(?:\.{1,2}(?:/|$)|[\w-]+\.go$|-)")
 
 
 def _positional(args: list[str], takes_value: frozenset[str]) -> list[str]:
@@ -135,7 +78,7 @@ def _values(args: list[str], options: frozenset[str]) -> list[str]:
 
 def _host(value: str) -> str | None:
     value = value.strip().lower()
-    m = _URL.match(value)
+    m = v.URL.match(value)
     if m:
         return (m.group(1) or m.group(2) or "").strip(".[]") or None
     bare = value.split("/", 1)[0].split(":", 1)[0]
@@ -144,7 +87,7 @@ def _host(value: str) -> str | None:
 
 def _pkg(value: str) -> str | None:
     """A package argument as the part names it, or None when it is a path, a file or a flag."""
-    if not value or _PATH_LIKE.match(value) or "$" in value:
+    if not value or v.PATH_LIKE.match(value) or "$" in value:
         return None
     return value
 
@@ -163,11 +106,11 @@ class _Judge:
             self.found.append(f"{kind}:{' '.join(name.lower().split())}")
 
     def judge(self) -> list[str]:
-        for url in _URLS.findall(self.text):
+        for url in v.URLS.findall(self.text):
             tail = url.rstrip("/.,;").rsplit("/", 1)[-1]
             if tail and "://" not in tail and url.count("/") > 2:
                 self.linked.setdefault(tail.split("?")[0], url)
-        said_download = _DOWNLOAD_WORDS.search(self.text) is not None
+        said_download = v.DOWNLOAD_WORDS.search(self.text) is not None
         for run in self.runs:
             self.run(run, said_download)
         return list(dict.fromkeys(self.found))
@@ -205,31 +148,32 @@ class _Judge:
         self.substituted(run)
         self.later(run, said_download)
         for w in words:
-            self.path(w, write=prog in _MODIFY or prog in ("git",))
-        if run.xargs and (prog in _RUNNERS or prog in _NODE or prog in _MANAGERS or prog in ("pip", "uv", "cargo")):
+            self.path(w, write=prog in v.MODIFY or prog in ("git",))
+        if run.xargs and (prog in v.RUNNERS or prog in v.NODE or prog in v.MANAGERS or prog in ("pip", "uv", "cargo")):
             self.add("unplaced", run.source)  # `… | xargs npx`: the package comes from the pipe
-        if prog in _RUNNERS:
+        if prog in v.RUNNERS:
             self.runner(prog, words)
-        elif prog in _NODE:
+        elif prog in v.NODE:
             self.node(prog, words)
         elif prog in ("pip", "pip3", "uv", "python") or prog.startswith("pip"):
             self.python(prog, words)
         elif prog in ("cargo", "go", "dotnet", "deno", "mix"):
             self.toolchain(prog, words)
         elif prog in ("docker", "podman", "nerdctl"):
-            pos = _positional(words, _DOCKER_VALUE)
+            pos = _positional(words, v.DOCKER_VALUE)
             if pos[:1] == ["container"] or pos[:1] == ["image"]:
                 pos = pos[1:]
             if len(pos) > 1 and pos[0] in ("run", "pull", "create"):
                 self.add("fetch", pos[1])
         elif prog == "git":
             self.git(words)
-        elif prog in _MANAGERS:
+        elif prog in v.MANAGERS:
             self.manager(prog, words)
         elif prog == "ace" and _positional(words, frozenset())[:1] in (["uninstall"], ["disable"]):
             self.add("permission", "ace " + _positional(words, frozenset())[0])
-        packaging = prog in _RUNNERS or prog in _NODE or prog in _MANAGERS or prog in _PIP
-        for value in _values(words, _REGISTRY | (_PIP_REGISTRY if prog in _PIP else frozenset())) if packaging else ():
+        packaging = prog in v.RUNNERS or prog in v.NODE or prog in v.MANAGERS or prog in v.PIP
+        registries = v.REGISTRY | (v.PIP_REGISTRY if prog in v.PIP else frozenset())
+        for value in _values(words, registries) if packaging else ():
             host = _host(value)
             if host:
                 self.add("host", host)
@@ -260,16 +204,16 @@ class _Judge:
     def reads_code(self, run: cr.Run) -> bool:
         prog, words = run.prog, run.words
         if prog in ("source", ".", "iex", "invoke-expression", "eval"):
-            return not words or words[0] in _STDIN_FILES or prog in ("iex", "invoke-expression")
+            return not words or words[0] in v.STDIN_FILES or prog in ("iex", "invoke-expression")
         if prog not in cr.SHELLS and prog not in cr.INTERPRETERS:
             return False
         if run.xargs:
             return True
-        flags = _CODE_FLAGS.get(prog, ("-c",) if prog in cr.SHELLS else ())
+        flags = v.CODE_FLAGS.get(prog, ("-c",) if prog in cr.SHELLS else ())
         for k, w in enumerate(words):
             if w in flags or (prog in cr.SHELLS and w.startswith("-") and not w.startswith("--") and "c" in w[1:]):
                 return k + 1 >= len(words)  # `-c` without its string: xargs or stdin gives it
-            if w == "-s" or w in _STDIN_FILES:
+            if w == "-s" or w in v.STDIN_FILES:
                 return True
             if not w.startswith("-"):
                 return False  # a script file: standard input is its data
@@ -320,11 +264,11 @@ class _Judge:
 
     def path(self, word: str, write: bool) -> None:
         low = word.lower().rstrip("/")
-        if _CLAUDE.search(low) and write:
+        if v.CLAUDE.search(low) and write:
             self.add("permission", ".claude")
-        elif _STARTUP.search(low) and write:
+        elif v.STARTUP.search(low) and write:
             self.add("permission", low.rsplit("/", 1)[-1])
-        elif _CREDENTIALS.search(low):
+        elif v.CREDENTIALS.search(low):
             self.add("permission", low)
         if "core.hookspath" in low:
             self.add("permission", "core.hookspath")
@@ -335,26 +279,26 @@ class _Judge:
         for value in _values(words, frozenset(("-p", "--package", "--from", "--with", "--spec"))):
             self.add("install", _pkg(value))
         if prog == "pipx":
-            pos = _positional(words, _PIP_VALUE)
+            pos = _positional(words, v.PIP_VALUE)
             if pos and pos[0] in ("install", "run", "inject", "upgrade", "reinstall"):
                 for name in pos[1:] if pos[0] != "run" else pos[1:2]:
                     self.add("install", _pkg(name))
             return
-        pos = _positional(words, _NODE_VALUE | _PIP_VALUE)
+        pos = _positional(words, v.NODE_VALUE | v.PIP_VALUE)
         if pos:
             self.add("install", _pkg(pos[0]))
 
     def node(self, prog: str, words: list[str]) -> None:
-        pos = _positional(words, _NODE_VALUE)
+        pos = _positional(words, v.NODE_VALUE)
         if pos[:1] == ["global"]:
             pos = pos[1:]
         if not pos:
             return
         sub = pos[0]
-        if sub in _NODE_INSTALL:
+        if sub in v.NODE_INSTALL:
             for name in pos[1:]:
                 self.add("install", _pkg(name))
-        elif sub in _NODE_RUN:
+        elif sub in v.NODE_RUN:
             for value in _values(words, frozenset(("-p", "--package"))):
                 self.add("install", _pkg(value))
             rest = pos[1:]
@@ -366,7 +310,7 @@ class _Judge:
             if words[:2] != ["-m", "pip"]:
                 return
             words = words[2:]
-        pos = _positional(words, _PIP_VALUE)
+        pos = _positional(words, v.PIP_VALUE)
         tool = False
         if prog == "uv":
             tool = pos[:1] == ["tool"]
@@ -395,9 +339,9 @@ class _Judge:
             for url in git:
                 self.add("fetch", url)
         elif prog == "go" and sub in ("install", "get") or (prog == "go" and sub == "run" and rest and
-                                                              "@" in rest[0] and not _GO_LOCAL.match(rest[0])):
+                                                              "@" in rest[0] and not v.GO_LOCAL.match(rest[0])):
             for name in rest[:1] if sub == "run" else rest:
-                if not _GO_LOCAL.match(name):
+                if not v.GO_LOCAL.match(name):
                     self.add("install", name.split("@", 1)[0])
         elif prog == "dotnet" and (sub == "tool" and rest[:1] == ["install"] or
                                    sub == "add" and rest[1:2] == ["package"]):
@@ -410,7 +354,7 @@ class _Judge:
             self.add("install", rest[-1])
 
     def git(self, words: list[str]) -> None:
-        pos = _positional(words, _GIT_VALUE)
+        pos = _positional(words, v.GIT_VALUE)
         for k, w in enumerate(words):
             if w in ("-c", "--config-env") and k + 1 < len(words) and "hookspath" in words[k + 1].lower():
                 self.add("permission", "core.hookspath")
@@ -423,20 +367,20 @@ class _Judge:
             self.add("fetch", rest[1])
         elif sub == "remote" and rest[:1] in (["add"], ["set-url"]) and len(rest) > 2:
             self.add("remote", rest[2])
-        elif sub in ("push", "fetch", "pull") and rest and (_URL.match(rest[0]) or rest[0].startswith("/")):
+        elif sub in ("push", "fetch", "pull") and rest and (v.URL.match(rest[0]) or rest[0].startswith("/")):
             self.add("remote", rest[0])
         elif sub == "config" and any(w in ("--global", "--system") for w in words):
             self.add("permission", "git config " + next(w for w in words if w in ("--global", "--system")))
 
     def manager(self, prog: str, words: list[str]) -> None:
-        verbs = _MANAGERS[prog]
+        verbs = v.MANAGERS[prog]
         pos = _positional(words, frozenset(("-n", "--name", "-c", "--channel", "-p", "--prefix", "--version")))
         if prog == "pacman":
             if any(w.lower().startswith("-s") and "s" in w[1:].lower() for w in words if w.startswith("-")):
                 for name in pos:
                     self.add("install", _pkg(name))
             return
-        if prog in _ALWAYS:
+        if prog in v.ALWAYS:
             for name in pos:
                 self.add("install", _pkg(name))
             return

@@ -61,8 +61,8 @@ Why one module (~470 lines): it is the one choke point of the lesson safety poli
 evasion folding and the host check change and are reviewed together, and a second module would
 invite a second policy. `prefilter.py` (how a rule's words are read), `secret_check.py`
 (`contains_secret`, re-exported here), `folding.py` (the evasion folding) and the command reader
-(`shell_tokens.py`, `command_spans.py`, `commands_read.py`, `command_parts.py`: what a lesson would
-run, shared with the provenance rule) are its parts, split off for length only.
+(`shell_tokens.py`, `command_spans.py`, `commands_read.py`, `command_parts.py`, `command_vocab.py`:
+what a lesson would run, shared with the provenance rule) are its parts, split off for length only.
 """
 
 from __future__ import annotations
