@@ -102,7 +102,8 @@ def one_off_reason(content: str, trajectory: Trajectory | None) -> str | None:
     """Why `content` would be wrong in the next session (names this session's branch, a scratch
     file it wrote and deleted, or a temp / home-directory path), else None."""
     for path in _MACHINE_PATH.finditer(content):
-        if not _PLACEHOLDER.match(path.group("rest") or path.group("drive") or "..."):
+        rest = path.group("rest") if path.group("rest") is not None else path.group("drive")
+        if rest and not _PLACEHOLDER.match(rest):  # `/tmp/` alone names no file of this machine
             return f"names a path of this machine ({path.group(0)[:80]})"
     if not trajectory:
         return None

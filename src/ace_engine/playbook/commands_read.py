@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 
 from .command_spans import commands
-from .shell_tokens import MAX_TOKENS, Word, tokens
+from .shell_tokens import MAX_TOKENS, SUBSTITUTION, Word, tokens
 
 DEPTH = 4  # nesting levels of `sh -c`, `eval`, substitutions read before a command counts as unplaced
 
@@ -243,10 +243,10 @@ class _Reader:
         if head.subs or head.vars:
             located = self._located(head)
             if located is not None:
-                text = located
+                return _name(located)
         if head.subs:
-            return None if text == head.text else _name(text)
-        if head.vars and text == head.text:
+            return None
+        if head.vars:
             name = re.fullmatch(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", text)
             if name is None:
                 return None
@@ -265,7 +265,7 @@ class _Reader:
         literal path (the directory `/…` marked computed), or None: what a fetch, another command or the
         lesson's own variable computes stays unknown."""
         text = head.text
-        last = max(text.rfind("$(…)") + 4 if "$(…)" in text else 0,
+        last = max(text.rfind(SUBSTITUTION) + len(SUBSTITUTION) if SUBSTITUTION in text else 0,
                    max((m.end() for m in _VAR_USE.finditer(text)), default=0))
         tail = text[last:]
         if "/" not in tail or tail.endswith("/") or "$" in tail or not last:

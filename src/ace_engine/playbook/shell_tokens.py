@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 
+SUBSTITUTION = "$(…)"  # how a word's text shows a command substitution (`$(…)` or backticks)
 MAX_TOKENS = 4000  # a lesson is at most a few thousand characters; a cap keeps odd inputs bounded
 OPS = (";;", "&&", "||", "|&", ">>", "<<<", "<<", "&>", ">&", ">|", ";", "|", "&", "(", ")", "<", ">", "\n")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -171,14 +172,14 @@ def _dollar(s: str, i: int, w: Word) -> int:
     if s[i] == "`":
         j = s.find("`", i + 1)
         w.subs.append(s[i + 1:(j if j > 0 else n)])
-        w.parts.append("$(…)")
+        w.parts.append(SUBSTITUTION)
         w.broken = w.broken or j < 0
         return n if j < 0 else j + 1
     nxt = s[i + 1] if i + 1 < n else ""
     if nxt == "(":
         j = _closing(s, i + 2, "(", ")")
         w.subs.append(s[i + 2:(j - 1 if j > 0 else n)])
-        w.parts.append("$(…)")
+        w.parts.append(SUBSTITUTION)
         w.broken = w.broken or j < 0
         return n if j < 0 else j
     if nxt == "{":
