@@ -347,6 +347,51 @@ def test_no_false_positives(text):
     assert redact(text) == text
 
 
+# Code, help text and prose seen in real Claude Code sessions (the corpus' recorded prompts), where a
+# secret word is followed by no secret: the text reaches the reflector and the lessons intact.
+CODE_AROUND_SECRET_WORDS = [
+    'return fmt.Errorf("failed to redact secrets: %w", err)',   # a format verb
+    'fmt.Sprintf("token: %-8s", name)',
+    'if s.CondensedTranscriptLines > 0 {',                       # a receiver's field, not a Vault token
+    '"token_usage": {',                                          # a structure opens
+    '"bytes_per_token": 3.5,',                                   # a number a token key counts
+    '-APIKey string `json:"api_key"`',                           # a struct field on a diff's removed line
+    "\tAPIKey: apiKey,",                                         # a struct literal's field
+    "\tAPIKey: cfg.APIKey,",
+    "\tAPIKey:     PostHogAPIKey,",                                # a constant named for what it holds
+    "token: default_token",
+    '+    return {\\n+        \\"bytes_per_token\\": bytes_per_token),\\n+',  # JSON-escaped code
+    "  --token string   API token (default from the keychain)",   # cobra help: the value's type
+    "  --token TOKEN    ENTSO-E security token",                   # argparse help: the metavariable
+    "  --api-key API_KEY",
+    "passing the generated token to GoReleaser",                 # a name after a bare "to"
+    'echo "ENTSOE_API_TOKEN: set"',                              # a check's report of a secret
+    'echo "ENTSOE_API_TOKEN: visible to my shell"',
+]
+
+
+@pytest.mark.parametrize("text", CODE_AROUND_SECRET_WORDS)
+def test_code_around_secret_words_is_kept(text):
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize("text,secret,kind", [
+    # The same shapes with a value in them stay redacted.
+    ("VAULT_TOKEN=s." + "AbCdEfGhIjKlMnOpQrStUvW1", "AbCdEfGhIjKlMnOpQrStUvW1", "vault-service-token"),
+    ('\tAPIKey: "sk-' + "abcdef123456" + '",', "abcdef123456", "env-secret"),
+    ("\tAPIKey: mysecret" + "value9,", "mysecretvalue9", "env-secret"),
+    ("--token abc123" + "def456", "abc123def456", "cli-secret"),
+    ("--token ABCDEF" + "GHIJ", "ABCDEFGHIJ", "cli-secret"),     # capitals, but not the flag's name
+    ("set the token to Xy7abc" + "!def", "Xy7abc!def", "stated-secret"),
+    ("secret: %wab" + "c123", "%wabc123", "env-secret"),          # a verb with more after it
+    ("password: hunt" + "er2", "hunter2", "env-secret"),
+    ("POSTGRES_PASSWORD: mypass" + "word", "mypassword", "env-secret"),  # no word starts at "password"
+    ("PASSWORD=abc" + "\\def9", "abc\\def9", "env-secret"),        # a backslash inside a value
+])
+def test_values_beside_those_shapes_are_still_redacted(text, secret, kind):
+    check(text, secret, kind)
+
+
 def test_sk_inside_word_is_not_a_key():
     text = "task-" + (ALNUM * 3)[:30]
     assert redact(text) == text

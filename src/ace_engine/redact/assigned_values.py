@@ -33,11 +33,16 @@ _SOURCES = {
            r"(?P<sp1>[ \t]*)(?P<sep>[:=])(?![:=])(?P<sp2>[ \t]*)"
            r"(?P<val>\\\"(?:(?!\\\")[^\r\n])*\\\"|\"(?:[^\"\\\r\n]|\\.)*\""
            r"|'(?:[^'\\\r\n]|\\.)*')?", 0),
-    # An unquoted value in the middle of a line ends where a shell word would.
-    "kv_word": (r"[^\s\"'`;&|<>]*", 0),
+    # An unquoted value in the middle of a line ends where a shell word would, or at an escaped
+    # newline or tab of JSON-encoded text (`\"token\": token),\n+`).
+    "kv_word": (r"(?:[^\s\"'`;&|<>\\]|\\(?![nrt]))*", 0),
     # An identifier path right before "(" or "[": a call or a subscript.
     "code": (r"[A-Za-z_][\w.]*[ \t]*[(\[]", 0),
     "marker": (re.escape(MARK) + r"[\w-]+\]", 0),
+    # A format verb stands where the value will go (`fmt.Errorf("bad secret: %w", err)`, `%-8v`).
+    "verb": (r"%[-+ #0]*\d*(?:\.\d+)?[a-zA-Z]", 0),
+    # A number: what a `token` key counts (`max_token: 5`, `bytes_per_token: 3.9`), never a secret.
+    "number": (r"\d+(?:\.\d+)?", 0),
 }
 
 
@@ -57,10 +62,14 @@ def _is_marker(v: str) -> bool:
 
 
 _LITERALS = frozenset(("none", "null", "nil", "true", "false", "undefined",
-                       "''", '""', "[]", "{}"))
+                       "''", '""', "[]", "{}",
+                       # what a check prints of a secret instead of it (`echo "TOKEN: set"`)
+                       "set", "unset", "missing", "present", "absent", "empty", "blank", "masked",
+                       "redacted", "hidden", "visible", "configured", "provided", "available", "found"))
+
 _MASK_CHARS = frozenset("*xX.•…-_#")
 _OPENER = {")": "(", "]": "[", "}": "{"}
-_TYPE_WORDS = frozenset((
+TYPE_WORDS = frozenset((
     "str", "bytes", "int", "float", "bool", "string", "number", "boolean",
     "any", "none", "optional", "union", "list", "dict", "object", "unknown",
     "char", "secretstr", "secretbytes", "text",
@@ -77,8 +86,10 @@ def placeholder(v: str) -> bool:
         return True
     if (c == "<" and last == ">") or (c == "{" and last == "}"):
         return True  # <your-key>, {token}, {{ vault.x }}
-    if c == "%" and v.startswith("%("):
-        return True  # %(password)s
+    if c == "%" and (v.startswith("%(") or _rx("verb").fullmatch(v)):
+        return True  # %(password)s, %w
+    if v in ("{", "[", "("):
+        return True  # `"token_usage": {` opens a structure: its own fields are judged in turn
     if v.lower() in _LITERALS or (len(v) >= 3 and set(v) <= _MASK_CHARS):
         return True
     return _is_marker(v)
@@ -90,7 +101,7 @@ def type_annotation(v: str) -> bool:
     n = len(v)
     while i < n and (v[i].isalnum() or v[i] == "_"):
         i += 1
-    return i > 0 and v[:i].lower() in _TYPE_WORDS
+    return i > 0 and v[:i].lower() in TYPE_WORDS
 
 
 def _is_ident_path(v: str) -> bool:
@@ -100,12 +111,22 @@ def _is_ident_path(v: str) -> bool:
 
 
 def _same_name(v: str, key: str) -> bool:
-    """`token=token`, `password=args.password`: a variable, not a secret."""
+    """`token=token`, `password=args.password`, `APIKey: PostHogAPIKey`, `token: default_token`: a
+    variable named for what it holds, not a secret. A longer name counts only where the key's name
+    starts a word of it (after `_` or at a capital), so `mypassword` stays a value."""
     if not _is_ident_path(v):
         return False
-    a = v.rsplit(".", 1)[-1].lstrip("_").lower()
-    b = key.rsplit(".", 1)[-1].lstrip("-_").lower()
-    return a == b
+    last = v.rsplit(".", 1)[-1].lstrip("_")
+    low = last.lower()
+    b = key.rsplit(".", 1)[-1].lstrip("-_").lower().replace("-", "_")
+    want = b.replace("_", "")
+    if low == b or low.replace("_", "") == want:
+        return True
+    if not want or low.endswith(("_" + b, "_" + want)):
+        return bool(want)
+    i = len(last) - len(want)
+    return (i > 0 and "_" not in last and low.endswith(want) and last[i].isupper()
+            and (last[i - 1].islower() or last[i - 1].isdigit()))
 
 
 _JUDGE = 1024  # how much of a value the judgement reads: enough for any real secret or name
@@ -173,7 +194,7 @@ def _kv_value(text: str, m: "re.Match[str]") -> "Found | None":
         q = 2 if val[0] == "\\" else 1
         vs, ve = m.start("val") + q, m.end("val") - q
         inner = text[vs:ve]
-        if placeholder(inner) or (numeric_ok and inner.isdigit()):
+        if placeholder(inner) or (numeric_ok and _rx("number").fullmatch(inner)):
             return None
         return vs, ve, kind
 
@@ -220,7 +241,7 @@ def _kv_value(text: str, m: "re.Match[str]") -> "Found | None":
             # A very long word (`token=$token=$token=…`, a blob): judged by its head, so that
             # the keys inside it, each looked at in turn, cost a bounded amount each.
             v = text[vs:vs + _JUDGE]
-            if placeholder(v) or _same_name(v, key) or (numeric_ok and v.isdigit()):
+            if placeholder(v) or _same_name(v, key) or (numeric_ok and _rx("number").fullmatch(v)):
                 return None
             return vs, ve, kind
         v = text[vs:ve]
@@ -234,7 +255,9 @@ def _kv_value(text: str, m: "re.Match[str]") -> "Found | None":
         ve = vs + len(v)
         if sep == ":" and type_annotation(v):
             return None  # def f(token: str)
-    if placeholder(v) or _same_name(v, key) or (numeric_ok and v.isdigit()):
+    # A struct literal's field (`APIKey: cfg.APIKey,`): its comma is the code's, not the value's.
+    named = v[:-1] if v.endswith(",") else v
+    if placeholder(v) or _same_name(named, key) or (numeric_ok and _rx("number").fullmatch(named)):
         return None
     return vs, ve, kind
 

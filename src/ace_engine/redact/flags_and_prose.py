@@ -9,9 +9,11 @@ nothing. References (`$X`, `<x>`, `{x}`) stay. `_is_reference` and `_stated_secr
 with :mod:`surroundings`.
 
 Cost: linear; each rule runs only where its needle occurs and looks at most a bounded stretch of
-the line around it. Imports only ``re`` (through :mod:`spans`); patterns compile on first use.
+the line around it. Imports only ``re`` (through :mod:`spans`) and the type words of
+:mod:`assigned_values`; patterns compile on first use.
 """
 
+from .assigned_values import TYPE_WORDS
 from .spans import apply_spans, rx
 
 # -- command lines -------------------------------------------------------------------------------
@@ -48,6 +50,18 @@ def _is_reference(v: str) -> bool:
             "false", "-") or set(v) <= set("*xX.•…-_#"))
 
 
+
+
+def _metavariable(val: str, flag: str) -> bool:
+    """`--token TOKEN`, `--api-key API_KEY`, `--token string`: the flag's own name in capitals, or the
+    value's type, stands where the value goes (argparse, click and cobra help print them so; so does a
+    struct field on a diff's removed line, `-APIKey string`)."""
+    if val.lower() in TYPE_WORDS or val.lower() == "value":
+        return True
+    letters = val.replace("_", "").replace("-", "")
+    return letters.isalpha() and letters.isupper() and letters.lower() in flag.replace("_", "").replace("-", "")
+
+
 def _line_bounds(text: str, p: int, reach: int = 300) -> tuple[int, int]:
     """The line around `p`, at most `reach` chars either side: a bounded look keeps every rule
     linear on a long line holding many hits."""
@@ -76,7 +90,7 @@ def command_lines(text: str, low: str, hits: dict) -> str:
         if not rx(_FLAG_SECRET).search(name) or any(w in name for w in _FLAG_SOURCE):
             continue
         val = text[m.start("val"):m.end("val")]
-        if _is_reference(val) or (val.isdigit() and ("token" in name or "auth" in name)):
+        if _is_reference(val) or _metavariable(val, name) or (val.isdigit() and ("token" in name or "auth" in name)):
             continue
         spans.append((m.start("val"), m.end("val"), "cli-secret"))
     # Tool-specific short options, looked at only where `-p` occurs.
@@ -113,7 +127,7 @@ _COOKIE = (r"(?<![\w-])(?P<set>set-)?cookie(?P<kq>\\?[\"'])?[ \t]*:[ \t]*(?P<vq>
            r"(?P<val>[^\r\n\"'\\]+)")
 _NETRC = r"(?<![\w-])password[ \t]+(?P<val>[^\s\"'`=:][^\s\"'`]*)"
 _WORDS = (r"(?P<key>passw(?:or)?d|passphrase|passcode|token|secret|api[ _-]?key)[ \t]+"
-          r"(?:is|was|will be|should be|(?:has been )?(?:set|changed) to|to)(?:[ \t]*:[ \t]+|[ \t]+)"
+          r"(?P<link>is|was|will be|should be|(?:has been )?(?:set|changed) to|to)(?:[ \t]*:[ \t]+|[ \t]+)"
           r"(?P<q>[\"'`])?(?P<val>(?(q)[^\"'`\r\n]+|[^\s\"'`]+))")
 _STOP = frozenset((
     "a", "an", "the", "not", "now", "still", "also", "only", "just", "always", "never", "set",
@@ -183,6 +197,10 @@ def prose_and_files(text: str, low: str, hits: dict) -> str:
         if m.group("q"):
             if v.strip() and not _is_reference(v):
                 spans.append((vs, ve, "stated-secret"))
+            continue
+        # After a bare "to" ("pass the token to GoReleaser"), a name or a place follows more often than
+        # a value: only one that looks made up (a digit or a symbol in it) is taken for the secret.
+        if m.group("link") == "to" and v.rstrip(".,;:!?)").isalpha():
             continue
         if _stated_secret(v) and not _is_reference(v):
             trimmed = v.rstrip(".,;:!?)")

@@ -40,7 +40,8 @@ _ASSIGN_CTX = (r"[ \t\w.-]{0,20}[\s'\"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[`'\"
                r"(?=[`'\"\s;,)\]}<]|\\[nr]|$)")
 _WINDOW_AFTER = 320  # the longest token of the table (a Slack config token) is ~180 characters
 
-# [heads, infix, context] built on first use: head char -> [(head, rule)], [(keyword, rule)] twice.
+# [heads, infix, context, allowlists] built on first use: head char -> [(head, rule)], [(keyword, rule)]
+# twice, rule id -> the pattern of values that are not its secret.
 _index: list = []
 
 
@@ -49,7 +50,14 @@ _RUN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123
 
 def _build() -> None:
     # The table (~0.2 ms to import) is loaded the first time a text holds a long run.
-    from .rule_table import CONTEXT_RULES, DETECT_SECRETS_CONTEXT, DETECT_SECRETS_RULES, TOKEN_HEADS, TOKEN_RULES
+    from .rule_table import (
+        CONTEXT_RULES,
+        DETECT_SECRETS_CONTEXT,
+        DETECT_SECRETS_RULES,
+        TOKEN_ALLOWLISTS,
+        TOKEN_HEADS,
+        TOKEN_RULES,
+    )
 
     heads: dict[str, list[tuple[str, TokenRule]]] = {}
     infix: list[tuple[str, TokenRule]] = []
@@ -62,7 +70,7 @@ def _build() -> None:
         else:
             infix.extend((kw, rule) for kw in rule[1])
     context = [(kw, rule) for rule in CONTEXT_RULES + DETECT_SECRETS_CONTEXT for kw in rule[1]]
-    _index[:] = [heads, infix, context]
+    _index[:] = [heads, infix, context, TOKEN_ALLOWLISTS]
 
 
 def entropy(s: str) -> float:
@@ -94,12 +102,13 @@ def _window(rid: str, ws: int, we: int, searched: "dict[str, int]") -> int:
 def _token_hits(rule: "TokenRule", text: str, ws: int, we: int, spans: "Spans") -> None:
     rid, _, pattern, icase, group, min_ent = rule
     found = rx(pattern, re.IGNORECASE if icase else 0)
+    allow = _index[3].get(rid)
     for m in found.finditer(text, ws, we):
         g = group if group <= (found.groups or 0) else 0
         s, e = m.span(g)
         if s < 0 or e - s < 8:
             s, e = m.span()  # no group, or a piece of the token (a repeated group): take it all
-        if entropy(text[s:e]) >= min_ent:
+        if entropy(text[s:e]) >= min_ent and not (allow and rx(allow).search(text, s, e)):
             spans.append((s, e, rid))
 
 
@@ -132,7 +141,7 @@ def class_tokens(text: str) -> str:
             continue  # a marker's kind, not a value
         if not _index:
             _build()
-        heads, infix, context = _index
+        heads, infix, context, _ = _index
         low = text[s:min(e, s + 64)].lower()
         we = min(n, e + _WINDOW_AFTER)
         done: set[str] = set()
