@@ -392,6 +392,38 @@ def test_values_beside_those_shapes_are_still_redacted(text, secret, kind):
     check(text, secret, kind)
 
 
+@pytest.mark.parametrize("text,secret,kind", [
+    # A structure under a secret key: its values are the secret, whatever their own keys are called.
+    ('"api_key": {"value": "abc123' + 'secret"}', "abc123secret", "secret-field"),
+    ('{\\"credentials\\": {\\"value\\": \\"s3cr3t' + 'val\\"}, \\"n\\": 1}', "s3cr3tval", "secret-field"),
+    ('"auth": {"type": "basic", "value": "abc' + '123"}', "abc123", "secret-field"),
+    ('"api_keys": [\n  "first' + 'key9",\n  "second"\n]', "firstkey9", "secret-field"),
+    ("API_KEYS = [\"abc' + '123\", \"def\"]".replace("\\", ""), "abc123", "env-secret"),
+])
+def test_a_structure_under_a_secret_key_is_redacted(text, secret, kind):
+    check(text, secret, kind)
+
+
+@pytest.mark.parametrize("text", [
+    '"token_usage": {"input_tokens": 12, "output_tokens": 3, "model": "claude-x-4"}',  # numbers, a description
+    '"auth": {"type": "oauth", "scopes": ["repo", "read:org"]}',
+    '"secrets": {"GITHUB_TOKEN": "${{ secrets.GITHUB_TOKEN }}"}',                      # a reference
+    '"token_usage": { // Token usage: per checkpoint\n  "input_tokens": 1500,\n}',       # a comment's words
+    '+"token_usage": { // Token usage for this checkpoint | +"input_tokens": 1500, | +" […]',
+])
+def test_a_structure_holding_no_secret_is_kept(text):
+    assert redact(text) == text
+
+
+def test_redact_value_treats_a_structure_under_a_secret_key_alike():
+    out = redact_value({"api_key": {"value": "abc123" + "secret", "type": "static"},
+                        "auth": {"type": "oauth", "scopes": ["repo"]},
+                        "token_usage": {"input_tokens": 12, "model": "claude-x-4"}})
+    assert out == {"api_key": {"value": "[REDACTED:secret-field]", "type": "static"},
+                   "auth": {"type": "oauth", "scopes": ["repo"]},
+                   "token_usage": {"input_tokens": 12, "model": "claude-x-4"}}
+
+
 def test_sk_inside_word_is_not_a_key():
     text = "task-" + (ALNUM * 3)[:30]
     assert redact(text) == text
@@ -453,9 +485,12 @@ def test_redact_value_walks_containers():
 
 def test_redact_value_secret_keys_keep_placeholders_and_non_strings():
     obj = {"token": "", "password": None, "api_key": 123, "secret": "${X}",
-           "credentials": {"user": "bob", "pass": "p"}, "author": "Ada"}
+           "credentials": {"user": "bob", "pass": "${PASS}"}, "author": "Ada"}
     out = redact_value(obj)
     assert out == obj
+    # Inside a structure under a secret key every value is secret but one that describes it (the user).
+    out = redact_value({"credentials": {"user": "bob", "pass": "p"}})
+    assert out == {"credentials": {"user": "bob", "pass": "[REDACTED:secret-field]"}}
     out = redact_value({"credentials": {"user": "bob", "password": "p"}})
     assert out == {"credentials": {"user": "bob",
                                    "password": "[REDACTED:secret-field]"}}

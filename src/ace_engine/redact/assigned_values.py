@@ -1,9 +1,12 @@
 """KEY=value secrets: after a secret-looking key (`token`, `password`, `api_key` …), which value is
-a secret to redact and which is a name, a reference, a mask, a type or code that stays.
+a secret to redact and which is a name, a reference, a mask, a type or code that stays; a mapping
+or list under such a key is judged by its values (`_structure`; `redactor.redact_value` applies the
+same rule to parsed JSON, with the same `DESCRIBES`).
 
 Part of the redactor (`redact`), split out as the one rule with real judgement in it; `redact`
 finds the secret words (`KW_TRIGGERS`) and calls `kv_rule` at their positions. Same cost rules:
-only `re`, every pattern compiled on first use, each match anchored at a needle.
+only `re`, every pattern compiled on first use, each match anchored at a needle; a structure is read
+once, at most `_STRUCT_REACH` characters.
 """
 
 import re
@@ -168,6 +171,75 @@ def _pass_key(text: str, m: "re.Match[str]", key: str) -> bool:
     return compound and key == key.lower()
 
 
+_STRUCT_REACH = 4096  # how much of a structure under a secret key is read: a config block, not a dump
+_struct_seen: list = [None, 0, -1]  # (text, start, end) of the last structure judged to hold no secret
+_LEAF_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-./+=~@!#$%^&*?")
+# Keys inside such a structure whose values describe the secret rather than being it
+# (`"auth": {"type": "oauth", "scopes": ["repo"]}`, `"token_usage": {"model": "…"}`).
+DESCRIBES = frozenset(("type", "kind", "model", "name", "provider", "method", "scope", "scopes", "algorithm",
+                        "alg", "url", "uri", "endpoint", "host", "region", "format", "version", "issuer",
+                        "audience", "header", "prefix", "source", "env", "file", "path", "user", "username",
+                        "login", "email", "id", "client_id", "app_id", "key_id"))
+
+
+def _structure(text: str, vs: int, kind: str) -> "Found | None":
+    """`"api_key": {"value": "abc"}`, `token: [abc, def]`: a structure under a secret key, whose values
+    are the secret. The whole structure is redacted when one of its values (a string or a bare word
+    that is no key) is no placeholder, literal or number and no key of `DESCRIBES` holds it; one
+    holding none (`"token_usage": {"input_tokens": 12}`, `"auth": {"type": "oauth"}`) stays. Read up to
+    `_STRUCT_REACH`: unclosed by then, it is judged on what was read and redacted up to there. A
+    structure inside one judged to hold no secret is not read again (its values were among those), so
+    nested keys cost one pass."""
+    seen = _struct_seen
+    if seen[0] is text and seen[1] < vs < seen[2]:
+        return None
+    end = min(len(text), vs + _STRUCT_REACH)
+    depth, i, secret, under = 0, vs, False, ""
+    while i < end:
+        c = text[i]
+        if c == '"' or (c == "\\" and text.startswith('\\"', i)):
+            delim = '\\"' if c == "\\" else '"'
+            j = i + len(delim)
+            while j < end and not (text.startswith(delim, j) and (delim != '"' or text[j - 1] != "\\")):
+                j += 1
+            leaf, i = text[i + len(delim):j], j + len(delim)
+        elif c == "#" or text.startswith("//", i):
+            j = text.find("\n", i, end)  # a comment (JSONC, YAML): its words are no values
+            i = end if j < 0 else j
+            continue
+        elif c in _LEAF_CHARS:
+            j = i
+            while j < end and text[j] in _LEAF_CHARS:
+                j += 1
+            b = i - 1
+            while b > vs and text[b] in " \t":
+                b -= 1
+            leaf, i = text[i:j], j
+            if text[b] not in ":[{," or not any(ch.isalnum() for ch in leaf):
+                continue  # prose (a comment's words, `//`), not a value: bare values follow `:`, `[` or `,`
+        else:
+            if c in "{[":
+                depth += 1
+            elif c in "}]":
+                depth -= 1
+                if depth == 0:
+                    end = i + 1
+                    break
+            i += 1
+            continue
+        k = i
+        while k < end and text[k] in " \t":
+            k += 1
+        if k < end and text[k] == ":":
+            under = leaf.lower()  # a key: the values that follow are judged under it
+        elif under not in DESCRIBES and not placeholder(leaf) and not _rx("number").fullmatch(leaf):
+            secret = True
+    if secret and not (text[vs] == "{" and (text.startswith("{{", vs) or ":" not in text[vs:end])):
+        return vs, end, kind  # (a `{…}` without a key in it is a template: `{{ vault_token }}`, `{token}`)
+    seen[0], seen[1], seen[2] = text, vs, end
+    return None
+
+
 def _kv_value(text: str, m: "re.Match[str]") -> "Found | None":
     """Decide what to redact for one "kv" match (made on the lower-cased
     text; its spans index `text`).
@@ -202,6 +274,11 @@ def _kv_value(text: str, m: "re.Match[str]") -> "Found | None":
     spaced = bool(m.group("sp1") or m.group("sp2"))
     vs = m.end()
     n = len(text)
+    # A structure: a mapping's or a list's (`"api_key": {…}`, `token: […]`, `KEYS = ["…"]`); after `=`, a
+    # `{` is a template (`{{ secrets.X }}`, `{token}`) unless a string starts it, and a marker is no list.
+    if vs < n and text[vs] in "{[" and not text.startswith(MARK, vs) and (
+            sep == ":" or text[vs] == "[" or text[vs + 1:vs + 2] in ('"', "'", "\n")):
+        return _structure(text, vs, kind)
     # "Line form": the key starts its line (after indentation, `export`, a
     # YAML list dash).  There a `KEY: value` or `KEY = value` runs to the end
     # of the line (YAML, INI, headers); elsewhere a value ends like a shell

@@ -38,7 +38,7 @@ without any needle. A second call on text `redact` just returned costs one dict 
 
 import re
 
-from .assigned_values import KW, KW_TRIGGERS, kv_rule, placeholder, type_annotation
+from .assigned_values import DESCRIBES, KW, KW_TRIGGERS, kv_rule, placeholder, type_annotation
 from .evasions import unfold
 from .flags_and_prose import command_lines, prose_and_files
 from .key_material import material
@@ -387,21 +387,27 @@ def _secret_field_value(key: str, v: str) -> str:
     return marker("secret-field")
 
 
-def redact_value(obj: object) -> object:
+def redact_value(obj: object, under: str | None = None) -> object:
     """Return a copy of `obj` (dicts, lists, tuples) with every string leaf
-    redacted.  A string under a secret-looking dict key is replaced whole."""
+    redacted.  A string under a secret-looking dict key is replaced whole, and
+    so is every string inside a dict or list under one (`{"api_key": {"value":
+    …}}`), but for those a key of `DESCRIBES` holds (`"type": "oauth"`): the
+    rule `assigned_values` applies to the same structure written as text."""
     if isinstance(obj, str):
-        return redact(obj)
+        return redact(obj) if under is None else _secret_field_value(under, obj)
     if isinstance(obj, dict):
         out: dict[object, object] = {}
         for k, v in obj.items():
-            if isinstance(v, str) and is_secret_key(k):
-                out[k] = _secret_field_value(k, v)
-            else:
+            name = str(k)
+            if under is not None and name.lower() in DESCRIBES:
                 out[k] = redact_value(v)
+            elif is_secret_key(k) and isinstance(v, (str, dict, list, tuple)):
+                out[k] = redact_value(v, name)
+            else:
+                out[k] = redact_value(v, under)
         return out
     if isinstance(obj, list):
-        return [redact_value(v) for v in obj]
+        return [redact_value(v, under) for v in obj]
     if isinstance(obj, tuple):
-        return tuple(redact_value(v) for v in obj)
+        return tuple(redact_value(v, under) for v in obj)
     return obj
