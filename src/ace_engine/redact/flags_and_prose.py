@@ -50,8 +50,6 @@ def _is_reference(v: str) -> bool:
             "false", "-") or set(v) <= set("*xX.•…-_#"))
 
 
-
-
 def _metavariable(val: str, flag: str) -> bool:
     """`--token TOKEN`, `--api-key API_KEY`, `--token string`: the flag's own name in capitals, or the
     value's type, stands where the value goes (argparse, click and cobra help print them so; so does a
