@@ -56,6 +56,9 @@ GENERATORS = {
     "many :": rep(":"),
     "token= chain": rep("token="),
     "token=$ chain": rep("token=$"),
+    "token: [ chain": rep("token: ["),                    # a structure under a secret key, never closed
+    "secret-key map chain": rep('"api_key": {"a": '),
+    "token: { comment chain": rep('"token": { // x\n'),
     "password is": rep("password is "),
     "password is 'x": rep("password is 'x "),
     "Passwort ist": rep("Passwort ist "),
