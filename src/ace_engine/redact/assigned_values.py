@@ -98,6 +98,11 @@ def placeholder(v: str) -> bool:
     return _is_marker(v)
 
 
+def number(v: str) -> bool:
+    """`12`, `3.9`: what a `token` or `auth` key counts (`max_token: 5`, `bytes_per_token: 3.9`)."""
+    return _rx("number").fullmatch(v) is not None
+
+
 def type_annotation(v: str) -> bool:
     """`str`, `Optional[str] = None`, `string;`: a declaration, not a value."""
     i = 0
@@ -232,7 +237,7 @@ def _structure(text: str, vs: int, kind: str) -> "Found | None":
             k += 1
         if k < end and text[k] == ":":
             under = leaf.lower()  # a key: the values that follow are judged under it
-        elif under not in DESCRIBES and not placeholder(leaf) and not _rx("number").fullmatch(leaf):
+        elif under not in DESCRIBES and not placeholder(leaf) and not number(leaf):
             secret = True
     if secret and not (text[vs] == "{" and (text.startswith("{{", vs) or ":" not in text[vs:end])):
         return vs, end, kind  # (a `{…}` without a key in it is a template: `{{ vault_token }}`, `{token}`)
@@ -266,7 +271,7 @@ def _kv_value(text: str, m: "re.Match[str]") -> "Found | None":
         q = 2 if val[0] == "\\" else 1
         vs, ve = m.start("val") + q, m.end("val") - q
         inner = text[vs:ve]
-        if placeholder(inner) or (numeric_ok and _rx("number").fullmatch(inner)):
+        if placeholder(inner) or (numeric_ok and number(inner)):
             return None
         return vs, ve, kind
 
@@ -318,7 +323,7 @@ def _kv_value(text: str, m: "re.Match[str]") -> "Found | None":
             # A very long word (`token=$token=$token=…`, a blob): judged by its head, so that
             # the keys inside it, each looked at in turn, cost a bounded amount each.
             v = text[vs:vs + _JUDGE]
-            if placeholder(v) or _same_name(v, key) or (numeric_ok and _rx("number").fullmatch(v)):
+            if placeholder(v) or _same_name(v, key) or (numeric_ok and number(v)):
                 return None
             return vs, ve, kind
         v = text[vs:ve]
@@ -334,7 +339,7 @@ def _kv_value(text: str, m: "re.Match[str]") -> "Found | None":
             return None  # def f(token: str)
     # A struct literal's field (`APIKey: cfg.APIKey,`): its comma is the code's, not the value's.
     named = v[:-1] if v.endswith(",") else v
-    if placeholder(v) or _same_name(named, key) or (numeric_ok and _rx("number").fullmatch(named)):
+    if placeholder(v) or _same_name(named, key) or (numeric_ok and number(named)):
         return None
     return vs, ve, kind
 

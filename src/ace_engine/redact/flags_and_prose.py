@@ -9,11 +9,11 @@ nothing. References (`$X`, `<x>`, `{x}`) stay. `_is_reference` and `_stated_secr
 with :mod:`surroundings`.
 
 Cost: linear; each rule runs only where its needle occurs and looks at most a bounded stretch of
-the line around it. Imports only ``re`` (through :mod:`spans`) and the type words of
+the line around it. Imports only ``re`` (through :mod:`spans`) and the type words and number test of
 :mod:`assigned_values`; patterns compile on first use.
 """
 
-from .assigned_values import TYPE_WORDS
+from .assigned_values import TYPE_WORDS, number
 from .spans import apply_spans, rx
 
 # -- command lines -------------------------------------------------------------------------------
@@ -88,7 +88,7 @@ def command_lines(text: str, low: str, hits: dict) -> str:
         if not rx(_FLAG_SECRET).search(name) or any(w in name for w in _FLAG_SOURCE):
             continue
         val = text[m.start("val"):m.end("val")]
-        if _is_reference(val) or _metavariable(val, name) or (val.isdigit() and ("token" in name or "auth" in name)):
+        if _is_reference(val) or _metavariable(val, name) or (number(val) and ("token" in name or "auth" in name)):
             continue
         spans.append((m.start("val"), m.end("val"), "cli-secret"))
     # Tool-specific short options, looked at only where `-p` occurs.

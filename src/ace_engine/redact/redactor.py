@@ -38,7 +38,7 @@ without any needle. A second call on text `redact` just returned costs one dict 
 
 import re
 
-from .assigned_values import DESCRIBES, KW, KW_TRIGGERS, kv_rule, placeholder, type_annotation
+from .assigned_values import DESCRIBES, KW, KW_TRIGGERS, kv_rule, number, placeholder, type_annotation
 from .evasions import unfold
 from .flags_and_prose import command_lines, prose_and_files
 from .key_material import material
@@ -382,7 +382,7 @@ def is_secret_key(key: object) -> bool:
 def _secret_field_value(key: str, v: str) -> str:
     if placeholder(v):
         return v
-    if v.isdigit() and ("token" in key.lower() or "auth" in key.lower()):
+    if number(v) and ("token" in key.lower() or "auth" in key.lower()):
         return v  # {"token_count": "12"}
     return marker("secret-field")
 
