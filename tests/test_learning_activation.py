@@ -11,7 +11,9 @@ recall whose precision, less `guard` standard errors, is still at least 0.5; amo
 strictest. The guard is the study's own: for each guard, the rule is chosen on all repositories but
 one and counted on the one left out; the guard kept is the one with the most recall left out whose
 precision there stays ≥ 0.5 (held-out precision had run below tune's, and one standard error had
-not covered it: 12-04.2 chose 2 where 1 had been written; re-run on 2026-12-07's stores, 1.5)."""
+not covered it: 12-04.2 chose 2 where 1 had been written). Since 2026-12-07 the study pools two
+answer sets of the same tune prompts, written independently (bench/data/llm-answers/<version> and
+<version>.set2): one set alone moved which guard and rule it kept."""
 
 from __future__ import annotations
 
@@ -52,6 +54,7 @@ def key(t, margin, basis=0.0, agrees=False, rarely=False, read=False, lost=False
 def test_the_default_is_the_one_the_study_chose():
     study = json.loads(STUDY.read_text(encoding="utf-8"))
     assert study["split"] == "tune" and study["gold_lessons"] > 50
+    assert study["answer_sets"] == 2  # two independent answer sets of the same prompts, pooled
     rows = study["rows"]
     # The guard: the one that held precision ≥ 0.5 on repositories left out with the most recall there.
     assert study["guard"] == _study_module().guard_of(study["cross_validated"]) == 1.5
@@ -87,10 +90,10 @@ def _learn(pb, grade, *, agrees=False, session="s1", steps=(3,), kind="llm", sec
 
 
 @pytest.mark.parametrize("grade,agrees,kind,status", [
-    (0.6, False, "llm", "active"),       # graded at the threshold: live at once
-    (0.55, False, "llm", "candidate"),   # below it, alone: waits to be seen again
-    (0.55, True, "llm", "candidate"),    # confirming the offline miner's reading is recorded, not counted
-    (0.6, True, "error_fix", "candidate"),  # only a model's lesson is judged this way
+    (0.55, False, "llm", "active"),      # graded at the threshold: live at once
+    (0.5, False, "llm", "candidate"),    # below it, alone: waits to be seen again
+    (0.5, True, "llm", "candidate"),     # confirming the offline miner's reading is recorded, not counted
+    (0.55, True, "error_fix", "candidate"),  # only a model's lesson is judged this way
 ])
 def test_a_models_lesson_is_live_at_its_grade(pb, grade, agrees, kind,
                                                                                       status):
@@ -101,7 +104,7 @@ def test_a_models_lesson_is_live_at_its_grade(pb, grade, agrees, kind,
 
 
 def test_a_waiting_models_lesson_seen_again_grounded_is_promoted_saying_why(pb):
-    _learn(pb, 0.55, session="s1")
+    _learn(pb, 0.5, session="s1")
     assert pb.bullets(statuses=("candidate",))
     _learn(pb, 0.8, session="s2")
     (bullet,) = pb.bullets()
@@ -113,7 +116,7 @@ PIT = "troubleshooting_and_pitfalls"
 
 
 @pytest.mark.parametrize("grade,section,steps,status", [
-    (0.35, PIT, (1,), "active"),       # a pitfall whose cited step is the failure: live from 0.6 − 0.25
+    (0.35, PIT, (1,), "active"),       # a pitfall whose cited step is the failure: live from 0.55 − 0.2
     (0.3, PIT, (1,), "candidate"),     # below even that
     (0.35, PIT, (3,), "candidate"),    # a troubleshooting lesson citing only the passing run shows no pitfall
     (0.35, "strategies_and_hard_rules", (1,), "candidate"),  # a rule citing a failure is graded as a rule
@@ -127,13 +130,13 @@ def test_a_pitfall_the_model_saw_happen_is_live_a_margin_lower(pb, grade, sectio
 
 
 @pytest.mark.parametrize("grade,basis,recurs,status", [
-    (0.5, "fixed", "sometimes", "active"),   # a fixed failure, by the model's account: live from 0.6 − 0.1
+    (0.5, "fixed", "sometimes", "active"),   # a fixed failure, by the model's account: live from 0.55 − 0.05
     (0.5, "user", None, "active"),           # the user's own words: the same
-    (0.55, "lost", None, "candidate"),       # the agent's lost steps: the full grade
-    (0.6, "lost", None, "active"),
+    (0.5, "lost", None, "candidate"),        # the agent's lost steps: the full grade
+    (0.55, "lost", None, "active"),
     (0.45, "fixed", None, "candidate"),      # below even that
     (0.95, "read", None, "candidate"),       # only the files show it: it waits, however graded
-    (0.55, "bogus", None, "candidate"),      # a word the prompt does not offer counts for nothing
+    (0.5, "bogus", None, "candidate"),       # a word the prompt does not offer counts for nothing
 ])
 def test_what_the_model_says_shows_a_lesson_lowers_its_bar(pb, grade, basis, recurs, status):
     said = {"basis": basis, **({"recurs": recurs} if recurs else {})}

@@ -1,9 +1,11 @@
 """The activation rule of a model's lessons, studied on kept stores: recall / precision / noise per setting.
 
-    python bench/llm/activation.py KEEP_DIR [--split tune] [--cv] [--out bench/results/llm-activation.json]
+    python bench/llm/activation.py KEEP_DIR [KEEP_DIR ...] [--split tune] [--cv] [--out bench/results/llm-activation.json]
 
 Contract. KEEP_DIR is what `bench/llm/score.py --keep` left: one folder per session with its
-`acehome/ace.db`. Every learned lesson of every status except quarantined (held by provenance, which
+`acehome/ace.db`. Several KEEP_DIRs (the same sessions learned from independent answer sets of the
+same prompts) are pooled: each session counts once per set, its gold too, and a repository left out
+is left out of every set. Every learned lesson of every status except quarantined (held by provenance, which
 this rule does not decide) is read with what the curator knew when it chose its status: kind (`llm` or
 an offline rule), the model's grade, whether it confirmed an offline candidate (`agrees`), whether its
 steps were strong evidence, whether it is a pitfall whose cited steps show the failure (`pitfall`), what
@@ -54,26 +56,32 @@ STRONG_BASES = ("user", "fixed")
 GUARDS = (0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0)  # standard errors of tune precision the rule keeps above 0.5
 
 
-def lessons(keep: str, split: str, scorer: Any) -> tuple[list[dict[str, Any]], dict[str, int]]:
+def lessons(keeps: list[str], split: str, scorer: Any) -> tuple[list[dict[str, Any]], dict[str, int]]:
     with open(os.path.join(ROOT, "bench", "corpus", "gold.json"), encoding="utf-8") as fh:
         gold = {t["id"]: t for t in json.load(fh)["trajectories"] if t["split"] == split}
     rows, golds = [], {}
-    for sid, traj in gold.items():
-        db = os.path.join(keep, sid, "acehome", "ace.db")
-        golds[sid] = len(traj.get("lessons") or [])
-        if not os.path.exists(db):
-            continue
-        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-        for content, status, prov in con.execute("SELECT content, status, provenance FROM bullets"):
-            p = json.loads(prov or "{}")
-            rows.append({"session": sid, "status": status, "kind": p.get("kind"),
-                         "grade": p.get("confidence"), "agrees": bool(p.get("agrees")),
-                         "strong": bool(p.get("strong_sessions")), "pitfall": bool(p.get("pitfall")),
-                         "basis": p.get("basis"), "recurs": p.get("recurs"),
-                         "matches": [g["id"] for g in traj.get("lessons") or [] if scorer.matches(content,
-                                                                                                  g.get("must_any"))]})
-        con.close()
+    for n, keep in enumerate(keeps):
+        for sid, traj in gold.items():
+            session = sid if len(keeps) == 1 else f"{sid}#{n}"  # `repository` reads the id's head, kept
+            _read(os.path.join(keep, sid, "acehome", "ace.db"), session, traj, scorer, rows)
+            golds[session] = len(traj.get("lessons") or [])
     return rows, golds
+
+
+def _read(db: str, sid: str, traj: dict[str, Any], scorer: Any, rows: list[dict[str, Any]]) -> None:
+    """Every stored lesson of one session's store, with what the curator knew when it chose its status."""
+    if not os.path.exists(db):
+        return
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    for content, status, prov in con.execute("SELECT content, status, provenance FROM bullets"):
+        p = json.loads(prov or "{}")
+        rows.append({"session": sid, "status": status, "kind": p.get("kind"),
+                     "grade": p.get("confidence"), "agrees": bool(p.get("agrees")),
+                     "strong": bool(p.get("strong_sessions")), "pitfall": bool(p.get("pitfall")),
+                     "basis": p.get("basis"), "recurs": p.get("recurs"),
+                     "matches": [g["id"] for g in traj.get("lessons") or [] if scorer.matches(content,
+                                                                                              g.get("must_any"))]})
+    con.close()
 
 
 Setting = tuple[bool, float, float, float, bool, bool, bool]
@@ -175,7 +183,7 @@ def guard_of(folds: list[dict[str, Any]]) -> float:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("keep")
+    ap.add_argument("keep", nargs="+")
     ap.add_argument("--split", default="tune")
     ap.add_argument("--out")
     ap.add_argument("--cv", action="store_true", help="also: the rule under each guard, repository left out")
@@ -189,7 +197,8 @@ def main(argv: list[str] | None = None) -> None:
     for row in table:
         print(json.dumps(row))
     if args.out:
-        head: dict[str, Any] = {"split": args.split, "sessions": len(golds), "gold_lessons": sum(golds.values())}
+        head: dict[str, Any] = {"split": args.split, "sessions": len(golds), "gold_lessons": sum(golds.values()),
+                                "answer_sets": len(args.keep)}
         if folds:
             head.update(cross_validated=folds, guard=guard_of(folds))
         with open(args.out, "w", encoding="utf-8") as fh:  # a row a line, compact: thousands of settings

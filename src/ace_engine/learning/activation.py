@@ -9,9 +9,10 @@ Two rules, both read by the curator when it adds a lesson or observes one again
 - `model_grounded(cand, grade, threshold)`: a language model's lesson (it reads the whole task, and
   the reflector dropped any lesson citing no step or a step it was not shown) is live at once when
   the model grades it at least `learning.model_confidence`. The threshold and margins were chosen on
-  recorded answers of the tuning split (bench/llm/activation.py; the study is kept in
-  tests/test_learning_activation.py): the most recall whose precision, less 1.5 standard errors,
-  stays ≥ 0.5 — that guard (the study's `guard`) chosen by leaving one repository out at a time.
+  recorded answers of the tuning split, two answer sets of its prompts written independently and
+  pooled (bench/llm/activation.py; the study is kept in tests/test_learning_activation.py): the most
+  recall whose precision, less 1.5 standard errors, stays ≥ 0.5 — that guard (the study's `guard`)
+  chosen by leaving one repository out at a time.
   Whether the lesson confirms what the offline miner found in the same steps is recorded (`agrees`)
   but not counted: the study found it added recall only at a cost in precision the rule does not
   accept. A pitfall the model saw happen — a troubleshooting lesson whose cited steps hold a failing
@@ -44,11 +45,11 @@ if TYPE_CHECKING:
 
 # How far below `learning.model_confidence` a pitfall the model saw happen goes live (the study:
 # bench/results/llm-activation-tune.json, kept by tests/test_learning_activation.py).
-PITFALL_MARGIN = 0.25
+PITFALL_MARGIN = 0.2
 PITFALL_SECTION = "troubleshooting_and_pitfalls"
 # How far below it a lesson the model says the user's words or a fixed failure show goes live (the same
 # study, its `basis_margin`; `lost_strong` was not chosen).
-BASIS_MARGIN = 0.1
+BASIS_MARGIN = 0.05
 STRONG_BASES = frozenset({"user", "fixed"})
 # What the model says only the files show: it waits to be seen again, whatever its grade (the study's
 # `read_waits`).
