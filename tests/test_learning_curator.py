@@ -258,10 +258,12 @@ def test_a_near_duplicate_updates_the_closest_and_adopts_the_more_specific_wordi
     (bullet,) = pb.bullets()
     assert bullet["content"] == more
     assert bullet["provenance"]["evidence_log"][0]["similarity"] >= 0.8
-    # A near duplicate in another section is another lesson.
+    # The lexical test stays within a section; the same words filed under another section are the
+    # same lesson by meaning (learning/restatement.py): seen again, not added.
     stats = Curator(pb, cfg()).curate({"candidates": [cand(more.replace("repository", "repo"),
                                                            "troubleshooting_and_pitfalls")], "tags": []}, traj())
-    assert stats["created"] == 1
+    assert (stats["created"], stats["restated"]) == (0, 1)
+    assert [b["section"] for b in pb.bullets()] == ["strategies_and_hard_rules"]
 
 
 def test_a_lesson_matching_two_bullets_merges_them(pb):

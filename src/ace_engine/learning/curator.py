@@ -20,7 +20,9 @@ For each candidate lesson, in order:
    BRANCH`, `similarity.generalize`); otherwise the new wording is taken when it is more specific
    (`quality.specificity`) and no less general. Neighbours come from the FTS index
    (`fts_candidates` with `similarity.neighbour_query`): an indexed lookup, not a pass over the
-   playbook;
+   playbook. Failing that, the same lesson in other words, in any section (`restatement`: the
+   static table's cosine, a prohibition and a template guard): the same, without a change of wording
+   unless the new one is more specific;
 5. otherwise a new bullet (ADD): *active* when an offline rule's confidence is at least
    `learning.promote_confidence` (an error, its fix and a passing re-run), when a model's lesson is
    grounded (`activation.model_grounded`, which alone decides a model's lesson: its grade is the
@@ -55,7 +57,8 @@ ones beyond `learning.max_bullets` / `learning.max_tokens`. A fresh candidate is
 its confidence: it has no marks, it simply isn't injected. An archived candidate observed again
 comes back as a candidate.
 
-Cost: per candidate, one content-key lookup, one FTS query and ≤ 20 shape comparisons; no LLM.
+Cost: per candidate, one content-key lookup, one FTS query and ≤ 20 shape comparisons; when no
+shape matches, a second FTS query and ≤ 20 static embeddings (~1.3 ms each); no LLM.
 
 Why one module (~450 lines): it is one ordered decision over the same playbook operations
 (defence, filter, duplicate, merge, add, feedback, prune), specified by the list above; the
@@ -74,7 +77,7 @@ from ..playbook import confidence as evidence
 from ..playbook import sections
 from ..playbook.playbook import PlaybookError, clean_content, content_key
 from ..redact.redactor import redact
-from . import quality
+from . import quality, restatement
 from . import similarity as sim
 from .activation import PITFALL_SECTION, model_grounded, shows_failure, strong_evidence
 
@@ -124,9 +127,10 @@ class Curator:
                prune: bool = True) -> dict[str, Any]:
         """Apply a reflection; returns the run's statistics. `learn=False` (a gated turn) applies
         only the feedback tags. Call inside `store.transaction()` to make it all-or-nothing."""
-        stats: dict[str, Any] = {"created": 0, "updated": 0, "merged": 0, "pruned": 0, "quarantined": 0, "rejected": 0,
-                 "helpful": 0, "harmful": 0, "candidates": len(reflection.get("candidates") or []),
-                 "held": 0, "promoted": 0, "touched": [], "rejections": [], "tagged": []}
+        stats: dict[str, Any] = {"created": 0, "updated": 0, "merged": 0, "restated": 0, "pruned": 0,
+                 "quarantined": 0, "rejected": 0, "helpful": 0, "harmful": 0,
+                 "candidates": len(reflection.get("candidates") or []), "held": 0, "promoted": 0,
+                 "touched": [], "rejections": [], "tagged": []}
         self._activated = False  # did an active bullet appear (created or promoted)? the cap applies then
         self._job_id = job_id
         self._trajectory = trajectory
@@ -201,6 +205,13 @@ class Curator:
                 stats["merged"] += 1
             self._observe(best, provenance, stats, new_content=self._wording(general, content) or general,
                           similarity=best_score, grounded=grounded)
+            return
+        restated = restatement.restated(self.store, self.pb.project_id, content, NEIGHBOUR_STATUSES, NEIGHBOURS)
+        if restated is not None:
+            cosine, same = restated
+            self._observe(same, provenance, stats, new_content=self._wording(same["content"], content),
+                          similarity=cosine, grounded=grounded)
+            stats["restated"] += 1
             return
         strong = bool(provenance["strong_sessions"])  # the evidence tier: strong is a lesson at once
         # A model's lesson is live by `model_grounded` alone (its grade is the model's own, weighed with

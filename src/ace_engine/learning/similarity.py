@@ -297,6 +297,17 @@ def prose_paths(text: str) -> frozenset[str]:
     return frozenset(p for p in found if p.strip("./"))
 
 
+def prose_words(text: str) -> frozenset[str]:
+    """The lesson's words outside its code spans, the paths it names left out: how it is worded,
+    apart from what it names."""
+    return tokens(_PROSE_PATH.sub(" ", _SPAN.sub(" ", str(text))))
+
+
+def names(text: str) -> frozenset[str]:
+    """What the lesson names: its code spans and the paths in its prose."""
+    return frozenset(_SPAN.findall(str(text))) | prose_paths(text)
+
+
 _FTS_WORD = re.compile(r"[a-z0-9]+")
 
 
