@@ -46,8 +46,12 @@ def test_ids_are_prefixed_unique_and_sort_by_creation():
     ids = [new_id(1_700_000_000 + i) for i in range(50)]
     assert all(i.startswith("ctx-") and len(i) == 24 and looks_like_id(i) for i in ids)
     assert ids == sorted(ids)
-    same_ms = {new_id(1_700_000_000.0) for _ in range(2000)}
-    assert len(same_ms) == 2000, "random part must separate ids made in the same millisecond"
+    same_ms = [new_id(1_700_000_000.0) for _ in range(2000)]
+    assert len(set(same_ms)) == 2000, "random part must separate ids made in the same millisecond"
+    # …and, made by one process, keep the order they were made in (ranking breaks ties by id).
+    assert same_ms == sorted(same_ms)
+    again = [new_id(1_700_000_000.0) for _ in range(2)]
+    assert again[0] not in same_ms and again == sorted(again)
 
 
 @pytest.mark.parametrize("text,ok", [("ctx-01abc", True), ("ctx-", False), ("abc", False), ("ctx-a b", False),
