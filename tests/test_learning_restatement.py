@@ -8,7 +8,7 @@ import pytest
 
 from ace_engine.core import config
 from ace_engine.embed import static_embed
-from ace_engine.learning import restatement
+from ace_engine.learning import activation, restatement
 from ace_engine.learning import similarity as sim
 from ace_engine.learning.curator import Curator
 
@@ -106,7 +106,7 @@ AGAIN = ("Bead branches here are created without an upstream; the first push of 
 
 def test_a_restated_lesson_is_the_same_entry_seen_again(pb):
     settings = dict(config.DEFAULTS)
-    low = settings["learning.model_confidence"] - 0.3  # under every activation floor: a candidate
+    low = settings["learning.model_confidence"] - activation.PITFALL_MARGIN - 0.05  # under every floor: a candidate
     Curator(pb, settings).curate({"candidates": [_lesson(FIRST, "strategies_and_hard_rules", low)], "tags": []},
                                  _traj("sess-1"))
     (first,) = pb.bullets(statuses=None)

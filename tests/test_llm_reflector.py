@@ -274,6 +274,7 @@ PROMPT_FINGERPRINTS = {
     "reflector-2026-12-03.2": "4b3ef57981c0af44810237cd9d014e0f40247f5bd273aa0cd76be1e3644efa64",  # not what the task itself added; no second lesson restating another's commands; a passing step quotes what it complained of or where it serves
     "reflector-2026-12-04.1": "a7585098858d6c3c6279089cea1f605d4d45996978020304c181f8f543fa9a85",  # the user's standing instructions in the task are evidence; a failure judged by whether it recurs here, not by the tool's fame; a lesson only when its absence costs steps
     "reflector-2026-12-04.2": "c1f6a5ad691db23910f09785072c456434ee78730ddbd6fad7097ce7a4d2cc68",  # a basis for where the agent lost steps; a tool of the user's setup that refused or lacks an operation; the user catching an invented flag or option
+    "reflector-2026-12-07.1": "8e76c75369d1b5930ec48402bde185f16ede50081279ea14c5eea84f75120aaf",  # a scope per lesson (repository, code, task); each lesson read as the next, different task will: none only a redo of this task needs
 }
 
 
@@ -482,16 +483,17 @@ def test_lessons_must_cite_steps_that_were_shown():
 
 
 def test_what_the_model_says_of_a_lesson_is_kept_only_in_the_prompts_words():
-    """basis and recurs reach the curator (`learning/activation.py` weighs them) as the prompt's own words,
-    read from the start of what the model wrote; anything else is not said."""
+    """basis, recurs and scope reach the curator (`learning/activation.py` weighs them) as the prompt's own
+    words, read from the start of what the model wrote; anything else is not said."""
     steps = trajectory()["trajectory"]
-    said = [{"basis": "Fixed (the run passed)", "recurs": "often"}, {"basis": "vibes", "recurs": "always"}]
+    said = [{"basis": "Fixed (the run passed)", "recurs": "often", "scope": "Code (a rule it must keep)"},
+            {"basis": "vibes", "recurs": "always", "scope": "everywhere"}]
     raw = {"reasoning": "r", "tags": [], "candidates": [
         {"content": f"Run `pip install -e .` before `pytest -q` ({n}).", "section": "troubleshooting",
          "evidence": "steps 1-3", "source_steps": [1, 3], **extra} for n, extra in enumerate(said)]}
     first, second = llm_reflector.clean_reflection(raw, [], steps)["candidates"]
-    assert (first.get("basis"), first.get("recurs")) == ("fixed", "often")
-    assert not {"basis", "recurs"} & set(second)
+    assert (first.get("basis"), first.get("recurs"), first.get("scope")) == ("fixed", "often", "code")
+    assert not {"basis", "recurs", "scope"} & set(second)
 
 
 @pytest.mark.parametrize("content, branch, reason", [

@@ -15,7 +15,9 @@ user's words or a fixed failure and it is graded ≥ T − basis margin, or it a
 evidence is strong; with `rarely_waits`, one the model says recurs rarely is not active at once; with
 `read_waits`, nor is one the model says only the repository's files or a command's output show (`basis`
 "read": nothing failed, nobody said it); with `lost_strong`, one it says the agent lost steps to (`basis`
-"lost", prompt 12-04.2 on) has the basis margin of the user's words and a fixed failure; other lessons keep
+"lost", prompt 12-04.2 on) has the basis margin of the user's words and a fixed failure; with `scope_waits`, one
+the model says only a session redoing this task needs (`scope` "task", prompt 12-07.1 on), or also one it says a
+later change to the same code needs ("code"), waits; other lessons keep
 their own rule — it counts the gold lessons matched by an active lesson (recall), the share of active lessons that match a gold lesson of their
 session (precision), and the active lessons per session that match none (noise). A lesson merged into
 another at learning time is read as the survivor; the study re-decides statuses on the stored lessons,
@@ -78,34 +80,38 @@ def _read(db: str, sid: str, traj: dict[str, Any], scorer: Any, rows: list[dict[
         rows.append({"session": sid, "status": status, "kind": p.get("kind"),
                      "grade": p.get("confidence"), "agrees": bool(p.get("agrees")),
                      "strong": bool(p.get("strong_sessions")), "pitfall": bool(p.get("pitfall")),
-                     "basis": p.get("basis"), "recurs": p.get("recurs"),
+                     "basis": p.get("basis"), "recurs": p.get("recurs"), "scope": p.get("scope"),
                      "matches": [g["id"] for g in traj.get("lessons") or [] if scorer.matches(content,
                                                                                               g.get("must_any"))]})
     con.close()
 
 
-Setting = tuple[bool, float, float, float, bool, bool, bool]
+Setting = tuple[bool, float, float, float, bool, bool, bool, str]
+# Which scopes the model names wait (prompt 12-07.1 on): none, "task", or "task" and "code" (a rule of the
+# code a later change must keep: shown to a session that may never touch that code).
+SCOPE_HOLDS = ("", "task", "task+code")
 
 
 def settings() -> list[Setting]:
     """(agrees counts, threshold, pitfall margin, basis margin, rarely waits, read waits, lost counts with
-    the user's words and a fixed failure): the grade grid with and without agreement, then the basis and
-    recurrence dimensions, agreement not counted."""
-    grid: list[Setting] = [(agrees, t, m, 0.0, False, False, False)
+    the user's words and a fixed failure, the scopes that wait): the grade grid with and without agreement, then the
+    basis, recurrence and scope dimensions, agreement not counted."""
+    grid: list[Setting] = [(agrees, t, m, 0.0, False, False, False, "")
                            for agrees, t, m in itertools.product((True, False), THRESHOLDS, MARGINS)]
-    grid += [(False, t, m, b, rare, read, lost) for t, m, b, rare, read, lost in itertools.product(
-        THRESHOLDS, MARGINS, BASIS_MARGINS, (False, True), (False, True), (False, True))
-        if (b or rare or read) and (b or not lost)]
+    grid += [(False, t, m, b, rare, read, lost, held) for t, m, b, rare, read, lost, held in itertools.product(
+        THRESHOLDS, MARGINS, BASIS_MARGINS, (False, True), (False, True), (False, True), SCOPE_HOLDS)
+        if (b or rare or read or held) and (b or not lost)]
     return grid
 
 
 def live(r: dict[str, Any], setting: Setting) -> bool:
     """Would this stored lesson be active at once under that setting?"""
-    agrees, t, margin, basis_margin, rarely_waits, read_waits, lost_strong = setting
+    agrees, t, margin, basis_margin, rarely_waits, read_waits, lost_strong, held_scopes = setting
     if r["kind"] != "llm":
         return r["status"] == "active"
     g = r["grade"]
-    held = (rarely_waits and r.get("recurs") == "rarely") or (read_waits and r.get("basis") == "read")
+    held = (rarely_waits and r.get("recurs") == "rarely") or (read_waits and r.get("basis") == "read") \
+        or (bool(held_scopes) and r.get("scope") in held_scopes.split("+"))
     if held and not r["strong"]:
         return False
     strong_bases = STRONG_BASES + (("lost",) if lost_strong else ())
@@ -117,12 +123,13 @@ def study(rows: list[dict[str, Any]], golds: dict[str, int]) -> list[dict[str, A
     out = []
     total_gold = sum(golds.values())
     for setting in settings():
-        agrees, t, margin, basis_margin, rarely_waits, read_waits, lost_strong = setting
+        agrees, t, margin, basis_margin, rarely_waits, read_waits, lost_strong, held_scopes = setting
         active = [r for r in rows if r["status"] != "quarantined" and live(r, setting)]
         found = {(r["session"], m) for r in active for m in r["matches"]}
         good = sum(1 for r in active if r["matches"])
         out.append({"threshold": t, "pitfall_margin": margin, "agrees_counts": agrees, "basis_margin": basis_margin,
                     "rarely_waits": rarely_waits, "read_waits": read_waits, "lost_strong": lost_strong,
+                    "scope_waits": held_scopes,
                     "active": len(active),
                     "recall": round(len(found) / total_gold, 3) if total_gold else 0.0,
                     "precision": round(good / len(active), 3) if active else 0.0,
@@ -142,12 +149,12 @@ def chosen(table: list[dict[str, Any]], k: float = 1.0) -> dict[str, Any] | None
         return None
     return max(fitting, key=lambda r: (r["recall"], r["threshold"], -r["pitfall_margin"], -r["basis_margin"],
                                        not r["agrees_counts"], not r["rarely_waits"], not r["read_waits"],
-                                       not r["lost_strong"]))
+                                       not r["lost_strong"], -len(r.get("scope_waits") or "")))
 
 
 def setting_of(row: dict[str, Any]) -> Setting:
     return (row["agrees_counts"], row["threshold"], row["pitfall_margin"], row["basis_margin"], row["rarely_waits"],
-            row["read_waits"], row["lost_strong"])
+            row["read_waits"], row["lost_strong"], str(row.get("scope_waits") or ""))
 
 
 def repository(session: str) -> str:

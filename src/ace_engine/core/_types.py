@@ -459,6 +459,7 @@ class Candidate(TypedDict):
     agrees: NotRequired[bool]  # a model's lesson that confirms or rewrites an offline candidate of the same steps
     basis: NotRequired[str]  # a model's lesson: what shows it (one of `llm_prompt_text.BASES`)
     recurs: NotRequired[str]  # a model's lesson: how often it will matter (often, sometimes, rarely)
+    scope: NotRequired[str]  # a model's lesson: who needs it next (repository, code, task)
 
 
 class BulletTag(TypedDict):

@@ -19,14 +19,15 @@ Two rules, both read by the curator when it adds a lesson or observes one again
   invocation (`shows_failure`) — is live from `PITFALL_MARGIN` below that grade: the failure it
   cites is the kind of evidence the offline tier trusts, and the study found such lessons match an
   engineer's at twice the rate of the model's other lessons of the same grade. A lesson the model
-  says the user's words or a fixed failure show (`basis` "user", "fixed"; prompt 12-03.1 on) is live
-  from `BASIS_MARGIN` below that grade: the evidence the offline tier trusts, named by the model
-  instead of found by a rule. One the model says only the repository's files or a command's output
-  show (`basis` "read": nothing failed, nobody said it) waits to be seen again, whatever its grade
-  (`WAITING_BASES`). Any other lesson — one the model says the agent lost steps to (`basis` "lost":
-  the guarded rule does not count it with the user's words), or its own reading — needs the full
-  grade. (What it says of how often a lesson recurs is recorded, not counted: holding back the
-  "rarely" ones bought no recall in the study.)
+  says the user's words, a fixed failure or the agent's lost steps show (`basis` "user", "fixed",
+  "lost"; prompts 12-03.1 and 12-04.2 on) is live from `BASIS_MARGIN` below that grade: the evidence
+  the offline tier trusts, named by the model instead of found by a rule. Any other lesson — one the
+  model says only the repository's files or a command's output show (`basis` "read"), or its own
+  reading — needs the full grade. (For prompt 12-04.2 the study had the "read" ones wait whatever
+  their grade, `WAITING_BASES`; on 12-07.1's answers that bought nothing. What the model says of how
+  often a lesson recurs, and of who needs it next — `scope`, prompt 12-07.1 on — is recorded, not
+  counted: holding back the "rarely" ones bought no recall, and holding back the "code" ones, a rule
+  a later change to the same code must keep, cost a fifth of tune's recall for 0.01 of precision.)
 
 Cost: a pass over a lesson's cited steps (a handful); no I/O.
 """
@@ -45,15 +46,15 @@ if TYPE_CHECKING:
 
 # How far below `learning.model_confidence` a pitfall the model saw happen goes live (the study:
 # bench/results/llm-activation-tune.json, kept by tests/test_learning_activation.py).
-PITFALL_MARGIN = 0.2
+PITFALL_MARGIN = 0.35
 PITFALL_SECTION = "troubleshooting_and_pitfalls"
-# How far below it a lesson the model says the user's words or a fixed failure show goes live (the same
-# study, its `basis_margin`; `lost_strong` was not chosen).
-BASIS_MARGIN = 0.05
-STRONG_BASES = frozenset({"user", "fixed"})
-# What the model says only the files show: it waits to be seen again, whatever its grade (the study's
-# `read_waits`).
-WAITING_BASES = frozenset({"read"})
+# How far below it a lesson the model says the user's words, a fixed failure or the agent's lost steps
+# show goes live (the same study, its `basis_margin` and `lost_strong`).
+BASIS_MARGIN = 0.2
+STRONG_BASES = frozenset({"user", "fixed", "lost"})
+# What waits to be seen again whatever its grade, by what the model says shows it (the study's
+# `read_waits`: not chosen for prompt 12-07.1, whose lessons only the files show did not need it).
+WAITING_BASES: frozenset[str] = frozenset()
 
 
 def shows_failure(steps: list[Step]) -> bool:

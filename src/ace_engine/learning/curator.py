@@ -285,7 +285,8 @@ class Curator:
             "evidence": str(cand.get("evidence") or "")[:800],
             "confidence": _grade(cand.get("confidence")),
             **({"agrees": True} if cand.get("agrees") else {}),
-            **{field: cand[field] for field in ("basis", "recurs") if cand.get(field)},  # what the model said shows it
+            # What the model said shows it, how often it recurs and who needs it next.
+            **{field: cand[field] for field in ("basis", "recurs", "scope") if cand.get(field)},
             # The evidence kind `activation.model_grounded` weighs: a pitfall whose failure is cited.
             **({"pitfall": True} if cand.get("kind") == "llm" and section == PITFALL_SECTION
                and shows_failure(used) else {}),

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..playbook import sections as sections_mod
 
-PROMPT_VERSION = "reflector-2026-12-04.2"
+PROMPT_VERSION = "reflector-2026-12-07.1"
 MAX_LESSONS = 5
 
 # What shows a lesson, and how often it will matter: the model names one of each (the activation
@@ -34,9 +34,18 @@ BASES = ("user (the user's words or correction)",
          "inferred (your reading of the steps)")
 RECURRENCES = ("often (most sessions, or every change of this kind)", "sometimes (when working in this area)",
                "rarely")
+# Who needs the lesson next (prompt 12-07.1 on): a lesson about the task just done reads well and
+# matches what an engineer wrote of that session, yet changes nothing for the next one; naming the
+# scope makes the model weigh each lesson against a different task (the activation rule may hold
+# the "task" ones).
+SCOPES = ("repository (any later task here: how it builds, tests and ships, its tools and setup, the user's "
+          "standing wishes)",
+          "code (a later change to the same code: a rule it must keep, and where it lives)",
+          "task (only a session redoing this task: the bug it fixed, what it added, its files, branch or plan)")
 BASIS_ORDER = tuple(text.split(" ", 1)[0] for text in BASES)
 BASIS_WORDS = frozenset(BASIS_ORDER)
 RECURRENCE_WORDS = frozenset(text.split(" ", 1)[0] for text in RECURRENCES)
+SCOPE_WORDS = frozenset(text.split(" ", 1)[0] for text in SCOPES)
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -66,6 +75,7 @@ SCHEMA: dict[str, Any] = {
                 "basis": {"type": "string", "description": "what shows it: " + ", ".join(BASES)},
                 "recurs": {"type": "string", "description": "how often the next sessions here meet it: "
                                                             + ", ".join(RECURRENCES)},
+                "scope": {"type": "string", "description": "who needs it next: " + ", ".join(SCOPES)},
                 "hint": {"type": "string", "description": "the offline candidate this confirms or rewrites, if any"},
                 "confidence": {"type": "number"},
             },
@@ -162,7 +172,9 @@ between that the error does not point to is not the cause, and a different comma
 Sections: strategies_and_hard_rules (conventions, rules, workflows), useful_code_snippets (commands and code that \
 work), troubleshooting_and_pitfalls (error → cause → fix), apis_to_use (libraries, functions, endpoints and how to \
 call them). `basis` names what shows the lesson (one of: {', '.join(BASIS_ORDER)}) and `recurs` how often \
-the next sessions on this repository will meet it (often, sometimes, rarely). `confidence` is 0..1: how sure the \
+the next sessions on this repository will meet it (often, sometimes, rarely); `scope` who needs it next (one of: \
+repository, code, task): any later task here, a later change to the same code, or only a session redoing this \
+task. `confidence` is 0..1: how sure the \
 steps make you that the lesson is right and will matter again — 0.8 or more only when the steps show it (the \
 failure, the change and the passing run, or the user's own words) and \
 it is a standing rule of this repository; lower when it rests on one observation or may not come up again.
@@ -177,11 +189,16 @@ a secret already removed from the data: never copy it into a lesson (write the r
 Never recommend piping \
 a download into a shell, disabling a security check, or contacting a host the project is not shown to use.
 
+Last, read each lesson as the next session will: it starts a different task on this repository and knows nothing \
+of this one. Keep a lesson only when it would change what that session does; one that only a session redoing \
+this task would need (its bug, its new code, its files or branch) is no lesson: leave it out, or write the \
+standing rule it shows.
+
 Also fill `reasoning` (2 to 4 sentences: what happened and why), `error_identification` (what went wrong, or \
 "none") and `root_cause` (why it went wrong, or "none")."""
 
-CLOSING = ("Reflect on this task now: root causes only, each citing the [n] of its steps; a verdict for every "
-           "offline candidate; one tag per shown bullet.")
+CLOSING = ("Reflect on this task now, for the next, different task here: root causes only, each citing the [n] "
+           "of its steps; a verdict for every offline candidate; one tag per shown bullet.")
 
 # A step that failed without the command failing: not run (cancelled, refused by the user) or refused
 # by the tool itself (an Edit of a file not read yet). Shown as such: they are no failure to learn from.

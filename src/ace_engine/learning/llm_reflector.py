@@ -53,7 +53,7 @@ from .llm_prompt import (
     select_steps,
     split,
 )
-from .llm_prompt_text import BASIS_WORDS, RECURRENCE_WORDS
+from .llm_prompt_text import BASIS_WORDS, RECURRENCE_WORDS, SCOPE_WORDS
 from .reflector import ReflectorError
 
 if TYPE_CHECKING:
@@ -180,10 +180,13 @@ def clean_reflection(raw: dict[str, Any], bullets: list[Bullet], steps: list[Tra
         if str(cand.get("hint") or "").strip() in hints:  # two readers of the same steps agree
             item["agrees"] = True
         basis, recurs = _word(cand.get("basis"), BASIS_WORDS), _word(cand.get("recurs"), RECURRENCE_WORDS)
+        scope = _word(cand.get("scope"), SCOPE_WORDS)
         if basis:
             item["basis"] = basis
         if recurs:
             item["recurs"] = recurs
+        if scope:
+            item["scope"] = scope
         if files:
             item["files"] = files
         domains = [d for d in cand.get("domains") or [] if isinstance(d, str) and d.strip()]
