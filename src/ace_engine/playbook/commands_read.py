@@ -295,6 +295,23 @@ def _place_query(sub: str) -> bool:
     return asks is not None and (not asks or len(words) > 1 and words[1] in asks)
 
 
+# Place queries that may print a program's own path (`$(which curl)`, `$(xcrun --find clang)`): run
+# alone, their output is that program. The others print a directory or a value, never a program.
+_PROGRAM_PRINTERS: dict[str, tuple[str, ...]] = {"which": (), "realpath": (), "readlink": (), "dirname": (),
+                                                 "xcrun": ("--find", "-f")}
+
+
+def prints_a_place(sub: str) -> bool:
+    """Is this substitution a place query (`_place_query`) whose output is a directory or a value —
+    `$(go env GOPATH)`, `$(git rev-parse --show-toplevel)`, `$(brew --prefix)` — so that, alone in a
+    command's place, it names where something is rather than a program to run?"""
+    if not _place_query(sub):
+        return False
+    words = [t.text for t in tokens(sub) if isinstance(t, Word)]
+    asks = _PROGRAM_PRINTERS.get(words[0])
+    return asks is None or bool(asks) and words[1] not in asks
+
+
 def _after_options(words: list[Word], takes_value: frozenset[str], prog: str) -> list[Word]:
     """`words` after a wrapper's options (and their values) and assignments, `--` honoured."""
     i = 0
