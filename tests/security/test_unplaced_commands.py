@@ -129,7 +129,10 @@ def test_an_imported_program_at_a_place_the_machine_names_goes_live(ace_home, gi
     ("Run `$env:POSH_DEBUG=1; oh-my-posh debug` to see the segment timings.", []),
     # A place query alone names where something is: a directory or a value, never a program.
     ("Modules are cached under `$(go env GOMODCACHE)`; the root is `\"$(git rev-parse --show-toplevel)\"`.", []),
-    ("Run `$(xcrun --find clang)` to see which clang.", ["unplaced:$(…)"]),
+    ("Run `$(xcrun --find clang)` to see which clang.", ["unplaced:$(…)"]),  # these may print a program
+    ("Run `$(yarn bin eslint)` on the file.", ["unplaced:$(…)"]),
+    ("Run `$(git rev-parse --git-path hooks/pre-commit)` by hand.", ["unplaced:$(…)"]),
+    ("Run `$(go env CC)` to see the compiler.", ["unplaced:$(…)"]),
     ("Run `$(go env GOPATH) --fix`.", ["unplaced:$(…) --fix"]),
     ("Run `$(cat .repair)`.", ["unplaced:$(…)"]),
     ('Set `$env:GOFLAGS="-mod=mod"` before `go build` on Windows.', []),

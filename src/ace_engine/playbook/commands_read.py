@@ -295,21 +295,30 @@ def _place_query(sub: str) -> bool:
     return asks is not None and (not asks or len(words) > 1 and words[1] in asks)
 
 
-# Place queries that may print a program's own path (`$(which curl)`, `$(xcrun --find clang)`): run
-# alone, their output is that program. The others print a directory or a value, never a program.
-_PROGRAM_PRINTERS: dict[str, tuple[str, ...]] = {"which": (), "realpath": (), "readlink": (), "dirname": (),
-                                                 "xcrun": ("--find", "-f")}
+_GO_DIRECTORY = re.compile(r"GO\w*(?:PATH|ROOT|CACHE|BIN|DIR)", re.IGNORECASE)  # (lessons are read folded)
 
 
 def prints_a_place(sub: str) -> bool:
     """Is this substitution a place query (`_place_query`) whose output is a directory or a value —
     `$(go env GOPATH)`, `$(git rev-parse --show-toplevel)`, `$(brew --prefix)` — so that, alone in a
-    command's place, it names where something is rather than a program to run?"""
+    command's place, it names where something is rather than a program to run? Not one that may print
+    a program's own path: `which x`, `realpath x` (what it is given), `xcrun --find clang`, `yarn bin
+    eslint` (a dependency's binary), `git rev-parse --git-path hooks/x`, `go env CC`."""
     if not _place_query(sub):
         return False
     words = [t.text for t in tokens(sub) if isinstance(t, Word)]
-    asks = _PROGRAM_PRINTERS.get(words[0])
-    return asks is None or bool(asks) and words[1] not in asks
+    prog = words[0]
+    if prog in ("which", "realpath", "readlink", "dirname"):
+        return False
+    if prog == "xcrun":
+        return words[1] not in ("--find", "-f")
+    if prog in ("npm", "pnpm", "yarn") and words[1] == "bin":
+        return len(words) == 2
+    if prog == "git":
+        return "--git-path" not in words
+    if prog == "go":  # the directories `go env` knows, not its tools (`CC`, `GOEXE`)
+        return len(words) > 2 and all(_GO_DIRECTORY.fullmatch(w) for w in words[2:])
+    return True
 
 
 def _after_options(words: list[Word], takes_value: frozenset[str], prog: str) -> list[Word]:
