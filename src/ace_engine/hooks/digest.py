@@ -14,7 +14,11 @@ session picks it up). The order it is given (`retrieval.search.top`: value) is k
        (`ace bootstrap`), the team's — and learned ones marked helpful at least once;
     —  the rest (learned once, long ago, never found helpful, or a command that merely passed)
        is left out: the prompt-time search still finds it when a prompt calls for it, and a line
-       that matches nothing the session meets is what the replay bench counts as noise.
+       that matches nothing the session meets is what the replay bench counts as noise. So is a
+       model's rule of one part of the code (`scope` "code": what a later change to that code must
+       keep) seen in one session only and never found helpful, however recent: it serves the session that touches that
+       code, which the prompt's search and the domain shift find (replay: noise 5.52 → 4.95 lines
+       a session, no recurring lesson lost; bench/README.md).
 
 "Recent" is the sessions of the lessons updated last (`list_bullets(order="recent")`), and the
 open ends are the newest summaries' (`recent_summaries`, whatever their age: the continuity block
@@ -87,11 +91,14 @@ def select(store: "Store", project_id: "int | None", session_id: "str | None",
             second.append(b)  # not the learner's guess: the user's, the repository's, the team's
             continue
         sessions = _sessions(b)
+        helped = (b.get("helpful") or 0) + (b.get("helpful_explicit") or 0) > 0
+        if prov.get("scope") == "code" and len(sessions) < 2 and not helped:
+            continue  # a rule of one part of the code: for the session that touches it (prompt, domain shift)
         if prov.get("kind") not in NOT_FAILURES and (
                 len(sessions) >= 2 or set(sessions) & set(recent)
                 or len(_words(b.get("content") or "") & open_words) >= OPEN_END_WORDS):
             first.append(b)
-        elif (b.get("helpful") or 0) + (b.get("helpful_explicit") or 0) > 0:
+        elif helped:
             second.append(b)
     return first + second
 
