@@ -22,8 +22,8 @@ lesson, with what it found to execute what was fetched (`fetch_runs`, for the sa
   program position, unless a literal path follows a query of a place: `$(go env GOPATH)/bin/x`; the
   depth cap, an unterminated quote in code, an unknown word between a fetch's pipe and a shell) — X
   is the command as written, so provenance can still find it in someone else's text, and from there
-  it is held. A code span that only names a value is no command (`_names_a_value`): a lone variable
-  the lesson does not set (`$XDG_CONFIG_HOME`, `$env:GOPATH`), a place query alone
+  it is held. A code span that only names a value is no command (`command_values.names_a_value`): a
+  lone variable the lesson does not set (`$XDG_CONFIG_HOME`, `$env:GOPATH`), a place query alone
   (`$(go env GOMODCACHE)`), PowerShell's `$env:X=1`, a workflow's `${{ … }}`.
 
 The project's own are no parts: `npm run X`, `npm test`, `pnpm X`, `yarn X`, `make`, `mix`, `cargo`
@@ -43,6 +43,7 @@ import re
 
 from . import command_vocab as v
 from . import commands_read as cr
+from .command_values import names_a_value
 from .command_vocab import PROGRAMS
 from .folding import lines
 
@@ -94,47 +95,6 @@ def _pkg(value: str) -> str | None:
     return value
 
 
-# A code span that is one variable — `$CI`, `${XDG_CONFIG_HOME}`, PowerShell's `$env:GOPATH` or
-# `$LASTEXITCODE` — names a value, not a program to run (not a property read, `$X.Y`: it may be a
-# method's call, `$X.Invoke()`; not a script's `$1`: `set --` sets it); PowerShell's
-# `$env:NAME=literal` sets one; a GitHub Actions expression, `${{ … }}`, is a workflow's template,
-# which no shell expands (bash: "bad substitution").
-_VARIABLE = re.compile(r"\$(?:\{(?:env:)?([A-Za-z_]\w*)\}|(?:env:)?([A-Za-z_]\w*))", re.IGNORECASE)
-_ENV_LITERAL = re.compile(r"\$env:[A-Za-z_]\w*\s*=\s*(?:\"[^\"$`()]*\"|'[^']*'|[^\s\"'$`();|&<>]+)", re.IGNORECASE)
-_WORKFLOW_EXPRESSION = re.compile(r"\$\{\{[^{}`]*\}\}")
-# Where a text may set a variable NAME: an assignment (`NAME=`, `NAME+=`, `${NAME:=…}`, PowerShell's
-# `$NAME =`), or a builtin that sets what it names (`read`, `export`, `for NAME in`, `printf -v`, …) in
-# a command's place (a line's, a code span's or a command's start, after a separator or a keyword:
-# prose's "when it is set, on CI" is no `set CI`).
-_SETS = (r"\b{name}\s*(?:\+|:)?=(?!=)|"
-         r"(?:^|[`;&|(){{}}\n]|\b(?:do|then|else|while|until|if|xargs|sudo|env|command|builtin|time|nohup|exec))\s*"
-         r"(?:read|export|declare|local|typeset|readonly|for|select|mapfile|readarray|getopts|printf|coproc|"
-         r"set|Set-Variable|New-Variable|sv|nv)\b[^`\n;|&]*\b{name}\b")
-
-
-def _names_a_value(run: cr.Run, text: str) -> bool:
-    """Is this unplaced run a value named, not a command? A lone variable with nothing around it: no
-    argument, no pipe into it, no redirection, not inside a substitution, no wrapper — what it would run
-    is the environment's value, which only the user, or a project environment the user trusted (and
-    that runs its own code already), sets. Unless the lesson may set it itself: an assignment to it
-    anywhere in the text (`_SETS`) keeps it unplaced, as does any argument or pipe. Or a place query
-    alone (its output is a directory or a value, never a program), a PowerShell assignment of a
-    literal, or a workflow expression."""
-    if run.inputs or run.redirs or run.depth or run.wrappers or run.xargs:
-        return False
-    source = run.source.strip()
-    if run.subs:  # `$(go env GOMODCACHE)` alone: where something is (`commands_read.prints_a_place`)
-        return source == cr.SUBSTITUTION and not run.words and len(run.subs) == 1 \
-            and cr.prints_a_place(run.subs[0].source)
-    if _WORKFLOW_EXPRESSION.fullmatch(source) or _ENV_LITERAL.fullmatch(source):
-        return True
-    m = _VARIABLE.fullmatch(source)
-    if run.words or not m:
-        return False
-    name = re.escape(m.group(1) or m.group(2))
-    return re.search(_SETS.format(name=name), text, re.IGNORECASE) is None
-
-
 class _Judge:
     def __init__(self, runs: list[cr.Run], text: str) -> None:
         self.runs = runs
@@ -175,7 +135,7 @@ class _Judge:
         return None
 
     def run(self, run: cr.Run, said_download: bool) -> None:
-        if run.unplaced and _names_a_value(run, self.text):
+        if run.unplaced and names_a_value(run, self.text):
             return
         if run.unplaced:
             # An unknown program, or a broken text that holds a pipe or a program worth placing.
