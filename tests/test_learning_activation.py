@@ -15,7 +15,9 @@ precision there stays ≥ 0.5 (held-out precision had run below tune's, and one 
 not covered it: 12-04.2 chose 2 where 1 had been written). Since 2026-12-07 the study pools two
 answer sets of the same tune prompts, written independently (bench/data/llm-answers/<version> and
 <version>.set2): one set alone moved which guard and rule it kept. The study kept here is prompt
-12-07.1's (two answer sets of its 91 tune prompts)."""
+12-07.1's, on three answer sets of its 91 tune prompts (`.set3` too): with two, 1.5 standard errors
+held left out; with three they did not (0.485), and the guard went to 2 — the held-out precision of
+the two-set rule had come out at 0.492."""
 
 from __future__ import annotations
 
@@ -56,35 +58,34 @@ def key(t, margin, basis=0.0, agrees=False, rarely=False, read=False, lost=False
 def test_the_default_is_the_one_the_study_chose():
     study = json.loads(STUDY.read_text(encoding="utf-8"))
     assert study["split"] == "tune" and study["gold_lessons"] > 50
-    assert study["answer_sets"] == 2  # two independent answer sets of the same prompts, pooled
+    assert study["answer_sets"] == 3  # three independent answer sets of the same prompts, pooled
     rows = study["rows"]
     # The guard: the one that held precision ≥ 0.5 on repositories left out with the most recall there.
-    assert study["guard"] == _study_module().guard_of(study["cross_validated"]) == 1.5
+    assert study["guard"] == _study_module().guard_of(study["cross_validated"]) == 2.0
     folds = {f["guard"]: f for f in study["cross_validated"]}
-    assert folds[1.0]["precision"] < 0.5 <= folds[1.5]["precision"]  # one standard error did not hold left out
-    assert folds[2.0]["recall"] < folds[1.5]["recall"]  # two held, at a cost in recall on the ones left out
+    assert folds[1.5]["precision"] < 0.5 <= folds[2.0]["precision"]  # 1.5 SE did not hold left out
+    assert folds[2.5]["recall"] < folds[2.0]["recall"]  # more held, at a cost in recall on the ones left out
     # The grade alone: confirming an offline candidate is recorded, not counted (it cost precision).
     t = config.DEFAULTS["learning.model_confidence"]
-    # Prompt 12-07.1: the agent's lost steps count with the user's words and a fixed failure under
-    # that guard (`lost_strong`); nothing waits by its basis alone (`read_waits` bought nothing), nor by
-    # what the model says recurs rarely, nor by the scope it names.
-    assert "lost" in STRONG_BASES and WAITING_BASES == frozenset()
-    assert chosen(rows, study["guard"]) == (t, PITFALL_MARGIN, BASIS_MARGIN, False, False, False, True, "")
+    # Prompt 12-07.1 on three answer sets: what only the files show waits (`WAITING_BASES`, the
+    # study's `read_waits`); no margin for the user's words or a fixed failure, nor for the agent's lost
+    # steps; nothing waits by what the model says recurs rarely, nor by the scope it names.
+    assert "lost" not in STRONG_BASES and WAITING_BASES == {"read"} and BASIS_MARGIN == 0.0
+    assert chosen(rows, study["guard"]) == (t, PITFALL_MARGIN, BASIS_MARGIN, False, False, True, False, "")
     by = {key(r["threshold"], r["pitfall_margin"], r["basis_margin"], r["agrees_counts"], r["rarely_waits"],
               r["read_waits"], bool(r.get("lost_strong")), r.get("scope_waits") or ""): r for r in rows}
-    shipped = by[key(t, PITFALL_MARGIN, BASIS_MARGIN, lost=True)]
+    shipped = by[key(t, PITFALL_MARGIN, BASIS_MARGIN, read=True)]
     # Activating every grounded lesson would add noise, and lose precision below the bound.
     assert by[key(0.0, 0.0)]["noise_per_session"] > 1.5 * shipped["noise_per_session"]
     assert by[key(0.0, 0.0)]["precision"] < 0.5 <= shipped["precision"]
-    # The pitfall tier, the basis tier and the lost steps in it each paid on tune: more recall at the
-    # same threshold.
-    assert shipped["recall"] > by[key(t, 0.0, BASIS_MARGIN, lost=True)]["recall"]
-    assert shipped["recall"] > by[key(t, PITFALL_MARGIN, 0.0)]["recall"]
-    assert shipped["recall"] > by[key(t, PITFALL_MARGIN, BASIS_MARGIN)]["recall"]
-    # Holding what only the files show changes nothing here; holding a rule a later change to the same
-    # code must keep (`scope` "code") would cost a fifth of the recall for little precision.
-    assert by[key(t, PITFALL_MARGIN, BASIS_MARGIN, read=True, lost=True)]["active"] == shipped["active"]
-    code = by[key(t, PITFALL_MARGIN, BASIS_MARGIN, lost=True, scopes="task+code")]
+    # The pitfall tier paid on tune: more recall at the same threshold, the same precision.
+    assert shipped["recall"] > by[key(t, 0.0, BASIS_MARGIN, read=True)]["recall"]
+    # Letting what only the files show go live too adds noise for little recall, and falls under the guard.
+    lax = by[key(t, PITFALL_MARGIN, BASIS_MARGIN)]
+    assert lax["noise_per_session"] > shipped["noise_per_session"] and lax["precision"] < 0.51
+    # Holding a rule a later change to the same code must keep (`scope` "code") would cost a sixth of
+    # the recall for little precision.
+    code = by[key(t, PITFALL_MARGIN, BASIS_MARGIN, read=True, scopes="task+code")]
     assert code["recall"] < 0.85 * shipped["recall"] and code["precision"] < shipped["precision"] + 0.03
 
 
@@ -97,10 +98,10 @@ def _learn(pb, grade, *, agrees=False, session="s1", steps=(3,), kind="llm", sec
 
 
 @pytest.mark.parametrize("grade,agrees,kind,status", [
-    (0.7, False, "llm", "active"),      # graded at the threshold: live at once
-    (0.65, False, "llm", "candidate"),    # below it, alone: waits to be seen again
-    (0.65, True, "llm", "candidate"),     # confirming the offline miner's reading is recorded, not counted
-    (0.7, True, "error_fix", "candidate"),  # only a model's lesson is judged this way
+    (0.55, False, "llm", "active"),      # graded at the threshold: live at once
+    (0.5, False, "llm", "candidate"),    # below it, alone: waits to be seen again
+    (0.5, True, "llm", "candidate"),     # confirming the offline miner's reading is recorded, not counted
+    (0.55, True, "error_fix", "candidate"),  # only a model's lesson is judged this way
 ])
 def test_a_models_lesson_is_live_at_its_grade(pb, grade, agrees, kind,
                                                                                       status):
@@ -123,7 +124,7 @@ PIT = "troubleshooting_and_pitfalls"
 
 
 @pytest.mark.parametrize("grade,section,steps,status", [
-    (0.35, PIT, (1,), "active"),       # a pitfall whose cited step is the failure: live from 0.7 − 0.35
+    (0.35, PIT, (1,), "active"),       # a pitfall whose cited step is the failure: live from 0.55 − 0.2
     (0.3, PIT, (1,), "candidate"),     # below even that
     (0.35, PIT, (3,), "candidate"),    # a troubleshooting lesson citing only the passing run shows no pitfall
     (0.35, "strategies_and_hard_rules", (1,), "candidate"),  # a rule citing a failure is graded as a rule
@@ -137,15 +138,14 @@ def test_a_pitfall_the_model_saw_happen_is_live_a_margin_lower(pb, grade, sectio
 
 
 @pytest.mark.parametrize("grade,basis,recurs,scope,status", [
-    (0.5, "fixed", "sometimes", "code", "active"),  # a fixed failure, by the model's account: live from 0.7 − 0.2
-    (0.5, "user", None, None, "active"),           # the user's own words: the same
-    (0.5, "lost", None, "repository", "active"),   # the agent's lost steps: the same
-    (0.45, "fixed", None, None, "candidate"),      # below even that
-    (0.65, "read", None, None, "candidate"),       # only the files show it: the full grade
-    (0.7, "read", "rarely", "code", "active"),     # recurrence and scope are recorded, not counted
+    (0.55, "fixed", "sometimes", "code", "active"),  # a fixed failure, by the model's account: the full grade
+    (0.5, "user", None, None, "candidate"),        # the user's own words: the same (no margin on 12-07.1)
+    (0.5, "lost", None, "repository", "candidate"),  # the agent's lost steps: the same
+    (0.55, "lost", "rarely", "code", "active"),    # recurrence and scope are recorded, not counted
+    (0.95, "read", None, None, "candidate"),       # only the files show it: it waits, however graded
     (0.5, "bogus", None, None, "candidate"),       # a word the prompt does not offer counts for nothing
 ])
-def test_what_the_model_says_shows_a_lesson_lowers_its_bar(pb, grade, basis, recurs, scope, status):
+def test_what_the_model_says_shows_a_lesson_is_weighed_as_the_study_chose(pb, grade, basis, recurs, scope, status):
     said = {"basis": basis, **({"recurs": recurs} if recurs else {}), **({"scope": scope} if scope else {})}
     _learn(pb, grade, **said)
     (bullet,) = pb.bullets(statuses=("active", "candidate"))

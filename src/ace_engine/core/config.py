@@ -169,10 +169,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("learning.promote_confidence", 0.8,
             "evidence confidence (0-1) at which a learned lesson is injected; below it, it is a candidate; "
             "user-level only"),
-    Setting("learning.model_confidence", 0.7,
+    Setting("learning.model_confidence", 0.55,
             "a language model's own grade (0-1) at which a lesson it wrote, citing the steps that show it, is "
-            "injected at once (a pitfall it saw happen, or one the user's words, a fixed failure or the agent's "
-            "lost steps show, from lower); below it, it waits to be seen again; user-level only"),
+            "injected at once (a pitfall it saw happen, from lower; one only the files show waits whatever its "
+            "grade); below it, it waits to be seen again; user-level only"),
     Setting("learning.promote_min_observations", 2,
             "sessions a candidate must be seen in before it is promoted (one observation at or above "
             "promote_confidence is enough on its own); user-level only"),

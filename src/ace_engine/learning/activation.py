@@ -9,25 +9,24 @@ Two rules, both read by the curator when it adds a lesson or observes one again
 - `model_grounded(cand, grade, threshold)`: a language model's lesson (it reads the whole task, and
   the reflector dropped any lesson citing no step or a step it was not shown) is live at once when
   the model grades it at least `learning.model_confidence`. The threshold and margins were chosen on
-  recorded answers of the tuning split, two answer sets of its prompts written independently and
+  recorded answers of the tuning split, three answer sets of its prompts written independently and
   pooled (bench/llm/activation.py; the study is kept in tests/test_learning_activation.py): the most
-  recall whose precision, less 1.5 standard errors, stays ≥ 0.5 — that guard (the study's `guard`)
-  chosen by leaving one repository out at a time.
+  recall whose precision, less 2 standard errors, stays ≥ 0.5 — that guard (the study's `guard`)
+  chosen by leaving one repository out at a time (with 1.5, the repositories left out fell to 0.485).
   Whether the lesson confirms what the offline miner found in the same steps is recorded (`agrees`)
   but not counted: the study found it added recall only at a cost in precision the rule does not
   accept. A pitfall the model saw happen — a troubleshooting lesson whose cited steps hold a failing
   invocation (`shows_failure`) — is live from `PITFALL_MARGIN` below that grade: the failure it
   cites is the kind of evidence the offline tier trusts, and the study found such lessons match an
   engineer's at twice the rate of the model's other lessons of the same grade. A lesson the model
-  says the user's words, a fixed failure or the agent's lost steps show (`basis` "user", "fixed",
-  "lost"; prompts 12-03.1 and 12-04.2 on) is live from `BASIS_MARGIN` below that grade: the evidence
-  the offline tier trusts, named by the model instead of found by a rule. Any other lesson — one the
-  model says only the repository's files or a command's output show (`basis` "read"), or its own
-  reading — needs the full grade. (For prompt 12-04.2 the study had the "read" ones wait whatever
-  their grade, `WAITING_BASES`; on 12-07.1's answers that bought nothing. What the model says of how
-  often a lesson recurs, and of who needs it next — `scope`, prompt 12-07.1 on — is recorded, not
-  counted: holding back the "rarely" ones bought no recall, and holding back the "code" ones, a rule
-  a later change to the same code must keep, cost a fifth of tune's recall for 0.01 of precision.)
+  says the user's words or a fixed failure show (`basis` "user", "fixed"; prompt 12-03.1 on) may go
+  live from `BASIS_MARGIN` below it (`STRONG_BASES`; for prompt 12-07.1 the study chose no margin).
+  One the model says only the repository's files or a command's output show (`basis` "read":
+  nothing failed, nobody said it) waits to be seen again, whatever its grade (`WAITING_BASES`). Any
+  other lesson needs the full grade. (What the model says of how often a lesson recurs, and of who
+  needs it next — `scope`, prompt 12-07.1 on — is recorded, not counted: holding back the "rarely"
+  ones bought no recall, and holding back the "code" ones, a rule a later change to the same code
+  must keep, cost a fifth of tune's recall for 0.01 of precision.)
 
 Cost: a pass over a lesson's cited steps (a handful); no I/O.
 """
@@ -46,15 +45,15 @@ if TYPE_CHECKING:
 
 # How far below `learning.model_confidence` a pitfall the model saw happen goes live (the study:
 # bench/results/llm-activation-tune.json, kept by tests/test_learning_activation.py).
-PITFALL_MARGIN = 0.35
+PITFALL_MARGIN = 0.2
 PITFALL_SECTION = "troubleshooting_and_pitfalls"
-# How far below it a lesson the model says the user's words, a fixed failure or the agent's lost steps
-# show goes live (the same study, its `basis_margin` and `lost_strong`).
-BASIS_MARGIN = 0.2
-STRONG_BASES = frozenset({"user", "fixed", "lost"})
-# What waits to be seen again whatever its grade, by what the model says shows it (the study's
-# `read_waits`: not chosen for prompt 12-07.1, whose lessons only the files show did not need it).
-WAITING_BASES: frozenset[str] = frozenset()
+# How far below it a lesson the model says the user's words or a fixed failure show goes live (the same
+# study, its `basis_margin`: none, for prompt 12-07.1 on three answer sets; `lost_strong` not chosen).
+BASIS_MARGIN = 0.0
+STRONG_BASES = frozenset({"user", "fixed"})
+# What waits to be seen again whatever its grade, by what the model says shows it: only the files or
+# a command's output (the study's `read_waits`).
+WAITING_BASES = frozenset({"read"})
 
 
 def shows_failure(steps: list[Step]) -> bool:
