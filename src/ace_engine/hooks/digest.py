@@ -16,9 +16,9 @@ session picks it up). The order it is given (`retrieval.search.top`: value) is k
        is left out: the prompt-time search still finds it when a prompt calls for it, and a line
        that matches nothing the session meets is what the replay bench counts as noise. So is a
        model's rule of one part of the code (`scope` "code": what a later change to that code must
-       keep) seen in one session only and never found helpful, however recent: it serves the session that touches that
-       code, which the prompt's search and the domain shift find (replay: noise 5.52 → 4.95 lines
-       a session, no recurring lesson lost; bench/README.md).
+       keep) seen in one session only and never found helpful, however recent: it serves the
+       session that touches that code, which the prompt's search and the domain shift find
+       (replay: noise 5.52 → 4.95 lines a session, no recurring lesson lost; bench/README.md).
 
 "Recent" is the sessions of the lessons updated last (`list_bullets(order="recent")`), and the
 open ends are the newest summaries' (`recent_summaries`, whatever their age: the continuity block

@@ -26,7 +26,7 @@ Two rules, both read by the curator when it adds a lesson or observes one again
   other lesson needs the full grade. (What the model says of how often a lesson recurs, and of who
   needs it next — `scope`, prompt 12-07.1 on — is recorded, not counted: holding back the "rarely"
   ones bought no recall, and holding back the "code" ones, a rule a later change to the same code
-  must keep, cost a fifth of tune's recall for 0.01 of precision.)
+  must keep, cost a sixth of tune's recall for 0.02 of precision.)
 
 Cost: a pass over a lesson's cited steps (a handful); no I/O.
 """

@@ -38,7 +38,7 @@ RECURRENCES = ("often (most sessions, or every change of this kind)", "sometimes
 # matches what an engineer wrote of that session, yet changes nothing for the next one; naming the
 # scope makes the model weigh each lesson against a different task. Recorded with the lesson, not
 # counted (`learning/activation.py`: the model names no "task" one, and holding the "code" ones back
-# cost a fifth of tune's recall).
+# cost a sixth of tune's recall).
 SCOPES = ("repository (any later task here: how it builds, tests and ships, its tools and setup, the user's "
           "standing wishes)",
           "code (a later change to the same code: a rule it must keep, and where it lives)",
