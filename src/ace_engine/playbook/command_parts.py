@@ -135,9 +135,9 @@ class _Judge:
         return None
 
     def run(self, run: cr.Run, said_download: bool) -> None:
-        if run.unplaced and names_a_value(run, self.text):
-            return
         if run.unplaced:
+            if names_a_value(run, self.text):  # `$XDG_CONFIG_HOME` alone: a value named, no command
+                return
             # An unknown program, or a broken text that holds a pipe or a program worth placing.
             if run.prog or run.inputs or run.depth or "|" in run.source or any(
                     w.rsplit("/", 1)[-1] in PROGRAMS for w in run.source.split()):

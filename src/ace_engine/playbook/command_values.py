@@ -41,13 +41,8 @@ _SETS = (r"\b{name}\s*(?:\+|:)?=(?!=)|"
 
 
 def names_a_value(run: cr.Run, text: str) -> bool:
-    """Is this unplaced run a value named, not a command? A lone variable with nothing around it: no
-    argument, no pipe into it, no redirection, not inside a substitution, no wrapper — what it would run
-    is the environment's value, which only the user, or a project environment the user trusted (and
-    that runs its own code already), sets. Unless the lesson may set it itself: an assignment to it
-    anywhere in the text (`_SETS`) keeps it unplaced, as does any argument or pipe. Or a place query
-    alone (its output is a directory or a value, never a program), a PowerShell assignment of a
-    literal, or a workflow expression."""
+    """Is this unplaced run only a value named (the module docstring says which), with nothing around
+    it and, for a variable, no assignment to it anywhere in `text` (`_SETS`)?"""
     if run.inputs or run.redirs or run.depth or run.wrappers or run.xargs:
         return False
     source = run.source.strip()
